@@ -1,0 +1,58 @@
+// headsplit: the one executable. Subcommands `trace` (and later `bench`); the visualizer
+// is the default once it exists.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <new>
+
+#include <CLI/CLI.hpp>
+
+#include "headsplit/config.hpp"
+#include "trace_command.hpp"
+
+namespace {
+
+// CLI11's messages may span lines; the user gets one.
+std::string one_line(std::string s) {
+    for (auto& ch : s)
+        if (ch == '\n') ch = ' ';
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s;
+}
+
+int fail(int code, const std::string& message) {
+    std::cerr << "headsplit: " << one_line(message) << "\n";
+    return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace headsplit;
+    CLI::App cli{"HeadSplit: multi-head attention with weight splits, run for real and traced step by step."};
+    cli.require_subcommand(0, 1);
+    app::TraceCommand trace;
+    trace.add_to(cli);
+
+    try {
+        cli.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return cli.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return cli.exit(e);
+    } catch (const CLI::ParseError& e) {
+        return fail(2, std::string(e.what()) + " (see headsplit --help)");
+    }
+
+    try {
+        if (cli.got_subcommand("trace")) return trace.run();
+        std::cout << cli.help();
+        return 0;
+    } catch (const ConfigError& e) {
+        return fail(2, e.what());
+    } catch (const std::bad_alloc&) {
+        return fail(1, "out of memory; use fewer tokens or a smaller D_out, or lower --memory-budget");
+    } catch (const std::exception& e) {
+        return fail(1, e.what());
+    }
+}

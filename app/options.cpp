@@ -1,0 +1,126 @@
+#include "options.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "headsplit/presets.hpp"
+
+namespace headsplit::app {
+
+namespace {
+
+std::string list(const std::vector<std::string>& v) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+    return s;
+}
+
+double parse_real(const char* name, const std::string& value) {
+    errno = 0;
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+        throw ConfigError(std::string(name) + " " + (value.empty() ? "\"\"" : value) +
+                          " is not a number; use e.g. " + name + " 0.1");
+    return v;
+}
+
+// "2GiB", "512MiB", "1G", "3000000" (bytes).
+std::uint64_t parse_bytes(const std::string& value) {
+    const char* name = "--memory-budget";
+    std::size_t i = 0;
+    while (i < value.size() && (std::isdigit(static_cast<unsigned char>(value[i])) || value[i] == '.')) ++i;
+    const std::string number = value.substr(0, i), unit = value.substr(i);
+    double scale = 0;
+    if (unit.empty() || unit == "B") scale = 1;
+    else if (unit == "K" || unit == "KiB") scale = 1024.0;
+    else if (unit == "M" || unit == "MiB") scale = 1024.0 * 1024;
+    else if (unit == "G" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
+    char* end = nullptr;
+    const double v = number.empty() ? -1 : std::strtod(number.c_str(), &end);
+    if (scale == 0 || number.empty() || *end != '\0' || !(v > 0) || v * scale > 1e18)
+        throw ConfigError(std::string(name) + " " + (value.empty() ? "\"\"" : value) +
+                          " is not a size; use e.g. --memory-budget 2GiB (units B, KiB, MiB, GiB)");
+    return static_cast<std::uint64_t>(v * scale);
+}
+
+}  // namespace
+
+std::int64_t parse_count(const char* name, const std::string& value, std::int64_t lo, std::int64_t hi) {
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(value.c_str(), &end, 10);
+    const std::string range = "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+    if (value.empty() || *end != '\0' || errno == ERANGE)
+        throw ConfigError(std::string(name) + " " + (value.empty() ? "\"\"" : value) + " is not " + range);
+    if (v < lo || v > hi) throw ConfigError(std::string(name) + " " + value + " is out of range; use " + range);
+    return v;
+}
+
+void add_config_options(CLI::App& cmd, ConfigOptions& o) {
+    cmd.add_option("--preset", o.preset, list(preset_names()) + " (default cat-sleeps)");
+    o.text_option = cmd.add_option("--text", o.text, "the sentence; tokens are its whitespace-separated words");
+    cmd.add_option("--tokens", o.tokens, "N synthetic tokens t1 .. tN instead of the preset's text");
+    cmd.add_option("--d-in", o.d_in, "embedding size of each input token");
+    cmd.add_option("--d-out", o.d_out, "size of queries, keys, values and the output");
+    cmd.add_option("--heads", o.heads, "number of heads; must divide D_out");
+    cmd.add_option("--seed", o.seed, "seed of the generated inputs and weights (default 0)");
+    cmd.add_flag("--causal,!--no-causal", o.causal, "mask future tokens (default on)");
+    cmd.add_option("--mode", o.mode, "loop | split (default) | fused");
+    cmd.add_option("--backend", o.backend, "cpu (default) | gl");
+    cmd.add_option("--dropout", o.dropout, "attention dropout probability p in [0, 1) (default 0)");
+    cmd.add_flag("--no-out-proj", o.no_out_proj, "leave out the output projection");
+    cmd.add_flag("--scale-first", o.scale_first, "divide by sqrt(head_dim) before masking (nanoGPT's order)");
+    cmd.add_flag("--qkv-bias", o.qkv_bias, "add a bias to W_query, W_key, W_value (off, as in the seeds)");
+    cmd.add_option("--memory-budget", o.memory_budget, "refuse runs needing more (default 2GiB)");
+    for (const char* name : {"--preset", "--tokens", "--d-in", "--d-out", "--heads", "--seed", "--mode", "--backend",
+                             "--dropout", "--memory-budget"}) {
+        cmd.get_option(name)->check(
+            [](const std::string& v) { return v.empty() ? std::string("the value is empty") : std::string(); });
+    }
+}
+
+Config make_config(const ConfigOptions& o) {
+    Config c = config_from_preset(o.preset);
+    if (!o.text.empty() && !o.tokens.empty())
+        throw ConfigError("--text and --tokens both choose the tokens; give one of them");
+    if (!o.text.empty() || (o.text_option && o.text_option->count() > 0)) {
+        c.tokens = split_words(o.text);
+        c.embeddings.clear();
+        if (c.tokens.empty())
+            throw ConfigError("--text \"" + o.text + "\" has no words; give at least one, e.g. --text \"the cat sleeps\"");
+    }
+    if (!o.tokens.empty()) {
+        c.tokens = synthetic_tokens(parse_count("--tokens", o.tokens, 1, kMaxTokens));
+        c.embeddings.clear();
+    }
+    if (!o.d_in.empty()) {
+        c.d_in = parse_count("--d-in", o.d_in, 1, kMaxDim);
+        c.embeddings.clear();
+    }
+    if (!o.d_out.empty()) c.d_out = parse_count("--d-out", o.d_out, 1, kMaxDim);
+    if (!o.heads.empty()) c.heads = parse_count("--heads", o.heads, 1, kMaxDim);
+    if (!o.seed.empty()) c.seed = static_cast<std::uint64_t>(parse_count("--seed", o.seed, 0, INT64_MAX));
+    if (!o.dropout.empty()) c.dropout = parse_real("--dropout", o.dropout);
+    if (!o.mode.empty()) {
+        if (o.mode == "loop") c.mode = Mode::Loop;
+        else if (o.mode == "split") c.mode = Mode::Split;
+        else if (o.mode == "fused") c.mode = Mode::Fused;
+        else throw ConfigError("--mode " + o.mode + " is not a mode; use loop, split or fused");
+    }
+    if (!o.backend.empty()) {
+        if (o.backend == "cpu") c.backend = BackendKind::Cpu;
+        else if (o.backend == "gl") c.backend = BackendKind::Gl;
+        else throw ConfigError("--backend " + o.backend + " is not a backend; use cpu or gl");
+    }
+    if (!o.memory_budget.empty()) c.memory_budget = parse_bytes(o.memory_budget);
+    c.causal = o.causal;
+    c.out_proj = !o.no_out_proj;
+    c.scale_first = o.scale_first;
+    c.qkv_bias = o.qkv_bias;
+    validate(c);
+    return c;
+}
+
+}  // namespace headsplit::app

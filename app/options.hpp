@@ -1,0 +1,32 @@
+#pragma once
+// The OPTIONS shared by `trace`, `bench`, `--screenshot` and the GUI: parsed as text and
+// checked here, so every bad value gets one line that names it and says what works.
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "headsplit/config.hpp"
+
+namespace headsplit::app {
+
+struct ConfigOptions {
+    std::string preset = "cat-sleeps";
+    std::string text, tokens, d_in, d_out, heads, seed, dropout, mode, backend, memory_budget;
+    bool causal = true;
+    bool no_out_proj = false;
+    bool scale_first = false;
+    bool qkv_bias = false;
+    CLI::Option* text_option = nullptr;  // tells --text "" from no --text
+};
+
+// Adds --preset --text --tokens --d-in --d-out --heads --seed --causal/--no-causal --mode
+// --backend --dropout --no-out-proj --scale-first --qkv-bias --memory-budget to `cmd`.
+void add_config_options(CLI::App& cmd, ConfigOptions& o);
+
+// The Config they describe: the preset, then each option given on top. Throws ConfigError.
+Config make_config(const ConfigOptions& o);
+
+// Parses "--name value" as a whole number in [lo, hi]; throws ConfigError naming it.
+std::int64_t parse_count(const char* name, const std::string& value, std::int64_t lo, std::int64_t hi);
+
+}  // namespace headsplit::app

@@ -1,0 +1,54 @@
+#pragma once
+// The small interface every compute backend implements (like ggml_backend_i). The engine
+// asks for matmul / mask / scale / softmax / multiply / copy on strided tensors that live
+// in the backend's own buffers; it never branches on which backend it has.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "headsplit/tensor.hpp"
+
+namespace headsplit {
+
+// What ran where during one step, beside the engine's own matmul count.
+struct BackendStats {
+    std::int64_t dispatches = 0;  // kernel launches / BLAS calls
+    std::int64_t workgroups = 0;  // GL: compute workgroups dispatched; CPU: 0
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual const char* name() const = 0;
+
+    // Buffers: ids handed out by create_buffer stay valid until release_buffers().
+    virtual int create_buffer(std::int64_t elements) = 0;
+    virtual void write(int buffer, const std::vector<float>& data) = 0;
+    virtual void read(int buffer, std::vector<float>& out) = 0;  // the whole buffer
+    virtual void release_buffers() = 0;
+
+    // c[...] = a[...] @ B[...] (+ bias), over the leading (batch) dims of c.
+    //   a: [..., M, K]. b: [..., K, N], or [..., N, K] when b_transposed (nn.Linear weights,
+    //   keys in Q @ K^T). Leading dims of a or b may be absent (broadcast).
+    //   bias: nullptr or [N], added to every row. c: [..., M, N], last dim unit-stride.
+    // Each matrix needs one unit stride in its last two dims (row- or column-major).
+    virtual void matmul(const TensorDesc& a, const TensorDesc& b, bool b_transposed,
+                        const TensorDesc* bias, const TensorDesc& c) = 0;
+    // scores[..., i, j] = -inf where j > i (in place).
+    virtual void causal_mask(const TensorDesc& scores) = 0;
+    // t *= factor (in place).
+    virtual void scale(const TensorDesc& t, float factor) = 0;
+    // out = softmax(in, dim=-1); in and out must not overlap.
+    virtual void softmax(const TensorDesc& in, const TensorDesc& out) = 0;
+    // out = a * b * factor, elementwise (dropout: weights * keep_mask / (1 - p)).
+    virtual void multiply(const TensorDesc& a, const TensorDesc& b, float factor, const TensorDesc& out) = 0;
+    // dst = src element by element in row-major order of the shape (the .contiguous() copy).
+    virtual void copy(const TensorDesc& src, const TensorDesc& dst) = 0;
+
+    // Blocks until all submitted work is done, so that a step's time is its compute time.
+    virtual void finish() {}
+    // Counters since the last call.
+    virtual BackendStats take_stats() = 0;
+};
+
+}  // namespace headsplit

@@ -1,0 +1,84 @@
+#include "headsplit/inputs.hpp"
+
+#include <cmath>
+
+namespace headsplit {
+
+std::uint64_t Rng::next_u64() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+float Rng::next_unit() {
+    return static_cast<float>(next_u64() >> 40) * (1.0f / 16777216.0f);
+}
+
+std::uint64_t fnv1a(const std::string& s) {
+    std::uint64_t h = 0xCBF29CE484222325ull;
+    for (unsigned char ch : s) {
+        h ^= ch;
+        h *= 0x100000001B3ull;
+    }
+    return h;
+}
+
+namespace {
+
+// Distinct streams for each tensor, so that e.g. turning on the bias does not shift W_out.
+enum Stream : std::uint64_t { kQuery = 1, kKey, kValue, kOut, kBiasQ, kBiasK, kBiasV, kBiasOut, kDropout };
+
+std::vector<float> fill(std::uint64_t seed, Stream stream, std::int64_t n, float bound) {
+    Rng rng(seed * 0x100000001B3ull + stream * 0x9E3779B97F4A7C15ull);
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (auto& e : v) e = rng.uniform(-bound, bound);
+    return v;
+}
+
+}  // namespace
+
+Inputs make_inputs(const Config& c) {
+    Inputs in;
+    if (!c.embeddings.empty()) {
+        in.x = c.embeddings;
+        return in;
+    }
+    in.x.reserve(static_cast<std::size_t>(c.batch * c.num_tokens() * c.d_in));
+    for (std::int64_t b = 0; b < c.batch; ++b) {
+        for (const auto& token : c.tokens) {
+            Rng rng(c.seed ^ fnv1a(token));
+            for (std::int64_t i = 0; i < c.d_in; ++i) in.x.push_back(rng.uniform(-1.0f, 1.0f));
+        }
+    }
+    return in;
+}
+
+Weights make_weights(const Config& c) {
+    Weights w;
+    const float in_bound = 1.0f / std::sqrt(static_cast<float>(c.d_in));
+    const std::int64_t n = c.d_out * c.d_in;
+    w.w_query = fill(c.seed, kQuery, n, in_bound);
+    w.w_key = fill(c.seed, kKey, n, in_bound);
+    w.w_value = fill(c.seed, kValue, n, in_bound);
+    if (c.qkv_bias) {
+        w.b_query = fill(c.seed, kBiasQ, c.d_out, in_bound);
+        w.b_key = fill(c.seed, kBiasK, c.d_out, in_bound);
+        w.b_value = fill(c.seed, kBiasV, c.d_out, in_bound);
+    }
+    if (c.out_proj) {
+        const float out_bound = 1.0f / std::sqrt(static_cast<float>(c.d_out));
+        w.w_out = fill(c.seed, kOut, c.d_out * c.d_out, out_bound);
+        w.b_out = fill(c.seed, kBiasOut, c.d_out, out_bound);
+    }
+    return w;
+}
+
+std::vector<float> make_dropout_mask(std::uint64_t seed, std::int64_t n, double p) {
+    Rng rng(seed * 0x100000001B3ull + kDropout * 0x9E3779B97F4A7C15ull);
+    std::vector<float> keep(static_cast<std::size_t>(n));
+    for (auto& k : keep) k = rng.next_unit() >= static_cast<float>(p) ? 1.0f : 0.0f;
+    return keep;
+}
+
+}  // namespace headsplit

@@ -1,0 +1,117 @@
+#include "headsplit/tensor.hpp"
+
+#include <stdexcept>
+
+namespace headsplit {
+
+std::int64_t numel(const Shape& shape) {
+    std::int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+}
+
+std::int64_t TensorDesc::numel() const { return headsplit::numel(shape); }
+
+Shape contiguous_strides(const Shape& shape) {
+    Shape strides(shape.size(), 1);
+    for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
+        strides[i] = strides[i + 1] * shape[i + 1];
+    return strides;
+}
+
+bool TensorDesc::is_contiguous() const {
+    const Shape expect = contiguous_strides(shape);
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        if (shape[i] != 1 && strides[i] != expect[i]) return false;
+    return true;
+}
+
+TensorDesc contiguous(int buffer, const Shape& shape, std::int64_t offset) {
+    return TensorDesc{buffer, offset, shape, contiguous_strides(shape)};
+}
+
+std::string shape_str(const Shape& s) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+    return out + "]";
+}
+
+TensorDesc view(const TensorDesc& t, const Shape& new_shape) {
+    if (numel(new_shape) != t.numel())
+        throw std::invalid_argument("view " + shape_str(t.shape) + " -> " + shape_str(new_shape) +
+                                    ": the element counts differ");
+    // Walk the old dims from the innermost outwards, grouping dims that are laid out
+    // back to back in memory into chunks; each chunk can be re-split freely, and the new
+    // dims must cover whole chunks. (The rule PyTorch's view follows.)
+    TensorDesc out{t.buffer, t.offset, new_shape, Shape(new_shape.size(), 1)};
+    if (t.shape.empty()) return contiguous(t.buffer, new_shape, t.offset);
+    int nd = static_cast<int>(new_shape.size()) - 1;
+    std::int64_t chunk_stride = t.strides.back();
+    std::int64_t old_count = 1, new_count = 1;
+    for (int od = t.rank() - 1; od >= 0; --od) {
+        old_count *= t.shape[od];
+        const bool chunk_ends =
+            od == 0 || (t.shape[od - 1] != 1 && t.strides[od - 1] != old_count * chunk_stride);
+        if (!chunk_ends) continue;
+        while (nd >= 0 && (new_count < old_count || new_shape[nd] == 1)) {
+            out.strides[nd] = new_count * chunk_stride;
+            new_count *= new_shape[nd];
+            --nd;
+        }
+        if (new_count != old_count)
+            throw std::invalid_argument("view " + shape_str(t.shape) + " -> " + shape_str(new_shape) +
+                                        ": the tensor is not laid out contiguously; copy it first");
+        if (od > 0) {
+            chunk_stride = t.strides[od - 1];
+            old_count = new_count = 1;
+        }
+    }
+    if (nd != -1)
+        throw std::invalid_argument("view " + shape_str(t.shape) + " -> " + shape_str(new_shape) +
+                                    ": shapes do not line up");
+    return out;
+}
+
+TensorDesc transpose(const TensorDesc& t, int d0, int d1) {
+    if (d0 < 0 || d1 < 0 || d0 >= t.rank() || d1 >= t.rank())
+        throw std::invalid_argument("transpose(" + std::to_string(d0) + ", " + std::to_string(d1) +
+                                    ") of a tensor of shape " + shape_str(t.shape));
+    TensorDesc out = t;
+    std::swap(out.shape[d0], out.shape[d1]);
+    std::swap(out.strides[d0], out.strides[d1]);
+    return out;
+}
+
+TensorDesc narrow_last(const TensorDesc& t, std::int64_t start, std::int64_t len) {
+    if (t.shape.empty() || start < 0 || len < 0 || start + len > t.shape.back())
+        throw std::invalid_argument("narrow [" + std::to_string(start) + ", " + std::to_string(start + len) +
+                                    ") of the last dim of " + shape_str(t.shape));
+    TensorDesc out = t;
+    out.offset += start * t.strides.back();
+    out.shape.back() = len;
+    return out;
+}
+
+std::vector<float> gather(const std::vector<float>& buffer, const TensorDesc& t) {
+    const std::int64_t n = t.numel();
+    std::vector<float> out(static_cast<std::size_t>(n));
+    if (n == 0) return out;
+    const int r = t.rank();
+    Shape index(r, 0);
+    std::int64_t pos = t.offset;
+    for (std::int64_t i = 0; i < n; ++i) {
+        out[i] = buffer.at(static_cast<std::size_t>(pos));
+        // Advance the multi-index like an odometer, updating the memory position.
+        for (int d = r - 1; d >= 0; --d) {
+            if (++index[d] < t.shape[d]) {
+                pos += t.strides[d];
+                break;
+            }
+            pos -= (t.shape[d] - 1) * t.strides[d];
+            index[d] = 0;
+        }
+    }
+    return out;
+}
+
+}  // namespace headsplit

@@ -1,0 +1,108 @@
+#include "headsplit/trace_json.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace headsplit {
+
+namespace {
+
+// number_float_t = float: values print in the shortest form that reads back as the same
+// float (0.1, not 0.10000000149011612), which keeps large traces a third the size.
+using Json = nlohmann::basic_json<std::map, std::vector, std::string, bool, std::int64_t, std::uint64_t, float>;
+
+Json values(const std::vector<float>& data) {
+    Json a = Json::array();
+    auto& arr = a.get_ref<Json::array_t&>();
+    arr.reserve(data.size());
+    for (float v : data) {
+        if (std::isfinite(v)) arr.emplace_back(v);
+        else arr.emplace_back(nullptr);  // JSON has no infinity: masked cells are null
+    }
+    return a;
+}
+
+Json tensor(const Shape& shape, const std::vector<float>& data) {
+    return Json{{"shape", shape}, {"data", values(data)}};
+}
+
+}  // namespace
+
+std::string trace_to_json(const Trace& tr) {
+    const Config& c = tr.config;
+    Json doc;
+    doc["format"] = "headsplit-trace";
+    doc["version"] = kTraceFormatVersion;
+    doc["config"] = {
+        {"preset", c.preset},         {"tokens", c.tokens},        {"batch", c.batch},
+        {"d_in", c.d_in},             {"d_out", c.d_out},          {"heads", c.heads},
+        {"head_dim", c.head_dim()},   {"causal", c.causal},        {"mode", mode_name(c.mode)},
+        {"backend", backend_name(c.backend)}, {"seed", c.seed},    {"dropout", c.dropout},
+        {"out_proj", c.out_proj},     {"qkv_bias", c.qkv_bias},    {"scale_first", c.scale_first},
+    };
+    doc["inputs"]["x"] = tensor({c.batch, c.num_tokens(), c.d_in}, tr.inputs.x);
+
+    Json& w = doc["weights"];
+    const Weights& wt = tr.weights;
+    w["w_query"] = tensor({c.d_out, c.d_in}, wt.w_query);
+    w["w_key"] = tensor({c.d_out, c.d_in}, wt.w_key);
+    w["w_value"] = tensor({c.d_out, c.d_in}, wt.w_value);
+    if (c.qkv_bias) {
+        w["b_query"] = tensor({c.d_out}, wt.b_query);
+        w["b_key"] = tensor({c.d_out}, wt.b_key);
+        w["b_value"] = tensor({c.d_out}, wt.b_value);
+    }
+    if (c.out_proj) {
+        w["w_out"] = tensor({c.d_out, c.d_out}, wt.w_out);
+        w["b_out"] = tensor({c.d_out}, wt.b_out);
+    }
+
+    Json steps = Json::array();
+    for (const Step& s : tr.steps) {
+        Json js = {{"index", s.index},       {"op", op_name(s.op)},          {"code", s.code},
+                   {"explain", s.explain},   {"matmuls", s.matmuls},         {"flops", s.flops},
+                   {"ms", s.ms},             {"dispatches", s.stats.dispatches},
+                   {"workgroups", s.stats.workgroups}};
+        if (s.head >= 0) js["head"] = s.head;
+        Json ts = Json::array();
+        for (const TensorRecord& t : s.tensors) {
+            ts.push_back({{"name", t.name},
+                          {"shape", t.shape},
+                          {"strides", t.strides},
+                          {"offset", t.offset},
+                          {"buffer", t.buffer},
+                          {"view", t.storage == Storage::View},
+                          {"storage", storage_name(t.storage)},
+                          {"data", values(t.data)}});
+        }
+        js["tensors"] = std::move(ts);
+        steps.push_back(std::move(js));
+    }
+    doc["steps"] = std::move(steps);
+    return doc.dump();
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f)
+        throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno) +
+                                 "; choose a path in a folder you can write to");
+    const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const int saved = errno;
+    const bool closed = std::fclose(f) == 0;
+    if (!wrote || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int err = wrote && closed ? errno : saved;
+        std::remove(tmp.c_str());
+        throw std::runtime_error("cannot write " + path + ": " + std::strerror(err));
+    }
+}
+
+}  // namespace headsplit
