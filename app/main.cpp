@@ -40,6 +40,13 @@ int main(int argc, char** argv) {
         return cli.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
         return cli.exit(e);
+    } catch (const CLI::ArgumentMismatch& e) {
+        // CLI11 says "--heads: 1 required TEXT missing"; say it plainly.
+        std::string msg = e.what();
+        const auto colon = msg.find(':');
+        if (msg.rfind("--", 0) == 0 && colon != std::string::npos && msg.find("missing") != std::string::npos)
+            msg = msg.substr(0, colon) + " needs a value";
+        return fail(2, msg + " (see headsplit --help)");
     } catch (const CLI::ParseError& e) {
         return fail(2, std::string(e.what()) + " (see headsplit --help)");
     }

@@ -8,6 +8,7 @@
 
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
 #include <xtensor/xview.hpp>
 #include <xtensor-blas/xblas.hpp>
 
@@ -135,9 +136,11 @@ public:
         auto y = strided(buffers_.at(out.buffer), out);
         const std::size_t last = x.dimension() - 1;
         // Subtract the row max first so exp never overflows; -inf becomes exactly 0.
-        auto row_max = xt::amax(x, {last}, xt::keep_dims);
+        // Both reductions are evaluated before use: xtensor 0.24 broadcasts a lazy
+        // keep_dims reducer over a strided adaptor wrongly (rows get other rows' maxima).
+        const auto row_max = xt::eval(xt::amax(x, {last}, xt::keep_dims));
         y = xt::exp(x - row_max);
-        auto row_sum = xt::eval(xt::sum(y, {last}, xt::keep_dims));
+        const auto row_sum = xt::eval(xt::sum(y, {last}, xt::keep_dims));
         y /= row_sum;
         ++stats_.dispatches;
     }
@@ -150,7 +153,9 @@ public:
 
     void copy(const TensorDesc& src, const TensorDesc& dst) override {
         auto y = strided(buffers_.at(dst.buffer), dst);
-        y = strided(buffers_.at(src.buffer), src);
+        // noalias: plain `y = x` between two adaptors of one type would copy the adaptor,
+        // not the numbers.
+        xt::noalias(y) = strided(buffers_.at(src.buffer), src);
         ++stats_.dispatches;
     }
 

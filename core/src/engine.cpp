@@ -445,7 +445,7 @@ MemoryEstimate estimate_memory(const Config& c) {
 
     // Recorded values, step by step.
     double trace = tokens_x;                                   // input
-    const double per_grid_steps = 2 + (c.causal ? 1 : 0) + (drop ? 2 : 0);  // scores, scale, softmax (+mask, +dropout x2)
+    const double per_grid_steps = 3 + (c.causal ? 1 : 0) + (drop ? 2 : 0);  // scores, scale, softmax (+mask, +dropout x2)
     if (c.mode == Mode::Loop) {
         trace += 3 * btd + grid * per_grid_steps + btd + btd;  // heads' q/k/v, grids, contexts, concat
     } else {

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Command-line contract of `headsplit trace`: the journey of shapes, --help, and bad
+# options refused with one line on stderr, exit code 2, and no file written.
+# Usage: cli_test.sh PATH/TO/headsplit
+set -u
+bin=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# 1. The default example prints the journey of the data's shape.
+out=$("$bin" trace) || fail "headsplit trace exited $?"
+grep -qF 'shapes: [1, 3, 6] -> [1, 3, 2, 3] -> [1, 2, 3, 3] -> [1, 3, 2, 3] -> [1, 3, 6]' <<<"$out" ||
+  fail "trace does not print the journey of shapes: $out"
+[ "$(grep -cE '^[0-9]+ ' <<<"$out")" = 12 ] || fail "trace does not print 12 steps"
+
+# 2. --help lists every option.
+help=$("$bin" trace --help) || fail "trace --help exited $?"
+for opt in --preset --text --tokens --d-in --d-out --heads --seed --causal --no-causal --mode --backend \
+           --dropout --no-out-proj --scale-first --qkv-bias --memory-budget --json --step; do
+  grep -q -- "$opt" <<<"$help" || fail "trace --help does not list $opt"
+done
+
+# 3. Bad options: one line on stderr naming the value, exit 2, nothing written.
+check_refused() {  # expected-code substring args...
+  local code=$1 want=$2
+  shift 2
+  rm -f "$work"/out.json "$work"/out.json.tmp.*
+  # --json goes right after the subcommand, so that a trailing option lacks its value.
+  "$bin" "$1" --json "$work/out.json" "${@:2}" >"$work/stdout" 2>"$work/stderr"
+  local rc=$?
+  [ "$rc" = "$code" ] || fail "'$*' exited $rc, expected $code"
+  [ "$(wc -l <"$work/stderr")" = 1 ] || fail "'$*' wrote $(wc -l <"$work/stderr") lines to stderr: $(cat "$work/stderr")"
+  grep -qF -- "$want" "$work/stderr" || fail "'$*' said '$(cat "$work/stderr")', expected it to mention '$want'"
+  [ ! -e "$work/out.json" ] || fail "'$*' left $work/out.json behind"
+  ls "$work" | grep -q 'tmp' && fail "'$*' left a temporary file behind"
+  return 0
+}
+check_refused 2 "heads that divide 6: 1, 2, 3, 6" trace --heads 4
+check_refused 2 "--heads 0 is out of range" trace --heads 0
+check_refused 2 "--heads -3" trace --heads -3
+check_refused 2 "--d-in abc is not a whole number" trace --d-in abc
+check_refused 2 "--d-out 1.5 is not a whole number" trace --d-out 1.5
+check_refused 2 "--d-out 99999999999999999999" trace --d-out 99999999999999999999
+check_refused 2 "--tokens 0 is out of range" trace --tokens 0
+check_refused 2 "--text and --tokens" trace --text "a b" --tokens 3
+check_refused 2 "has no words" trace --text "   "
+check_refused 2 "dropout p = 1" trace --dropout 1
+check_refused 2 "--dropout nan is not a number" trace --dropout nan
+check_refused 2 "--mode sideways is not a mode; use loop, split or fused" trace --mode sideways
+check_refused 2 "--backend tpu is not a backend" trace --backend tpu
+check_refused 2 "unknown preset \"gpt5\"" trace --preset gpt5
+check_refused 2 "memory budget" trace --preset gpt3
+check_refused 2 "memory budget" trace --memory-budget 1KiB
+check_refused 2 "--memory-budget lots is not a size" trace --memory-budget lots
+check_refused 2 "--step 12 does not exist" trace --step 12
+check_refused 2 "--bogus" trace --bogus
+check_refused 2 "--heads needs a value" trace --heads
+check_refused 2 "sideways" sideways
+
+# 4. A path that cannot be written: exit 1, one line, nothing left.
+"$bin" trace --json "$work/no/such/dir/out.json" >/dev/null 2>"$work/stderr"
+[ $? = 1 ] || fail "unwritable --json did not exit 1"
+grep -qF "cannot write $work/no/such/dir/out.json" "$work/stderr" || fail "unwritable --json: $(cat "$work/stderr")"
+
+# 5. A good --json is complete JSON, written in one piece.
+"$bin" trace --mode fused --json "$work/good.json" >/dev/null || fail "trace --json exited $?"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=='headsplit-trace' and d['version']==1" \
+  "$work/good.json" || fail "trace --json did not write a headsplit-trace v1 document"
+[ -z "$(ls "$work" | grep tmp)" ] || fail "trace --json left a temporary file"
+
+if [ "$failures" -gt 0 ]; then
+  echo "$failures CLI check(s) failed"
+  exit 1
+fi
+echo "all CLI checks passed"

@@ -1,0 +1,55 @@
+#pragma once
+// Shared helpers for the engine tests.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "headsplit/cpu_backend.hpp"
+#include "headsplit/engine.hpp"
+
+namespace headsplit::test {
+
+// Runs `c` on the CPU backend with its generated inputs and weights.
+inline Trace run_cpu(const Config& c) {
+    auto backend = make_cpu_backend();
+    return run(c, make_inputs(c), make_weights(c), *backend);
+}
+
+// The steps of `trace` as "op" or "op@head", for comparing step lists.
+inline std::vector<std::string> op_list(const Trace& trace) {
+    std::vector<std::string> ops;
+    for (const auto& s : trace.steps)
+        ops.push_back(std::string(op_name(s.op)) + (s.head >= 0 ? "@" + std::to_string(s.head) : ""));
+    return ops;
+}
+
+// Largest |a - b| over finite pairs; +inf when the shapes differ or an infinity or NaN
+// does not line up.
+inline double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    if (a.size() != b.size()) return INFINITY;
+    double worst = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (std::isnan(a[i]) || std::isnan(b[i])) return INFINITY;
+        if (std::isinf(a[i]) || std::isinf(b[i])) {
+            if (a[i] != b[i]) return INFINITY;
+            continue;
+        }
+        worst = std::max(worst, static_cast<double>(std::fabs(a[i] - b[i])));
+    }
+    return worst;
+}
+
+// Step `op` (optionally of head `head`) of `trace`; nullptr when absent.
+inline const Step* find_step(const Trace& trace, Op op, int head = -1) {
+    for (const auto& s : trace.steps)
+        if (s.op == op && s.head == head) return &s;
+    return nullptr;
+}
+
+// Head h's [T, T] (or [T, hd]) block of a batched [1, H, T, X] record, row-major.
+inline std::vector<float> head_block(const TensorRecord& t, std::int64_t h) {
+    const std::int64_t block = t.shape[2] * t.shape[3];
+    return {t.data.begin() + h * block, t.data.begin() + (h + 1) * block};
+}
+
+}  // namespace headsplit::test

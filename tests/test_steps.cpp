@@ -1,0 +1,174 @@
+// The default example's steps are exactly DESIGN.md's table, and views move no data.
+#include <catch2/catch.hpp>
+
+#include "helpers.hpp"
+
+using namespace headsplit;
+using headsplit::test::run_cpu;
+
+namespace {
+
+struct Expected {
+    Op op;
+    std::vector<std::string> names;
+    Shape shape;
+    Storage storage;
+    std::int64_t matmuls;
+};
+
+}  // namespace
+
+TEST_CASE("default example follows DESIGN.md's 12-step table", "[steps]") {
+    const Trace tr = run_cpu(Config{});
+    const std::vector<std::string> qkv{"queries", "keys", "values"};
+    const std::vector<Expected> table = {
+        {Op::Input, {"x"}, {1, 3, 6}, Storage::New, 0},
+        {Op::Project, qkv, {1, 3, 6}, Storage::New, 3},
+        {Op::View, qkv, {1, 3, 2, 3}, Storage::View, 0},
+        {Op::Transpose, qkv, {1, 2, 3, 3}, Storage::View, 0},
+        {Op::Scores, {"attn_scores"}, {1, 2, 3, 3}, Storage::New, 1},
+        {Op::Mask, {"attn_scores"}, {1, 2, 3, 3}, Storage::InPlace, 0},
+        {Op::Scale, {"attn_scores"}, {1, 2, 3, 3}, Storage::InPlace, 0},
+        {Op::Softmax, {"attn_weights"}, {1, 2, 3, 3}, Storage::New, 0},
+        {Op::Context, {"context_vec"}, {1, 2, 3, 3}, Storage::New, 1},
+        {Op::TransposeBack, {"context_vec"}, {1, 3, 2, 3}, Storage::View, 0},
+        {Op::Merge, {"context_vec"}, {1, 3, 6}, Storage::Copy, 0},
+        {Op::OutProj, {"output"}, {1, 3, 6}, Storage::New, 1},
+    };
+    REQUIRE(tr.steps.size() == table.size());
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        const Step& s = tr.steps[i];
+        INFO("step " << i << " " << op_name(s.op));
+        CHECK(s.index == static_cast<int>(i));
+        CHECK(s.op == table[i].op);
+        CHECK(s.head == -1);
+        CHECK(s.matmuls == table[i].matmuls);
+        CHECK_FALSE(s.code.empty());
+        CHECK_FALSE(s.explain.empty());
+        REQUIRE(s.tensors.size() == table[i].names.size());
+        for (std::size_t t = 0; t < s.tensors.size(); ++t) {
+            CHECK(s.tensors[t].name == table[i].names[t]);
+            CHECK(s.tensors[t].shape == table[i].shape);
+            CHECK(s.tensors[t].storage == table[i].storage);
+            CHECK(static_cast<std::int64_t>(s.tensors[t].data.size()) == numel(table[i].shape));
+        }
+    }
+    CHECK(tr.total_matmuls() == 6);
+}
+
+TEST_CASE("views and transposes share their input's buffer and values", "[steps]") {
+    const Trace tr = run_cpu(Config{});
+    const Step& project = tr.steps[1];
+    const Step& view_step = tr.steps[2];
+    const Step& transpose_step = tr.steps[3];
+    for (std::size_t t = 0; t < 3; ++t) {
+        const auto& src = project.tensors[t];
+        const auto& v = view_step.tensors[t];
+        const auto& tp = transpose_step.tensors[t];
+        INFO(src.name);
+        CHECK(v.buffer == src.buffer);
+        CHECK(tp.buffer == src.buffer);
+        // view keeps the row-major order: identical values in identical order.
+        CHECK(v.data == src.data);
+        CHECK(v.strides == Shape{18, 6, 3, 1});
+        // transpose swaps the strides of dims 1 and 2, and nothing else.
+        CHECK(tp.strides == Shape{18, 3, 6, 1});
+        // Element [0, h, t, d] of the transposed tensor is element [0, t, h*3 + d] of the projection.
+        for (int h = 0; h < 2; ++h)
+            for (int tok = 0; tok < 3; ++tok)
+                for (int d = 0; d < 3; ++d)
+                    CHECK(tp.data[h * 9 + tok * 3 + d] == src.data[tok * 6 + h * 3 + d]);
+    }
+    // The mask and scale work in place on the scores' buffer.
+    CHECK(tr.steps[5].tensors[0].buffer == tr.steps[4].tensors[0].buffer);
+    CHECK(tr.steps[6].tensors[0].buffer == tr.steps[4].tensors[0].buffer);
+    // transpose_back is a view of the context; merge copies into a new, contiguous buffer.
+    const auto& ctx = tr.steps[8].tensors[0];
+    const auto& back = tr.steps[9].tensors[0];
+    const auto& merged = tr.steps[10].tensors[0];
+    CHECK(back.buffer == ctx.buffer);
+    CHECK(back.strides == Shape{18, 3, 9, 1});
+    CHECK(merged.buffer != ctx.buffer);
+    CHECK(merged.strides == Shape{18, 6, 1});
+    CHECK(merged.data == back.data);  // the copy keeps the logical order of the view
+    CHECK(merged.data != ctx.data);   // ... which is not the memory order of the heads
+}
+
+TEST_CASE("fused mode: one 3*D_out projection, then chunk views", "[steps]") {
+    Config c;
+    c.mode = Mode::Fused;
+    const Trace tr = run_cpu(c);
+    REQUIRE(tr.steps.size() == 13);
+    CHECK(tr.steps[1].op == Op::Project);
+    CHECK(tr.steps[1].matmuls == 1);
+    REQUIRE(tr.steps[1].tensors.size() == 1);
+    CHECK(tr.steps[1].tensors[0].name == "qkv");
+    CHECK(tr.steps[1].tensors[0].shape == Shape{1, 3, 18});
+    const Step& split = tr.steps[2];
+    CHECK(split.op == Op::Split);
+    for (std::size_t t = 0; t < 3; ++t) {
+        CHECK(split.tensors[t].storage == Storage::View);
+        CHECK(split.tensors[t].buffer == tr.steps[1].tensors[0].buffer);
+        CHECK(split.tensors[t].offset == static_cast<std::int64_t>(6 * t));
+        CHECK(split.tensors[t].strides == Shape{54, 18, 1});
+    }
+    CHECK(tr.total_matmuls() == 4);
+}
+
+TEST_CASE("loop mode: per-head steps, then concat", "[steps]") {
+    Config c;
+    c.mode = Mode::Loop;
+    const Trace tr = run_cpu(c);
+    const std::vector<std::string> expected = {
+        "input",       "project@0", "scores@0", "mask@0",  "scale@0",   "softmax@0", "context@0",
+        "project@1",   "scores@1",  "mask@1",   "scale@1", "softmax@1", "context@1", "concat",
+        "out_proj"};
+    CHECK(test::op_list(tr) == expected);
+    CHECK(tr.steps[1].tensors[0].shape == Shape{1, 3, 3});
+    CHECK(tr.steps[2].tensors[0].shape == Shape{1, 3, 3});
+    CHECK(tr.steps[13].tensors[0].shape == Shape{1, 3, 6});
+    CHECK(tr.steps[13].tensors[0].storage == Storage::Copy);
+    CHECK(tr.total_matmuls() == 2 * 5 + 1);  // 3 projections + scores + context per head, out_proj
+}
+
+TEST_CASE("switches add, drop and reorder steps", "[steps]") {
+    Config c;
+    SECTION("no causal mask: no mask step") {
+        c.causal = false;
+        CHECK(test::op_list(run_cpu(c)) ==
+              std::vector<std::string>{"input", "project", "view", "transpose", "scores", "scale", "softmax",
+                                       "context", "transpose_back", "merge", "out_proj"});
+    }
+    SECTION("scale first: scale before mask") {
+        c.scale_first = true;
+        const auto ops = test::op_list(run_cpu(c));
+        CHECK(ops[5] == "scale");
+        CHECK(ops[6] == "mask");
+    }
+    SECTION("dropout adds a step after softmax with the mask it used") {
+        c.dropout = 0.5;
+        const Trace tr = run_cpu(c);
+        REQUIRE(tr.steps.size() == 13);
+        const Step& d = tr.steps[8];
+        CHECK(d.op == Op::Dropout);
+        REQUIRE(d.find("dropout_mask"));
+        REQUIRE(d.find("attn_weights"));
+        const auto& before = tr.steps[7].tensors[0].data;
+        const auto& mask = d.find("dropout_mask")->data;
+        const auto& after = d.find("attn_weights")->data;
+        int dropped = 0;
+        for (std::size_t i = 0; i < after.size(); ++i) {
+            REQUIRE((mask[i] == 0.0f || mask[i] == 1.0f));
+            dropped += mask[i] == 0.0f;
+            CHECK(after[i] == Approx(before[i] * mask[i] * 2.0f).margin(1e-6));
+        }
+        CHECK(dropped > 0);
+        CHECK(dropped < static_cast<int>(after.size()));
+    }
+    SECTION("no output projection: the trace ends at merge") {
+        c.out_proj = false;
+        const Trace tr = run_cpu(c);
+        CHECK(tr.steps.back().op == Op::Merge);
+        CHECK(tr.weights.w_out.empty());
+    }
+}

@@ -1,0 +1,137 @@
+// Every invalid value is refused with one line naming it and what would work.
+#include <catch2/catch.hpp>
+
+#include "helpers.hpp"
+#include "headsplit/presets.hpp"
+
+using namespace headsplit;
+using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
+
+namespace {
+
+std::string error_of(const Config& c) {
+    try {
+        validate(c);
+        check_memory_budget(c);
+    } catch (const ConfigError& e) {
+        const std::string msg = e.what();
+        CHECK(msg.find('\n') == std::string::npos);  // one line
+        return msg;
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("the default and every preset are valid", "[validation]") {
+    CHECK(error_of(Config{}).empty());
+    for (const auto& name : preset_names()) {
+        INFO(name);
+        Config c = config_from_preset(name);
+        c.memory_budget = 64ull << 30;  // gpt3's weights alone need more than the default 2 GiB
+        CHECK(error_of(c).empty());
+    }
+}
+
+TEST_CASE("heads that do not divide D_out", "[validation]") {
+    Config c;
+    c.heads = 4;
+    CHECK_THAT(error_of(c),
+               Equals("D_out = 6 cannot be split into 4 heads (6 / 4 = 1.5); heads that divide 6: 1, 2, 3, 6"));
+    c.heads = 7;
+    CHECK_THAT(error_of(c), Contains("7 heads") && Contains("heads that divide 6: 1, 2, 3, 6"));
+    c.d_out = 768;
+    c.heads = 10;
+    CHECK_THAT(error_of(c), Contains("768 / 10 = 76.8") && Contains("1, 2, 3, 4, 6, 8, 12, 16"));
+}
+
+TEST_CASE("sizes out of range", "[validation]") {
+    Config c;
+    c.heads = 0;
+    CHECK_THAT(error_of(c), Contains("heads = 0") && Contains("heads that divide 6"));
+    c = Config{};
+    c.heads = -2;
+    CHECK_THAT(error_of(c), Contains("heads = -2"));
+    c = Config{};
+    c.d_in = 0;
+    CHECK_THAT(error_of(c), Equals("D_in = 0 is not a valid size; use a whole number from 1 to 65536"));
+    c = Config{};
+    c.d_out = -1;
+    CHECK_THAT(error_of(c), Contains("D_out = -1"));
+    c = Config{};
+    c.d_out = 1 << 20;
+    CHECK_THAT(error_of(c), Contains("D_out = 1048576") && Contains("1 to 65536"));
+}
+
+TEST_CASE("no tokens, too many tokens", "[validation]") {
+    Config c;
+    c.tokens = {};
+    CHECK_THAT(error_of(c), Contains("no tokens"));
+    CHECK(split_words("  \t \n ").empty());
+    c.tokens = synthetic_tokens(kMaxTokens + 1);
+    CHECK_THAT(error_of(c), Contains("1048577 tokens") && Contains("at most 1048576"));
+}
+
+TEST_CASE("dropout outside [0, 1)", "[validation]") {
+    Config c;
+    for (double p : {-0.1, 1.0, 1.5, static_cast<double>(NAN)}) {
+        c.dropout = p;
+        INFO(p);
+        CHECK_THAT(error_of(c), Contains("dropout p = ") && Contains("outside [0, 1)"));
+    }
+    c.dropout = 0.999;
+    CHECK(error_of(c).empty());
+}
+
+TEST_CASE("fixed embeddings must match T x D_in", "[validation]") {
+    Config c = config_from_preset("journey");
+    CHECK(error_of(c).empty());
+    c.d_in = 4;
+    CHECK_THAT(error_of(c), Contains("18 numbers") && Contains("6 x 4"));
+}
+
+TEST_CASE("unknown preset lists the known ones", "[validation]") {
+    try {
+        config_from_preset("gpt5");
+        FAIL("no error");
+    } catch (const ConfigError& e) {
+        CHECK_THAT(e.what(), Equals("unknown preset \"gpt5\"; presets: cat-sleeps, journey, gpt2-small, gpt2-xl, gpt3"));
+    }
+}
+
+TEST_CASE("memory budget: refused with the estimate before anything is allocated", "[validation][memory]") {
+    Config c = config_from_preset("gpt3");  // 3 x 12288^2 + 12288^2 weights: 2.25 GiB, held twice
+    CHECK_THAT(error_of(c), Contains("needs about 4.50 GiB") && Contains("memory budget of 2.00 GiB") &&
+                                Contains("--memory-budget"));
+    // run() checks too, before it touches the backend.
+    Config small;
+    small.memory_budget = 1024;  // 1 KiB: even the 3-token example needs more
+    auto backend = make_cpu_backend();
+    CHECK_THROWS_AS(run(small, make_inputs(small), make_weights(small), *backend), ConfigError);
+    CHECK_THAT(error_of(small), Contains("memory budget of 1.00 KiB"));
+    // Long text grows the T x T score grids quadratically.
+    Config longtext = config_from_preset("gpt2-small");
+    longtext.tokens = synthetic_tokens(20000);
+    CHECK_THAT(error_of(longtext), Contains("trace"));
+}
+
+TEST_CASE("the estimate of recorded values is exact", "[memory]") {
+    const auto mode = GENERATE(Mode::Loop, Mode::Split, Mode::Fused);
+    const bool causal = GENERATE(true, false);
+    const double dropout = GENERATE(0.0, 0.2);
+    const bool out_proj = GENERATE(true, false);
+    Config c;
+    c.mode = mode;
+    c.causal = causal;
+    c.dropout = dropout;
+    c.out_proj = out_proj;
+    c.tokens = synthetic_tokens(5);
+    c.d_in = 4;
+    c.d_out = 12;
+    c.heads = 3;
+    const Trace tr = test::run_cpu(c);
+    const MemoryEstimate e = estimate_memory(c);
+    CHECK(e.trace_bytes == static_cast<double>(tr.value_bytes()));
+    CHECK(e.total() > e.trace_bytes);
+}
