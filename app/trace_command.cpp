@@ -86,14 +86,14 @@ void print_step_table(const Trace& tr, std::ostream& out) {
         << "  mode=" << mode_name(c.mode) << " backend=" << backend_name(c.backend)
         << (c.causal ? " causal" : " not-causal") << "\n\n";
     out << std::left << std::setw(6) << "step" << std::setw(20) << "op" << std::setw(34) << "tensors"
-        << std::setw(16) << "shape" << std::setw(22) << "memory" << std::right << std::setw(8) << "matmuls"
+        << std::setw(20) << "shape" << std::setw(22) << "memory" << std::right << std::setw(8) << "matmuls"
         << std::setw(11) << "ms" << "\n";
     for (const Step& s : tr.steps) {
         std::string op = op_name(s.op);
         if (s.head >= 0) op += " (head " + std::to_string(s.head) + ")";
         const TensorRecord& first = s.tensors.front();
         out << std::left << std::setw(6) << s.index << std::setw(20) << op << std::setw(34) << tensor_names(s)
-            << std::setw(16) << shape_str(first.shape) << std::setw(22) << memory_label(first.storage)
+            << std::setw(20) << shape_str(first.shape) << std::setw(22) << memory_label(first.storage)
             << std::right << std::setw(8) << s.matmuls << std::setw(11) << std::fixed << std::setprecision(3)
             << s.ms << "\n";
     }

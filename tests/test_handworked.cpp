@@ -7,7 +7,7 @@
 
 using namespace headsplit;
 
-TEST_CASE("two tokens, one head, worked out by hand", "[handworked]") {
+TEST_CASE("two tokens and one head worked out by hand", "[handworked]") {
     Config c;
     c.tokens = {"a", "b"};
     c.d_in = 2;

@@ -48,7 +48,7 @@ const TensorRecord& used_weights(const Trace& tr, int head) {
 
 }  // namespace
 
-TEST_CASE("loop, split and fused agree within 1e-5", "[modes]") {
+TEST_CASE("loop and split and fused agree within 1e-5", "[modes]") {
     // 24 shapes: T = 1, 3, 17, 65; heads = 1 and heads = D_out; D_in != D_out; every switch.
     const Case k = GENERATE(values<Case>({
         {3, 6, 6, 2},

@@ -7,7 +7,7 @@
 
 using namespace headsplit;
 
-TEST_CASE("attention weights: rows sum to 1, the future is -inf then exactly 0", "[softmax]") {
+TEST_CASE("attention weights: rows sum to 1 and the future is -inf then exactly 0", "[softmax]") {
     const auto mode = GENERATE(Mode::Loop, Mode::Split, Mode::Fused);
     const std::int64_t T = GENERATE(1, 3, 17);
     const bool scale_first = GENERATE(false, true);

@@ -94,7 +94,7 @@ TEST_CASE("views and transposes share their input's buffer and values", "[steps]
     CHECK(merged.data != ctx.data);   // ... which is not the memory order of the heads
 }
 
-TEST_CASE("fused mode: one 3*D_out projection, then chunk views", "[steps]") {
+TEST_CASE("fused mode: one 3*D_out projection then chunk views", "[steps]") {
     Config c;
     c.mode = Mode::Fused;
     const Trace tr = run_cpu(c);
@@ -115,7 +115,7 @@ TEST_CASE("fused mode: one 3*D_out projection, then chunk views", "[steps]") {
     CHECK(tr.total_matmuls() == 4);
 }
 
-TEST_CASE("loop mode: per-head steps, then concat", "[steps]") {
+TEST_CASE("loop mode: per-head steps then concat", "[steps]") {
     Config c;
     c.mode = Mode::Loop;
     const Trace tr = run_cpu(c);
@@ -131,7 +131,7 @@ TEST_CASE("loop mode: per-head steps, then concat", "[steps]") {
     CHECK(tr.total_matmuls() == 2 * 5 + 1);  // 3 projections + scores + context per head, out_proj
 }
 
-TEST_CASE("switches add, drop and reorder steps", "[steps]") {
+TEST_CASE("switches add or drop or reorder steps", "[steps]") {
     Config c;
     SECTION("no causal mask: no mask step") {
         c.causal = false;

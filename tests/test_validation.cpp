@@ -64,7 +64,7 @@ TEST_CASE("sizes out of range", "[validation]") {
     CHECK_THAT(error_of(c), Contains("D_out = 1048576") && Contains("1 to 65536"));
 }
 
-TEST_CASE("no tokens, too many tokens", "[validation]") {
+TEST_CASE("no tokens or too many tokens", "[validation]") {
     Config c;
     c.tokens = {};
     CHECK_THAT(error_of(c), Contains("no tokens"));
@@ -73,7 +73,7 @@ TEST_CASE("no tokens, too many tokens", "[validation]") {
     CHECK_THAT(error_of(c), Contains("1048577 tokens") && Contains("at most 1048576"));
 }
 
-TEST_CASE("dropout outside [0, 1)", "[validation]") {
+TEST_CASE("dropout outside 0 to 1", "[validation]") {
     Config c;
     for (double p : {-0.1, 1.0, 1.5, static_cast<double>(NAN)}) {
         c.dropout = p;
