@@ -8,10 +8,12 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-# Build: compiler, CMake, engine libraries. Test: the PyTorch oracle.
+# Build: compiler, CMake, engine libraries. GL: libepoxy and Mesa's EGL and llvmpipe, so
+# compute shaders run headless. Test: the PyTorch oracle.
 DEB_PACKAGES := g++ cmake make pkg-config \
   libxtensor-dev libxtensor-blas-dev libopenblas-dev \
   catch2 nlohmann-json3-dev libcli11-dev \
+  libepoxy-dev libegl-dev libegl1 libegl-mesa0 libgl1-mesa-dri \
   python3 python3-numpy python3-torch
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

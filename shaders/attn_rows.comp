@@ -1,0 +1,53 @@
+#version 430
+#include "common.glsl"
+// Row-wise attention ops on the score grids, one invocation per row of T scores:
+//   mode 0, mask:    s[..., i, j] = -inf for j > i        scores.masked_fill_(causal, -inf)
+//   mode 1, scale:   s *= factor                         scores.div_(sqrt(head_dim))
+//   mode 2, softmax: out = softmax(s, dim=-1)            torch.softmax(scores, dim=-1)
+//   s, out [B, H, T, T] (or [B, T, T] padded to 4-D); any strides.
+// Dispatch: ceil(rows / 64) workgroups (x, then y past 65535).
+layout(local_size_x = 64) in;
+
+const float NEG_INF = uintBitsToFloat(0xFF800000u);
+
+layout(std430, binding = 0) buffer InBuf { float s[]; };
+layout(std430, binding = 1) buffer OutBuf { float o[]; };
+
+uniform int mode;
+uniform float factor;
+uniform ivec4 shape;        // [d0, d1, rows, cols]
+uniform ivec4 in_strides;
+uniform int in_offset;
+uniform ivec4 out_strides;
+uniform int out_offset;
+
+void main() {
+    int row = linear_invocation(64u);
+    int rows = shape.x * shape.y * shape.z;
+    if (row >= rows) return;
+    int cols = shape.w;
+    int i = row % shape.z;  // the query's token position
+    int ip = in_offset + strided_offset(row * cols, shape, in_strides);
+    int op = out_offset + strided_offset(row * cols, shape, out_strides);
+    int sc = in_strides.w, oc = out_strides.w;
+
+    if (mode == 0) {
+        for (int j = i + 1; j < cols; ++j) s[ip + j * sc] = NEG_INF;
+    } else if (mode == 1) {
+        for (int j = 0; j < cols; ++j) s[ip + j * sc] *= factor;
+    } else {
+        // pass 1: the row max, so exp never overflows (-inf cells give exactly 0)
+        float row_max = NEG_INF;
+        for (int j = 0; j < cols; ++j) row_max = max(row_max, s[ip + j * sc]);
+        // pass 2: exponentials and their sum
+        float sum = 0.0;
+        for (int j = 0; j < cols; ++j) {
+            float e = exp(s[ip + j * sc] - row_max);
+            o[op + j * oc] = e;
+            sum += e;
+        }
+        // pass 3: normalise
+        float inv = 1.0 / sum;
+        for (int j = 0; j < cols; ++j) o[op + j * oc] *= inv;
+    }
+}
