@@ -70,6 +70,18 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=
   "$work/good.json" || fail "trace --json did not write a headsplit-trace v1 document"
 [ -z "$(ls "$work" | grep tmp)" ] || fail "trace --json left a temporary file"
 
+# 6. The GL backend runs headless; a kernel that fails to compile falls back to the CPU
+#    with one line naming the shader and its line, and the run still succeeds.
+out=$(env -u DISPLAY "$bin" trace --backend gl 2>"$work/stderr") || fail "trace --backend gl exited $?"
+grep -q 'backend=gl' <<<"$out" || fail "trace --backend gl did not run on GL: $out"
+[ ! -s "$work/stderr" ] || fail "trace --backend gl printed: $(cat "$work/stderr")"
+out=$(HEADSPLIT_GL_BREAK_SHADER=matmul_blocked.comp "$bin" trace --backend gl 2>"$work/stderr") ||
+  fail "a broken shader made trace exit $?"
+grep -q 'backend=cpu' <<<"$out" || fail "a broken shader did not fall back to the CPU: $out"
+[ "$(wc -l <"$work/stderr")" = 1 ] || fail "the fallback notice is not one line: $(cat "$work/stderr")"
+grep -q 'shader matmul_blocked.comp failed to compile at matmul_blocked.comp line [0-9]*: .*using the CPU backend' \
+  "$work/stderr" || fail "the fallback notice does not name the shader and line: $(cat "$work/stderr")"
+
 if [ "$failures" -gt 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1

@@ -56,6 +56,7 @@ public:
         elementwise_ = ComputeProgram("elementwise.comp", gl::shader_source("elementwise.comp"));
         placeholder_ = Buffer(1);  // bound where a kernel's optional operand is absent
         check("compiling the kernels");
+        warm_up();
     }
 
     ~GlBackend() override {
@@ -167,6 +168,27 @@ public:
     }
 
 private:
+    // Mesa compiles a kernel to machine code at its first dispatch; run each once on a
+    // 2 x 2 problem here, so that no step's time includes a compiler.
+    void warm_up() {
+        const int a = create_buffer(4), c = create_buffer(4);
+        write(a, {1, 2, 3, 4});
+        const TensorDesc m = contiguous(a, {2, 2}), out = contiguous(c, {2, 2});
+        for (MatmulKernel k : {MatmulKernel::Plain, MatmulKernel::Blocked}) {
+            std::swap(kernel_, k);
+            matmul(m, m, true, &m, out);
+            std::swap(kernel_, k);
+        }
+        causal_mask(out);
+        scale(out, 0.5f);
+        softmax(m, out);
+        multiply(m, m, 2.0f, out);
+        copy(m, out);
+        finish();
+        release_buffers();
+        stats_ = {};
+    }
+
     void current() {
         if (context_) context_->make_current();
     }

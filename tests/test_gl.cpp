@@ -1,0 +1,209 @@
+// The GL backend against the CPU backend (its oracle): every tensor of every step of every
+// mode, plus each matmul kernel against a plain triple loop, and a broken shader.
+// These run for real on Mesa llvmpipe (GL 4.5, headless through EGL); nothing is skipped.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "headsplit/gl_backend.hpp"
+#include "helpers.hpp"
+
+using namespace headsplit;
+
+namespace {
+
+// One headless context for the whole file (creating one costs ~50 ms on llvmpipe).
+Backend& gl_backend(MatmulKernel kernel = MatmulKernel::Blocked) {
+    static std::unique_ptr<Backend> blocked = make_gl_backend({MatmulKernel::Blocked, true});
+    static std::unique_ptr<Backend> plain = make_gl_backend({MatmulKernel::Plain, true});
+    return kernel == MatmulKernel::Plain ? *plain : *blocked;
+}
+
+struct Shape3 {
+    std::int64_t T, d_in, d_out, heads;
+    bool causal = true;
+    double dropout = 0.0;
+    bool qkv_bias = false, out_proj = true, scale_first = false;
+};
+
+std::ostream& operator<<(std::ostream& os, const Shape3& k) {
+    return os << "T=" << k.T << " D_in=" << k.d_in << " D_out=" << k.d_out << " heads=" << k.heads
+              << " causal=" << k.causal << " dropout=" << k.dropout << " qkv_bias=" << k.qkv_bias
+              << " out_proj=" << k.out_proj << " scale_first=" << k.scale_first;
+}
+
+}  // namespace
+
+TEST_CASE("GL matches the CPU at every step of every mode", "[gl]") {
+    // 21 shapes: T = 1, 3, 17, 65 (no tile multiple), D_out = 6, 20, 768 with 12 heads,
+    // heads = 1 and heads = D_out, every switch.
+    const Shape3 k = GENERATE(values<Shape3>({
+        {3, 6, 6, 2},
+        {1, 6, 6, 2},
+        {17, 6, 6, 3},
+        {65, 6, 6, 6},
+        {3, 6, 20, 4},
+        {17, 20, 20, 1},
+        {65, 20, 20, 20},
+        {1, 768, 768, 12},
+        {17, 768, 768, 12},
+        {65, 768, 768, 12},
+        {3, 3, 6, 3},
+        {5, 7, 12, 12, false},
+        {9, 10, 12, 3, true, 0.2},
+        {9, 10, 12, 3, false, 0.5, true},
+        {17, 33, 20, 5, true, 0.0, true, false},
+        {17, 33, 20, 5, true, 0.0, false, true, true},
+        {65, 17, 6, 2, false, 0.1, true, true, true},
+        {2, 1, 1, 1},
+        {33, 64, 96, 96},
+        {4, 8, 8, 8, true, 0.3},
+        {128, 64, 64, 4},
+    }));
+    const Mode mode = GENERATE(Mode::Loop, Mode::Split, Mode::Fused);
+    Config c;
+    c.tokens = synthetic_tokens(k.T);
+    c.d_in = k.d_in;
+    c.d_out = k.d_out;
+    c.heads = k.heads;
+    c.causal = k.causal;
+    c.dropout = k.dropout;
+    c.qkv_bias = k.qkv_bias;
+    c.out_proj = k.out_proj;
+    c.scale_first = k.scale_first;
+    c.mode = mode;
+    c.seed = static_cast<std::uint64_t>(k.T + 10 * k.d_out);
+    INFO(k << " mode=" << mode_name(mode));
+
+    const Trace cpu = test::run_cpu(c);
+    c.backend = BackendKind::Gl;
+    const Trace gl = run(c, make_inputs(c), make_weights(c), gl_backend());
+    REQUIRE(test::op_list(gl) == test::op_list(cpu));
+    for (std::size_t s = 0; s < cpu.steps.size(); ++s) {
+        const Step& a = cpu.steps[s];
+        const Step& b = gl.steps[s];
+        REQUIRE(a.tensors.size() == b.tensors.size());
+        CHECK(a.matmuls == b.matmuls);
+        for (std::size_t t = 0; t < a.tensors.size(); ++t) {
+            const TensorRecord& x = a.tensors[t];
+            const TensorRecord& y = b.tensors[t];
+            INFO("step " << s << " " << op_name(a.op) << " head " << a.head << " tensor " << x.name);
+            CHECK(y.name == x.name);
+            CHECK(y.shape == x.shape);
+            CHECK(y.strides == x.strides);
+            CHECK(y.storage == x.storage);
+            // Same -inf positions and no NaN (max_abs_diff is +inf otherwise). 1e-4: float32
+            // sums of up to 768 products, added in another order by the shaders than by
+            // OpenBLAS, and llvmpipe's exp, differ from the CPU's in the last few bits.
+            const double diff = test::max_abs_diff(x.data, y.data);
+            CHECK(diff <= 1e-4);
+        }
+    }
+    // What ran where: the GL trace counts dispatches and workgroups for computed steps.
+    const Step* scores = test::find_step(gl, Op::Scores, mode == Mode::Loop ? 0 : -1);
+    REQUIRE(scores);
+    CHECK(scores->stats.dispatches == 1);
+    CHECK(scores->stats.workgroups >= 1);
+}
+
+namespace {
+
+// C = A @ B (+ bias) by the book, in double.
+std::vector<float> triple_loop(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>* bias,
+                               std::int64_t M, std::int64_t K, std::int64_t N, bool b_transposed) {
+    std::vector<float> c(static_cast<std::size_t>(M * N));
+    for (std::int64_t m = 0; m < M; ++m)
+        for (std::int64_t n = 0; n < N; ++n) {
+            double acc = bias ? (*bias)[n] : 0.0;
+            for (std::int64_t k = 0; k < K; ++k)
+                acc += static_cast<double>(a[m * K + k]) * (b_transposed ? b[n * K + k] : b[k * N + n]);
+            c[m * N + n] = static_cast<float>(acc);
+        }
+    return c;
+}
+
+std::vector<float> random_values(std::int64_t n, std::uint64_t seed) {
+    Rng rng(seed);
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (auto& e : v) e = rng.uniform(-1.0f, 1.0f);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("each GL matmul kernel against a triple loop on odd sizes", "[gl][matmul]") {
+    const MatmulKernel kernel = GENERATE(MatmulKernel::Plain, MatmulKernel::Blocked);
+    const auto mkn = GENERATE(std::array<std::int64_t, 3>{1, 1, 1}, std::array<std::int64_t, 3>{3, 5, 7},
+                              std::array<std::int64_t, 3>{65, 33, 17}, std::array<std::int64_t, 3>{4, 8, 32},
+                              std::array<std::int64_t, 3>{33, 1, 65});
+    const bool b_transposed = GENERATE(false, true);
+    const bool with_bias = GENERATE(false, true);
+    const auto [M, K, N] = mkn;
+    INFO(matmul_kernel_name(kernel) << " M=" << M << " K=" << K << " N=" << N << " b^T=" << b_transposed
+                                    << " bias=" << with_bias);
+    Backend& gl = gl_backend(kernel);
+    gl.release_buffers();
+    const auto a = random_values(M * K, 1), b = random_values(K * N, 2), bias = random_values(N, 3);
+    const int ab = gl.create_buffer(M * K), bb = gl.create_buffer(K * N), cb = gl.create_buffer(M * N),
+              biasb = gl.create_buffer(N);
+    gl.write(ab, a);
+    gl.write(bb, b);
+    gl.write(biasb, bias);
+    const TensorDesc bias_t = contiguous(biasb, {N});
+    gl.matmul(contiguous(ab, {M, K}), contiguous(bb, b_transposed ? Shape{N, K} : Shape{K, N}), b_transposed,
+              with_bias ? &bias_t : nullptr, contiguous(cb, {M, N}));
+    std::vector<float> c;
+    gl.read(cb, c);
+    // 1e-5 relative to K: float32 accumulation of K products of values in [-1, 1].
+    CHECK(test::max_abs_diff(c, triple_loop(a, b, with_bias ? &bias : nullptr, M, K, N, b_transposed)) <=
+          1e-6 * static_cast<double>(K) + 1e-6);
+}
+
+TEST_CASE("GL batched matmul reads transposed heads in place", "[gl][matmul]") {
+    // scores = Q @ K^T for all heads at once, Q and K being [1, T, H, hd] buffers viewed as
+    // [1, H, T, hd] (strides swapped, no copy): the case the split mode relies on.
+    const MatmulKernel kernel = GENERATE(MatmulKernel::Plain, MatmulKernel::Blocked);
+    const std::int64_t T = 17, H = 3, hd = 5, D = H * hd;
+    Backend& gl = gl_backend(kernel);
+    gl.release_buffers();
+    const auto q = random_values(T * D, 4), k = random_values(T * D, 5);
+    const int qb = gl.create_buffer(T * D), kb = gl.create_buffer(T * D), sb = gl.create_buffer(H * T * T);
+    gl.write(qb, q);
+    gl.write(kb, k);
+    const TensorDesc qh = transpose(view(contiguous(qb, {1, T, D}), {1, T, H, hd}), 1, 2);
+    const TensorDesc kh = transpose(view(contiguous(kb, {1, T, D}), {1, T, H, hd}), 1, 2);
+    gl.matmul(qh, kh, true, nullptr, contiguous(sb, {1, H, T, T}));
+    std::vector<float> s;
+    gl.read(sb, s);
+    double worst = 0;
+    for (std::int64_t h = 0; h < H; ++h)
+        for (std::int64_t i = 0; i < T; ++i)
+            for (std::int64_t j = 0; j < T; ++j) {
+                double dot = 0;
+                for (std::int64_t d = 0; d < hd; ++d) dot += double(q[i * D + h * hd + d]) * k[j * D + h * hd + d];
+                worst = std::max(worst, std::fabs(dot - s[(h * T + i) * T + j]));
+            }
+    CHECK(worst <= 1e-5);
+}
+
+TEST_CASE("a shader that fails to compile is reported, not crashed on", "[gl][failure]") {
+    const char* shader = GENERATE("matmul_blocked.comp", "attn_rows.comp");
+    INFO(shader);
+    ::setenv("HEADSPLIT_GL_BREAK_SHADER", shader, 1);
+    try {
+        make_gl_backend();
+        ::unsetenv("HEADSPLIT_GL_BREAK_SHADER");
+        FAIL("the broken shader compiled");
+    } catch (const GlError& e) {
+        ::unsetenv("HEADSPLIT_GL_BREAK_SHADER");
+        const std::string msg = e.what();
+        CHECK(e.kind == GlError::Kind::Shader);
+        CHECK_THAT(msg, Catch::Matchers::StartsWith(std::string("shader ") + shader + " failed to compile at " + shader +
+                                                    " line "));
+        CHECK_THAT(msg, Catch::Matchers::Contains("error"));  // the driver's own log follows
+        CHECK(msg.find('\n') == std::string::npos);
+    }
+    // The next backend compiles normally.
+    CHECK_NOTHROW(make_gl_backend());
+}
