@@ -8,6 +8,8 @@
 #include <CLI/CLI.hpp>
 
 #include "headsplit/config.hpp"
+#include "headsplit/gl_backend.hpp"
+#include "kernels_command.hpp"
 #include "trace_command.hpp"
 
 namespace {
@@ -33,6 +35,8 @@ int main(int argc, char** argv) {
     cli.require_subcommand(0, 1);
     app::TraceCommand trace;
     trace.add_to(cli);
+    app::KernelsCommand kernels;
+    kernels.add_to(cli);
 
     try {
         cli.parse(argc, argv);
@@ -53,10 +57,13 @@ int main(int argc, char** argv) {
 
     try {
         if (cli.got_subcommand("trace")) return trace.run();
+        if (cli.got_subcommand("kernels")) return kernels.run();
         std::cout << cli.help();
         return 0;
     } catch (const ConfigError& e) {
         return fail(2, e.what());
+    } catch (const GlError& e) {
+        return fail(e.kind == GlError::Kind::NoContext ? 2 : 1, e.what());
     } catch (const std::bad_alloc&) {
         return fail(1, "out of memory; use fewer tokens or a smaller D_out, or lower --memory-budget");
     } catch (const std::exception& e) {

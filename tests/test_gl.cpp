@@ -136,7 +136,9 @@ TEST_CASE("each GL matmul kernel against a triple loop on odd sizes", "[gl][matm
     const MatmulKernel kernel = GENERATE(MatmulKernel::Plain, MatmulKernel::Blocked);
     const auto mkn = GENERATE(std::array<std::int64_t, 3>{1, 1, 1}, std::array<std::int64_t, 3>{3, 5, 7},
                               std::array<std::int64_t, 3>{65, 33, 17}, std::array<std::int64_t, 3>{4, 8, 32},
-                              std::array<std::int64_t, 3>{33, 1, 65});
+                              std::array<std::int64_t, 3>{33, 1, 65}, std::array<std::int64_t, 3>{65, 36, 17});
+    // K = 8 and 36 with b^T take the vec4 row-dot path of the blocked kernel (edges included);
+    // the other sizes take the scalar 4 x 4 path.
     const bool b_transposed = GENERATE(false, true);
     const bool with_bias = GENERATE(false, true);
     const auto [M, K, N] = mkn;

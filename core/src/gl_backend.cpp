@@ -52,6 +52,7 @@ public:
         // Every kernel is compiled up front, so a broken one is reported before any step.
         plain_ = ComputeProgram("matmul_plain.comp", gl::shader_source("matmul_plain.comp"));
         blocked_ = ComputeProgram("matmul_blocked.comp", gl::shader_source("matmul_blocked.comp"));
+        rowdot_ = ComputeProgram("matmul_rowdot.comp", gl::shader_source("matmul_rowdot.comp"));
         rows_ = ComputeProgram("attn_rows.comp", gl::shader_source("attn_rows.comp"));
         elementwise_ = ComputeProgram("elementwise.comp", gl::shader_source("elementwise.comp"));
         placeholder_ = Buffer(1);  // bound where a kernel's optional operand is absent
@@ -126,7 +127,18 @@ public:
         const GLint batch0 = batch.size() == 2 ? static_cast<GLint>(batch[0]) : 1;
         const GLint batch1 = batch.empty() ? 1 : static_cast<GLint>(batch.back());
 
-        ComputeProgram& p = kernel_ == MatmulKernel::Plain ? plain_ : blocked_;
+        // Both operands contiguous along K with vec4-aligned rows: the vec4 row-dot kernel.
+        const std::int64_t a_k = a.strides[ar - 1], a_row = a.strides[ar - 2];
+        const std::int64_t b_k = b_transposed ? b.strides[br - 1] : b.strides[br - 2];
+        const std::int64_t b_row = b_transposed ? b.strides[br - 2] : b.strides[br - 1];
+        auto aligned = [](const TensorDesc& t) {
+            for (int i = 0; i < t.rank() - 2; ++i)
+                if (t.shape[i] != 1 && t.strides[i] % 4 != 0) return false;
+            return t.offset % 4 == 0;
+        };
+        const bool rowdot = kernel_ == MatmulKernel::Blocked && K % 4 == 0 && a_k == 1 && b_k == 1 &&
+                            (M == 1 || a_row % 4 == 0) && (N == 1 || b_row % 4 == 0) && aligned(a) && aligned(b);
+        ComputeProgram& p = rowdot ? rowdot_ : kernel_ == MatmulKernel::Plain ? plain_ : blocked_;
         glUseProgram(p.id());
         glUniform3i(p.uniform("mnk"), M, N, K);
         glUniform1i(p.uniform("batch1"), batch1);
@@ -142,7 +154,7 @@ public:
         bind(2, c);
         if (bias) bind(3, *bias);
         else glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 3, placeholder_.id());
-        const GLint tile = kernel_ == MatmulKernel::Plain ? 16 : 32;
+        const GLint tile = kernel_ == MatmulKernel::Blocked ? 32 : 16;  // outputs per workgroup side
         dispatch((N + tile - 1) / tile, (M + tile - 1) / tile, batch0 * batch1, "matmul");
     }
 
@@ -290,7 +302,7 @@ private:
     std::unique_ptr<gl::EglContext> context_;
     MatmulKernel kernel_;
     std::int64_t max_elements_ = 0;
-    ComputeProgram plain_, blocked_, rows_, elementwise_;
+    ComputeProgram plain_, blocked_, rowdot_, rows_, elementwise_;
     Buffer placeholder_;
     std::vector<Buffer> buffers_;
     std::multimap<std::int64_t, Buffer> pool_;
