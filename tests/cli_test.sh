@@ -82,6 +82,15 @@ grep -q 'backend=cpu' <<<"$out" || fail "a broken shader did not fall back to th
 grep -q 'shader matmul_blocked.comp failed to compile at matmul_blocked.comp line [0-9]*: .*using the CPU backend' \
   "$work/stderr" || fail "the fallback notice does not name the shader and line: $(cat "$work/stderr")"
 
+# 7. No GL 4.3 context, for real: Mesa capped at GL 3.3, and an EGL with no vendor library.
+#    One line, exit 2, nothing written.
+export MESA_GL_VERSION_OVERRIDE=3.3
+check_refused 2 "no headless OpenGL 4.3 context: eglCreateContext for GL 4.3 core failed" trace --backend gl
+unset MESA_GL_VERSION_OVERRIDE
+export __EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent/vendor.json
+check_refused 2 "no headless OpenGL 4.3 context" trace --backend gl
+unset __EGL_VENDOR_LIBRARY_FILENAMES
+
 if [ "$failures" -gt 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "headsplit/gl_backend.hpp"
+#include "headsplit/presets.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;
@@ -208,4 +209,34 @@ TEST_CASE("a shader that fails to compile is reported, not crashed on", "[gl][fa
     }
     // The next backend compiles normally.
     CHECK_NOTHROW(make_gl_backend());
+}
+
+TEST_CASE("GL buffers are created once per configuration and reused across runs", "[gl]") {
+    Config c = config_from_preset("gpt2-small");
+    c.backend = BackendKind::Gl;
+    auto gl = make_gl_backend();
+    const Inputs in = make_inputs(c);
+    const Weights w = make_weights(c);
+    auto created = [](const Trace& tr) {
+        std::int64_t n = 0;
+        for (const auto& s : tr.steps) n += s.stats.buffers_created;
+        return n;
+    };
+    const Trace first = run(c, in, w, *gl);
+    const Trace second = run(c, in, w, *gl);
+    CHECK(created(first) > 0);   // Q, K, V, scores, weights, context, merged, output
+    CHECK(created(second) == 0);
+    CHECK(test::max_abs_diff(first.steps.back().tensors[0].data, second.steps.back().tensors[0].data) == 0.0);
+}
+
+TEST_CASE("GL works in a context that is already current", "[gl]") {
+    // The visualizer makes its window's context current and hands it over; here the first
+    // backend's headless context plays that part.
+    auto owner = make_gl_backend({MatmulKernel::Blocked, true});
+    auto guest = make_gl_backend({MatmulKernel::Blocked, false});
+    Config c;
+    c.backend = BackendKind::Gl;
+    const Trace on_guest = run(c, make_inputs(c), make_weights(c), *guest);
+    const Trace on_cpu = test::run_cpu(Config{});
+    CHECK(test::max_abs_diff(on_guest.steps.back().tensors[0].data, on_cpu.steps.back().tensors[0].data) <= 1e-5);
 }

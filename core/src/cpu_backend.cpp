@@ -60,6 +60,7 @@ public:
 
     int create_buffer(std::int64_t elements) override {
         buffers_.emplace_back(static_cast<std::size_t>(elements), 0.0f);
+        ++stats_.buffers_created;
         return static_cast<int>(buffers_.size()) - 1;
     }
     void write(int buffer, const std::vector<float>& data) override {

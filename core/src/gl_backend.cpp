@@ -80,6 +80,7 @@ public:
             pool_.erase(pooled);
         } else {
             buffer = Buffer(elements);
+            ++stats_.buffers_created;
         }
         buffers_.push_back(std::move(buffer));
         check("creating a buffer");

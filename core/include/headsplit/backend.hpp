@@ -14,6 +14,7 @@ namespace headsplit {
 struct BackendStats {
     std::int64_t dispatches = 0;  // kernel launches / BLAS calls
     std::int64_t workgroups = 0;  // GL: compute workgroups dispatched; CPU: 0
+    std::int64_t buffers_created = 0;  // new device allocations (GL reuses released buffers)
 };
 
 class Backend {
@@ -21,7 +22,8 @@ public:
     virtual ~Backend() = default;
     virtual const char* name() const = 0;
 
-    // Buffers: ids handed out by create_buffer stay valid until release_buffers().
+    // Buffers: ids handed out by create_buffer stay valid until release_buffers(); their
+    // contents are unspecified until written.
     virtual int create_buffer(std::int64_t elements) = 0;
     virtual void write(int buffer, const std::vector<float>& data) = 0;
     virtual void read(int buffer, std::vector<float>& out) = 0;  // the whole buffer
