@@ -1,6 +1,7 @@
 #pragma once
 // Shared helpers for the engine tests.
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,37 @@
 #include "headsplit/engine.hpp"
 
 namespace headsplit::test {
+
+// A generated test configuration: shape and switches.
+struct Case {
+    std::int64_t T, d_in, d_out, heads;
+    bool causal = true;
+    double dropout = 0.0;
+    bool qkv_bias = false, out_proj = true, scale_first = false;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const Case& k) {
+    return os << "T=" << k.T << " D_in=" << k.d_in << " D_out=" << k.d_out << " heads=" << k.heads
+              << " causal=" << k.causal << " dropout=" << k.dropout << " qkv_bias=" << k.qkv_bias
+              << " out_proj=" << k.out_proj << " scale_first=" << k.scale_first;
+}
+
+// The Config of case `k` in `mode`, with synthetic tokens and a seed of its own.
+inline Config config_of(const Case& k, Mode mode) {
+    Config c;
+    c.tokens = synthetic_tokens(k.T);
+    c.d_in = k.d_in;
+    c.d_out = k.d_out;
+    c.heads = k.heads;
+    c.causal = k.causal;
+    c.dropout = k.dropout;
+    c.qkv_bias = k.qkv_bias;
+    c.out_proj = k.out_proj;
+    c.scale_first = k.scale_first;
+    c.seed = static_cast<std::uint64_t>(k.T * 1000 + k.d_out);
+    c.mode = mode;
+    return c;
+}
 
 // Runs `c` on the CPU backend with its generated inputs and weights.
 inline Trace run_cpu(const Config& c) {

@@ -21,25 +21,12 @@ Backend& gl_backend(MatmulKernel kernel = MatmulKernel::Blocked) {
     return kernel == MatmulKernel::Plain ? *plain : *blocked;
 }
 
-struct Shape3 {
-    std::int64_t T, d_in, d_out, heads;
-    bool causal = true;
-    double dropout = 0.0;
-    bool qkv_bias = false, out_proj = true, scale_first = false;
-};
-
-std::ostream& operator<<(std::ostream& os, const Shape3& k) {
-    return os << "T=" << k.T << " D_in=" << k.d_in << " D_out=" << k.d_out << " heads=" << k.heads
-              << " causal=" << k.causal << " dropout=" << k.dropout << " qkv_bias=" << k.qkv_bias
-              << " out_proj=" << k.out_proj << " scale_first=" << k.scale_first;
-}
-
 }  // namespace
 
 TEST_CASE("GL matches the CPU at every step of every mode", "[gl]") {
     // 21 shapes: T = 1, 3, 17, 65 (no tile multiple), D_out = 6, 20, 768 with 12 heads,
     // heads = 1 and heads = D_out, every switch.
-    const Shape3 k = GENERATE(values<Shape3>({
+    const test::Case k = GENERATE(values<test::Case>({
         {3, 6, 6, 2},
         {1, 6, 6, 2},
         {17, 6, 6, 3},
@@ -63,18 +50,7 @@ TEST_CASE("GL matches the CPU at every step of every mode", "[gl]") {
         {128, 64, 64, 4},
     }));
     const Mode mode = GENERATE(Mode::Loop, Mode::Split, Mode::Fused);
-    Config c;
-    c.tokens = synthetic_tokens(k.T);
-    c.d_in = k.d_in;
-    c.d_out = k.d_out;
-    c.heads = k.heads;
-    c.causal = k.causal;
-    c.dropout = k.dropout;
-    c.qkv_bias = k.qkv_bias;
-    c.out_proj = k.out_proj;
-    c.scale_first = k.scale_first;
-    c.mode = mode;
-    c.seed = static_cast<std::uint64_t>(k.T + 10 * k.d_out);
+    Config c = test::config_of(k, mode);
     INFO(k << " mode=" << mode_name(mode));
 
     const Trace cpu = test::run_cpu(c);

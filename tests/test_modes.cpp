@@ -5,37 +5,10 @@
 #include "helpers.hpp"
 
 using namespace headsplit;
+using headsplit::test::Case;
+using headsplit::test::config_of;
 
 namespace {
-
-struct Case {
-    std::int64_t T, d_in, d_out, heads;
-    bool causal = true;
-    double dropout = 0.0;
-    bool qkv_bias = false, out_proj = true, scale_first = false;
-};
-
-std::ostream& operator<<(std::ostream& os, const Case& k) {
-    return os << "T=" << k.T << " D_in=" << k.d_in << " D_out=" << k.d_out << " heads=" << k.heads
-              << " causal=" << k.causal << " dropout=" << k.dropout << " qkv_bias=" << k.qkv_bias
-              << " out_proj=" << k.out_proj << " scale_first=" << k.scale_first;
-}
-
-Config config_of(const Case& k, Mode mode) {
-    Config c;
-    c.tokens = synthetic_tokens(k.T);
-    c.d_in = k.d_in;
-    c.d_out = k.d_out;
-    c.heads = k.heads;
-    c.causal = k.causal;
-    c.dropout = k.dropout;
-    c.qkv_bias = k.qkv_bias;
-    c.out_proj = k.out_proj;
-    c.scale_first = k.scale_first;
-    c.seed = static_cast<std::uint64_t>(k.T * 1000 + k.d_out);
-    c.mode = mode;
-    return c;
-}
 
 // The layer's result: output, or the merged context when there is no output projection.
 const std::vector<float>& result(const Trace& tr) { return tr.steps.back().tensors.back().data; }

@@ -96,6 +96,26 @@ private:
         TensorDesc q, k, v;
     };
 
+    // An nn.Linear on the backend: weight [out, in] and, when present, bias [out].
+    struct Linear {
+        TensorDesc w, b;
+        bool has_bias = false;
+        const TensorDesc* bias() const { return has_bias ? &b : nullptr; }
+        // Head h's share: rows h*hd .. (h+1)*hd-1 of the weight (columns of W in x @ W)
+        // and the same entries of the bias. No copy: a window on the same buffers.
+        Linear head(std::int64_t h, std::int64_t hd) const {
+            const std::int64_t in = w.shape[1];
+            return {TensorDesc{w.buffer, h * hd * in, {hd, in}, {in, 1}}, TensorDesc{b.buffer, h * hd, {hd}, {1}},
+                    has_bias};
+        }
+    };
+
+    Linear upload_linear(const std::vector<float>& w, const std::vector<float>& b, std::int64_t out, std::int64_t in) {
+        Linear l{contiguous(upload(w), {out, in}), TensorDesc{}, !b.empty()};
+        if (l.has_bias) l.b = contiguous(upload(b), {out});
+        return l;
+    }
+
     int upload(const std::vector<float>& data) {
         const int id = be_.create_buffer(static_cast<std::int64_t>(data.size()));
         be_.write(id, data);
@@ -125,21 +145,15 @@ private:
 
     // ---- step 1 (split): Q, K, V = x @ W^T, one D_in x D_out matmul each ---------------
     Qkv project_split() {
-        const TensorDesc wq = contiguous(upload(w_.w_query), {D, Di});
-        const TensorDesc wk = contiguous(upload(w_.w_key), {D, Di});
-        const TensorDesc wv = contiguous(upload(w_.w_value), {D, Di});
-        TensorDesc bq, bk, bv;
-        if (c_.qkv_bias) {
-            bq = contiguous(upload(w_.b_query), {D});
-            bk = contiguous(upload(w_.b_key), {D});
-            bv = contiguous(upload(w_.b_value), {D});
-        }
+        const Linear wq = upload_linear(w_.w_query, w_.b_query, D, Di);
+        const Linear wk = upload_linear(w_.w_key, w_.b_key, D, Di);
+        const Linear wv = upload_linear(w_.w_value, w_.b_value, D, Di);
         rec_.begin(Op::Project);
         Qkv t{contiguous(alloc({B, T, D}), {B, T, D}), contiguous(alloc({B, T, D}), {B, T, D}),
               contiguous(alloc({B, T, D}), {B, T, D})};
-        be_.matmul(rows(x_), wq, true, c_.qkv_bias ? &bq : nullptr, rows(t.q));
-        be_.matmul(rows(x_), wk, true, c_.qkv_bias ? &bk : nullptr, rows(t.k));
-        be_.matmul(rows(x_), wv, true, c_.qkv_bias ? &bv : nullptr, rows(t.v));
+        be_.matmul(rows(x_), wq.w, true, wq.bias(), rows(t.q));
+        be_.matmul(rows(x_), wk.w, true, wk.bias(), rows(t.k));
+        be_.matmul(rows(x_), wv.w, true, wv.bias(), rows(t.v));
         rec_.computed(3, 3 * 2.0 * B * T * Di * D);
         record_qkv(t, Storage::New);
         rec_.end("queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)",
@@ -330,31 +344,19 @@ private:
 
     // ---- loop mode: per head h, three [D_in, hd] matmuls and its own attention; concat ---
     TensorDesc loop_heads() {
-        const TensorDesc wq = contiguous(upload(w_.w_query), {D, Di});
-        const TensorDesc wk = contiguous(upload(w_.w_key), {D, Di});
-        const TensorDesc wv = contiguous(upload(w_.w_value), {D, Di});
-        TensorDesc bq, bk, bv;
-        if (c_.qkv_bias) {
-            bq = contiguous(upload(w_.b_query), {D});
-            bk = contiguous(upload(w_.b_key), {D});
-            bv = contiguous(upload(w_.b_value), {D});
-        }
-        // Head h's weight is row block h of the nn.Linear weight (columns of W in x @ W).
-        auto block = [&](const TensorDesc& w, std::int64_t h) { return TensorDesc{w.buffer, h * hd * Di, {hd, Di}, {Di, 1}}; };
-        auto bias_block = [&](const TensorDesc& b, std::int64_t h) { return TensorDesc{b.buffer, h * hd, {hd}, {1}}; };
-
+        const Linear wq = upload_linear(w_.w_query, w_.b_query, D, Di);
+        const Linear wk = upload_linear(w_.w_key, w_.b_key, D, Di);
+        const Linear wv = upload_linear(w_.w_value, w_.b_value, D, Di);
         std::vector<TensorDesc> outputs;
         for (std::int64_t h = 0; h < H; ++h) {
             const int head = static_cast<int>(h);
+            const Linear hq = wq.head(h, hd), hk = wk.head(h, hd), hv = wv.head(h, hd);
             rec_.begin(Op::Project, head);
             Qkv t{contiguous(alloc({B, T, hd}), {B, T, hd}), contiguous(alloc({B, T, hd}), {B, T, hd}),
                   contiguous(alloc({B, T, hd}), {B, T, hd})};
-            const TensorDesc hbq = c_.qkv_bias ? bias_block(bq, h) : TensorDesc{};
-            const TensorDesc hbk = c_.qkv_bias ? bias_block(bk, h) : TensorDesc{};
-            const TensorDesc hbv = c_.qkv_bias ? bias_block(bv, h) : TensorDesc{};
-            be_.matmul(rows(x_), block(wq, h), true, c_.qkv_bias ? &hbq : nullptr, rows(t.q));
-            be_.matmul(rows(x_), block(wk, h), true, c_.qkv_bias ? &hbk : nullptr, rows(t.k));
-            be_.matmul(rows(x_), block(wv, h), true, c_.qkv_bias ? &hbv : nullptr, rows(t.v));
+            be_.matmul(rows(x_), hq.w, true, hq.bias(), rows(t.q));
+            be_.matmul(rows(x_), hk.w, true, hk.bias(), rows(t.k));
+            be_.matmul(rows(x_), hv.w, true, hv.bias(), rows(t.v));
             rec_.computed(3, 3 * 2.0 * B * T * Di * hd);
             record_qkv(t, Storage::New);
             rec_.end("queries = self.heads[" + std::to_string(h) + "].W_query(x)  # keys, values alike",
@@ -379,11 +381,10 @@ private:
 
     // ---- output projection [B,T,D_out] @ W_out^T + b_out ------------------------------
     void out_proj(const TensorDesc& ctx) {
-        const TensorDesc w = contiguous(upload(w_.w_out), {D, D});
-        const TensorDesc b = contiguous(upload(w_.b_out), {D});
+        const Linear w = upload_linear(w_.w_out, w_.b_out, D, D);
         rec_.begin(Op::OutProj);
         const TensorDesc out = contiguous(alloc({B, T, D}), {B, T, D});
-        be_.matmul(rows(ctx), w, true, &b, rows(out));
+        be_.matmul(rows(ctx), w.w, true, w.bias(), rows(out));
         rec_.computed(1, 2.0 * B * T * D * D);
         rec_.tensor("output", out, Storage::New);
         rec_.end("output = self.out_proj(context_vec)",
