@@ -1,6 +1,7 @@
 // The default example's steps are exactly DESIGN.md's table, and views move no data.
 #include <catch2/catch.hpp>
 
+#include "headsplit/presets.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;
@@ -171,4 +172,33 @@ TEST_CASE("switches add or drop or reorder steps", "[steps]") {
         CHECK(tr.steps.back().op == Op::Merge);
         CHECK(tr.weights.w_out.empty());
     }
+}
+
+TEST_CASE("plan: the same steps and shapes as a run, with no values", "[steps][plan]") {
+    const auto mode = GENERATE(Mode::Loop, Mode::Split, Mode::Fused);
+    Config c;
+    c.mode = mode;
+    c.dropout = 0.1;
+    const Trace ran = test::run_cpu(c);
+    const Trace planned = plan(c);
+    REQUIRE(test::op_list(planned) == test::op_list(ran));
+    for (std::size_t s = 0; s < ran.steps.size(); ++s) {
+        REQUIRE(planned.steps[s].tensors.size() == ran.steps[s].tensors.size());
+        CHECK(planned.steps[s].matmuls == ran.steps[s].matmuls);
+        CHECK(planned.steps[s].flops == ran.steps[s].flops);
+        for (std::size_t t = 0; t < ran.steps[s].tensors.size(); ++t) {
+            CHECK(planned.steps[s].tensors[t].shape == ran.steps[s].tensors[t].shape);
+            CHECK(planned.steps[s].tensors[t].strides == ran.steps[s].tensors[t].strides);
+            CHECK(planned.steps[s].tensors[t].storage == ran.steps[s].tensors[t].storage);
+            CHECK(planned.steps[s].tensors[t].data.empty());
+        }
+    }
+}
+
+TEST_CASE("plan: gpt3 is walked without its 2.25 GiB of weights", "[plan]") {
+    const Trace gpt3 = plan(config_from_preset("gpt3"));
+    REQUIRE(gpt3.steps.size() == 12);
+    CHECK(gpt3.steps[3].tensors[0].shape == Shape{1, 96, 4, 128});
+    CHECK(gpt3.total_matmuls() == 6);
+    CHECK(gpt3.value_bytes() == 0);
 }

@@ -23,7 +23,8 @@ std::string num(double v) {
 // each backend buffer back at most once for the tensors the step records.
 class Recorder {
 public:
-    Recorder(Backend& backend, std::vector<Step>& steps) : backend_(backend), steps_(steps) {}
+    Recorder(Backend& backend, std::vector<Step>& steps, bool values)
+        : backend_(backend), steps_(steps), values_(values) {}
 
     void begin(Op op, int head = -1) {
         backend_.finish();
@@ -45,6 +46,10 @@ public:
     }
 
     void tensor(const std::string& name, const TensorDesc& t, Storage storage) {
+        if (!values_) {
+            step_.tensors.push_back(TensorRecord{name, t.shape, t.strides, t.offset, t.buffer, storage, {}});
+            return;
+        }
         auto it = readback_.find(t.buffer);
         if (it == readback_.end()) {
             it = readback_.emplace(t.buffer, std::vector<float>()).first;
@@ -64,6 +69,7 @@ public:
 private:
     Backend& backend_;
     std::vector<Step>& steps_;
+    const bool values_;
     Step step_;
     std::map<int, std::vector<float>> readback_;
     Clock::time_point start_;
@@ -73,8 +79,8 @@ private:
 // attn_weights, context_vec.
 class Forward {
 public:
-    Forward(const Config& c, const Inputs& in, const Weights& w, Backend& be, std::vector<Step>& steps)
-        : c_(c), in_(in), w_(w), be_(be), rec_(be, steps),
+    Forward(const Config& c, const Inputs& in, const Weights& w, Backend& be, std::vector<Step>& steps, bool values)
+        : c_(c), in_(in), w_(w), be_(be), rec_(be, steps, values), values_(values),
           B(c.batch), T(c.num_tokens()), Di(c.d_in), D(c.d_out), H(c.heads), hd(c.head_dim()) {}
 
     void run() {
@@ -296,9 +302,10 @@ private:
         // Each head in loop mode draws from its own stream, so loop and the batched modes
         // drop the same cells: the mask is always cut from one [B, H, T, T] draw.
         const std::int64_t per_head = T * T;
-        std::vector<float> keep_all = make_dropout_mask(c_.seed, B * H * per_head, c_.dropout);
+        std::vector<float> keep_all =
+            values_ ? make_dropout_mask(c_.seed, B * H * per_head, c_.dropout) : std::vector<float>();
         std::vector<float> keep;
-        if (head < 0) {
+        if (head < 0 || !values_) {
             keep = std::move(keep_all);
         } else {
             for (std::int64_t b = 0; b < B; ++b) {
@@ -397,6 +404,7 @@ private:
     const Weights& w_;
     Backend& be_;
     Recorder rec_;
+    const bool values_;  // false: plan() walks the steps for their shapes, computing nothing
     const std::int64_t B, T, Di, D, H, hd;
     TensorDesc x_;
 };
@@ -477,7 +485,44 @@ Trace run(const Config& config, const Inputs& inputs, const Weights& weights, Ba
     trace.inputs = inputs;
     trace.weights = weights;
     backend.release_buffers();
-    Forward(config, inputs, weights, backend, trace.steps).run();
+    Forward(config, inputs, weights, backend, trace.steps, true).run();
+    return trace;
+}
+
+namespace {
+
+// Hands out buffer ids and does nothing: the engine's walk through the steps, shapes only.
+class ShapeOnlyBackend final : public Backend {
+public:
+    const char* name() const override { return "none"; }
+    int create_buffer(std::int64_t) override { return next_++; }
+    void write(int, const std::vector<float>&) override {}
+    void read(int, std::vector<float>& out) override { out.clear(); }
+    void release_buffers() override { next_ = 0; }
+    void matmul(const TensorDesc&, const TensorDesc&, bool, const TensorDesc*, const TensorDesc&) override {}
+    void causal_mask(const TensorDesc&) override {}
+    void scale(const TensorDesc&, float) override {}
+    void softmax(const TensorDesc&, const TensorDesc&) override {}
+    void multiply(const TensorDesc&, const TensorDesc&, float, const TensorDesc&) override {}
+    void copy(const TensorDesc&, const TensorDesc&) override {}
+    BackendStats take_stats() override { return {}; }
+
+private:
+    int next_ = 0;
+};
+
+}  // namespace
+
+Trace plan(const Config& config) {
+    validate(config);
+    Trace trace;
+    trace.config = config;
+    ShapeOnlyBackend backend;
+    // Sized but empty weights would cost D^2 floats; the walk never reads them.
+    Inputs inputs;
+    Weights weights;
+    Forward(config, inputs, weights, backend, trace.steps, false).run();
+    for (Step& s : trace.steps) s.ms = 0;
     return trace;
 }
 

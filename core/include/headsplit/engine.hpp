@@ -13,6 +13,11 @@ namespace headsplit {
 // and records every step. Validates the config and the memory budget first (ConfigError).
 Trace run(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend);
 
+// The steps of `config` with every tensor's shape, strides and storage but no values, at
+// no cost in memory or time: what the visualizer shows for configurations too large to run
+// (gpt3). Validates the config but not the memory budget.
+Trace plan(const Config& config);
+
 // What a run would hold in memory, worked out from the shapes alone.
 struct MemoryEstimate {
     double weights_bytes = 0;  // host copy + backend copy
