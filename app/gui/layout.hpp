@@ -1,0 +1,65 @@
+#pragma once
+// Where each cell of a step's tensors sits on the stage, and which cell of another step it
+// is: the logic behind the animation, free of any window code so it can be unit-tested.
+//
+// Positions are in cell units (1 = one cell). Layout by axes:
+//   [B, T, F]      tokens as rows, features as columns
+//   [B, T, H, F]   tokens as rows, each row split into H groups of head_dim (a gap between)
+//   [B, H, T, F]   one panel per head, stacked: T rows x head_dim columns each
+//   [B, H, T, T']  one T x T score grid per head, stacked
+// Several tensors of a step (queries, keys, values) stand side by side.
+#include <string>
+#include <vector>
+
+#include "headsplit/trace.hpp"
+
+namespace headsplit::gui {
+
+enum class Axis { Batch, Token, Head, Feature, Key };
+const char* axis_label(Axis a);  // "B", "T", "H", "head_dim" / "D", "T (keys)"
+
+// The meaning of each dim of tensor `t` of step `s`.
+std::vector<Axis> axes_of(const Step& s, const TensorRecord& t);
+
+struct LayoutLimits {
+    std::int64_t tokens = 16;    // rows shown per tensor (and key columns of score grids)
+    std::int64_t heads = 4;      // head groups / panels shown
+    std::int64_t features = 12;  // feature columns shown (per head where split)
+};
+
+struct Cell {
+    float x = 0, y = 0;  // top-left, cell units, relative to the step's origin
+    int head = -1;       // head the value belongs to (colour); -1 when mixed or none
+    bool visible = false;
+};
+
+struct TensorLayout {
+    std::string name;
+    std::vector<Axis> axes;
+    float x = 0, y = 0, width = 0, height = 0;  // the block, cell units
+    std::vector<Cell> cells;                    // one per element, row-major
+    std::int64_t hidden = 0;                    // elements beyond the limits
+};
+
+struct StepLayout {
+    std::vector<TensorLayout> tensors;
+    float width = 0, height = 0;
+};
+
+constexpr float kHeadGap = 0.4f;    // between head groups in a row
+constexpr float kPanelGap = 0.8f;   // between stacked head panels
+constexpr float kTensorGap = 1.5f;  // between tensors of one step
+
+// `head_dim` and `heads` come from the trace's config.
+StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim, const LayoutLimits& limits = {});
+
+// For every element of `to` (its tensors one after another, row-major), the index of the
+// same value's element in `from` (flattened the same way), or -1 when it has none there.
+// The same value means: the same memory (same buffer and element offset: views, in-place
+// ops), or, across a copy (merge), the same logical index of the tensor of the same name.
+std::vector<int> match_cells(const Step& from, const Step& to);
+
+// Memory offset of element `i` (row-major) of `t`.
+std::int64_t element_offset(const TensorRecord& t, std::int64_t i);
+
+}  // namespace headsplit::gui

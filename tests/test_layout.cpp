@@ -1,0 +1,112 @@
+// The stage's layout logic without a window: after view, transpose and merge every cell
+// lands where its value says it should, and is matched to the cell it came from.
+#include <catch2/catch.hpp>
+
+#include "gui/layout.hpp"
+#include "helpers.hpp"
+
+using namespace headsplit;
+using namespace headsplit::gui;
+
+namespace {
+
+// Flattened values of a step's tensors, in match_cells' order.
+std::vector<float> flat_values(const Step& s) {
+    std::vector<float> v;
+    for (const auto& t : s.tensors) v.insert(v.end(), t.data.begin(), t.data.end());
+    return v;
+}
+
+// Every element of `to` has a match in `from` holding the very same value.
+void check_every_cell_traced(const Step& from, const Step& to) {
+    INFO(op_name(from.op) << " -> " << op_name(to.op));
+    const std::vector<int> m = match_cells(from, to);
+    const auto a = flat_values(from), b = flat_values(to);
+    REQUIRE(m.size() == b.size());
+    for (std::size_t i = 0; i < m.size(); ++i) {
+        REQUIRE(m[i] >= 0);
+        CHECK(a[static_cast<std::size_t>(m[i])] == b[i]);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("view, transpose, transpose back and merge keep every value traceable", "[layout]") {
+    const Trace tr = test::run_cpu(Config{});  // steps as in DESIGN.md's table
+    check_every_cell_traced(tr.steps[1], tr.steps[2]);   // project -> view
+    check_every_cell_traced(tr.steps[2], tr.steps[3]);   // view -> transpose
+    check_every_cell_traced(tr.steps[1], tr.steps[3]);   // project -> transpose, skipping a step
+    check_every_cell_traced(tr.steps[3], tr.steps[1]);   // and backwards
+    // scores -> mask works in place: every cell is itself, some now -inf.
+    const std::vector<int> in_place = match_cells(tr.steps[4], tr.steps[5]);
+    for (std::size_t i = 0; i < in_place.size(); ++i) CHECK(in_place[i] == static_cast<int>(i));
+    check_every_cell_traced(tr.steps[8], tr.steps[9]);   // context -> transpose back
+    check_every_cell_traced(tr.steps[9], tr.steps[10]);  // transpose back -> merge (a copy)
+    check_every_cell_traced(tr.steps[10], tr.steps[9]);  // and backwards across the copy
+    // Softmax makes new values: nothing to trace back to.
+    for (int m : match_cells(tr.steps[6], tr.steps[7])) CHECK(m == -1);
+}
+
+TEST_CASE("cells land where their index says", "[layout]") {
+    const Trace tr = test::run_cpu(Config{});
+    const Step& project = tr.steps[1];
+    const std::int64_t T = 3, H = 2, hd = 3, D = 6;
+    const StepLayout p = layout_step(project, H, hd);
+    const StepLayout v = layout_step(tr.steps[2], H, hd);
+    const StepLayout t = layout_step(tr.steps[3], H, hd);
+    const StepLayout m = layout_step(tr.steps[10], H, hd);
+    const auto& q = project.tensors[0].data;  // queries [1, 3, 6]
+    for (std::int64_t tok = 0; tok < T; ++tok)
+        for (std::int64_t h = 0; h < H; ++h)
+            for (std::int64_t d = 0; d < hd; ++d) {
+                const std::int64_t f = h * hd + d;
+                INFO("token " << tok << " head " << h << " d " << d);
+                // project: row = token, column = feature, coloured by the head it will go to
+                const Cell& cp = p.tensors[0].cells[tok * D + f];
+                CHECK(cp.x == f);
+                CHECK(cp.y == tok);
+                CHECK(cp.head == h);
+                // view [1, 3, 2, 3]: same row, the head groups pulled apart
+                const Cell& cv = v.tensors[0].cells[(tok * H + h) * hd + d];
+                CHECK(cv.x == Approx(h * (hd + kHeadGap) + d));
+                CHECK(cv.y == tok);
+                CHECK(tr.steps[2].tensors[0].data[(tok * H + h) * hd + d] == q[tok * D + f]);
+                // transpose [1, 2, 3, 3]: head panels stacked, the token a row inside its panel
+                const Cell& ct = t.tensors[0].cells[(h * T + tok) * hd + d];
+                CHECK(ct.x == d);
+                CHECK(ct.y == Approx(h * (T + kPanelGap) + tok));
+                CHECK(ct.head == h);
+                CHECK(tr.steps[3].tensors[0].data[(h * T + tok) * hd + d] == q[tok * D + f]);
+                // merge [1, 3, 6]: flat again, token row, feature column
+                const Cell& cm = m.tensors[0].cells[tok * D + f];
+                CHECK(cm.x == f);
+                CHECK(cm.y == tok);
+                CHECK(tr.steps[10].tensors[0].data[tok * D + f] ==
+                      tr.steps[8].tensors[0].data[(h * T + tok) * hd + d]);
+            }
+    // queries, keys and values stand side by side.
+    CHECK(t.tensors[1].x == Approx(t.tensors[0].width + kTensorGap));
+}
+
+TEST_CASE("fused: the chunk views are the qkv cells", "[layout]") {
+    Config c;
+    c.mode = Mode::Fused;
+    const Trace tr = test::run_cpu(c);
+    check_every_cell_traced(tr.steps[1], tr.steps[2]);  // qkv -> chunk
+    const StepLayout qkv = layout_step(tr.steps[1], 2, 3);
+    CHECK(qkv.tensors[0].cells[6].head == 0);   // keys' first feature: head 0 of keys
+    CHECK(qkv.tensors[0].cells[9].head == 1);
+}
+
+TEST_CASE("large tensors show a window of cells", "[layout]") {
+    Config c;
+    c.tokens = synthetic_tokens(40);
+    c.d_in = c.d_out = 96;
+    c.heads = 6;
+    const Trace tr = test::run_cpu(c);
+    const StepLayout t = layout_step(tr.steps[3], 6, 16);  // [1, 6, 40, 16]
+    std::int64_t visible = 0;
+    for (const Cell& cell : t.tensors[0].cells) visible += cell.visible;
+    CHECK(visible == 4 * 16 * 12);  // 4 heads x 16 tokens x 12 features by default
+    CHECK(t.tensors[0].hidden == 6 * 40 * 16 - visible);
+}
