@@ -1,0 +1,124 @@
+#include "compute.hpp"
+
+#include <chrono>
+
+#include "headsplit/cpu_backend.hpp"
+#include "headsplit/engine.hpp"
+#include "headsplit/gl_backend.hpp"
+
+namespace headsplit::gui {
+
+namespace {
+
+double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+bool is_small(const Config& c) {
+    return c.num_tokens() <= 32 && c.d_out <= 128 && c.d_in <= 128;
+}
+
+TraceComputer::TraceComputer(bool window_gl) : window_gl_(window_gl) {}
+
+TraceComputer::~TraceComputer() {
+    if (worker_.valid()) worker_.wait();
+}
+
+double TraceComputer::busy_seconds() const { return busy() ? now_seconds() - worker_started_ : 0.0; }
+
+ComputeResult TraceComputer::compute_now(const Config& c, Backend* window_backend) {
+    ComputeResult r;
+    r.config = c;
+    const double t0 = now_seconds();
+    try {
+        validate(c);
+        try {
+            check_memory_budget(c);
+        } catch (const ConfigError& e) {
+            r.trace = std::make_shared<Trace>(plan(c));
+            r.shapes_only = true;
+            r.notice = std::string("shapes only, not computed: ") + e.what();
+            return r;
+        }
+        const Inputs in = make_inputs(c);
+        const Weights w = make_weights(c);
+        if (c.backend == BackendKind::Gl) {
+            try {
+                std::unique_ptr<Backend> own;
+                Backend* gl = window_backend;
+                if (!gl) {
+                    own = make_gl_backend();  // a worker thread: its own headless context
+                    gl = own.get();
+                }
+                r.trace = std::make_shared<Trace>(run(c, in, w, *gl));
+            } catch (const GlError& e) {
+                r.notice = std::string(e.what()) + "; using the CPU backend";
+            }
+        }
+        if (!r.trace) {
+            Config cpu = c;
+            cpu.backend = BackendKind::Cpu;
+            auto backend = make_cpu_backend();
+            r.trace = std::make_shared<Trace>(run(cpu, in, w, *backend));
+        }
+    } catch (const ConfigError& e) {
+        r.error = e.what();
+    } catch (const std::bad_alloc&) {
+        r.error = "out of memory for this configuration; use fewer tokens or a smaller D_out";
+    } catch (const std::exception& e) {
+        r.error = e.what();
+    }
+    r.ms = (now_seconds() - t0) * 1e3;
+    return r;
+}
+
+void TraceComputer::request(const Config& c) {
+    if (worker_.valid()) {
+        waiting_ = c;  // picked up when the worker finishes
+        return;
+    }
+    if (!is_small(c)) {
+        start_worker(c);
+        return;
+    }
+    Backend* window = nullptr;
+    if (c.backend == BackendKind::Gl && window_gl_) {
+        if (!window_backend_ && gl_problem_.empty()) {
+            try {
+                window_backend_ = make_gl_backend({MatmulKernel::Blocked, false});
+            } catch (const GlError& e) {
+                gl_problem_ = e.what();
+            }
+        }
+        window = window_backend_.get();
+    }
+    ready_ = compute_now(c, window);
+    if (c.backend == BackendKind::Gl && !window && ready_->notice.empty())
+        ready_->notice = (gl_problem_.empty() ? std::string("no GL 4.3 window context") : gl_problem_) +
+                         "; using the CPU backend";
+}
+
+void TraceComputer::start_worker(const Config& c) {
+    worker_started_ = now_seconds();
+    busy_what_ = std::to_string(c.num_tokens()) + " tokens, D_out " + std::to_string(c.d_out) + ", " +
+                 std::to_string(c.heads) + " heads on " + backend_name(c.backend);
+    worker_ = std::async(std::launch::async, [this, c] { return compute_now(c, nullptr); });
+}
+
+std::optional<ComputeResult> TraceComputer::take() {
+    if (worker_.valid() && worker_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        ready_ = worker_.get();
+        if (waiting_) {
+            const Config next = *waiting_;
+            waiting_.reset();
+            request(next);
+        }
+    }
+    std::optional<ComputeResult> out;
+    out.swap(ready_);
+    return out;
+}
+
+}  // namespace headsplit::gui

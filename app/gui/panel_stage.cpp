@@ -1,0 +1,248 @@
+// Stage: the current step's tensors as grids of cells, coloured by head, moving from where
+// they stood in the previous step; below, the buffer as it lies in memory.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <imgui.h>
+
+#include "layout.hpp"
+#include "panels.hpp"
+#include "style.hpp"
+
+namespace headsplit::gui {
+
+namespace {
+
+// Layouts and matches depend only on (trace, step): computed once, not every frame.
+struct Cached {
+    StepLayout layout;
+    std::vector<int> match;  // from the animation's start step
+};
+
+const StepLayout& layout_of(const Trace& tr, int step) {
+    static std::map<std::pair<const Trace*, int>, StepLayout> cache;
+    const auto key = std::make_pair(&tr, step);
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+        if (cache.size() > 64) cache.clear();
+        it = cache.emplace(key, layout_step(tr.steps[step], tr.config.heads, tr.config.head_dim())).first;
+    }
+    return it->second;
+}
+
+const std::vector<int>& match_of(const Trace& from, int from_step, const Trace& to, int to_step) {
+    static std::map<std::tuple<const Trace*, int, const Trace*, int>, std::vector<int>> cache;
+    const auto key = std::make_tuple(&from, from_step, &to, to_step);
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+        if (cache.size() > 64) cache.clear();
+        // Buffers are only comparable within one trace.
+        std::vector<int> m = &from == &to ? match_cells(from.steps[from_step], to.steps[to_step]) : std::vector<int>();
+        it = cache.emplace(key, std::move(m)).first;
+    }
+    return it->second;
+}
+
+const char* memory_words(Storage s) {
+    switch (s) {
+        case Storage::View: return "view: no data moved, only shape and strides";
+        case Storage::InPlace: return "in place: same memory, values overwritten";
+        case Storage::Copy: return "copied into a new buffer";
+        case Storage::New: break;
+    }
+    return "computed into a new buffer";
+}
+
+bool is_grid(Op op) {
+    return op == Op::Scores || op == Op::Mask || op == Op::Scale || op == Op::Softmax || op == Op::Dropout;
+}
+
+float ease(float t) { return t < 0.5f ? 2 * t * t : 1 - std::pow(-2 * t + 2, 2.0f) / 2; }
+
+std::string axes_text(const TensorRecord& t, const std::vector<Axis>& axes, std::int64_t head_dim) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        std::string a = axis_label(axes[i]);
+        if (axes[i] == Axis::Feature) a = t.shape[i] == head_dim && axes.size() == 4 ? "head_dim" : "D";
+        s += (i ? ", " : "") + a;
+    }
+    return s + "] = " + shape_str(t.shape);
+}
+
+}  // namespace
+
+void DrawStage(AppState& st, double now) {
+    const Step* s = st.current();
+    if (!s) {
+        ImGui::TextUnformatted("no trace yet");
+        return;
+    }
+    const Trace& tr = *st.trace;
+    const Config& c = tr.config;
+    ImGui::Text("Step %d: %s%s", s->index, op_name(s->op), s->head >= 0 ? (" (head " + std::to_string(s->head) + ")").c_str() : "");
+    ImGui::SameLine();
+    const TensorRecord& first = s->tensors.front();
+    const ImVec4 mem_color = first.storage == Storage::View ? ImVec4(0.4f, 0.85f, 0.5f, 1)
+                             : first.storage == Storage::Copy ? ImVec4(1.0f, 0.5f, 0.45f, 1)
+                                                              : ImVec4(0.6f, 0.75f, 1.0f, 1);
+    ImGui::TextColored(mem_color, "   %s", memory_words(first.storage));
+    ImGui::TextWrapped("%s", s->explain.c_str());
+    if (st.shapes_only) {
+        ImGui::TextColored({0.95f, 0.75f, 0.25f, 1}, "shapes only: this configuration is too large to compute here");
+        for (const TensorRecord& t : s->tensors)
+            ImGui::BulletText("%s %s  strides %s  %s", t.name.c_str(), shape_str(t.shape).c_str(),
+                              shape_str(t.strides).c_str(), storage_name(t.storage));
+        return;
+    }
+
+    const StepLayout& L = layout_of(tr, st.step);
+    const float t_anim = std::clamp(static_cast<float>((now - st.anim_start) / st.anim_seconds), 0.0f, 1.0f);
+    const bool animating = t_anim < 1.0f && st.from_trace && st.from_step < static_cast<int>(st.from_trace->steps.size());
+    const StepLayout* FL = animating ? &layout_of(*st.from_trace, st.from_step) : nullptr;
+    const std::vector<int>* match = animating ? &match_of(*st.from_trace, st.from_step, tr, st.step) : nullptr;
+    // Cells of the start step, flattened the way match_cells counts them.
+    std::vector<const Cell*> from_cells;
+    if (FL)
+        for (const TensorLayout& t : FL->tensors)
+            for (const Cell& cell : t.cells) from_cells.push_back(&cell);
+    const float k = animating ? ease(t_anim) : 1.0f;
+
+    // Size the cells to the space: rows for the grids plus a label line per tensor and the
+    // memory strip.
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float label_w = 5.5f * ImGui::GetFontSize();  // token names on the left
+    const float span_w = std::max(L.width, FL ? FL->width : 0.0f);
+    const float span_h = std::max(L.height, FL ? FL->height : 0.0f);
+    float cell = std::min((avail.x - label_w - 10) / std::max(span_w, 1.0f), (avail.y - 5 * line) / std::max(span_h, 1.0f));
+    cell = std::clamp(cell, 6.0f, 4.2f * ImGui::GetFontSize());
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 grid0(origin.x + label_w, origin.y + line * 1.2f);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const bool show_text = cell >= 2.9f * ImGui::GetFontSize();
+
+    // Tensor labels above each block; token names beside the rows of the first.
+    for (std::size_t ti = 0; ti < L.tensors.size(); ++ti) {
+        const TensorLayout& tl = L.tensors[ti];
+        const TensorRecord& rec = s->tensors[ti];
+        dl->AddText({grid0.x + tl.x * cell, origin.y}, ImGui::GetColorU32(ImGuiCol_Text), rec.name.c_str());
+        const std::string axes = axes_text(rec, tl.axes, c.head_dim());
+        const std::string strides = "strides " + shape_str(rec.strides) + (rec.offset ? " offset " + std::to_string(rec.offset) : "");
+        const float below = grid0.y + tl.height * cell + 4;
+        dl->AddText({grid0.x + tl.x * cell, below}, ImGui::GetColorU32(ImGuiCol_TextDisabled), axes.c_str());
+        dl->AddText({grid0.x + tl.x * cell, below + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), strides.c_str());
+    }
+    if (!L.tensors.empty()) {
+        const TensorLayout& tl = L.tensors.front();
+        const bool head_rows = tl.axes.size() == 4 && tl.axes[1] == Axis::Head;
+        const std::int64_t T = c.num_tokens();
+        const std::int64_t panels = head_rows ? std::min<std::int64_t>(s->tensors[0].shape[1], 4) : 1;
+        const std::int64_t rows = std::min<std::int64_t>(T, 16);
+        for (std::int64_t h = 0; h < panels; ++h)
+            for (std::int64_t r = 0; r < rows; ++r) {
+                const float y = grid0.y + (head_rows ? h * (rows + kPanelGap) + r : r) * cell + cell * 0.5f - ImGui::GetFontSize() * 0.5f;
+                std::string name = c.tokens[static_cast<std::size_t>(r)];
+                if (name.size() > 8) name = name.substr(0, 7) + ".";
+                if (head_rows && r == 0) name = "h" + std::to_string(h) + " " + name;
+                const ImU32 col = head_rows ? head_color(static_cast<int>(h)) : ImGui::GetColorU32(ImGuiCol_Text);
+                dl->AddText({origin.x, y}, col, name.c_str());
+            }
+    }
+
+    // The cells.
+    std::size_t flat = 0;
+    for (std::size_t ti = 0; ti < L.tensors.size(); ++ti) {
+        const TensorLayout& tl = L.tensors[ti];
+        const TensorRecord& rec = s->tensors[ti];
+        float scale_max = 0;
+        if (is_grid(s->op))
+            for (float v : rec.data)
+                if (std::isfinite(v)) scale_max = std::max(scale_max, std::fabs(v));
+        for (std::size_t i = 0; i < tl.cells.size(); ++i, ++flat) {
+            const Cell& cell_at = tl.cells[i];
+            if (!cell_at.visible) continue;
+            float x = cell_at.x, y = cell_at.y, alpha = 1.0f;
+            if (match) {
+                const int m = flat < match->size() ? (*match)[flat] : -1;
+                if (m >= 0 && static_cast<std::size_t>(m) < from_cells.size() && from_cells[m]->visible) {
+                    x = from_cells[m]->x + (x - from_cells[m]->x) * k;
+                    y = from_cells[m]->y + (y - from_cells[m]->y) * k;
+                } else {
+                    alpha = k;  // new values fade in
+                }
+            }
+            const ImVec2 p0(grid0.x + x * cell + 1, grid0.y + y * cell + 1);
+            const ImVec2 p1(p0.x + cell - 2, p0.y + cell - 2);
+            const float v = rec.data[i];
+            ImU32 fill;
+            if (std::isinf(v)) fill = IM_COL32(40, 40, 40, static_cast<int>(255 * alpha));
+            else if (s->op == Op::Softmax || s->op == Op::Dropout) fill = sequential_color(v);
+            else if (is_grid(s->op)) fill = diverging_color(scale_max > 0 ? v / scale_max : 0);
+            else if (cell_at.head >= 0) fill = head_color(cell_at.head, 0.55f + 0.45f * std::min(1.0f, std::fabs(v)));
+            else fill = neutral_color(st.dark);
+            if (alpha < 1.0f) {
+                ImVec4 f = ImGui::ColorConvertU32ToFloat4(fill);
+                f.w *= alpha;
+                fill = ImGui::ColorConvertFloat4ToU32(f);
+            }
+            dl->AddRectFilled(p0, p1, fill, 3.0f);
+            if (is_grid(s->op) && cell_at.head >= 0 && tl.axes.size() == 4)
+                dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
+            if (show_text) {
+                const std::string txt = cell_text(v);
+                const ImVec2 ts = ImGui::CalcTextSize(txt.c_str());
+                dl->AddText({(p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f}, text_on(fill), txt.c_str());
+            }
+            if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
+                st.hover = Hover{true, st.step, static_cast<int>(ti), static_cast<std::int64_t>(i)};
+                dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 3.0f, 0, 3.0f);
+            }
+        }
+        if (tl.hidden > 0) {
+            const std::string more = "+" + std::to_string(tl.hidden) + " more not drawn";
+            dl->AddText({grid0.x + tl.x * cell, grid0.y + tl.height * cell + 4 + 2 * line},
+                        ImGui::GetColorU32(ImGuiCol_TextDisabled), more.c_str());
+        }
+    }
+
+    // Memory strip: the first tensor's buffer in address order, coloured by head. It does
+    // not change across view, transpose and transpose back: no data moved.
+    float y_mem = grid0.y + L.height * cell + 3.3f * line;
+    const TensorRecord& rec = s->tensors.front();
+    const TensorLayout& tl = L.tensors.front();
+    const std::int64_t n = numel(rec.shape);
+    if (n <= 96) {
+        std::int64_t lo = INT64_MAX, hi = 0;
+        std::vector<std::int64_t> offs(static_cast<std::size_t>(n));
+        for (std::int64_t i = 0; i < n; ++i) {
+            offs[i] = element_offset(rec, i);
+            lo = std::min(lo, offs[i]);
+            hi = std::max(hi, offs[i]);
+        }
+        const std::int64_t span = hi - lo + 1;
+        const float mcell = std::min(cell * 0.75f, (avail.x - label_w) / static_cast<float>(std::max<std::int64_t>(span, 1)));
+        const std::string title = "memory of buffer " + std::to_string(rec.buffer) + ", " + rec.name + " (addresses " +
+                                  std::to_string(lo) + " to " + std::to_string(hi) + ")";
+        dl->AddText({origin.x, y_mem}, ImGui::GetColorU32(ImGuiCol_TextDisabled), title.c_str());
+        y_mem += line;
+        std::vector<int> at(static_cast<std::size_t>(span), -1);
+        for (std::int64_t i = 0; i < n; ++i) at[offs[i] - lo] = static_cast<int>(i);
+        for (std::int64_t m = 0; m < span; ++m) {
+            const ImVec2 p0(origin.x + label_w + m * mcell, y_mem);
+            const ImVec2 p1(p0.x + mcell - 1, p0.y + mcell - 1);
+            const int i = at[m];
+            const ImU32 fill = i < 0 ? IM_COL32(90, 90, 90, 80)
+                               : tl.cells[i].head >= 0 ? head_color(tl.cells[i].head, 0.85f)
+                                                       : neutral_color(st.dark);
+            dl->AddRectFilled(p0, p1, fill, 2.0f);
+            if (st.hover.valid && st.hover.tensor == 0 && i == st.hover.index)
+                dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 2.0f, 0, 3.0f);
+        }
+        y_mem += mcell;
+    }
+    ImGui::Dummy({label_w + span_w * cell, y_mem - origin.y + 4});
+}
+
+}  // namespace headsplit::gui

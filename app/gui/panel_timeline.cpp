@@ -1,0 +1,76 @@
+// Timeline: every step as a clickable tile (op and shape), previous / play / next, speed.
+#include <cstdio>
+
+#include <imgui.h>
+
+#include "panels.hpp"
+#include "style.hpp"
+
+namespace headsplit::gui {
+
+namespace {
+
+// Tile colour by what happened to memory in the step.
+ImVec4 storage_tint(Storage s) {
+    switch (s) {
+        case Storage::View: return {0.20f, 0.55f, 0.35f, 1};     // green: no data moved
+        case Storage::InPlace: return {0.55f, 0.45f, 0.15f, 1};  // amber: overwritten
+        case Storage::Copy: return {0.60f, 0.25f, 0.25f, 1};     // red: copied
+        case Storage::New: break;
+    }
+    return {0.25f, 0.35f, 0.55f, 1};  // blue: computed
+}
+
+}  // namespace
+
+void DrawTimeline(AppState& st, double now) {
+    if (!st.trace) {
+        ImGui::TextUnformatted("computing the first trace ...");
+        return;
+    }
+    const auto& steps = st.trace->steps;
+    if (ImGui::Button("< prev")) go_to_step(st, st.step - 1, now);
+    ImGui::SameLine();
+    if (ImGui::Button(st.playing ? "pause" : "play")) {
+        st.playing = !st.playing;
+        st.last_advance = now;
+        if (st.playing && st.step + 1 >= static_cast<int>(steps.size())) go_to_step(st, 0, now);
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("next >")) go_to_step(st, st.step + 1, now);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(180 * st.font_scale);
+    ImGui::SliderFloat("s per step", &st.seconds_per_step, 0.5f, 6.0f, "%.1f s");
+    ImGui::SameLine();
+    ImGui::TextDisabled("   step %d of %d", st.step, static_cast<int>(steps.size()) - 1);
+
+    // The strip of steps.
+    const float tile_h = ImGui::GetTextLineHeight() * 2 + 10;
+    for (const Step& s : steps) {
+        char label[128];
+        const TensorRecord& t = s.tensors.back();
+        std::string shape = shape_str(t.shape);
+        if (s.head >= 0)
+            std::snprintf(label, sizeof label, "%d %s h%d\n%s##step%d", s.index, op_name(s.op), s.head, shape.c_str(), s.index);
+        else
+            std::snprintf(label, sizeof label, "%d %s\n%s##step%d", s.index, op_name(s.op), shape.c_str(), s.index);
+        ImVec4 tint = storage_tint(t.storage);
+        const bool current = s.index == st.step;
+        if (!current) tint.w = 0.55f;
+        ImGui::PushStyleColor(ImGuiCol_Button, tint);
+        ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImVec4(tint.x + 0.1f, tint.y + 0.1f, tint.z + 0.1f, 1));
+        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, current ? 1.0f : 0.85f));
+        if (current) ImGui::PushStyleVar(ImGuiStyleVar_FrameBorderSize, 3.0f);
+        if (ImGui::Button(label, ImVec2(0, tile_h))) go_to_step(st, s.index, now);
+        if (current) {
+            ImGui::PopStyleVar();
+            if (st.playing || now - st.anim_start < 0.1) ImGui::SetScrollHereX(0.5f);
+        }
+        ImGui::PopStyleColor(3);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s.explain.c_str());
+        ImGui::SameLine();
+    }
+    ImGui::NewLine();
+}
+
+}  // namespace headsplit::gui

@@ -1,0 +1,15 @@
+#pragma once
+// One panel, one file, one draw function. Each draws into the window the caller opened.
+#include "state.hpp"
+
+namespace headsplit::gui {
+
+void DrawControls(AppState& st, double now);      // panel_controls.cpp
+void DrawTimeline(AppState& st, double now);      // panel_timeline.cpp
+void DrawStage(AppState& st, double now);         // panel_stage.cpp
+void DrawHeatmaps(AppState& st);                  // panel_heatmaps.cpp
+void DrawCode(const AppState& st);                // panel_code.cpp
+void DrawInspector(const AppState& st);           // panel_inspector.cpp
+void DrawWeightSplit(AppState& st);               // panel_weights.cpp
+
+}  // namespace headsplit::gui

@@ -1,0 +1,67 @@
+#pragma once
+// What the visualizer shows and what the controls have set. Panels read it and change
+// it; they never compute attention (the trace holds every number they draw).
+#include <memory>
+#include <string>
+
+#include "compute.hpp"
+#include "headsplit/config.hpp"
+#include "headsplit/trace.hpp"
+
+namespace headsplit::gui {
+
+// The cell under the mouse, set by the stage or a heatmap during the frame.
+struct Hover {
+    bool valid = false;
+    int step = 0;
+    int tensor = 0;
+    std::int64_t index = 0;  // row-major element of that tensor
+};
+
+struct AppState {
+    Config config;                          // what the controls show
+    std::shared_ptr<const Trace> trace;     // the last good trace, on screen
+    bool shapes_only = false;               // trace from plan(): shapes, no values
+    std::string error;                      // why the last change was refused (inline)
+    std::string notice;                     // e.g. GL fell back to the CPU
+    double last_compute_ms = 0;
+
+    int step = 0;
+    // Animation: cells glide from where they stood in (from_trace, from_step) to the
+    // current step over anim_seconds.
+    std::shared_ptr<const Trace> from_trace;
+    int from_step = 0;
+    double anim_start = -1e9;
+    float anim_seconds = 0.7f;
+
+    bool playing = false;
+    float seconds_per_step = 2.0f;
+    double last_advance = 0;
+
+    float font_scale = 1.0f;
+    bool font_dirty = true;
+    bool dark = true;
+    bool fullscreen = false;
+    bool screenshot_requested = false;
+    std::string screenshot_dir = ".";
+    std::string last_screenshot;
+
+    Hover hover;
+    std::unique_ptr<TraceComputer> computer;
+    std::string gl_renderer;
+
+    const Step* current() const {
+        return trace && step >= 0 && step < static_cast<int>(trace->steps.size()) ? &trace->steps[step] : nullptr;
+    }
+};
+
+// Moves to step `s` (clamped), animating from what is on screen.
+void go_to_step(AppState& st, int s, double now);
+// Applies a finished computation: a good trace replaces the one on screen, keeping the
+// current step where it still exists (same op and head); a refused one leaves it and
+// shows why.
+void apply_result(AppState& st, ComputeResult r, double now);
+// Asks for the trace of st.config.
+void recompute(AppState& st);
+
+}  // namespace headsplit::gui

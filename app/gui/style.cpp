@@ -1,0 +1,65 @@
+#include "style.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace headsplit::gui {
+
+ImU32 head_color(int head, float alpha) {
+    // Tableau 10: distinct under projection and for most colour-blind viewers.
+    static const ImVec4 palette[] = {
+        {0.12f, 0.47f, 0.71f, 1}, {1.00f, 0.50f, 0.05f, 1}, {0.17f, 0.63f, 0.17f, 1}, {0.84f, 0.15f, 0.16f, 1},
+        {0.58f, 0.40f, 0.74f, 1}, {0.55f, 0.34f, 0.29f, 1}, {0.89f, 0.47f, 0.76f, 1}, {0.50f, 0.50f, 0.50f, 1},
+        {0.74f, 0.74f, 0.13f, 1}, {0.09f, 0.75f, 0.81f, 1},
+    };
+    ImVec4 c = palette[((head % 10) + 10) % 10];
+    c.w = alpha;
+    return ImGui::ColorConvertFloat4ToU32(c);
+}
+
+ImU32 neutral_color(bool dark, float alpha) {
+    return dark ? ImGui::ColorConvertFloat4ToU32({0.42f, 0.45f, 0.50f, alpha})
+                : ImGui::ColorConvertFloat4ToU32({0.70f, 0.72f, 0.76f, alpha});
+}
+
+ImU32 diverging_color(float v) {
+    v = std::clamp(v, -1.0f, 1.0f);
+    const ImVec4 white{0.97f, 0.97f, 0.97f, 1}, red{0.80f, 0.12f, 0.15f, 1}, blue{0.13f, 0.40f, 0.75f, 1};
+    const ImVec4 end = v >= 0 ? red : blue;
+    const float t = std::fabs(v);
+    return ImGui::ColorConvertFloat4ToU32(
+        {white.x + (end.x - white.x) * t, white.y + (end.y - white.y) * t, white.z + (end.z - white.z) * t, 1});
+}
+
+ImU32 sequential_color(float v) {
+    v = std::clamp(v, 0.0f, 1.0f);
+    // light yellow -> orange -> dark purple
+    const ImVec4 a{1.00f, 0.96f, 0.80f, 1}, b{0.96f, 0.45f, 0.20f, 1}, c{0.35f, 0.05f, 0.40f, 1};
+    const ImVec4 lo = v < 0.5f ? a : b, hi = v < 0.5f ? b : c;
+    const float t = v < 0.5f ? v * 2 : (v - 0.5f) * 2;
+    return ImGui::ColorConvertFloat4ToU32({lo.x + (hi.x - lo.x) * t, lo.y + (hi.y - lo.y) * t, lo.z + (hi.z - lo.z) * t, 1});
+}
+
+ImU32 text_on(ImU32 background) {
+    const ImVec4 c = ImGui::ColorConvertU32ToFloat4(background);
+    const float luma = 0.299f * c.x + 0.587f * c.y + 0.114f * c.z;
+    return luma > 0.55f ? IM_COL32(20, 20, 20, 255) : IM_COL32(250, 250, 250, 255);
+}
+
+std::string cell_text(float v) {
+    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+    if (std::isnan(v)) return "nan";
+    char buf[32];
+    if (std::fabs(v) >= 100.0f) std::snprintf(buf, sizeof buf, "%.0f", v);
+    else std::snprintf(buf, sizeof buf, "%.2f", v);
+    return buf;
+}
+
+void section_title(const char* text) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogram));
+    ImGui::TextUnformatted(text);
+    ImGui::PopStyleColor();
+}
+
+}  // namespace headsplit::gui

@@ -1,0 +1,25 @@
+#pragma once
+// Colours and small drawing helpers shared by the panels.
+#include <string>
+
+#include <imgui.h>
+
+namespace headsplit::gui {
+
+// A distinct colour per head (cycling after 10), readable on dark and light themes.
+ImU32 head_color(int head, float alpha = 1.0f);
+// Neutral cell colour for values that belong to no single head (x, output).
+ImU32 neutral_color(bool dark, float alpha = 1.0f);
+// Diverging blue - white - red for v in [-1, 1] (scores), sequential for [0, 1] (weights).
+ImU32 diverging_color(float v);
+ImU32 sequential_color(float v);
+// Black or white, whichever reads on `background`.
+ImU32 text_on(ImU32 background);
+
+// "0.52", "-inf", "1.3e+03": short enough for a cell.
+std::string cell_text(float v);
+
+// A label that keeps to one line in a panel of this width.
+void section_title(const char* text);
+
+}  // namespace headsplit::gui

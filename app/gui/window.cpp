@@ -1,0 +1,311 @@
+#include "window.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <sys/stat.h>
+
+#include <epoxy/gl.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <stb_image_write.h>
+
+#include "panels.hpp"
+#include "state.hpp"
+
+namespace headsplit::gui {
+
+namespace {
+
+std::string g_glfw_error;
+
+double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Tries GL 4.3 core (EGL first, so a worker thread's headless EGL context and the window
+// share one GL dispatch), then the platform's native API, then GL 3.3 (CPU backend only).
+GLFWwindow* open_window(const GuiOptions& o) {
+    struct Attempt {
+        int api, major, minor;
+    };
+    const Attempt attempts[] = {{GLFW_EGL_CONTEXT_API, 4, 3}, {GLFW_NATIVE_CONTEXT_API, 4, 3}, {GLFW_NATIVE_CONTEXT_API, 3, 3}};
+    for (const Attempt& a : attempts) {
+        glfwDefaultWindowHints();
+        glfwWindowHint(GLFW_CONTEXT_CREATION_API, a.api);
+        glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, a.major);
+        glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, a.minor);
+        glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+        glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+        glfwWindowHint(GLFW_RESIZABLE, GLFW_TRUE);
+        if (GLFWwindow* w = glfwCreateWindow(o.width, o.height, "HeadSplit: multi-head attention, step by step", nullptr, nullptr))
+            return w;
+    }
+    return nullptr;
+}
+
+void load_fonts(AppState& st) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.Fonts->Clear();
+    const float size = 19.0f * st.font_scale;
+    const char* sans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+    const char* mono = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+    struct stat sb;
+    ImFontConfig cfg;
+    if (stat(sans, &sb) == 0 && stat(mono, &sb) == 0) {
+        io.Fonts->AddFontFromFileTTF(sans, size);
+        io.Fonts->AddFontFromFileTTF(mono, size);  // index 1: code
+    } else {
+        cfg.SizePixels = 13.0f * st.font_scale;  // ImGui's own font, scaled
+        io.Fonts->AddFontDefault(&cfg);
+        io.Fonts->AddFontDefault(&cfg);
+    }
+    // The first frame's NewFrame builds the texture; later changes rebuild it here.
+    static bool built_once = false;
+    if (built_once) {
+        ImGui_ImplOpenGL3_DestroyFontsTexture();
+        ImGui_ImplOpenGL3_CreateFontsTexture();
+    }
+    built_once = true;
+    st.font_dirty = false;
+}
+
+void apply_theme(const AppState& st) {
+    if (st.dark) ImGui::StyleColorsDark();
+    else ImGui::StyleColorsLight();
+    ImGuiStyle& style = ImGui::GetStyle();
+    style.WindowRounding = 0;
+    style.FrameRounding = 3;
+    style.WindowBorderSize = 1;
+}
+
+// Reads the back buffer and writes it as PNG through a temporary file and a rename.
+bool save_png(const std::string& path, int w, int h, std::string* why) {
+    std::vector<unsigned char> pixels(static_cast<std::size_t>(w) * h * 4);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadBuffer(GL_BACK);
+    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+    for (std::size_t i = 3; i < pixels.size(); i += 4) pixels[i] = 255;  // opaque
+    stbi_flip_vertically_on_write(1);
+    const std::string tmp = path + ".tmp.png";
+    if (!stbi_write_png(tmp.c_str(), w, h, 4, pixels.data(), w * 4)) {
+        *why = "cannot write " + path + "; choose a path in a folder you can write to";
+        std::remove(tmp.c_str());
+        return false;
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        *why = "cannot write " + path;
+        std::remove(tmp.c_str());
+        return false;
+    }
+    return true;
+}
+
+void handle_keys(AppState& st, GLFWwindow* win, double now) {
+    ImGuiIO& io = ImGui::GetIO();
+    if (io.WantTextInput) return;
+    auto pressed = [](ImGuiKey k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k)); };
+    if (pressed(ImGuiKey_RightArrow)) go_to_step(st, st.step + 1, now);
+    if (pressed(ImGuiKey_LeftArrow)) go_to_step(st, st.step - 1, now);
+    if (pressed(ImGuiKey_Home)) go_to_step(st, 0, now);
+    if (pressed(ImGuiKey_End) && st.trace) go_to_step(st, static_cast<int>(st.trace->steps.size()) - 1, now);
+    if (pressed(ImGuiKey_Space)) {
+        st.playing = !st.playing;
+        st.last_advance = now;
+    }
+    if (ImGui::IsKeyPressed(GLFW_KEY_F11)) st.fullscreen = !st.fullscreen;
+    if (ImGui::IsKeyPressed(GLFW_KEY_F12)) st.screenshot_requested = true;
+    (void)win;
+}
+
+void apply_fullscreen(AppState& st, GLFWwindow* win, bool& is_full, int saved[4]) {
+    if (st.fullscreen == is_full) return;
+    GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+    if (st.fullscreen && monitor) {
+        glfwGetWindowPos(win, &saved[0], &saved[1]);
+        glfwGetWindowSize(win, &saved[2], &saved[3]);
+        const GLFWvidmode* mode = glfwGetVideoMode(monitor);
+        glfwSetWindowMonitor(win, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+    } else {
+        glfwSetWindowMonitor(win, nullptr, saved[0], saved[1], saved[2], saved[3], 0);
+        st.fullscreen = false;
+    }
+    is_full = st.fullscreen;
+}
+
+// One fixed window per panel, laid out for the display size.
+void draw_panels(AppState& st, double now) {
+    const ImVec2 size = ImGui::GetIO().DisplaySize;
+    const float W = size.x, H = size.y;
+    const float left = std::min(W * 0.26f, 380.0f * st.font_scale);
+    const float right = W * 0.30f;
+    const float timeline_h = ImGui::GetFrameHeightWithSpacing() * 3.2f + 16;
+    const float bottom_h = (H - timeline_h) * 0.42f;
+    const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                                   ImGuiWindowFlags_NoSavedSettings;
+    auto place = [&](float x, float y, float w, float h) {
+        ImGui::SetNextWindowPos({x, y}, ImGuiCond_Always);
+        ImGui::SetNextWindowSize({std::max(w, 50.0f), std::max(h, 50.0f)}, ImGuiCond_Always);
+    };
+
+    place(0, 0, left, H);
+    if (ImGui::Begin("Controls", nullptr, fixed)) DrawControls(st, now);
+    ImGui::End();
+
+    place(left, 0, W - left, timeline_h);
+    if (ImGui::Begin("Timeline", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) DrawTimeline(st, now);
+    ImGui::End();
+
+    st.hover = Hover{};
+    place(left, timeline_h, W - left - right, H - timeline_h - bottom_h);
+    if (ImGui::Begin("Stage", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) DrawStage(st, now);
+    ImGui::End();
+
+    place(left, H - bottom_h, W - left - right, bottom_h);
+    if (ImGui::Begin("Heads", nullptr, fixed)) {
+        if (ImGui::BeginTabBar("bottom")) {
+            if (ImGui::BeginTabItem("Attention heatmaps")) {
+                DrawHeatmaps(st);
+                ImGui::EndTabItem();
+            }
+            if (ImGui::BeginTabItem("Weight split")) {
+                DrawWeightSplit(st);
+                ImGui::EndTabItem();
+            }
+            ImGui::EndTabBar();
+        }
+    }
+    ImGui::End();
+
+    const float code_h = (H - timeline_h) * 0.5f;
+    place(W - right, timeline_h, right, code_h);
+    if (ImGui::Begin("PyTorch code", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) DrawCode(st);
+    ImGui::End();
+
+    place(W - right, timeline_h + code_h, right, H - timeline_h - code_h);
+    if (ImGui::Begin("Inspector", nullptr, fixed)) DrawInspector(st);
+    ImGui::End();
+}
+
+}  // namespace
+
+int run_gui(const GuiOptions& o) {
+    glfwSetErrorCallback([](int, const char* what) { g_glfw_error = what; });
+    if (!glfwInit()) {
+        std::cerr << "headsplit: cannot open a window: " << g_glfw_error
+                  << "; set DISPLAY, run under xvfb-run, or use `headsplit trace`\n";
+        return 1;
+    }
+    GLFWwindow* win = open_window(o);
+    if (!win) {
+        std::cerr << "headsplit: cannot open an OpenGL 3.3+ window: " << g_glfw_error << "; use `headsplit trace`\n";
+        glfwTerminate();
+        return 1;
+    }
+    glfwMakeContextCurrent(win);
+    glfwSwapInterval(o.screenshot.empty() ? 1 : 0);
+
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGui::GetIO().IniFilename = nullptr;  // never write imgui.ini into the user's folder
+    ImGui_ImplGlfw_InitForOpenGL(win, true);
+    ImGui_ImplOpenGL3_Init("#version 330");
+
+    AppState st;
+    st.config = o.config;
+    st.font_scale = o.font_scale;
+    st.dark = !o.light;
+    st.gl_renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+    st.computer = std::make_unique<TraceComputer>(epoxy_gl_version() >= 43);
+    apply_theme(st);
+    recompute(st);
+
+    bool is_full = false;
+    int saved[4] = {0, 0, o.width, o.height};
+    bool theme_dark = st.dark;
+    int frames_settled = 0;
+    int exit_code = 0;
+    const double started = now_seconds();
+    bool placed_step = false;
+
+    while (!glfwWindowShouldClose(win)) {
+        const bool animating = now_seconds() - st.anim_start < st.anim_seconds;
+        if (o.screenshot.empty() && !animating && !st.playing && !st.computer->busy())
+            glfwWaitEventsTimeout(0.1);  // idle: no busy loop on a teacher's laptop
+        else
+            glfwPollEvents();
+        const double now = now_seconds();
+
+        if (auto r = st.computer->take()) apply_result(st, std::move(*r), now);
+        if (!o.screenshot.empty() && st.trace && !placed_step) {
+            st.step = std::clamp(o.step, 0, static_cast<int>(st.trace->steps.size()) - 1);
+            st.anim_start = -1e9;  // settled: no animation in the saved frame
+            placed_step = true;
+        }
+        if (st.playing && st.trace && now - st.last_advance >= st.seconds_per_step) {
+            if (st.step + 1 < static_cast<int>(st.trace->steps.size())) go_to_step(st, st.step + 1, now);
+            else st.playing = false;
+            st.last_advance = now;
+        }
+        if (st.font_dirty) load_fonts(st);
+        if (theme_dark != st.dark) {
+            apply_theme(st);
+            theme_dark = st.dark;
+        }
+        apply_fullscreen(st, win, is_full, saved);
+
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui_ImplGlfw_NewFrame();
+        ImGui::NewFrame();
+        handle_keys(st, win, now);
+        draw_panels(st, now);
+        ImGui::Render();
+        int fw = 0, fh = 0;
+        glfwGetFramebufferSize(win, &fw, &fh);
+        glViewport(0, 0, fw, fh);
+        const ImVec4 bg = st.dark ? ImVec4(0.08f, 0.08f, 0.10f, 1) : ImVec4(0.94f, 0.94f, 0.94f, 1);
+        glClearColor(bg.x, bg.y, bg.z, bg.w);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+
+        if (st.screenshot_requested) {
+            st.screenshot_requested = false;
+            char name[64];
+            std::snprintf(name, sizeof name, "headsplit-step%02d-%ld.png", st.step, static_cast<long>(std::time(nullptr)));
+            const std::string path = st.screenshot_dir + "/" + name;
+            std::string why;
+            st.last_screenshot = save_png(path, fw, fh, &why) ? "saved " + path : why;
+        }
+        if (!o.screenshot.empty()) {
+            // Real frames until the trace is in and the layout has settled, then save one.
+            frames_settled = st.trace && !st.computer->busy() ? frames_settled + 1 : 0;
+            if (frames_settled >= 3) {
+                std::string why;
+                if (!save_png(o.screenshot, fw, fh, &why)) {
+                    std::cerr << "headsplit: " << why << "\n";
+                    exit_code = 1;
+                }
+                break;
+            }
+            if (now - started > 300) {
+                std::cerr << "headsplit: --screenshot gave up after 300 s waiting for the trace\n";
+                exit_code = 1;
+                break;
+            }
+        }
+        glfwSwapBuffers(win);
+    }
+
+    st.computer.reset();  // its GL objects die while the context is current
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(win);
+    glfwTerminate();
+    return exit_code;
+}
+
+}  // namespace headsplit::gui

@@ -1,0 +1,22 @@
+#pragma once
+// The visualizer's window: GLFW + OpenGL 4.3 core + Dear ImGui, the panels laid out for a
+// projector, and `--screenshot` (render real frames, save one as PNG, exit).
+#include <string>
+
+#include "headsplit/config.hpp"
+
+namespace headsplit::gui {
+
+struct GuiOptions {
+    Config config;
+    std::string screenshot;  // non-empty: save this PNG of step `step` and exit
+    int step = 0;
+    int width = 1600, height = 900;
+    float font_scale = 1.0f;
+    bool light = false;
+};
+
+// Exit code: 0, or 1 when no window can be opened (the reason on stderr, one line).
+int run_gui(const GuiOptions& options);
+
+}  // namespace headsplit::gui
