@@ -1,14 +1,16 @@
-// headsplit: the one executable. Subcommands `trace` (and later `bench`); the visualizer
-// is the default once it exists.
+// headsplit: the one executable. The visualizer by default; subcommands `trace` and
+// `kernels` run headless.
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <cstdlib>
 #include <new>
 
 #include <CLI/CLI.hpp>
 
 #include "headsplit/config.hpp"
 #include "headsplit/gl_backend.hpp"
+#include "gui/window.hpp"
 #include "kernels_command.hpp"
 #include "trace_command.hpp"
 
@@ -37,6 +39,15 @@ int main(int argc, char** argv) {
     trace.add_to(cli);
     app::KernelsCommand kernels;
     kernels.add_to(cli);
+    // No subcommand: the visualizer, on the same OPTIONS (GL backend unless told otherwise).
+    app::ConfigOptions gui_config;
+    app::add_config_options(cli, gui_config);
+    std::string screenshot, step, font_scale;
+    bool light = false;
+    cli.add_option("--screenshot", screenshot, "render real frames of the window at --step N, save FILE (PNG), exit");
+    cli.add_option("--step", step, "the step to show first (default 0)");
+    cli.add_option("--font-scale", font_scale, "text size for a projector, 0.75 to 2.5 (default 1)");
+    cli.add_flag("--light", light, "light theme (default dark)");
 
     try {
         cli.parse(argc, argv);
@@ -58,8 +69,20 @@ int main(int argc, char** argv) {
     try {
         if (cli.got_subcommand("trace")) return trace.run();
         if (cli.got_subcommand("kernels")) return kernels.run();
-        std::cout << cli.help();
-        return 0;
+        gui::GuiOptions g;
+        if (gui_config.backend.empty()) gui_config.backend = "gl";
+        g.config = app::make_config(gui_config);
+        g.screenshot = screenshot;
+        if (!step.empty()) g.step = static_cast<int>(app::parse_count("--step", step, 0, 1 << 20));
+        if (!font_scale.empty()) {
+            char* end = nullptr;
+            const double f = std::strtod(font_scale.c_str(), &end);
+            if (*end != '\0' || !(f >= 0.75 && f <= 2.5))
+                throw ConfigError("--font-scale " + font_scale + " is not a scale from 0.75 to 2.5");
+            g.font_scale = static_cast<float>(f);
+        }
+        g.light = light;
+        return gui::run_gui(g);
     } catch (const ConfigError& e) {
         return fail(2, e.what());
     } catch (const GlError& e) {

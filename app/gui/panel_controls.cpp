@@ -19,14 +19,6 @@ std::string joined_tokens(const Config& c) {
     return s;
 }
 
-// The head count nearest to `want` among the divisors of d_out, not above it when possible.
-std::int64_t nearest_divisor(std::int64_t d_out, std::int64_t want) {
-    std::int64_t best = 1;
-    for (std::int64_t d : divisors(d_out))
-        if (d <= want) best = d;
-    return best;
-}
-
 }  // namespace
 
 void DrawControls(AppState& st, double now) {
@@ -77,13 +69,8 @@ void DrawControls(AppState& st, double now) {
         changed = true;
     }
     if (ImGui::SliderInt("D_out", &d_out, 1, d_max)) {
-        if (d_out % c.heads != 0) {
-            const std::int64_t h = nearest_divisor(d_out, c.heads);
-            st.notice = std::to_string(c.heads) + " heads do not divide D_out = " + std::to_string(d_out) +
-                        "; now " + std::to_string(h);
-            c.heads = h;
-        }
-        c.d_out = d_out;
+        const std::string why = set_d_out(c, d_out);
+        if (!why.empty()) st.notice = why;
         changed = true;
     }
     // Only divisors of D_out can be chosen: the slider walks the list of divisors.
@@ -100,9 +87,11 @@ void DrawControls(AppState& st, double now) {
     // Why the others are missing, with the numbers.
     for (std::int64_t h = 2; h <= std::min<std::int64_t>(c.d_out, 8); ++h) {
         if (c.d_out % h == 0) continue;
-        ImGui::TextDisabled("%lld heads: %lld / %lld = %.2f features each, not whole", static_cast<long long>(h),
-                            static_cast<long long>(c.d_out), static_cast<long long>(h),
-                            static_cast<double>(c.d_out) / static_cast<double>(h));
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("not %lld heads: %lld / %lld = %.2f features per head is not whole", static_cast<long long>(h),
+                           static_cast<long long>(c.d_out), static_cast<long long>(h),
+                           static_cast<double>(c.d_out) / static_cast<double>(h));
+        ImGui::PopStyleColor();
         break;  // one example is enough
     }
 

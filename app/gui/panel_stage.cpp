@@ -115,24 +115,33 @@ void DrawStage(AppState& st, double now) {
     const float label_w = 5.5f * ImGui::GetFontSize();  // token names on the left
     const float span_w = std::max(L.width, FL ? FL->width : 0.0f);
     const float span_h = std::max(L.height, FL ? FL->height : 0.0f);
-    float cell = std::min((avail.x - label_w - 10) / std::max(span_w, 1.0f), (avail.y - 5 * line) / std::max(span_h, 1.0f));
+    const std::int64_t strip_cells = numel(s->tensors.front().shape) <= 96 ? 1 : 0;
+    // Rows needed: the grid, the names line above, two label lines and the memory strip below.
+    float cell = std::min((avail.x - label_w - 10) / std::max(span_w, 1.0f),
+                          (avail.y - 4.6f * line) / std::max(span_h + strip_cells * 0.8f, 1.0f));
     cell = std::clamp(cell, 6.0f, 4.2f * ImGui::GetFontSize());
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 grid0(origin.x + label_w, origin.y + line * 1.2f);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 mouse = ImGui::GetIO().MousePos;
-    const bool show_text = cell >= 2.9f * ImGui::GetFontSize();
+    const bool show_text = cell_fits_number(cell - 2);
 
-    // Tensor labels above each block; token names beside the rows of the first.
+    // Tensor names above each block; shape with axis names and strides below, once for the
+    // step when its tensors share them.
+    bool same = true;
+    for (const TensorRecord& r : s->tensors) same &= r.shape == first.shape && r.strides == first.strides;
+    const float below = grid0.y + L.height * cell + 4;
     for (std::size_t ti = 0; ti < L.tensors.size(); ++ti) {
         const TensorLayout& tl = L.tensors[ti];
         const TensorRecord& rec = s->tensors[ti];
         dl->AddText({grid0.x + tl.x * cell, origin.y}, ImGui::GetColorU32(ImGuiCol_Text), rec.name.c_str());
-        const std::string axes = axes_text(rec, tl.axes, c.head_dim());
-        const std::string strides = "strides " + shape_str(rec.strides) + (rec.offset ? " offset " + std::to_string(rec.offset) : "");
-        const float below = grid0.y + tl.height * cell + 4;
-        dl->AddText({grid0.x + tl.x * cell, below}, ImGui::GetColorU32(ImGuiCol_TextDisabled), axes.c_str());
-        dl->AddText({grid0.x + tl.x * cell, below + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), strides.c_str());
+        if (same && ti > 0) continue;
+        std::string axes = (same && s->tensors.size() > 1 ? "each " : "") + axes_text(rec, tl.axes, c.head_dim());
+        std::string strides = "strides " + shape_str(rec.strides) + (rec.offset ? ", offset " + std::to_string(rec.offset) : "");
+        if (!same) axes = rec.name + " " + shape_str(rec.shape), strides = "";
+        dl->AddText({grid0.x + (same ? 0 : tl.x * cell), below + (same ? 0 : 0)}, ImGui::GetColorU32(ImGuiCol_TextDisabled), axes.c_str());
+        if (!strides.empty())
+            dl->AddText({grid0.x, below + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), strides.c_str());
     }
     if (!L.tensors.empty()) {
         const TensorLayout& tl = L.tensors.front();
@@ -190,11 +199,7 @@ void DrawStage(AppState& st, double now) {
             dl->AddRectFilled(p0, p1, fill, 3.0f);
             if (is_grid(s->op) && cell_at.head >= 0 && tl.axes.size() == 4)
                 dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
-            if (show_text) {
-                const std::string txt = cell_text(v);
-                const ImVec2 ts = ImGui::CalcTextSize(txt.c_str());
-                dl->AddText({(p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f}, text_on(fill), txt.c_str());
-            }
+            if (show_text) cell_label(dl, p0, p1, text_on(fill), cell_text(v));
             if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                 st.hover = Hover{true, st.step, static_cast<int>(ti), static_cast<std::int64_t>(i)};
                 dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 3.0f, 0, 3.0f);
@@ -202,14 +207,14 @@ void DrawStage(AppState& st, double now) {
         }
         if (tl.hidden > 0) {
             const std::string more = "+" + std::to_string(tl.hidden) + " more not drawn";
-            dl->AddText({grid0.x + tl.x * cell, grid0.y + tl.height * cell + 4 + 2 * line},
-                        ImGui::GetColorU32(ImGuiCol_TextDisabled), more.c_str());
+            dl->AddText({grid0.x + tl.x * cell, origin.y + line * 0.0f}, ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                        ("    " + std::string(rec.name.size(), ' ') + more).c_str());
         }
     }
 
     // Memory strip: the first tensor's buffer in address order, coloured by head. It does
     // not change across view, transpose and transpose back: no data moved.
-    float y_mem = grid0.y + L.height * cell + 3.3f * line;
+    float y_mem = grid0.y + L.height * cell + 2.2f * line;
     const TensorRecord& rec = s->tensors.front();
     const TensorLayout& tl = L.tensors.front();
     const std::int64_t n = numel(rec.shape);
@@ -222,10 +227,11 @@ void DrawStage(AppState& st, double now) {
             hi = std::max(hi, offs[i]);
         }
         const std::int64_t span = hi - lo + 1;
-        const float mcell = std::min(cell * 0.75f, (avail.x - label_w) / static_cast<float>(std::max<std::int64_t>(span, 1)));
+        const float mcell = std::min(cell * 0.8f, (avail.x - label_w) / static_cast<float>(std::max<std::int64_t>(span, 1)));
         const std::string title = "memory of buffer " + std::to_string(rec.buffer) + ", " + rec.name + " (addresses " +
                                   std::to_string(lo) + " to " + std::to_string(hi) + ")";
-        dl->AddText({origin.x, y_mem}, ImGui::GetColorU32(ImGuiCol_TextDisabled), title.c_str());
+        dl->AddText({origin.x + label_w, y_mem}, ImGui::GetColorU32(ImGuiCol_TextDisabled), title.c_str());
+        dl->AddText({origin.x, y_mem + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), "memory");
         y_mem += line;
         std::vector<int> at(static_cast<std::size_t>(span), -1);
         for (std::int64_t i = 0; i < n; ++i) at[offs[i] - lo] = static_cast<int>(i);

@@ -42,4 +42,17 @@ void apply_result(AppState& st, ComputeResult r, double now) {
 
 void recompute(AppState& st) { st.computer->request(st.config); }
 
+std::string set_d_out(Config& c, std::int64_t d_out) {
+    c.d_out = d_out;
+    if (c.heads >= 1 && d_out % c.heads == 0) return "";
+    std::int64_t best = 1;
+    for (std::int64_t d : divisors(d_out))
+        if (d <= c.heads) best = d;
+    const std::string why = std::to_string(c.heads) + " heads do not divide D_out = " + std::to_string(d_out) + " (" +
+                            std::to_string(d_out) + " / " + std::to_string(c.heads) + " is not whole); now " +
+                            std::to_string(best) + " heads";
+    c.heads = best;
+    return why;
+}
+
 }  // namespace headsplit::gui

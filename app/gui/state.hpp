@@ -63,5 +63,8 @@ void go_to_step(AppState& st, int s, double now);
 void apply_result(AppState& st, ComputeResult r, double now);
 // Asks for the trace of st.config.
 void recompute(AppState& st);
+// Sets D_out; when the head count no longer divides it, picks the nearest divisor below and
+// returns a one-line notice saying so ("" otherwise).
+std::string set_d_out(Config& c, std::int64_t d_out);
 
 }  // namespace headsplit::gui

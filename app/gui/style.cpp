@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cfloat>
 #include <cstdio>
 
 namespace headsplit::gui {
@@ -53,13 +54,43 @@ std::string cell_text(float v) {
     char buf[32];
     if (std::fabs(v) >= 100.0f) std::snprintf(buf, sizeof buf, "%.0f", v);
     else std::snprintf(buf, sizeof buf, "%.2f", v);
-    return buf;
+    // "-0.52" -> "-.52": the compact style of printed matrices, so numbers fit small cells.
+    std::string s = buf;
+    if (s.rfind("0.", 0) == 0) s.erase(0, 1);
+    else if (s.rfind("-0.", 0) == 0) s.erase(1, 1);
+    if (s == "-.00") s = ".00";
+    return s;
 }
 
 void section_title(const char* text) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogram));
     ImGui::TextUnformatted(text);
     ImGui::PopStyleColor();
+}
+
+}  // namespace headsplit::gui
+
+namespace headsplit::gui {
+
+ImFont* code_font() {
+    ImFontAtlas* a = ImGui::GetIO().Fonts;
+    return a->Fonts.Size > 1 ? a->Fonts[1] : ImGui::GetFont();
+}
+
+ImFont* cell_font() {
+    ImFontAtlas* a = ImGui::GetIO().Fonts;
+    return a->Fonts.Size > 2 ? a->Fonts[2] : ImGui::GetFont();
+}
+
+void cell_label(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, const std::string& text) {
+    ImFont* f = cell_font();
+    const ImVec2 ts = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, text.c_str());
+    dl->AddText(f, f->FontSize, {(p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f}, color, text.c_str());
+}
+
+bool cell_fits_number(float cell) {
+    ImFont* f = cell_font();
+    return cell >= f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, "-.00").x + 5;
 }
 
 }  // namespace headsplit::gui

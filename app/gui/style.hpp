@@ -19,7 +19,15 @@ ImU32 text_on(ImU32 background);
 // "0.52", "-inf", "1.3e+03": short enough for a cell.
 std::string cell_text(float v);
 
-// A label that keeps to one line in a panel of this width.
+// A coloured heading inside a panel.
 void section_title(const char* text);
+
+// The fonts loaded by the window: 0 text, 1 code (monospace), 2 numbers inside cells.
+ImFont* code_font();
+ImFont* cell_font();
+// Draws `text` centred in [p0, p1] with the cell font.
+void cell_label(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, const std::string& text);
+// Whether a cell this wide can hold a number like "-0.52".
+bool cell_fits_number(float cell);
 
 }  // namespace headsplit::gui

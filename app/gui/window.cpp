@@ -1,6 +1,9 @@
 #include "window.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <ctime>
+#include <vector>
 #include <cstdio>
 #include <iostream>
 #include <sys/stat.h>
@@ -57,9 +60,11 @@ void load_fonts(AppState& st) {
     ImFontConfig cfg;
     if (stat(sans, &sb) == 0 && stat(mono, &sb) == 0) {
         io.Fonts->AddFontFromFileTTF(sans, size);
-        io.Fonts->AddFontFromFileTTF(mono, size);  // index 1: code
+        io.Fonts->AddFontFromFileTTF(mono, size);          // index 1: code
+        io.Fonts->AddFontFromFileTTF(sans, size * 0.8f);   // index 2: numbers inside cells
     } else {
         cfg.SizePixels = 13.0f * st.font_scale;  // ImGui's own font, scaled
+        io.Fonts->AddFontDefault(&cfg);
         io.Fonts->AddFontDefault(&cfg);
         io.Fonts->AddFontDefault(&cfg);
     }
@@ -142,8 +147,11 @@ void draw_panels(AppState& st, double now) {
     const float W = size.x, H = size.y;
     const float left = std::min(W * 0.26f, 380.0f * st.font_scale);
     const float right = W * 0.30f;
-    const float timeline_h = ImGui::GetFrameHeightWithSpacing() * 3.2f + 16;
-    const float bottom_h = (H - timeline_h) * 0.42f;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float timeline_h = ImGui::GetFrameHeight() /* title */ + ImGui::GetFrameHeightWithSpacing() /* buttons */ +
+                             ImGui::GetTextLineHeight() * 2 + 10 /* tiles */ + style.ScrollbarSize +
+                             style.WindowPadding.y * 2 + style.ItemSpacing.y * 2;
+    const float bottom_h = (H - timeline_h) * 0.34f;
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                    ImGuiWindowFlags_NoSavedSettings;
     auto place = [&](float x, float y, float w, float h) {

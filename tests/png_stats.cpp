@@ -1,0 +1,39 @@
+// png_stats A.png [B.png]: prints "size W H colours N" for A and, with B, "differ F" (the
+// fraction of pixels that differ). Used by gui_test.sh to judge screenshots.
+#include <cstdio>
+#include <set>
+
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb_image.h>
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: png_stats A.png [B.png]\n");
+        return 2;
+    }
+    int w = 0, h = 0, n = 0;
+    unsigned char* a = stbi_load(argv[1], &w, &h, &n, 4);
+    if (!a) {
+        std::fprintf(stderr, "png_stats: cannot read %s\n", argv[1]);
+        return 1;
+    }
+    std::set<unsigned> colours;
+    for (int i = 0; i < w * h; ++i)
+        colours.insert(a[4 * i] << 16 | a[4 * i + 1] << 8 | a[4 * i + 2]);
+    std::printf("size %d %d colours %zu\n", w, h, colours.size());
+    if (argc > 2) {
+        int w2 = 0, h2 = 0;
+        unsigned char* b = stbi_load(argv[2], &w2, &h2, &n, 4);
+        if (!b || w2 != w || h2 != h) {
+            std::printf("differ 1\n");
+            return 0;
+        }
+        long diff = 0;
+        for (int i = 0; i < w * h * 4; i += 4)
+            diff += a[i] != b[i] || a[i + 1] != b[i + 1] || a[i + 2] != b[i + 2];
+        std::printf("differ %.6f\n", static_cast<double>(diff) / (w * h));
+        stbi_image_free(b);
+    }
+    stbi_image_free(a);
+    return 0;
+}

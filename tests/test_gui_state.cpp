@@ -1,0 +1,110 @@
+// The visualizer's state, driven as the controls drive it, without a window: changing heads
+// changes the shapes on screen; bad values are explained and the last good trace stays.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include "gui/state.hpp"
+#include "headsplit/presets.hpp"
+
+using namespace headsplit;
+using namespace headsplit::gui;
+
+namespace {
+
+AppState make_state() {
+    AppState st;
+    st.config.backend = BackendKind::Cpu;
+    st.computer = std::make_unique<TraceComputer>(false);
+    return st;
+}
+
+// Applies what the computer has finished, waiting for the worker when it is busy.
+void settle(AppState& st) {
+    for (int i = 0; i < 2000; ++i) {
+        if (auto r = st.computer->take()) {
+            apply_result(st, std::move(*r), 0.0);
+            if (!st.computer->busy()) return;
+        }
+        if (!st.computer->busy()) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    FAIL("the computation did not finish");
+}
+
+Shape shape_at(const AppState& st, Op op) {
+    for (const Step& s : st.trace->steps)
+        if (s.op == op) return s.tensors[0].shape;
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("heads 2 -> 3 on D_out 6 changes the shapes shown, keeping the step", "[gui]") {
+    AppState st = make_state();
+    recompute(st);
+    settle(st);
+    REQUIRE(st.trace);
+    st.step = 3;  // transpose
+    CHECK(st.current()->tensors[0].shape == Shape{1, 2, 3, 3});
+    st.config.heads = 3;
+    recompute(st);
+    settle(st);
+    CHECK(st.step == 3);
+    CHECK(st.current()->op == Op::Transpose);
+    CHECK(st.current()->tensors[0].shape == Shape{1, 3, 3, 2});
+    CHECK(shape_at(st, Op::View) == Shape{1, 3, 3, 2});
+    CHECK(st.error.empty());
+}
+
+TEST_CASE("a head count that does not divide D_out cannot be chosen", "[gui]") {
+    Config c;  // D_out 6, 2 heads
+    CHECK(set_d_out(c, 8).empty());  // 2 divides 8
+    CHECK(c.heads == 2);
+    c.heads = 4;
+    const std::string why = set_d_out(c, 6);  // 4 does not divide 6
+    CHECK(c.heads == 3);
+    CHECK(why == "4 heads do not divide D_out = 6 (6 / 4 is not whole); now 3 heads");
+    set_d_out(c, 7);  // prime: only 1 and 7
+    CHECK(c.heads == 1);
+    validate(c);  // whatever was dragged, the config stays valid
+}
+
+TEST_CASE("a refused change is explained and the last good trace stays", "[gui]") {
+    AppState st = make_state();
+    recompute(st);
+    settle(st);
+    const auto good = st.trace;
+    st.config.tokens = {};  // the sentence box emptied
+    recompute(st);
+    settle(st);
+    CHECK(st.trace == good);
+    CHECK(st.error.find("no tokens") != std::string::npos);
+    st.config.tokens = {"a", "b"};
+    recompute(st);
+    settle(st);
+    CHECK(st.error.empty());
+    CHECK(st.trace != good);
+}
+
+TEST_CASE("large traces compute off the UI thread; gpt3 shows shapes only", "[gui]") {
+    AppState st = make_state();
+    st.config = config_from_preset("gpt2-small");
+    st.config.tokens = synthetic_tokens(128);
+    st.config.backend = BackendKind::Cpu;
+    recompute(st);
+    CHECK(st.computer->busy());  // returned at once; the worker computes
+    settle(st);
+    REQUIRE(st.trace);
+    CHECK(st.current()->tensors[0].shape == Shape{1, 128, 768});
+    CHECK_FALSE(st.shapes_only);
+
+    st.config = config_from_preset("gpt3");
+    st.config.backend = BackendKind::Cpu;
+    recompute(st);
+    settle(st);
+    CHECK(st.shapes_only);
+    CHECK(st.notice.find("shapes only") != std::string::npos);
+    CHECK(st.trace->steps[3].tensors[0].shape == Shape{1, 96, 4, 128});
+}
