@@ -48,6 +48,10 @@ int main(int argc, char** argv) {
     cli.add_option("--step", step, "the step to show first (default 0)");
     cli.add_option("--font-scale", font_scale, "text size for a projector, 0.75 to 2.5 (default 1)");
     cli.add_flag("--light", light, "light theme (default dark)");
+    std::string drive, drive_report = "headsplit-drive.json", window_size;
+    cli.add_option("--window", window_size, "window size WxH, e.g. 1920x1080 (default 1600x900)");
+    cli.add_option("--drive", drive, "drive the app for N frames of random changes, keys and resizes (a soak)");
+    cli.add_option("--drive-report", drive_report, "where --drive writes its JSON report (default headsplit-drive.json)");
 
     try {
         cli.parse(argc, argv);
@@ -82,6 +86,15 @@ int main(int argc, char** argv) {
             g.font_scale = static_cast<float>(f);
         }
         g.light = light;
+        if (!drive.empty()) g.drive_frames = static_cast<int>(app::parse_count("--drive", drive, 1, 10000000));
+        g.drive_report = drive_report;
+        if (!window_size.empty()) {
+            const auto x = window_size.find('x');
+            if (x == std::string::npos)
+                throw ConfigError("--window " + window_size + " is not a size; use WxH, e.g. --window 1920x1080");
+            g.width = static_cast<int>(app::parse_count("--window width", window_size.substr(0, x), 320, 16384));
+            g.height = static_cast<int>(app::parse_count("--window height", window_size.substr(x + 1), 240, 16384));
+        }
         return gui::run_gui(g);
     } catch (const ConfigError& e) {
         return fail(2, e.what());

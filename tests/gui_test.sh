@@ -53,6 +53,25 @@ for args in "--mode loop --step 5" "--mode fused --step 2" "--preset journey --s
   [ "${n:-0}" -gt 200 ] || fail "'$args' looks blank ($n colours)"
 done
 
+# A short drive: random control changes, keys and a resize through the app's own paths, then
+# a large trace on the worker. No crash, no GL error, every frame counted. (Frame times are
+# reported, not asserted: machines are noisy.)
+if "$bin" --drive 400 --drive-report "$work/drive.json" 2>"$work/err"; then
+  /usr/bin/python3 - "$work/drive.json" <<'PY' || fail "the drive report: $(cat "$work/drive.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "headsplit-drive"
+assert d["frames"] >= 400, d["frames"]
+assert d["gl_errors"] == 0, d["gl_errors"]
+assert d["control_changes"] > 20, d["control_changes"]
+assert d["while_gpt2_small_T128_computes"]["frames"] >= 1
+print("drive: %d frames, %d control changes, median frame %.1f ms" %
+      (d["frames"], d["control_changes"], d["all_frames"]["median_ms"]))
+PY
+else
+  fail "--drive exited $?: $(cat "$work/err")"
+fi
+
 if [ "$failures" -gt 0 ]; then
   echo "$failures GUI check(s) failed"
   exit 1

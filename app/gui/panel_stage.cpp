@@ -37,8 +37,13 @@ const std::vector<int>& match_of(const Trace& from, int from_step, const Trace& 
     auto it = cache.find(key);
     if (it == cache.end()) {
         if (cache.size() > 64) cache.clear();
-        // Buffers are only comparable within one trace.
-        std::vector<int> m = &from == &to ? match_cells(from.steps[from_step], to.steps[to_step]) : std::vector<int>();
+        // Buffers are only comparable within one trace. Steps too large to draw whole (only a
+        // window of their cells is shown) are not animated: matching them would cost a frame.
+        std::int64_t elements = 0;
+        for (const auto* s : {&from.steps[from_step], &to.steps[to_step]})
+            for (const TensorRecord& t : s->tensors) elements += numel(t.shape);
+        std::vector<int> m = &from == &to && elements <= 20000 ? match_cells(from.steps[from_step], to.steps[to_step])
+                                                                : std::vector<int>();
         it = cache.emplace(key, std::move(m)).first;
     }
     return it->second;

@@ -16,6 +16,7 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <stb_image_write.h>
 
+#include "driver.hpp"
 #include "panels.hpp"
 #include "state.hpp"
 
@@ -162,6 +163,8 @@ void draw_panels(AppState& st, double now) {
     place(0, 0, left, H);
     if (ImGui::Begin("Controls", nullptr, fixed)) DrawControls(st, now);
     ImGui::End();
+    // A change made above is computed at once for teaching sizes: show it in this frame.
+    if (auto r = st.computer->take()) apply_result(st, std::move(*r), now);
 
     place(left, 0, W - left, timeline_h);
     if (ImGui::Begin("Timeline", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) DrawTimeline(st, now);
@@ -214,7 +217,8 @@ int run_gui(const GuiOptions& o) {
         return 1;
     }
     glfwMakeContextCurrent(win);
-    glfwSwapInterval(o.screenshot.empty() ? 1 : 0);
+    const bool unattended = !o.screenshot.empty() || o.drive_frames > 0;
+    glfwSwapInterval(unattended ? 0 : 1);
 
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
@@ -238,10 +242,13 @@ int run_gui(const GuiOptions& o) {
     int exit_code = 0;
     const double started = now_seconds();
     bool placed_step = false;
+    std::unique_ptr<Driver> driver;
+    if (o.drive_frames > 0) driver = std::make_unique<Driver>(o.drive_frames, o.drive_report);
 
     while (!glfwWindowShouldClose(win)) {
-        const bool animating = now_seconds() - st.anim_start < st.anim_seconds;
-        if (o.screenshot.empty() && !animating && !st.playing && !st.computer->busy())
+        const double frame_start = now_seconds();
+        const bool animating = frame_start - st.anim_start < st.anim_seconds;
+        if (!unattended && !animating && !st.playing && !st.computer->busy())
             glfwWaitEventsTimeout(0.1);  // idle: no busy loop on a teacher's laptop
         else
             glfwPollEvents();
@@ -264,6 +271,8 @@ int run_gui(const GuiOptions& o) {
             theme_dark = st.dark;
         }
         apply_fullscreen(st, win, is_full, saved);
+
+        if (driver && !driver->before_frame(st, win, now)) break;
 
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
@@ -305,6 +314,17 @@ int run_gui(const GuiOptions& o) {
             }
         }
         glfwSwapBuffers(win);
+        if (driver) {
+            glFinish();  // the frame is on screen: count its whole cost
+            driver->after_frame(st, (now_seconds() - frame_start) * 1e3, glGetError() != GL_NO_ERROR);
+        }
+    }
+    if (driver) {
+        std::string why;
+        if (!driver->finish(&why)) {
+            std::cerr << "headsplit: " << why << "\n";
+            exit_code = 1;
+        }
     }
 
     st.computer.reset();  // its GL objects die while the context is current

@@ -14,6 +14,8 @@ struct GuiOptions {
     int width = 1600, height = 900;
     float font_scale = 1.0f;
     bool light = false;
+    int drive_frames = 0;      // > 0: drive the app for this many frames (see driver.hpp)
+    std::string drive_report;  // where the driver writes its JSON report
 };
 
 // Exit code: 0, or 1 when no window can be opened (the reason on stderr, one line).

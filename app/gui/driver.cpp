@@ -1,0 +1,166 @@
+#include "driver.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <nlohmann/json.hpp>
+
+#include "headsplit/presets.hpp"
+#include "headsplit/trace_json.hpp"
+
+namespace headsplit::gui {
+
+namespace {
+
+long resident_kb() {
+    long pages_total = 0, pages_resident = 0;
+    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(f, "%ld %ld", &pages_total, &pages_resident) != 2) pages_resident = 0;
+        std::fclose(f);
+    }
+    return pages_resident * 4;
+}
+
+nlohmann::json summary(std::vector<double> ms) {
+    if (ms.empty()) return {{"frames", 0}};
+    std::sort(ms.begin(), ms.end());
+    return {{"frames", ms.size()},
+            {"median_ms", ms[ms.size() / 2]},
+            {"p99_ms", ms[std::min(ms.size() - 1, ms.size() * 99 / 100)]},
+            {"max_ms", ms.back()}};
+}
+
+const char* const kWords[] = {"the", "cat", "sleeps", "on", "a", "warm", "mat", "while", "dogs", "bark",
+                              "your", "journey", "starts", "with", "one", "step"};
+
+}  // namespace
+
+Driver::Driver(int frames, std::string report_path) : frames_(frames), report_(std::move(report_path)), rng_(2026) {}
+
+void Driver::random_change(AppState& st, GLFWwindow* win, double now) {
+    Config& c = st.config;
+    const auto pick = [&](int n) { return static_cast<int>(rng_.next_u64() % static_cast<std::uint64_t>(n)); };
+    switch (pick(14)) {
+        case 0: {
+            const auto divs = divisors(c.d_out);
+            c.heads = divs[pick(static_cast<int>(divs.size()))];
+            break;
+        }
+        case 1: {
+            const std::string why = set_d_out(c, 1 + pick(64));
+            if (!why.empty()) st.notice = why;
+            break;
+        }
+        case 2: c.d_in = 1 + pick(64), c.embeddings.clear(); break;
+        case 3: {
+            c.tokens.clear();
+            const int n = pick(17);  // 0 words: the refused case
+            for (int i = 0; i < n; ++i) c.tokens.push_back(kWords[pick(16)]);
+            c.embeddings.clear();
+            break;
+        }
+        case 4: c.mode = static_cast<Mode>(pick(3)); break;
+        case 5: c.causal = !c.causal; break;
+        case 6: c.dropout = pick(2) ? 0.0 : 0.1 * (1 + pick(5)); break;
+        case 7: c.scale_first = !c.scale_first; break;
+        case 8: c.qkv_bias = !c.qkv_bias; break;
+        case 9: c.out_proj = !c.out_proj; break;
+        case 10: c.seed = static_cast<std::uint64_t>(pick(1000)); break;
+        case 11: c.backend = c.backend == BackendKind::Gl ? BackendKind::Cpu : BackendKind::Gl; break;
+        case 12: {
+            Config p = config_from_preset(pick(2) ? "cat-sleeps" : "journey");
+            p.backend = c.backend;
+            c = p;
+            break;
+        }
+        default: {
+            // Keys through GLFW's callback, as a keyboard would send them.
+            const int keys[] = {GLFW_KEY_RIGHT, GLFW_KEY_LEFT, GLFW_KEY_HOME, GLFW_KEY_END, GLFW_KEY_SPACE};
+            const int key = keys[pick(5)];
+            ImGui_ImplGlfw_KeyCallback(win, key, glfwGetKeyScancode(key), GLFW_PRESS, 0);
+            ImGui_ImplGlfw_KeyCallback(win, key, glfwGetKeyScancode(key), GLFW_RELEASE, 0);
+            ++keys_;
+            return;
+        }
+    }
+    ++changes_;
+    changed_this_frame_ = true;
+    recompute(st);
+    (void)now;
+}
+
+bool Driver::before_frame(AppState& st, GLFWwindow* win, double now) {
+    changed_this_frame_ = false;
+    // Last tenth of the run: a large trace on the worker, frames measured while it computes.
+    if (!big_started_ && frame_ >= frames_ * 9 / 10) {
+        big_started_ = big_phase_ = true;
+        big_started_at_ = now;
+        Config big = config_from_preset("gpt2-small");
+        big.tokens = synthetic_tokens(128);
+        big.backend = st.config.backend;
+        st.config = big;
+        recompute(st);
+    }
+    if (big_phase_ && !st.computer->busy()) {
+        big_phase_ = false;
+        big_compute_s_ = now - big_started_at_;
+    }
+    if (!big_started_) {
+        if (frame_ % 10 == 5) random_change(st, win, now);
+        if (frame_ % 500 == 250) {
+            const int w = 1024 + static_cast<int>(rng_.next_u64() % 577), h = 640 + static_cast<int>(rng_.next_u64() % 261);
+            glfwSetWindowSize(win, w, h);
+            ++resizes_;
+        }
+    }
+    if (frame_ == std::min(1000, frames_ / 5)) rss_warm_kb_ = resident_kb();
+    return frame_ < frames_ || big_phase_;
+}
+
+void Driver::after_frame(const AppState& st, double frame_ms, bool gl_error) {
+    ++frame_;
+    all_ms_.push_back(frame_ms);
+    if (changed_this_frame_ && !st.computer->busy()) {
+        change_ms_.push_back(frame_ms);
+        change_compute_ms_.push_back(st.last_compute_ms);  // the trace's part of that frame
+    }
+    if (big_phase_) big_ms_.push_back(frame_ms);
+    if (!st.error.empty() && changed_this_frame_) ++refused_;
+    gl_errors_ += gl_error;
+    const long rss = resident_kb();
+    rss_peak_kb_ = std::max(rss_peak_kb_, rss);
+    if (!big_started_) rss_end_kb_ = rss;  // before the large trace moves in
+}
+
+bool Driver::finish(std::string* why) const {
+    nlohmann::json r;
+    r["format"] = "headsplit-drive";
+    r["frames"] = frame_;
+    r["control_changes"] = changes_;
+    r["refused_changes"] = refused_;
+    r["key_presses"] = keys_;
+    r["resizes"] = resizes_;
+    r["gl_errors"] = gl_errors_;
+    r["all_frames"] = summary(all_ms_);
+    r["frames_with_a_control_change"] = summary(change_ms_);
+    r["trace_compute_of_those_changes"] = summary(change_compute_ms_);
+    r["while_gpt2_small_T128_computes"] = summary(big_ms_);
+    r["gpt2_small_T128_compute_s"] = big_compute_s_;
+    r["rss_kb"] = {{"after_warmup", rss_warm_kb_},
+                   {"end", rss_end_kb_},
+                   {"peak", rss_peak_kb_},
+                   {"growth_percent", rss_warm_kb_ ? 100.0 * (rss_end_kb_ - rss_warm_kb_) / rss_warm_kb_ : 0.0}};
+    try {
+        write_file_atomically(report_, r.dump(2) + "\n");
+    } catch (const std::exception& e) {
+        *why = e.what();
+        return false;
+    }
+    return true;
+}
+
+}  // namespace headsplit::gui

@@ -1,0 +1,42 @@
+#pragma once
+// Drives the real app for a number of frames, the way a restless class would: random
+// control changes (through the same state functions the Controls panel calls), key presses
+// (through GLFW's key callback, the app's own event path), step jumps and window resizes.
+// Measures every frame and writes a JSON report: frame times, the frames in which a control
+// changed, a phase in which a large trace computes on the worker, resident memory, GL errors.
+#include <string>
+#include <vector>
+
+#include "headsplit/inputs.hpp"
+#include "state.hpp"
+
+struct GLFWwindow;
+
+namespace headsplit::gui {
+
+class Driver {
+public:
+    Driver(int frames, std::string report_path);
+
+    // Before a frame's ImGui work: maybe inject a change. Returns false when done.
+    bool before_frame(AppState& st, GLFWwindow* win, double now);
+    // After the frame was rendered and finished: its wall time.
+    void after_frame(const AppState& st, double frame_ms, bool gl_error);
+    // Writes the report; returns false (with `why`) when it cannot.
+    bool finish(std::string* why) const;
+
+private:
+    void random_change(AppState& st, GLFWwindow* win, double now);
+
+    int frames_, frame_ = 0;
+    std::string report_;
+    Rng rng_;
+    bool changed_this_frame_ = false;
+    bool big_phase_ = false, big_started_ = false;
+    double big_started_at_ = 0, big_compute_s_ = 0;
+    std::vector<double> all_ms_, change_ms_, change_compute_ms_, big_ms_;
+    std::int64_t changes_ = 0, keys_ = 0, resizes_ = 0, gl_errors_ = 0, refused_ = 0;
+    long rss_warm_kb_ = 0, rss_end_kb_ = 0, rss_peak_kb_ = 0;
+};
+
+}  // namespace headsplit::gui
