@@ -139,6 +139,10 @@ void DrawControls(AppState& st, double now) {
     ImGui::Separator();
     if (st.trace) {
         const Config& tc = st.trace->config;
+        if (st.shapes_only)
+            ImGui::TextWrapped("%s: %zu steps, %lld matmuls, shapes only", mode_name(tc.mode), st.trace->steps.size(),
+                               static_cast<long long>(st.trace->total_matmuls()));
+        else
         ImGui::TextWrapped("%s on %s: %zu steps, %lld matmuls, %.2f ms", mode_name(tc.mode),
                            tc.backend == BackendKind::Gl ? st.gl_renderer.c_str() : "CPU (OpenBLAS)",
                            st.trace->steps.size(), static_cast<long long>(st.trace->total_matmuls()), st.last_compute_ms);

@@ -95,6 +95,10 @@ void DrawStage(AppState& st, double now) {
     ImGui::TextWrapped("%s", s->explain.c_str());
     if (st.shapes_only) {
         ImGui::TextColored({0.95f, 0.75f, 0.25f, 1}, "shapes only: this configuration is too large to compute here");
+        ImGui::TextWrapped("%s", parameter_line(c).c_str());
+        ImGui::TextWrapped("each head's %lld x %lld score grid: %s bytes; all heads: %s bytes", static_cast<long long>(c.num_tokens()),
+                           static_cast<long long>(c.num_tokens()), grouped(c.num_tokens() * c.num_tokens() * 4).c_str(),
+                           grouped(c.heads * c.num_tokens() * c.num_tokens() * 4).c_str());
         for (const TensorRecord& t : s->tensors)
             ImGui::BulletText("%s %s  strides %s  %s", t.name.c_str(), shape_str(t.shape).c_str(),
                               shape_str(t.strides).c_str(), storage_name(t.storage));

@@ -69,8 +69,7 @@ void DrawWeightSplit(AppState& st) {
         }
         ImGui::EndTable();
     }
-    ImGui::TextDisabled("attention parameters: 4 x D^2 = %lld for D = %lld (weights of Q, K, V and the output)",
-                        static_cast<long long>(4 * D * D), static_cast<long long>(D));
+    ImGui::TextDisabled("%s", parameter_line(c).c_str());
 
     // W_Q in math layout [D_in, D_out]: column j belongs to head j / head_dim.
     const std::int64_t rows = std::min<std::int64_t>(Di, 12), cols = std::min<std::int64_t>(D, 48);

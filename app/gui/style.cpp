@@ -88,6 +88,23 @@ void cell_label(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, const std::st
     dl->AddText(f, f->FontSize, {(p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f}, color, text.c_str());
 }
 
+std::string grouped(std::int64_t n) {
+    std::string digits = std::to_string(n), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+std::string parameter_line(const Config& c) {
+    const std::int64_t per_layer = 3 * c.d_in * c.d_out + (c.out_proj ? c.d_out * c.d_out : 0);
+    std::string s = "attention weights per layer: 3 x " + std::to_string(c.d_in) + " x " + std::to_string(c.d_out) +
+                    (c.out_proj ? " + " + std::to_string(c.d_out) + "^2" : "") + " = " + grouped(per_layer);
+    if (c.preset == "gpt3" && c.d_out == 12288) s += "; x 96 layers = " + grouped(96 * per_layer) + " (about a third of 175B)";
+    return s;
+}
+
 bool cell_fits_number(float cell) {
     ImFont* f = cell_font();
     return cell >= f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, "-.00").x + 5;

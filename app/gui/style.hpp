@@ -4,6 +4,8 @@
 
 #include <imgui.h>
 
+#include "headsplit/config.hpp"
+
 namespace headsplit::gui {
 
 // A distinct colour per head (cycling after 10), readable on dark and light themes.
@@ -27,6 +29,11 @@ ImFont* code_font();
 ImFont* cell_font();
 // Draws `text` centred in [p0, p1] with the cell font.
 void cell_label(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, const std::string& text);
+// "603,979,776": thousands separated, for parameter counts.
+std::string grouped(std::int64_t n);
+// One line on the layer's attention weights: 3·D_in·D_out + D_out² (and GPT-3's 96 layers).
+std::string parameter_line(const Config& c);
+
 // Whether a cell this wide can hold a number like "-0.52".
 bool cell_fits_number(float cell);
 
