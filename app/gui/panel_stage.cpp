@@ -2,7 +2,8 @@
 // they stood in the previous step; below, the buffer as it lies in memory.
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <list>
+#include <memory>
 
 #include <imgui.h>
 
@@ -14,39 +15,52 @@ namespace headsplit::gui {
 
 namespace {
 
-// Layouts and matches depend only on (trace, step): computed once, not every frame.
-struct Cached {
-    StepLayout layout;
-    std::vector<int> match;  // from the animation's start step
+// Layouts and matches depend only on (trace, step): computed once, not every frame. The
+// cache holds weak pointers, so a trace freed and another allocated at its address is a miss.
+template <class Value>
+struct TraceCache {
+    struct Entry {
+        std::weak_ptr<const Trace> a, b;
+        int step_a, step_b;
+        Value value;
+    };
+    // A list: references stay valid while others are added; the most recent use is last, so
+    // eviction takes the least recently used and never what this frame just looked up.
+    std::list<Entry> entries;
+
+    Value* find(const std::shared_ptr<const Trace>& a, int sa, const std::shared_ptr<const Trace>& b, int sb) {
+        for (auto it = entries.begin(); it != entries.end(); ++it)
+            if (it->step_a == sa && it->step_b == sb && it->a.lock() == a && it->b.lock() == b) {
+                entries.splice(entries.end(), entries, it);
+                return &entries.back().value;
+            }
+        return nullptr;
+    }
+    Value& add(const std::shared_ptr<const Trace>& a, int sa, const std::shared_ptr<const Trace>& b, int sb, Value v) {
+        if (entries.size() >= 32) entries.pop_front();
+        entries.push_back({a, b, sa, sb, std::move(v)});
+        return entries.back().value;
+    }
 };
 
-const StepLayout& layout_of(const Trace& tr, int step) {
-    static std::map<std::pair<const Trace*, int>, StepLayout> cache;
-    const auto key = std::make_pair(&tr, step);
-    auto it = cache.find(key);
-    if (it == cache.end()) {
-        if (cache.size() > 64) cache.clear();
-        it = cache.emplace(key, layout_step(tr.steps[step], tr.config.heads, tr.config.head_dim())).first;
-    }
-    return it->second;
+const StepLayout& layout_of(const std::shared_ptr<const Trace>& tr, int step) {
+    static TraceCache<StepLayout> cache;
+    if (StepLayout* hit = cache.find(tr, step, tr, step)) return *hit;
+    return cache.add(tr, step, tr, step, layout_step(tr->steps[step], tr->config.heads, tr->config.head_dim()));
 }
 
-const std::vector<int>& match_of(const Trace& from, int from_step, const Trace& to, int to_step) {
-    static std::map<std::tuple<const Trace*, int, const Trace*, int>, std::vector<int>> cache;
-    const auto key = std::make_tuple(&from, from_step, &to, to_step);
-    auto it = cache.find(key);
-    if (it == cache.end()) {
-        if (cache.size() > 64) cache.clear();
-        // Buffers are only comparable within one trace. Steps too large to draw whole (only a
-        // window of their cells is shown) are not animated: matching them would cost a frame.
-        std::int64_t elements = 0;
-        for (const auto* s : {&from.steps[from_step], &to.steps[to_step]})
-            for (const TensorRecord& t : s->tensors) elements += numel(t.shape);
-        std::vector<int> m = &from == &to && elements <= 20000 ? match_cells(from.steps[from_step], to.steps[to_step])
-                                                                : std::vector<int>();
-        it = cache.emplace(key, std::move(m)).first;
-    }
-    return it->second;
+const std::vector<int>& match_of(const std::shared_ptr<const Trace>& from, int from_step,
+                                 const std::shared_ptr<const Trace>& to, int to_step) {
+    static TraceCache<std::vector<int>> cache;
+    if (std::vector<int>* hit = cache.find(from, from_step, to, to_step)) return *hit;
+    // Buffers are only comparable within one trace. Steps too large to draw whole (only a
+    // window of their cells is shown) are not animated: matching them would cost a frame.
+    std::int64_t elements = 0;
+    for (const auto* s : {&from->steps[from_step], &to->steps[to_step]})
+        for (const TensorRecord& t : s->tensors) elements += numel(t.shape);
+    std::vector<int> m = from == to && elements <= 20000 ? match_cells(from->steps[from_step], to->steps[to_step])
+                                                        : std::vector<int>();
+    return cache.add(from, from_step, to, to_step, std::move(m));
 }
 
 const char* memory_words(Storage s) {
@@ -105,11 +119,11 @@ void DrawStage(AppState& st, double now) {
         return;
     }
 
-    const StepLayout& L = layout_of(tr, st.step);
+    const StepLayout& L = layout_of(st.trace, st.step);
     const float t_anim = std::clamp(static_cast<float>((now - st.anim_start) / st.anim_seconds), 0.0f, 1.0f);
     const bool animating = t_anim < 1.0f && st.from_trace && st.from_step < static_cast<int>(st.from_trace->steps.size());
-    const StepLayout* FL = animating ? &layout_of(*st.from_trace, st.from_step) : nullptr;
-    const std::vector<int>* match = animating ? &match_of(*st.from_trace, st.from_step, tr, st.step) : nullptr;
+    const StepLayout* FL = animating ? &layout_of(st.from_trace, st.from_step) : nullptr;
+    const std::vector<int>* match = animating ? &match_of(st.from_trace, st.from_step, st.trace, st.step) : nullptr;
     // Cells of the start step, flattened the way match_cells counts them.
     std::vector<const Cell*> from_cells;
     if (FL)
