@@ -75,13 +75,33 @@ private:
     Clock::time_point start_;
 };
 
+// The buffers of one configuration on one backend. A forward pass makes the same sequence
+// of uploads and allocations every time, so the i-th of a later run reuses the i-th buffer
+// of the first: constants (x, weights, the dropout mask) are uploaded once, activations are
+// allocated once.
+struct Resources {
+    std::vector<int> constants, activations;
+    std::size_t next_constant = 0, next_activation = 0;
+    void rewind() { next_constant = next_activation = 0; }
+};
+
 // One forward pass. Names follow the teaching code: queries, keys, values, attn_scores,
 // attn_weights, context_vec.
 class Forward {
 public:
-    Forward(const Config& c, const Inputs& in, const Weights& w, Backend& be, std::vector<Step>& steps, bool values)
-        : c_(c), in_(in), w_(w), be_(be), rec_(be, steps, values), values_(values),
+    Forward(const Config& c, const Inputs& in, const Weights& w, Backend& be, Resources& res, std::vector<Step>& steps,
+            bool values)
+        : c_(c), in_(in), w_(w), be_(be), res_(res), rec_(be, steps, values), values_(values),
           B(c.batch), T(c.num_tokens()), Di(c.d_in), D(c.d_out), H(c.heads), hd(c.head_dim()) {}
+
+    // Q, K, V only (the bench's "projections" stage): one matmul each, one fused, or 3 per head.
+    void run_projections() {
+        input();
+        if (c_.mode == Mode::Fused) project_fused();
+        else if (c_.mode == Mode::Split) project_split();
+        else
+            for (std::int64_t h = 0; h < H; ++h) project_head(h, upload_qkv());
+    }
 
     void run() {
         input();
@@ -122,12 +142,28 @@ private:
         return l;
     }
 
-    int upload(const std::vector<float>& data) {
+    // A constant: made and uploaded on the first run only.
+    template <class Make>
+    int upload_made(Make make) {
+        if (res_.next_constant < res_.constants.size()) return res_.constants[res_.next_constant++];
+        const std::vector<float> data = make();
         const int id = be_.create_buffer(static_cast<std::int64_t>(data.size()));
         be_.write(id, data);
+        res_.constants.push_back(id);
+        ++res_.next_constant;
         return id;
     }
-    int alloc(const Shape& shape) { return be_.create_buffer(numel(shape)); }
+    int upload(const std::vector<float>& data) {
+        return upload_made([&] { return data; });
+    }
+    // An activation buffer: allocated on the first run, reused after.
+    int alloc(const Shape& shape) {
+        if (res_.next_activation < res_.activations.size()) return res_.activations[res_.next_activation++];
+        const int id = be_.create_buffer(numel(shape));
+        res_.activations.push_back(id);
+        ++res_.next_activation;
+        return id;
+    }
 
     // A [B, T, n] tensor looked at as the 2-D [B*T, n] matrix the projection multiplies.
     static TensorDesc rows(const TensorDesc& t) { return view(t, {t.shape[0] * t.shape[1], t.shape[2]}); }
@@ -172,17 +208,17 @@ private:
     // ---- steps 1-2 (fused): qkv = x @ W_qkv^T, one D_in x 3*D_out matmul, then chunk ----
     Qkv project_fused() {
         // W_qkv is W_query, W_key, W_value stacked row-wise ([3*D_out, D_in] in nn.Linear layout).
-        std::vector<float> w_qkv(w_.w_query);
-        w_qkv.insert(w_qkv.end(), w_.w_key.begin(), w_.w_key.end());
-        w_qkv.insert(w_qkv.end(), w_.w_value.begin(), w_.w_value.end());
-        const TensorDesc w = contiguous(upload(w_qkv), {3 * D, Di});
+        auto stack = [](const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v) {
+            std::vector<float> all(q);
+            all.insert(all.end(), k.begin(), k.end());
+            all.insert(all.end(), v.begin(), v.end());
+            return all;
+        };
+        const TensorDesc w =
+            contiguous(upload_made([&] { return stack(w_.w_query, w_.w_key, w_.w_value); }), {3 * D, Di});
         TensorDesc b;
-        if (c_.qkv_bias) {
-            std::vector<float> b_qkv(w_.b_query);
-            b_qkv.insert(b_qkv.end(), w_.b_key.begin(), w_.b_key.end());
-            b_qkv.insert(b_qkv.end(), w_.b_value.begin(), w_.b_value.end());
-            b = contiguous(upload(b_qkv), {3 * D});
-        }
+        if (c_.qkv_bias)
+            b = contiguous(upload_made([&] { return stack(w_.b_query, w_.b_key, w_.b_value); }), {3 * D});
         rec_.begin(Op::Project);
         const TensorDesc qkv = contiguous(alloc({B, T, 3 * D}), {B, T, 3 * D});
         be_.matmul(rows(x_), w, true, c_.qkv_bias ? &b : nullptr, rows(qkv));
@@ -299,21 +335,20 @@ private:
     }
 
     TensorDesc dropout(const TensorDesc& weights, int head) {
-        // Each head in loop mode draws from its own stream, so loop and the batched modes
-        // drop the same cells: the mask is always cut from one [B, H, T, T] draw.
-        const std::int64_t per_head = T * T;
-        std::vector<float> keep_all =
-            values_ ? make_dropout_mask(c_.seed, B * H * per_head, c_.dropout) : std::vector<float>();
-        std::vector<float> keep;
-        if (head < 0 || !values_) {
-            keep = std::move(keep_all);
-        } else {
+        // The mask is cut from one [B, H, T, T] draw, so loop mode's heads drop the same cells
+        // as the batched modes.
+        const TensorDesc mask = contiguous(upload_made([&] {
+            const std::int64_t per_head = T * T;
+            std::vector<float> keep_all =
+                values_ ? make_dropout_mask(c_.seed, B * H * per_head, c_.dropout) : std::vector<float>();
+            if (head < 0 || !values_) return keep_all;
+            std::vector<float> keep;
             for (std::int64_t b = 0; b < B; ++b) {
                 auto first = keep_all.begin() + (b * H + head) * per_head;
                 keep.insert(keep.end(), first, first + per_head);
             }
-        }
-        const TensorDesc mask = contiguous(upload(keep), weights.shape);
+            return keep;
+        }), weights.shape);
         rec_.begin(Op::Dropout, head);
         const TensorDesc out = contiguous(alloc(weights.shape), weights.shape);
         be_.multiply(weights, mask, static_cast<float>(1.0 / (1.0 - c_.dropout)), out);
@@ -350,28 +385,37 @@ private:
     }
 
     // ---- loop mode: per head h, three [D_in, hd] matmuls and its own attention; concat ---
+    struct QkvLinears {
+        Linear q, k, v;
+    };
+    QkvLinears upload_qkv() {
+        return {upload_linear(w_.w_query, w_.b_query, D, Di), upload_linear(w_.w_key, w_.b_key, D, Di),
+                upload_linear(w_.w_value, w_.b_value, D, Di)};
+    }
+
+    // Head h's three small projections (loop mode).
+    Qkv project_head(std::int64_t h, const QkvLinears& w) {
+        const int head = static_cast<int>(h);
+        const Linear hq = w.q.head(h, hd), hk = w.k.head(h, hd), hv = w.v.head(h, hd);
+        rec_.begin(Op::Project, head);
+        Qkv t{contiguous(alloc({B, T, hd}), {B, T, hd}), contiguous(alloc({B, T, hd}), {B, T, hd}),
+              contiguous(alloc({B, T, hd}), {B, T, hd})};
+        be_.matmul(rows(x_), hq.w, true, hq.bias(), rows(t.q));
+        be_.matmul(rows(x_), hk.w, true, hk.bias(), rows(t.k));
+        be_.matmul(rows(x_), hv.w, true, hv.bias(), rows(t.v));
+        rec_.computed(3, 3 * 2.0 * B * T * Di * hd);
+        record_qkv(t, Storage::New);
+        rec_.end("queries = self.heads[" + std::to_string(h) + "].W_query(x)  # keys, values alike",
+                 "Head " + std::to_string(h) + " runs its own three small matmuls: x " + shape_str(x_.shape) +
+                     " times its " + std::to_string(Di) + " x " + std::to_string(hd) +
+                     " slices of W_query, W_key and W_value.");
+        return t;
+    }
+
     TensorDesc loop_heads() {
-        const Linear wq = upload_linear(w_.w_query, w_.b_query, D, Di);
-        const Linear wk = upload_linear(w_.w_key, w_.b_key, D, Di);
-        const Linear wv = upload_linear(w_.w_value, w_.b_value, D, Di);
+        const QkvLinears w = upload_qkv();
         std::vector<TensorDesc> outputs;
-        for (std::int64_t h = 0; h < H; ++h) {
-            const int head = static_cast<int>(h);
-            const Linear hq = wq.head(h, hd), hk = wk.head(h, hd), hv = wv.head(h, hd);
-            rec_.begin(Op::Project, head);
-            Qkv t{contiguous(alloc({B, T, hd}), {B, T, hd}), contiguous(alloc({B, T, hd}), {B, T, hd}),
-                  contiguous(alloc({B, T, hd}), {B, T, hd})};
-            be_.matmul(rows(x_), hq.w, true, hq.bias(), rows(t.q));
-            be_.matmul(rows(x_), hk.w, true, hk.bias(), rows(t.k));
-            be_.matmul(rows(x_), hv.w, true, hv.bias(), rows(t.v));
-            rec_.computed(3, 3 * 2.0 * B * T * Di * hd);
-            record_qkv(t, Storage::New);
-            rec_.end("queries = self.heads[" + std::to_string(h) + "].W_query(x)  # keys, values alike",
-                     "Head " + std::to_string(h) + " runs its own three small matmuls: x " + shape_str(x_.shape) +
-                         " times its " + std::to_string(Di) + " x " + std::to_string(hd) +
-                         " slices of W_query, W_key and W_value.");
-            outputs.push_back(attention(t, head));
-        }
+        for (std::int64_t h = 0; h < H; ++h) outputs.push_back(attention(project_head(h, w), static_cast<int>(h)));
 
         rec_.begin(Op::Concat);
         const int buf = alloc({B, T, D});
@@ -403,6 +447,7 @@ private:
     const Inputs& in_;
     const Weights& w_;
     Backend& be_;
+    Resources& res_;
     Recorder rec_;
     const bool values_;  // false: plan() walks the steps for their shapes, computing nothing
     const std::int64_t B, T, Di, D, H, hd;
@@ -476,17 +521,48 @@ void check_memory_budget(const Config& c) {
                       "; use fewer tokens or a smaller D_out, or raise --memory-budget");
 }
 
-Trace run(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend) {
+struct Runner::State {
+    Config config;
+    const Inputs& inputs;
+    const Weights& weights;
+    Backend& backend;
+    Resources resources;
+};
+
+Runner::Runner(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend) {
     validate(config);
     check_memory_budget(config);
     check_sizes(config, inputs, weights);
-    Trace trace;
-    trace.config = config;
-    trace.inputs = inputs;
-    trace.weights = weights;
     backend.release_buffers();
-    Forward(config, inputs, weights, backend, trace.steps, true).run();
+    state_ = std::make_unique<State>(State{config, inputs, weights, backend, {}});
+}
+
+Runner::~Runner() = default;
+
+Trace Runner::run(const RunOptions& options) {
+    State& st = *state_;
+    Trace trace;
+    trace.config = st.config;
+    if (options.record_values) {
+        trace.inputs = st.inputs;
+        trace.weights = st.weights;
+    }
+    st.resources.rewind();
+    Forward f(st.config, st.inputs, st.weights, st.backend, st.resources, trace.steps, options.record_values);
+    if (options.projections_only) f.run_projections();
+    else f.run();
+    if (!options.record_values && !trace.steps.empty()) {
+        // The result, read back once at the end.
+        TensorRecord& out = trace.steps.back().tensors.back();
+        std::vector<float> buffer;
+        st.backend.read(out.buffer, buffer);
+        out.data = gather(buffer, TensorDesc{out.buffer, out.offset, out.shape, out.strides});
+    }
     return trace;
+}
+
+Trace run(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend) {
+    return Runner(config, inputs, weights, backend).run();
 }
 
 namespace {
@@ -521,7 +597,8 @@ Trace plan(const Config& config) {
     // Sized but empty weights would cost D^2 floats; the walk never reads them.
     Inputs inputs;
     Weights weights;
-    Forward(config, inputs, weights, backend, trace.steps, false).run();
+    Resources resources;
+    Forward(config, inputs, weights, backend, resources, trace.steps, false).run();
     for (Step& s : trace.steps) s.ms = 0;
     return trace;
 }

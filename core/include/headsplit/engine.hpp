@@ -1,6 +1,7 @@
 #pragma once
 // One function from (config, inputs, weights, backend) to a Trace.
 #include <cstdint>
+#include <memory>
 
 #include "headsplit/backend.hpp"
 #include "headsplit/config.hpp"
@@ -8,6 +9,33 @@
 #include "headsplit/trace.hpp"
 
 namespace headsplit {
+
+struct RunOptions {
+    // false: steps keep their ops, shapes, counts and times but no values, except the final
+    // tensor (the output); no readbacks during the pass. What the bench times.
+    bool record_values = true;
+    // Stop after the Q, K, V projections (the bench's "projections" stage).
+    bool projections_only = false;
+};
+
+// A configuration ready to run again and again on one backend: the constants (x, weights,
+// dropout mask) are uploaded by the first run and the activation buffers allocated by it;
+// later runs reuse both.
+class Runner {
+public:
+    // Validates the config and the memory budget (ConfigError); keeps references to
+    // `inputs`, `weights` and `backend`, which must outlive it.
+    Runner(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend);
+    ~Runner();
+    Runner(const Runner&) = delete;
+    Runner& operator=(const Runner&) = delete;
+
+    Trace run(const RunOptions& options = {});
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
 
 // Runs multi-head self-attention as config.mode says (loop | split | fused) on `backend`
 // and records every step. Validates the config and the memory budget first (ConfigError).
