@@ -10,6 +10,7 @@
 
 #include "headsplit/config.hpp"
 #include "headsplit/gl_backend.hpp"
+#include "bench_command.hpp"
 #include "gui/window.hpp"
 #include "kernels_command.hpp"
 #include "trace_command.hpp"
@@ -39,6 +40,8 @@ int main(int argc, char** argv) {
     trace.add_to(cli);
     app::KernelsCommand kernels;
     kernels.add_to(cli);
+    app::BenchCommand bench;
+    bench.add_to(cli);
     // No subcommand: the visualizer, on the same OPTIONS (GL backend unless told otherwise).
     app::ConfigOptions gui_config;
     app::add_config_options(cli, gui_config);
@@ -73,6 +76,7 @@ int main(int argc, char** argv) {
     try {
         if (cli.got_subcommand("trace")) return trace.run();
         if (cli.got_subcommand("kernels")) return kernels.run();
+        if (cli.got_subcommand("bench")) return bench.run();
         gui::GuiOptions g;
         if (gui_config.backend.empty()) gui_config.backend = "gl";
         g.config = app::make_config(gui_config);

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <thread>
 #include <stdexcept>
 
 #include <xtensor/xadapt.hpp>
@@ -53,6 +54,24 @@ auto strided(std::vector<float>& buf, const TensorDesc& t) {
     // xtensor sizes an adapted buffer by its element count; the strides reach the rest.
     return xt::adapt(buf.data() + t.offset, static_cast<std::size_t>(t.numel()), xt::no_ownership(), shape, strides);
 }
+
+// Runs body(first, last) over [0, n) rows in up to two threads (this machine's cores; the
+// same thread count OpenBLAS uses), serially when the work is small.
+template <class Body>
+void parallel_rows(std::int64_t n, std::int64_t work_per_row, Body body) {
+    const unsigned hw = std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
+    if (hw == 1 || n * work_per_row < (1 << 16)) {
+        body(std::int64_t{0}, n);
+        return;
+    }
+    const std::int64_t half = n / 2;
+    std::thread other([&] { body(half, n); });
+    body(std::int64_t{0}, half);
+    other.join();
+}
+
+// Row-major without gaps: the engine's score grids always are, so these take plain loops.
+bool dense(const TensorDesc& t) { return t.is_contiguous(); }
 
 class CpuBackend final : public Backend {
 public:
@@ -114,36 +133,70 @@ public:
     }
 
     void causal_mask(const TensorDesc& scores) override {
-        auto s = strided(buffers_.at(scores.buffer), scores);
-        const std::size_t r = s.dimension();
-        const std::size_t rows = s.shape()[r - 2], cols = s.shape()[r - 1];
-        const float ninf = -std::numeric_limits<float>::infinity();
-        // [T, T] lower-triangular pattern, broadcast over the leading dims.
-        xt::xtensor<bool, 2> future = xt::zeros<bool>(std::array<std::size_t, 2>{rows, cols});
-        for (std::size_t i = 0; i < rows; ++i)
-            for (std::size_t j = i + 1; j < cols; ++j) future(i, j) = true;
-        s = xt::where(future, ninf, s);
         ++stats_.dispatches;
+        const std::int64_t rows = scores.shape[scores.rank() - 2], cols = scores.shape.back();
+        const float ninf = -std::numeric_limits<float>::infinity();
+        if (dense(scores)) {
+            // Row i of every [T, T] grid: columns after i become -inf.
+            float* base = buffers_.at(scores.buffer).data() + scores.offset;
+            parallel_rows(scores.numel() / cols, cols, [&](std::int64_t r0, std::int64_t r1) {
+                for (std::int64_t r = r0; r < r1; ++r) {
+                    const std::int64_t i = r % rows;
+                    if (i + 1 < cols) std::fill(base + r * cols + i + 1, base + (r + 1) * cols, ninf);
+                }
+            });
+            return;
+        }
+        auto s = strided(buffers_.at(scores.buffer), scores);
+        xt::xtensor<bool, 2> future = xt::zeros<bool>(std::array<std::size_t, 2>{static_cast<std::size_t>(rows), static_cast<std::size_t>(cols)});
+        for (std::int64_t i = 0; i < rows; ++i)
+            for (std::int64_t j = i + 1; j < cols; ++j) future(i, j) = true;
+        s = xt::where(future, ninf, s);
     }
 
     void scale(const TensorDesc& t, float factor) override {
+        ++stats_.dispatches;
+        if (dense(t)) {
+            float* p = buffers_.at(t.buffer).data() + t.offset;
+            parallel_rows(t.numel(), 1, [&](std::int64_t a, std::int64_t b) {
+                for (std::int64_t i = a; i < b; ++i) p[i] *= factor;
+            });
+            return;
+        }
         auto s = strided(buffers_.at(t.buffer), t);
         s *= factor;
-        ++stats_.dispatches;
     }
 
     void softmax(const TensorDesc& in, const TensorDesc& out) override {
-        auto x = strided(buffers_.at(in.buffer), in);
-        auto y = strided(buffers_.at(out.buffer), out);
-        const std::size_t last = x.dimension() - 1;
-        // Subtract the row max first so exp never overflows; -inf becomes exactly 0.
-        // Both reductions are evaluated before use: xtensor 0.24 broadcasts a lazy
-        // keep_dims reducer over a strided adaptor wrongly (rows get other rows' maxima).
-        const auto row_max = xt::eval(xt::amax(x, {last}, xt::keep_dims));
-        y = xt::exp(x - row_max);
-        const auto row_sum = xt::eval(xt::sum(y, {last}, xt::keep_dims));
-        y /= row_sum;
         ++stats_.dispatches;
+        const std::int64_t cols = in.shape.back();
+        if (dense(in) && dense(out)) {
+            const float* x = buffers_.at(in.buffer).data() + in.offset;
+            float* y = buffers_.at(out.buffer).data() + out.offset;
+            parallel_rows(in.numel() / cols, cols * 8, [&](std::int64_t r0, std::int64_t r1) {
+                for (std::int64_t r = r0; r < r1; ++r) {
+                    const float* xr = x + r * cols;
+                    float* yr = y + r * cols;
+                    // pass 1: the row max, so exp never overflows; pass 2: exp and sum
+                    // (-inf gives exactly 0); pass 3: normalise.
+                    const float mx = *std::max_element(xr, xr + cols);
+                    float sum = 0;
+                    for (std::int64_t j = 0; j < cols; ++j) sum += (yr[j] = std::exp(xr[j] - mx));
+                    const float inv = 1.0f / sum;
+                    for (std::int64_t j = 0; j < cols; ++j) yr[j] *= inv;
+                }
+            });
+            return;
+        }
+        auto xs = strided(buffers_.at(in.buffer), in);
+        auto ys = strided(buffers_.at(out.buffer), out);
+        const std::size_t last = xs.dimension() - 1;
+        // Both reductions are evaluated before use: xtensor 0.24 broadcasts a lazy keep_dims
+        // reducer over a strided adaptor wrongly (rows get other rows' maxima).
+        const auto row_max = xt::eval(xt::amax(xs, {last}, xt::keep_dims));
+        ys = xt::exp(xs - row_max);
+        const auto row_sum = xt::eval(xt::sum(ys, {last}, xt::keep_dims));
+        ys /= row_sum;
     }
 
     void multiply(const TensorDesc& a, const TensorDesc& b, float factor, const TensorDesc& out) override {

@@ -1,0 +1,18 @@
+#pragma once
+// `headsplit bench`: loop, split and fused side by side, projections and whole forward,
+// with and without the trace, on the CPU and GL backends; ratios; JSON; PyTorch alongside.
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace headsplit::app {
+
+struct BenchCommand {
+    std::string preset, tokens, backend = "all", repeat = "5", json_path;
+    bool vs_torch = false;
+
+    void add_to(CLI::App& parent);
+    int run() const;
+};
+
+}  // namespace headsplit::app

@@ -1,0 +1,90 @@
+#include "headsplit/bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "embedded.hpp"
+#include "headsplit/engine.hpp"
+
+namespace headsplit {
+
+const char* stage_name(Stage s) {
+    switch (s) {
+        case Stage::Projections: return "projections";
+        case Stage::Forward: return "forward";
+        case Stage::ForwardTraced: return "forward_traced";
+    }
+    return "?";
+}
+
+std::string_view embedded_asset(std::string_view name) { return headsplit_asset(name); }
+
+BenchResult bench_one(const Config& config, const Inputs& in, const Weights& w, Mode mode, Stage stage, Backend& backend,
+                      int repeat) {
+    Config c = config;
+    c.mode = mode;
+    Runner runner(c, in, w, backend);
+    RunOptions options;
+    options.record_values = stage == Stage::ForwardTraced;
+    options.projections_only = stage == Stage::Projections;
+    BenchResult r;
+    r.preset = c.preset;
+    r.tokens = c.num_tokens();
+    r.backend = backend.name();
+    r.mode = mode;
+    r.stage = stage;
+    runner.run(options);  // warm-up: uploads the constants, allocates the buffers
+    std::vector<double> ms, gemm_ms;
+    for (int i = 0; i < repeat; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const Trace t = runner.run(options);
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        double g = 0;
+        std::int64_t matmuls = 0, dispatches = 0;
+        double flops = 0;
+        for (const Step& s : t.steps) {
+            if (s.matmuls > 0) g += s.ms;
+            matmuls += s.matmuls;
+            dispatches += s.stats.dispatches;
+            flops += s.flops;
+        }
+        gemm_ms.push_back(g);
+        r.matmuls = matmuls;
+        r.dispatches = dispatches;
+        r.flops = flops;
+    }
+    std::sort(ms.begin(), ms.end());
+    std::sort(gemm_ms.begin(), gemm_ms.end());
+    r.median_ms = ms[ms.size() / 2];
+    r.min_ms = ms.front();
+    r.max_ms = ms.back();
+    r.gemm_median_ms = gemm_ms[gemm_ms.size() / 2];
+    return r;
+}
+
+std::string bench_json(const std::vector<BenchResult>& results, const std::string& extra) {
+    nlohmann::json doc;
+    doc["format"] = "headsplit-bench";
+    doc["version"] = 1;
+    nlohmann::json rows = nlohmann::json::array();
+    for (const BenchResult& r : results)
+        rows.push_back({{"preset", r.preset},
+                        {"tokens", r.tokens},
+                        {"backend", r.backend},
+                        {"mode", mode_name(r.mode)},
+                        {"stage", stage_name(r.stage)},
+                        {"median_ms", r.median_ms},
+                        {"min_ms", r.min_ms},
+                        {"max_ms", r.max_ms},
+                        {"matmuls", r.matmuls},
+                        {"dispatches", r.dispatches},
+                        {"gflops", r.gflops()},
+                        {"gemm_median_ms", r.gemm_median_ms}});
+    doc["results"] = rows;
+    if (!extra.empty()) doc["vs_torch"] = nlohmann::json::parse(extra);
+    return doc.dump(2) + "\n";
+}
+
+}  // namespace headsplit
