@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
     cli.add_option("--step", step, "the step to show first (default 0)");
     cli.add_option("--font-scale", font_scale, "text size for a projector, 0.75 to 2.5 (default 1)");
     cli.add_flag("--light", light, "light theme (default dark)");
-    std::string drive, drive_report = "headsplit-drive.json", window_size;
+    std::string drive, drive_report = "headsplit-drive.json", window_size, tab = "heatmaps";
+    cli.add_option("--tab", tab, "bottom panel to show: heatmaps | weights | why (why measures the shape at once)");
     cli.add_option("--window", window_size, "window size WxH, e.g. 1920x1080 (default 1600x900)");
     cli.add_option("--drive", drive, "drive the app for N frames of random changes, keys and resizes (a soak)");
     cli.add_option("--drive-report", drive_report, "where --drive writes its JSON report (default headsplit-drive.json)");
@@ -92,6 +93,9 @@ int main(int argc, char** argv) {
         g.light = light;
         if (!drive.empty()) g.drive_frames = static_cast<int>(app::parse_count("--drive", drive, 1, 10000000));
         g.drive_report = drive_report;
+        if (tab != "heatmaps" && tab != "weights" && tab != "why")
+            throw ConfigError("--tab " + tab + " is not a panel; use heatmaps, weights or why");
+        g.tab = tab;
         if (!window_size.empty()) {
             const auto x = window_size.find('x');
             if (x == std::string::npos)

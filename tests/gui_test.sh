@@ -45,7 +45,7 @@ grep -q "heads that divide 6: 1, 2, 3, 6" "$work/err" || fail "--heads 4 said: $
 [ ! -e "$work/h4.png" ] || fail "--heads 4 left a screenshot behind"
 
 # The other modes, the journey preset, and a large trace computed off the UI thread.
-for args in "--mode loop --step 5" "--mode fused --step 2" "--preset journey --step 7" \
+for args in "--mode loop --step 5 --tab weights" "--tab why --backend cpu" "--mode fused --step 2" "--preset journey --step 7" \
             "--preset gpt2-small --tokens 128 --step 7" "--preset gpt3 --step 3" "--backend cpu --step 9 --light"; do
   # shellcheck disable=SC2086
   "$bin" --screenshot "$work/extra.png" $args 2>"$work/err" || fail "'$args' exited $?: $(cat "$work/err")"

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "gui/state.hpp"
+#include "gui/why.hpp"
 #include "headsplit/presets.hpp"
 
 using namespace headsplit;
@@ -107,4 +108,24 @@ TEST_CASE("large traces compute off the UI thread; gpt3 shows shapes only", "[gu
     CHECK(st.shapes_only);
     CHECK(st.notice.find("shapes only") != std::string::npos);
     CHECK(st.trace->steps[3].tensors[0].shape == Shape{1, 96, 4, 128});
+}
+
+TEST_CASE("why weight splits: three modes measured and a T sweep growing as T^2", "[gui][why]") {
+    Config c;  // the cat example, CPU
+    c.backend = BackendKind::Cpu;
+    std::atomic<int> done{0}, total{0};
+    const WhyResult r = measure_why(c, 5, done, total);
+    REQUIRE(r.error.empty());
+    CHECK(done == total);
+    REQUIRE(r.modes.size() == 3);
+    CHECK(r.modes[0].mode == Mode::Loop);
+    CHECK(r.modes[0].matmuls == 11);
+    CHECK(r.modes[1].matmuls == 6);
+    CHECK(r.modes[2].matmuls == 4);
+    for (const BenchResult& b : r.modes) CHECK(b.median_ms > 0);
+    REQUIRE(r.sweep.size() >= 4);
+    for (std::size_t i = 1; i < r.sweep.size(); ++i) {
+        CHECK(r.sweep[i].tokens == 2 * r.sweep[i - 1].tokens);
+        CHECK(r.sweep[i].score_bytes == 4 * r.sweep[i - 1].score_bytes);  // quadratic in T
+    }
 }

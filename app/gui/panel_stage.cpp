@@ -172,12 +172,15 @@ void DrawStage(AppState& st, double now) {
         const std::int64_t T = c.num_tokens();
         const std::int64_t panels = head_rows ? std::min<std::int64_t>(s->tensors[0].shape[1], 4) : 1;
         const std::int64_t rows = std::min<std::int64_t>(T, 16);
+        // Token names when a row is tall enough to read one; otherwise only the head names.
+        const bool names = cell >= ImGui::GetFontSize() * 0.95f;
         for (std::int64_t h = 0; h < panels; ++h)
             for (std::int64_t r = 0; r < rows; ++r) {
+                if (!names && !(head_rows && r == 0)) continue;
                 const float y = grid0.y + (head_rows ? h * (rows + kPanelGap) + r : r) * cell + cell * 0.5f - ImGui::GetFontSize() * 0.5f;
                 std::string name = c.tokens[static_cast<std::size_t>(r)];
                 if (name.size() > 8) name = name.substr(0, 7) + ".";
-                if (head_rows && r == 0) name = "h" + std::to_string(h) + " " + name;
+                if (head_rows && r == 0) name = names ? "h" + std::to_string(h) + " " + name : "head " + std::to_string(h);
                 const ImU32 col = head_rows ? head_color(static_cast<int>(h)) : ImGui::GetColorU32(ImGuiCol_Text);
                 dl->AddText({origin.x, y}, col, name.c_str());
             }
@@ -229,9 +232,9 @@ void DrawStage(AppState& st, double now) {
             }
         }
         if (tl.hidden > 0) {
-            const std::string more = "+" + std::to_string(tl.hidden) + " more not drawn";
-            dl->AddText({grid0.x + tl.x * cell, origin.y + line * 0.0f}, ImGui::GetColorU32(ImGuiCol_TextDisabled),
-                        ("    " + std::string(rec.name.size(), ' ') + more).c_str());
+            const std::string more = "(a window: " + std::to_string(tl.hidden) + " more cells not drawn)";
+            dl->AddText({grid0.x + tl.x * cell + ImGui::CalcTextSize(rec.name.c_str()).x + 12, origin.y},
+                        ImGui::GetColorU32(ImGuiCol_TextDisabled), more.c_str());
         }
     }
 

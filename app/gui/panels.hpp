@@ -11,5 +11,6 @@ void DrawHeatmaps(AppState& st);                  // panel_heatmaps.cpp
 void DrawCode(const AppState& st);                // panel_code.cpp
 void DrawInspector(const AppState& st);           // panel_inspector.cpp
 void DrawWeightSplit(AppState& st);               // panel_weights.cpp
+void DrawWhy(AppState& st);                       // panel_why.cpp
 
 }  // namespace headsplit::gui

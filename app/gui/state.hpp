@@ -1,10 +1,12 @@
 #pragma once
 // What the visualizer shows and what the controls have set. Panels read it and change
 // it; they never compute attention (the trace holds every number they draw).
+#include <future>
 #include <memory>
 #include <string>
 
 #include "compute.hpp"
+#include "why.hpp"
 #include "headsplit/config.hpp"
 #include "headsplit/trace.hpp"
 
@@ -48,6 +50,9 @@ struct AppState {
 
     Hover hover;
     std::unique_ptr<TraceComputer> computer;
+    std::shared_ptr<WhyJob> why;  // the "Why weight splits" measurement
+    bool open_why = false;        // select that tab once (--tab why)
+    bool open_weights = false;    // select the weight split tab once (--tab weights)
     std::string gl_renderer;
 
     const Step* current() const {

@@ -182,10 +182,15 @@ void draw_panels(AppState& st, double now) {
                 DrawHeatmaps(st);
                 ImGui::EndTabItem();
             }
-            if (ImGui::BeginTabItem("Weight split")) {
+            if (ImGui::BeginTabItem("Weight split", nullptr, st.open_weights ? ImGuiTabItemFlags_SetSelected : 0)) {
                 DrawWeightSplit(st);
                 ImGui::EndTabItem();
             }
+            if (ImGui::BeginTabItem("Why weight splits", nullptr, st.open_why ? ImGuiTabItemFlags_SetSelected : 0)) {
+                DrawWhy(st);
+                ImGui::EndTabItem();
+            }
+            st.open_why = st.open_weights = false;
             ImGui::EndTabBar();
         }
     }
@@ -234,6 +239,11 @@ int run_gui(const GuiOptions& o) {
     st.computer = std::make_unique<TraceComputer>(epoxy_gl_version() >= 43);
     apply_theme(st);
     recompute(st);
+    if (o.tab == "why") {
+        st.open_why = true;
+        st.why = start_why(st.config);
+    }
+    st.open_weights = o.tab == "weights";
 
     bool is_full = false;
     int saved[4] = {0, 0, o.width, o.height};
@@ -298,7 +308,8 @@ int run_gui(const GuiOptions& o) {
         }
         if (!o.screenshot.empty()) {
             // Real frames until the trace is in and the layout has settled, then save one.
-            frames_settled = st.trace && !st.computer->busy() ? frames_settled + 1 : 0;
+            const bool measuring = st.why && !st.why->result;
+            frames_settled = st.trace && !st.computer->busy() && !measuring ? frames_settled + 1 : 0;
             if (frames_settled >= 3) {
                 std::string why;
                 if (!save_png(o.screenshot, fw, fh, &why)) {
@@ -327,6 +338,7 @@ int run_gui(const GuiOptions& o) {
         }
     }
 
+    if (st.why && st.why->future.valid()) st.why->future.wait();
     st.computer.reset();  // its GL objects die while the context is current
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();

@@ -83,6 +83,28 @@ std::string bench_json(const std::vector<BenchResult>& results, const std::strin
                         {"gflops", r.gflops()},
                         {"gemm_median_ms", r.gemm_median_ms}});
     doc["results"] = rows;
+    // The lesson's ratios, from the medians above: loop / split and split / fused per
+    // (preset, tokens, backend, stage).
+    nlohmann::json ratios = nlohmann::json::array();
+    auto median = [&](const BenchResult& like, Mode m) -> double {
+        for (const BenchResult& r : results)
+            if (r.preset == like.preset && r.tokens == like.tokens && r.backend == like.backend && r.stage == like.stage &&
+                r.mode == m)
+                return r.median_ms;
+        return 0;
+    };
+    for (const BenchResult& r : results) {
+        if (r.mode != Mode::Split) continue;
+        const double loop = median(r, Mode::Loop), fused = median(r, Mode::Fused);
+        if (loop <= 0 || fused <= 0) continue;
+        ratios.push_back({{"preset", r.preset},
+                          {"tokens", r.tokens},
+                          {"backend", r.backend},
+                          {"stage", stage_name(r.stage)},
+                          {"loop_over_split", loop / r.median_ms},
+                          {"split_over_fused", r.median_ms / fused}});
+    }
+    doc["ratios"] = ratios;
     if (!extra.empty()) doc["vs_torch"] = nlohmann::json::parse(extra);
     return doc.dump(2) + "\n";
 }

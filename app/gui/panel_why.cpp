@@ -1,0 +1,109 @@
+// Why weight splits: the three modes measured on the current shape (time and matmul count
+// as bars), and a sweep over T showing the score grids' memory growing as T^2.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <imgui.h>
+
+#include "panels.hpp"
+#include "style.hpp"
+#include "why.hpp"
+
+namespace headsplit::gui {
+
+namespace {
+
+// A line of (x, y) points scaled into [p0, p1], with dots and a label at the end.
+void plot_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& xs, const std::vector<double>& ys,
+               ImU32 col, const char* label) {
+    if (xs.size() < 2) return;
+    const double x_max = *std::max_element(xs.begin(), xs.end()), y_max = *std::max_element(ys.begin(), ys.end());
+    std::vector<ImVec2> pts;
+    for (std::size_t i = 0; i < xs.size(); ++i)
+        pts.push_back({p0.x + static_cast<float>(xs[i] / x_max) * (p1.x - p0.x),
+                       p1.y - static_cast<float>(y_max > 0 ? ys[i] / y_max : 0) * (p1.y - p0.y)});
+    dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), col, 0, 2.5f);
+    for (const ImVec2& p : pts) dl->AddCircleFilled(p, 4.0f, col);
+    dl->AddText({pts.back().x - ImGui::CalcTextSize(label).x - 6, pts.back().y + 4}, col, label);
+}
+
+}  // namespace
+
+void DrawWhy(AppState& st) {
+    const Config& c = st.config;
+    const bool running = st.why && !st.why->result;
+    if (st.why && !st.why->result && st.why->future.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+        st.why->result = std::make_shared<WhyResult>(st.why->future.get());
+    ImGui::TextWrapped("One big matmul per projection and a reshape, against one small matmul per head: measured "
+                       "here, on this machine, for the shape on screen.");
+    if (!running && ImGui::Button("measure this shape")) st.why = start_why(c);
+    if (running) {
+        const float f = static_cast<float>(st.why->done) / std::max(1, static_cast<int>(st.why->total));
+        char label[64];
+        std::snprintf(label, sizeof label, "measuring %d of %d", st.why->done.load(), st.why->total.load());
+        ImGui::ProgressBar(f, ImVec2(-1, 0), label);
+        return;
+    }
+    if (!st.why || !st.why->result) return;
+    const WhyResult& r = *st.why->result;
+    if (!r.error.empty()) {
+        ImGui::TextColored({1, 0.4f, 0.4f, 1}, "%s", r.error.c_str());
+        return;
+    }
+    ImGui::SameLine();
+    ImGui::TextDisabled("T=%lld D=%lld heads=%lld on %s, median of 5", static_cast<long long>(r.config.num_tokens()),
+                        static_cast<long long>(r.config.d_out), static_cast<long long>(r.config.heads),
+                        r.modes.empty() ? "?" : r.modes[0].backend.c_str());
+
+    // Bars: forward time and matmul count per mode.
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float half = avail.x * 0.5f - 10;
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    ImVec2 o = ImGui::GetCursorScreenPos();
+    double max_ms = 0;
+    std::int64_t max_mm = 0;
+    for (const BenchResult& b : r.modes) max_ms = std::max(max_ms, b.median_ms), max_mm = std::max(max_mm, b.matmuls);
+    // One line per mode: a time bar, then the numbers.
+    const float label_w = ImGui::CalcTextSize("fused  ").x;
+    const float bar_room = half - label_w - ImGui::CalcTextSize("000.000 ms, 000 matmuls").x - 12;
+    for (std::size_t i = 0; i < r.modes.size(); ++i) {
+        const BenchResult& b = r.modes[i];
+        const float y = o.y + i * line;
+        dl->AddText({o.x, y}, ImGui::GetColorU32(ImGuiCol_Text), mode_name(b.mode));
+        const float w_ms = static_cast<float>(b.median_ms / max_ms) * bar_room;
+        dl->AddRectFilled({o.x + label_w, y + 3}, {o.x + label_w + w_ms, y + line - 3}, head_color(static_cast<int>(i)), 2);
+        char t[96];
+        std::snprintf(t, sizeof t, "%.3f ms, %lld matmuls", b.median_ms, static_cast<long long>(b.matmuls));
+        dl->AddText({o.x + label_w + w_ms + 6, y}, ImGui::GetColorU32(ImGuiCol_Text), t);
+    }
+    (void)max_mm;
+    if (r.modes.size() == 3) {
+        char t[128];
+        std::snprintf(t, sizeof t, "loop / split = %.2fx, split / fused = %.2fx", r.modes[0].median_ms / r.modes[1].median_ms,
+                      r.modes[1].median_ms / r.modes[2].median_ms);
+        dl->AddText({o.x, o.y + 3 * line + 4}, ImGui::GetColorU32(ImGuiCol_Text), t);
+    }
+
+    // Sweep: score memory (T^2) and forward time against T.
+    const ImVec2 p0(o.x + half + 40, o.y + line), p1(o.x + avail.x - 10, o.y + std::max(4 * line, avail.y - 2 * line));
+    dl->AddRect({p0.x - 4, p0.y - 4}, {p1.x + 4, p1.y + 4}, ImGui::GetColorU32(ImGuiCol_Border));
+    dl->AddText({p0.x, o.y - 2}, ImGui::GetColorU32(ImGuiCol_Text), "T doubling: score memory x4 each time");
+    std::vector<double> xs, mem, ms;
+    for (const SweepPoint& s : r.sweep) xs.push_back(static_cast<double>(s.tokens)), mem.push_back(s.score_bytes), ms.push_back(s.forward_ms);
+    plot_line(dl, p0, p1, xs, mem, head_color(3), "");
+    plot_line(dl, p0, p1, xs, ms, head_color(2), "");
+    dl->AddText({p0.x + 4, p0.y + 2}, head_color(3), "score memory (heads x T x T floats)");
+    dl->AddText({p0.x + 4, p0.y + 2 + line}, head_color(2), "forward time, split mode");
+    if (!r.sweep.empty()) {
+        const SweepPoint& last = r.sweep.back();
+        char t[160];
+        std::snprintf(t, sizeof t, "T=%lld: %s of scores, %.2f ms", static_cast<long long>(last.tokens),
+                      grouped(static_cast<std::int64_t>(last.score_bytes)).c_str(), last.forward_ms);
+        dl->AddText({p0.x, p1.y + 6}, ImGui::GetColorU32(ImGuiCol_TextDisabled), t);
+    }
+    ImGui::Dummy({avail.x, std::max(4 * line, p1.y - o.y + line)});
+}
+
+}  // namespace headsplit::gui

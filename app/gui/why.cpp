@@ -1,0 +1,60 @@
+#include "why.hpp"
+
+#include "headsplit/cpu_backend.hpp"
+#include "headsplit/engine.hpp"
+#include "headsplit/gl_backend.hpp"
+
+namespace headsplit::gui {
+
+WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, std::atomic<int>& total) {
+    WhyResult out;
+    out.config = config;
+    // The sweep: T doubling from 8 while the run fits the memory budget and stays quick.
+    std::vector<std::int64_t> sweep;
+    for (std::int64_t t = 8; t <= 1024; t *= 2) {
+        Config c = config;
+        c.tokens = synthetic_tokens(t);
+        c.embeddings.clear();
+        if (estimate_memory(c).total() > static_cast<double>(c.memory_budget)) break;
+        if (2.0 * c.heads * t * t * c.head_dim() + 8.0 * t * c.d_in * c.d_out > 4e10) break;  // ~ a second or more
+        sweep.push_back(t);
+    }
+    total = 3 + static_cast<int>(sweep.size());
+    try {
+        std::unique_ptr<Backend> be;
+        try {
+            be = config.backend == BackendKind::Gl ? make_gl_backend() : make_cpu_backend();
+        } catch (const GlError&) {
+            be = make_cpu_backend();
+        }
+        const Inputs in = make_inputs(config);
+        const Weights w = make_weights(config);
+        for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused}) {
+            out.modes.push_back(bench_one(config, in, w, m, Stage::Forward, *be, repeat));
+            ++done;
+        }
+        for (std::int64_t t : sweep) {
+            Config c = config;
+            c.tokens = synthetic_tokens(t);
+            c.embeddings.clear();
+            const Inputs ti = make_inputs(c);
+            const Weights tw = make_weights(c);
+            const BenchResult r = bench_one(c, ti, tw, Mode::Split, Stage::Forward, *be, repeat);
+            out.sweep.push_back({t, 4.0 * c.heads * t * t, r.median_ms});
+            ++done;
+        }
+    } catch (const std::exception& e) {
+        out.error = e.what();
+    }
+    return out;
+}
+
+std::shared_ptr<WhyJob> start_why(const Config& c) {
+    auto job = std::make_shared<WhyJob>();
+    job->config = c;
+    WhyJob* raw = job.get();  // the job outlives its future: whoever holds it waits on it
+    job->future = std::async(std::launch::async, [raw, c] { return measure_why(c, 5, raw->done, raw->total); });
+    return job;
+}
+
+}  // namespace headsplit::gui
