@@ -86,7 +86,9 @@ std::string trace_to_json(const Trace& tr) {
         steps.push_back(std::move(js));
     }
     doc["steps"] = std::move(steps);
-    return doc.dump();
+    // Tokens are whatever the user typed: bytes that are not UTF-8 become U+FFFD rather than
+    // an exception (found by the fuzzer: tests/fuzz/regressions/crash-invalid-utf8-text).
+    return doc.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
