@@ -16,11 +16,12 @@ DEB_PACKAGES := g++ cmake make pkg-config \
   catch2 nlohmann-json3-dev libcli11-dev \
   libepoxy-dev libegl-dev libegl1 libegl-mesa0 libgl1-mesa-dri \
   libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core xvfb xauth \
-  python3 python3-numpy python3-torch
+  python3 python3-numpy python3-torch \
+  clang libclang-rt-14-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build run test clean
+.PHONY: all deps build run test check clean
 
 all: build
 
@@ -47,5 +48,22 @@ run: build
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+# Reliability: the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, then
+# the libFuzzer target (clang) for FUZZ_SECONDS on a copy of the seed corpus. A crash
+# leaves its input in build-fuzz/ (copy it to tests/fuzz/regressions/ as a test).
+FUZZ_SECONDS ?= 60
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+check: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEADSPLIT_SANITIZE=ON
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEADSPLIT_FUZZ=ON
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_options
+	rm -rf build-fuzz/corpus && mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/* build-fuzz/corpus/
+	./build-fuzz/tests/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/ \
+	  -print_final_stats=1 build-fuzz/corpus
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) build-asan build-fuzz

@@ -82,6 +82,12 @@ grep -q 'backend=cpu' <<<"$out" || fail "a broken shader did not fall back to th
 grep -q 'shader matmul_blocked.comp failed to compile at matmul_blocked.comp line [0-9]*: .*using the CPU backend' \
   "$work/stderr" || fail "the fallback notice does not name the shader and line: $(cat "$work/stderr")"
 
+# 6b. A GL error during a step: one line naming it, the run finishes on the CPU.
+out=$(HEADSPLIT_GL_FAIL_DISPATCH=softmax "$bin" trace --backend gl 2>"$work/stderr") || fail "a GL error made trace exit $?"
+grep -q 'backend=cpu' <<<"$out" || fail "a GL error did not fall back to the CPU: $out"
+grep -q '^headsplit: GL error 0x0501 while softmax; using the CPU backend$' "$work/stderr" ||
+  fail "the GL error notice: $(cat "$work/stderr")"
+
 # 7. No GL 4.3 context, for real: Mesa capped at GL 3.3, and an EGL with no vendor library.
 #    One line, exit 2, nothing written.
 export MESA_GL_VERSION_OVERRIDE=3.3

@@ -19,7 +19,7 @@ prev=""
 for ((s = 0; s < steps; s++)); do
   shot="$work/step$s.png"
   if ! "$bin" --screenshot "$shot" --step "$s" 2>"$work/err"; then
-    fail "--screenshot --step $s exited $?: $(cat "$work/err")"
+    fail "--screenshot --step $s failed: $(cat "$work/err")"
     continue
   fi
   n=$(colours "$shot")
@@ -69,7 +69,7 @@ print("drive: %d frames, %d control changes, median frame %.1f ms" %
       (d["frames"], d["control_changes"], d["all_frames"]["median_ms"]))
 PY
 else
-  fail "--drive exited $?: $(cat "$work/err")"
+  fail "--drive failed: $(cat "$work/err")"
 fi
 
 if [ "$failures" -gt 0 ]; then

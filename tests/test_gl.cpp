@@ -205,6 +205,28 @@ TEST_CASE("GL buffers are created once per configuration and reused across runs"
     CHECK(test::max_abs_diff(first.steps.back().tensors[0].data, second.steps.back().tensors[0].data) == 0.0);
 }
 
+TEST_CASE("GL buffers kept for reuse stay bounded while the sizes wander", "[gl]") {
+    // The visualizer changes D_out and T many times a minute: the pool must not keep every
+    // size it ever saw.
+    auto gl = make_gl_backend();
+    auto run_size = [&](std::int64_t d_out, int tokens) {
+        Config c;
+        c.backend = BackendKind::Gl;
+        c.d_in = c.d_out = d_out;
+        c.heads = 2;
+        c.tokens = synthetic_tokens(tokens);
+        c.embeddings.clear();
+        run(c, make_inputs(c), make_weights(c), *gl);
+    };
+    run_size(64, 16);
+    const std::int64_t one = gl->held_bytes();
+    CHECK(one > 0);
+    for (int i = 0; i < 40; ++i) run_size(2 * (1 + i % 20), 1 + i % 16);
+    run_size(64, 16);
+    // The last run's buffers plus at most the previous run's in the pool.
+    CHECK(gl->held_bytes() <= 2 * one);
+}
+
 TEST_CASE("GL works in a context that is already current", "[gl]") {
     // The visualizer makes its window's context current and hands it over; here the first
     // backend's headless context plays that part.
@@ -215,4 +237,25 @@ TEST_CASE("GL works in a context that is already current", "[gl]") {
     const Trace on_guest = run(c, make_inputs(c), make_weights(c), *guest);
     const Trace on_cpu = test::run_cpu(Config{});
     CHECK(test::max_abs_diff(on_guest.steps.back().tensors[0].data, on_cpu.steps.back().tensors[0].data) <= 1e-5);
+}
+
+TEST_CASE("a GL error during a step is reported, not crashed on", "[gl][failure]") {
+    const char* kernel = GENERATE("softmax", "matmul", "copy");
+    INFO(kernel);
+    auto gl = make_gl_backend();
+    Config c;
+    c.backend = BackendKind::Gl;
+    ::setenv("HEADSPLIT_GL_FAIL_DISPATCH", kernel, 1);
+    try {
+        run(c, make_inputs(c), make_weights(c), *gl);
+        ::unsetenv("HEADSPLIT_GL_FAIL_DISPATCH");
+        FAIL("no GL error");
+    } catch (const GlError& e) {
+        ::unsetenv("HEADSPLIT_GL_FAIL_DISPATCH");
+        CHECK(e.kind == GlError::Kind::Runtime);
+        CHECK_THAT(std::string(e.what()), Catch::Matchers::StartsWith("GL error 0x0501 while " + std::string(kernel)));
+    }
+    // The same backend runs cleanly afterwards.
+    const Trace ok = run(c, make_inputs(c), make_weights(c), *gl);
+    CHECK(ok.steps.size() == 12);
 }

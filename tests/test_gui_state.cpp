@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "gui/state.hpp"
@@ -87,6 +88,42 @@ TEST_CASE("a refused change is explained and the last good trace stays", "[gui]"
     settle(st);
     CHECK(st.error.empty());
     CHECK(st.trace != good);
+}
+
+TEST_CASE("values typed into the controls are refused at once, whatever their size", "[gui]") {
+    // Ctrl+click on a slider lets any int in; none may allocate, block or crash.
+    AppState st = make_state();
+    recompute(st);
+    settle(st);
+    const auto good = st.trace;
+    const std::int64_t big = std::numeric_limits<int>::max();
+    for (std::int64_t v : {std::int64_t{0}, std::int64_t{-7}, big}) {
+        INFO("D_in = " << v);
+        st.config.d_in = v;
+        recompute(st);
+        CHECK_FALSE(st.computer->busy());  // refused before any worker starts
+        auto r = st.computer->take();
+        REQUIRE(r);
+        apply_result(st, std::move(*r), 0.0);
+        CHECK(st.trace == good);
+        CHECK(st.error.find("D_in = " + std::to_string(v)) != std::string::npos);
+        st.config.d_in = 6;
+    }
+    CHECK(set_d_out(st.config, 0).empty());  // 2 heads "divide" 0: left to validation
+    recompute(st);
+    settle(st);
+    CHECK(st.error.find("D_out = 0") != std::string::npos);
+    CHECK(st.trace == good);
+}
+
+TEST_CASE("divisors: ascending, none below 1, quick for any size", "[gui]") {
+    CHECK(divisors(6) == std::vector<std::int64_t>{1, 2, 3, 6});
+    CHECK(divisors(36) == std::vector<std::int64_t>{1, 2, 3, 4, 6, 9, 12, 18, 36});
+    CHECK(divisors(1) == std::vector<std::int64_t>{1});
+    CHECK(divisors(1000003) == std::vector<std::int64_t>{1, 1000003});  // prime
+    CHECK(divisors(0).empty());
+    CHECK(divisors(-12).empty());
+    CHECK(divisors(12288).size() == 26);  // gpt3's D_out: 2^12 x 3
 }
 
 TEST_CASE("large traces compute off the UI thread; gpt3 shows shapes only", "[gui]") {

@@ -75,6 +75,17 @@ ComputeResult TraceComputer::compute_now(const Config& c, Backend* window_backen
 }
 
 void TraceComputer::request(const Config& c) {
+    // A refused value is answered at once, whatever the size, and nothing is computed.
+    try {
+        validate(c);
+    } catch (const ConfigError& e) {
+        ComputeResult r;
+        r.config = c;
+        r.error = e.what();
+        ready_ = std::move(r);
+        waiting_.reset();
+        return;
+    }
     if (worker_.valid()) {
         waiting_ = c;  // picked up when the worker finishes
         return;

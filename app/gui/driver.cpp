@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
@@ -44,6 +45,14 @@ Driver::Driver(int frames, std::string report_path) : frames_(frames), report_(s
 void Driver::random_change(AppState& st, GLFWwindow* win, double now) {
     Config& c = st.config;
     const auto pick = [&](int n) { return static_cast<int>(rng_.next_u64() % static_cast<std::uint64_t>(n)); };
+    if (restore_) {  // after a refused value the teacher types a good one again
+        c = *restore_;
+        restore_.reset();
+    }
+    if (pick(8) == 0) {
+        bad_value(st);
+        return;
+    }
     switch (pick(14)) {
         case 0: {
             const auto divs = divisors(c.d_out);
@@ -93,6 +102,35 @@ void Driver::random_change(AppState& st, GLFWwindow* win, double now) {
     (void)now;
 }
 
+// What a Ctrl+click into a slider, a cleared text box or a stray key can put into the
+// controls: each must be refused inline while the last good trace stays on screen.
+void Driver::bad_value(AppState& st) {
+    Config& c = st.config;
+    restore_ = c;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    switch (rng_.next_u64() % 12) {
+        case 0: c.d_in = 0; break;
+        case 1: c.d_in = -7; break;
+        case 2: c.d_in = std::numeric_limits<int>::max(); break;
+        case 3: set_d_out(c, 0); break;
+        case 4: set_d_out(c, -12); break;
+        case 5: set_d_out(c, 1000003); break;  // a prime over the size limit
+        case 6: c.heads = c.d_out + 1; break;   // does not divide D_out
+        case 7: c.dropout = nan; break;
+        case 8: c.dropout = 1.5; break;
+        case 9: c.dropout = -0.25; break;
+        case 10: c.tokens.clear(); break;        // the text box emptied
+        default: c.tokens = split_words(" \t  "); break;  // whitespace only
+    }
+    c.embeddings.clear();
+    bad_trace_ = st.trace.get();
+    expect_refusal_ = true;
+    ++bad_values_;
+    ++changes_;
+    changed_this_frame_ = true;
+    recompute(st);
+}
+
 bool Driver::before_frame(AppState& st, GLFWwindow* win, double now) {
     changed_this_frame_ = false;
     // Last tenth of the run: a large trace on the worker, frames measured while it computes.
@@ -111,9 +149,16 @@ bool Driver::before_frame(AppState& st, GLFWwindow* win, double now) {
     }
     if (!big_started_) {
         if (frame_ % 10 == 5) random_change(st, win, now);
+        // A resize, and back 200 frames later: the framebuffer's memory follows the window's
+        // size, so resident memory is compared at the starting size.
+        if (frame_ == 0) glfwGetWindowSize(win, &start_w_, &start_h_);
         if (frame_ % 500 == 250) {
             const int w = 1024 + static_cast<int>(rng_.next_u64() % 577), h = 640 + static_cast<int>(rng_.next_u64() % 261);
             glfwSetWindowSize(win, w, h);
+            ++resizes_;
+        }
+        if (frame_ % 500 == 450) {
+            glfwSetWindowSize(win, start_w_, start_h_);
             ++resizes_;
         }
     }
@@ -130,10 +175,15 @@ void Driver::after_frame(const AppState& st, double frame_ms, bool gl_error) {
     }
     if (big_phase_) big_ms_.push_back(frame_ms);
     if (!st.error.empty() && changed_this_frame_) ++refused_;
+    if (expect_refusal_) {  // refused in this very frame, and the trace on screen kept
+        if (st.error.empty() || st.trace.get() != bad_trace_) ++mishandled_;
+        expect_refusal_ = false;
+    }
     gl_errors_ += gl_error;
     const long rss = resident_kb();
     rss_peak_kb_ = std::max(rss_peak_kb_, rss);
     if (!big_started_) rss_end_kb_ = rss;  // before the large trace moves in
+    if (frame_ % 250 == 0) rss_samples_.push_back(rss);
 }
 
 bool Driver::finish(std::string* why) const {
@@ -142,6 +192,8 @@ bool Driver::finish(std::string* why) const {
     r["frames"] = frame_;
     r["control_changes"] = changes_;
     r["refused_changes"] = refused_;
+    r["bad_values"] = bad_values_;
+    r["bad_values_mishandled"] = mishandled_;
     r["key_presses"] = keys_;
     r["resizes"] = resizes_;
     r["gl_errors"] = gl_errors_;
@@ -153,6 +205,7 @@ bool Driver::finish(std::string* why) const {
     r["rss_kb"] = {{"after_warmup", rss_warm_kb_},
                    {"end", rss_end_kb_},
                    {"peak", rss_peak_kb_},
+                   {"every_250_frames", rss_samples_},
                    {"growth_percent", rss_warm_kb_ ? 100.0 * (rss_end_kb_ - rss_warm_kb_) / rss_warm_kb_ : 0.0}};
     try {
         write_file_atomically(report_, r.dump(2) + "\n");

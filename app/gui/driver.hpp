@@ -4,6 +4,7 @@
 // (through GLFW's key callback, the app's own event path), step jumps and window resizes.
 // Measures every frame and writes a JSON report: frame times, the frames in which a control
 // changed, a phase in which a large trace computes on the worker, resident memory, GL errors.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ public:
 
 private:
     void random_change(AppState& st, GLFWwindow* win, double now);
+    void bad_value(AppState& st);
 
     int frames_, frame_ = 0;
     std::string report_;
@@ -36,7 +38,13 @@ private:
     double big_started_at_ = 0, big_compute_s_ = 0;
     std::vector<double> all_ms_, change_ms_, change_compute_ms_, big_ms_;
     std::int64_t changes_ = 0, keys_ = 0, resizes_ = 0, gl_errors_ = 0, refused_ = 0;
+    std::int64_t bad_values_ = 0, mishandled_ = 0;
+    std::optional<Config> restore_;      // the good config to go back to after a bad value
+    const Trace* bad_trace_ = nullptr;  // the trace on screen when the bad value went in
+    bool expect_refusal_ = false;
     long rss_warm_kb_ = 0, rss_end_kb_ = 0, rss_peak_kb_ = 0;
+    std::vector<long> rss_samples_;
+    int start_w_ = 0, start_h_ = 0;
 };
 
 }  // namespace headsplit::gui

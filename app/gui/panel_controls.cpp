@@ -62,7 +62,9 @@ void DrawControls(AppState& st, double now) {
     ImGui::Separator();
     section_title("Sizes");
     int d_in = static_cast<int>(c.d_in), d_out = static_cast<int>(c.d_out);
-    const int d_max = std::max({64, d_in, d_out});
+    // The range grows with a preset's sizes up to the largest valid one (ImGui's sliders
+    // cannot span more than half of int; a typed value outside it is refused below).
+    const int d_max = static_cast<int>(std::clamp<std::int64_t>(std::max({std::int64_t{64}, c.d_in, c.d_out}), 64, kMaxDim));
     if (ImGui::SliderInt("D_in", &d_in, 1, d_max)) {
         c.d_in = d_in;
         c.embeddings.clear();
@@ -74,16 +76,21 @@ void DrawControls(AppState& st, double now) {
         changed = true;
     }
     // Only divisors of D_out can be chosen: the slider walks the list of divisors.
-    const std::vector<std::int64_t> divs = divisors(c.d_out);
-    int idx = static_cast<int>(std::find(divs.begin(), divs.end(), c.heads) - divs.begin());
-    idx = std::clamp(idx, 0, static_cast<int>(divs.size()) - 1);
-    const std::string heads_label = std::to_string(divs[idx]);
-    if (ImGui::SliderInt("heads", &idx, 0, static_cast<int>(divs.size()) - 1, heads_label.c_str())) {
-        c.heads = divs[idx];
-        changed = true;
+    // (A value typed into a slider with Ctrl+click may be anything: no divisors, no slider.)
+    const std::vector<std::int64_t> divs = c.d_out <= kMaxDim ? divisors(c.d_out) : std::vector<std::int64_t>{};
+    if (divs.empty() || c.heads < 1 || c.d_out % c.heads != 0) {
+        ImGui::TextDisabled("heads: choose a valid D_out first");
+    } else {
+        int idx = static_cast<int>(std::find(divs.begin(), divs.end(), c.heads) - divs.begin());
+        idx = std::clamp(idx, 0, static_cast<int>(divs.size()) - 1);
+        const std::string heads_label = std::to_string(divs[idx]);
+        if (ImGui::SliderInt("heads", &idx, 0, static_cast<int>(divs.size()) - 1, heads_label.c_str())) {
+            c.heads = divs[idx];
+            changed = true;
+        }
+        ImGui::TextDisabled("head_dim = %lld / %lld = %lld", static_cast<long long>(c.d_out),
+                            static_cast<long long>(c.heads), static_cast<long long>(c.head_dim()));
     }
-    ImGui::TextDisabled("head_dim = %lld / %lld = %lld", static_cast<long long>(c.d_out),
-                        static_cast<long long>(c.heads), static_cast<long long>(c.head_dim()));
     // Why the others are missing, with the numbers.
     for (std::int64_t h = 2; h <= std::min<std::int64_t>(c.d_out, 8); ++h) {
         if (c.d_out % h == 0) continue;

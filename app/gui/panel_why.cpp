@@ -31,7 +31,8 @@ void plot_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& 
 }  // namespace
 
 void DrawWhy(AppState& st) {
-    const Config& c = st.config;
+    // The shape on screen: the last good trace's (the controls may hold a refused value).
+    const Config& c = st.trace ? st.trace->config : st.config;
     const bool running = st.why && !st.why->result;
     if (st.why && !st.why->result && st.why->future.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
         st.why->result = std::make_shared<WhyResult>(st.why->future.get());

@@ -9,6 +9,13 @@ namespace headsplit::gui {
 WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, std::atomic<int>& total) {
     WhyResult out;
     out.config = config;
+    try {  // nothing is allocated for a shape that is refused or over the memory budget
+        validate(config);
+        check_memory_budget(config);
+    } catch (const ConfigError& e) {
+        out.error = e.what();
+        return out;
+    }
     // The sweep: T doubling from 8 while the run fits the memory budget and stays quick.
     std::vector<std::int64_t> sweep;
     for (std::int64_t t = 8; t <= 1024; t *= 2) {

@@ -32,10 +32,14 @@ std::vector<std::string> synthetic_tokens(std::int64_t n) {
 }
 
 std::vector<std::int64_t> divisors(std::int64_t n) {
-    std::vector<std::int64_t> out;
-    for (std::int64_t d = 1; d <= n; ++d)
-        if (n % d == 0) out.push_back(d);
-    return out;
+    std::vector<std::int64_t> low, high;
+    for (std::int64_t d = 1; n >= 1 && d <= n / d; ++d)
+        if (n % d == 0) {
+            low.push_back(d);
+            if (d != n / d) high.push_back(n / d);
+        }
+    low.insert(low.end(), high.rbegin(), high.rend());
+    return low;
 }
 
 std::string human_bytes(double bytes) {

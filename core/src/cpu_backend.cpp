@@ -89,6 +89,11 @@ public:
     }
     void read(int buffer, std::vector<float>& out) override { out = buffers_.at(buffer); }
     void release_buffers() override { buffers_.clear(); }
+    std::int64_t held_bytes() const override {
+        std::int64_t n = 0;
+        for (const auto& b : buffers_) n += static_cast<std::int64_t>(b.size() * sizeof(float));
+        return n;
+    }
 
     void matmul(const TensorDesc& a, const TensorDesc& b, bool b_transposed, const TensorDesc* bias,
                 const TensorDesc& c) override {

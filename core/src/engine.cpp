@@ -575,6 +575,7 @@ public:
     void write(int, const std::vector<float>&) override {}
     void read(int, std::vector<float>& out) override { out.clear(); }
     void release_buffers() override { next_ = 0; }
+    std::int64_t held_bytes() const override { return 0; }
     void matmul(const TensorDesc&, const TensorDesc&, bool, const TensorDesc*, const TensorDesc&) override {}
     void causal_mask(const TensorDesc&) override {}
     void scale(const TensorDesc&, float) override {}

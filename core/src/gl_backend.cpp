@@ -4,7 +4,9 @@
 #include <array>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "gl/egl_context.hpp"
@@ -106,10 +108,22 @@ public:
         check("reading a buffer back");
     }
 
+    // The pool keeps the buffers of the last released run only: what that run did not take
+    // back is deleted, so a GUI that wanders through many sizes holds no more than two
+    // configurations' worth, while running the same configuration again allocates nothing.
     void release_buffers() override {
         current();
+        if (buffers_.empty()) return;
+        pool_.clear();
         for (auto& b : buffers_) pool_.emplace(b.elements(), std::move(b));
         buffers_.clear();
+    }
+
+    std::int64_t held_bytes() const override {
+        std::int64_t elements = 0;
+        for (const auto& b : buffers_) elements += b.elements();
+        for (const auto& [n, b] : pool_) elements += n;
+        return elements * static_cast<std::int64_t>(sizeof(float));
     }
 
     void matmul(const TensorDesc& a, const TensorDesc& b, bool b_transposed, const TensorDesc* bias,
@@ -291,6 +305,10 @@ private:
             throw GlError(GlError::Kind::Runtime, std::string(what) + " needs more workgroups than GL allows (" +
                                                       std::to_string(gx) + " x " + std::to_string(gy) + " x " +
                                                       std::to_string(gz) + "); use --backend cpu");
+        // Test hook: HEADSPLIT_GL_FAIL_DISPATCH=<what> ("softmax", "matmul", ...) makes that
+        // dispatch ask for more workgroups than GL allows: a real GL_INVALID_VALUE mid-step.
+        if (const char* fail = std::getenv("HEADSPLIT_GL_FAIL_DISPATCH"); fail && std::string(fail) == what)
+            gx = 0x7FFFFFFF;
         glDispatchCompute(static_cast<GLuint>(gx), static_cast<GLuint>(gy), static_cast<GLuint>(gz));
         // The next kernel (or a readback) sees these writes.
         glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);

@@ -58,7 +58,7 @@ std::vector<std::string> split_words(const std::string& text);
 // "t1 t2 ... tN": the synthetic tokens of the large presets.
 std::vector<std::string> synthetic_tokens(std::int64_t n);
 
-// The divisors of n, ascending (the head counts that split D_out = n evenly).
+// The divisors of n, ascending (the head counts that split D_out = n evenly); none for n < 1.
 std::vector<std::int64_t> divisors(std::int64_t n);
 
 // "1.5 GiB", "768 KiB", ...

@@ -40,8 +40,9 @@ struct GlOptions {
     bool own_context = true;
 };
 
-// Throws GlError. Test hook: HEADSPLIT_GL_BREAK_SHADER=<file.comp> makes that shader's
-// compilation fail, to prove the failure path.
+// Throws GlError. Test hooks, to prove the failure paths: HEADSPLIT_GL_BREAK_SHADER=<file.comp>
+// makes that shader's compilation fail; HEADSPLIT_GL_FAIL_DISPATCH=<kernel> ("matmul",
+// "softmax", "copy", ...) makes that kernel's dispatch raise a real GL error during a step.
 std::unique_ptr<Backend> make_gl_backend(const GlOptions& options = {});
 
 }  // namespace headsplit
