@@ -128,6 +128,7 @@ int BenchCommand::run() const {
         validate(s.config);
         check_memory_budget(s.config);
     }
+    if (!json_path.empty()) check_writable(json_path);  // now, not after minutes of measuring
 
     const Stage stages[] = {Stage::Projections, Stage::Forward, Stage::ForwardTraced};
     const Mode modes[] = {Mode::Loop, Mode::Split, Mode::Fused};

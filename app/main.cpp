@@ -10,6 +10,7 @@
 
 #include "headsplit/config.hpp"
 #include "headsplit/gl_backend.hpp"
+#include "headsplit/trace_json.hpp"
 #include "bench_command.hpp"
 #include "gui/window.hpp"
 #include "kernels_command.hpp"
@@ -103,6 +104,9 @@ int main(int argc, char** argv) {
             g.width = static_cast<int>(app::parse_count("--window width", window_size.substr(0, x), 320, 16384));
             g.height = static_cast<int>(app::parse_count("--window height", window_size.substr(x + 1), 240, 16384));
         }
+        // Where the unattended runs write: refused before a window opens.
+        if (!g.screenshot.empty()) check_writable(g.screenshot);
+        if (g.drive_frames > 0) check_writable(g.drive_report);
         return gui::run_gui(g);
     } catch (const ConfigError& e) {
         return fail(2, e.what());

@@ -134,6 +134,7 @@ int TraceCommand::run() const {
     check_memory_budget(c);  // before inputs and weights are allocated
     std::int64_t step_index = -1;
     if (!step.empty()) step_index = parse_count("--step", step, 0, 1 << 30);
+    if (!json_path.empty()) check_writable(json_path);
     const Trace trace = run_on_backend(c, std::cerr);
     if (step_index >= static_cast<std::int64_t>(trace.steps.size()))
         throw ConfigError("--step " + step + " does not exist; this trace has steps 0 to " +

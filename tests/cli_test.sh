@@ -26,17 +26,21 @@ done
 check_refused() {  # expected-code substring args...
   local code=$1 want=$2
   shift 2
+  local args="$*"
+  [ "${#args}" -gt 160 ] && args="${args:0:160}..."
   rm -f "$work"/out.json "$work"/out.json.tmp.*
   # --json goes right after the subcommand, so that a trailing option lacks its value.
   "$bin" "$1" --json "$work/out.json" "${@:2}" >"$work/stdout" 2>"$work/stderr"
   local rc=$?
-  [ "$rc" = "$code" ] || fail "'$*' exited $rc, expected $code"
-  [ "$(wc -l <"$work/stderr")" = 1 ] || fail "'$*' wrote $(wc -l <"$work/stderr") lines to stderr: $(cat "$work/stderr")"
-  grep -qF -- "$want" "$work/stderr" || fail "'$*' said '$(cat "$work/stderr")', expected it to mention '$want'"
-  [ ! -e "$work/out.json" ] || fail "'$*' left $work/out.json behind"
-  ls "$work" | grep -q 'tmp' && fail "'$*' left a temporary file behind"
+  [ "$rc" = "$code" ] || fail "'$args' exited $rc, expected $code"
+  [ "$(wc -l <"$work/stderr")" = 1 ] || fail "'$args' wrote $(wc -l <"$work/stderr") lines to stderr: $(cat "$work/stderr")"
+  grep -qF -- "$want" "$work/stderr" || fail "'$args' said '$(cat "$work/stderr")', expected it to mention '$want'"
+  [ ! -e "$work/out.json" ] || fail "'$args' left $work/out.json behind"
+  ls "$work" | grep -q 'tmp' && fail "'$args' left a temporary file behind"
+  refused=$((refused + 1))
   return 0
 }
+refused=0
 check_refused 2 "heads that divide 6: 1, 2, 3, 6" trace --heads 4
 check_refused 2 "--heads 0 is out of range" trace --heads 0
 check_refused 2 "--heads -3" trace --heads -3
@@ -58,11 +62,82 @@ check_refused 2 "--step 12 does not exist" trace --step 12
 check_refused 2 "--bogus" trace --bogus
 check_refused 2 "--heads needs a value" trace --heads
 check_refused 2 "sideways" sideways
+check_refused 2 "--d-in nan is not a whole number" trace --d-in nan
+check_refused 2 "--d-out 0 is out of range" trace --d-out 0
+check_refused 2 "--d-in 70000 is out of range" trace --d-in 70000
+check_refused 2 "--seed abc" trace --seed abc
+check_refused 2 "dropout p = -0.1 is outside [0, 1)" trace --dropout -0.1
+check_refused 2 "--dropout 1e999" trace --dropout 1e999
+check_refused 2 "has no words" trace --text ""
+check_refused 2 "--tokens needs a value" trace --preset gpt2-small --tokens
+# A very long sentence (20,000 words, near the kernel's 128 KiB limit on one argument):
+# refused by the memory budget with the estimate, before anything is allocated.
+long_text=$(printf 'word %.0s' $(seq 20000))
+check_refused 2 "over the memory budget" trace --text "$long_text"
 
-# 4. A path that cannot be written: exit 1, one line, nothing left.
-"$bin" trace --json "$work/no/such/dir/out.json" >/dev/null 2>"$work/stderr"
-[ $? = 1 ] || fail "unwritable --json did not exit 1"
-grep -qF "cannot write $work/no/such/dir/out.json" "$work/stderr" || fail "unwritable --json: $(cat "$work/stderr")"
+# 3b. The same for bench's options.
+check_refused 2 "--repeat 0 is out of range" bench --repeat 0
+check_refused 2 "--repeat -2 is out of range" bench --repeat -2
+check_refused 2 "--repeat abc is not a whole number" bench --repeat abc
+check_refused 2 "--repeat 1.5 is not a whole number" bench --repeat 1.5
+check_refused 2 "--repeat nan is not a whole number" bench --repeat nan
+check_refused 2 "--repeat 100000000 is out of range" bench --repeat 100000000
+check_refused 2 "--tokens needs --preset" bench --tokens 64
+check_refused 2 "--tokens 0 is out of range" bench --preset gpt2-small --tokens 0
+check_refused 2 "--tokens 1e9 is not a whole number" bench --preset gpt2-small --tokens 1e9
+check_refused 2 "--tokens 2000000 is out of range" bench --preset gpt2-small --tokens 2000000
+check_refused 2 "--backend tpu is not a backend; use cpu, gl or all" bench --backend tpu
+check_refused 2 "unknown preset \"gpt5\"" bench --preset gpt5
+check_refused 2 "over the memory budget" bench --preset gpt3
+check_refused 2 "--bogus" bench --bogus
+check_refused 2 "--repeat needs a value" bench --repeat
+
+# 3c. The visualizer's options are refused before any window opens (no display here).
+check_refused_gui() {  # substring args...
+  local want=$1
+  shift
+  rm -f "$work"/shot.png
+  env -u DISPLAY "$bin" --screenshot "$work/shot.png" "$@" >"$work/stdout" 2>"$work/stderr"
+  local rc=$?
+  [ "$rc" = 2 ] || fail "'$*' exited $rc, expected 2"
+  [ "$(wc -l <"$work/stderr")" = 1 ] || fail "'$*' wrote $(wc -l <"$work/stderr") lines to stderr: $(cat "$work/stderr")"
+  grep -qF -- "$want" "$work/stderr" || fail "'$*' said '$(cat "$work/stderr")', expected it to mention '$want'"
+  [ ! -e "$work/shot.png" ] || fail "'$*' left a screenshot behind"
+  refused=$((refused + 1))
+}
+check_refused_gui "--step -1 is out of range" --step -1
+check_refused_gui "--font-scale nan is not a scale from 0.75 to 2.5" --font-scale nan
+check_refused_gui "--font-scale 0 is not a scale" --font-scale 0
+check_refused_gui "--window width 0 is out of range" --window 0x0
+check_refused_gui "--window abc is not a size" --window abc
+check_refused_gui "--window height 99999 is out of range" --window 1024x99999
+check_refused_gui "--tab foo is not a panel; use heatmaps, weights or why" --tab foo
+check_refused_gui "--drive 0 is out of range" --drive 0
+check_refused_gui "--drive -5 is out of range" --drive -5
+check_refused_gui "heads that divide 6: 1, 2, 3, 6" --heads 4
+check_refused_gui "--d-out 0 is out of range" --d-out 0
+check_refused_gui "has no words" --text "   "
+check_refused_gui "unknown preset" --preset nope
+check_refused_gui "--bogus" --bogus
+check_refused_gui "--tab needs a value" --tab
+
+# 4. A path that cannot be written: exit 1, one line, nothing left, and (for bench and the
+#    window) found out before the work starts, not after it.
+check_unwritable() {  # args... (the unwritable path is $work/no/such/dir/out)
+  SECONDS=0
+  "$bin" "$@" >/dev/null 2>"$work/stderr"
+  local rc=$?
+  [ "$rc" = 1 ] || fail "'$*' exited $rc, expected 1"
+  [ "$(wc -l <"$work/stderr")" = 1 ] || fail "'$*' wrote $(wc -l <"$work/stderr") lines: $(cat "$work/stderr")"
+  grep -qF "cannot write $work/no/such/dir/out" "$work/stderr" || fail "'$*': $(cat "$work/stderr")"
+  [ "$SECONDS" -le 5 ] || fail "'$*' took ${SECONDS} s to find out it cannot write"
+  [ ! -e "$work/no" ] || fail "'$*' created $work/no"
+  refused=$((refused + 1))
+}
+check_unwritable trace --json "$work/no/such/dir/out.json"
+check_unwritable bench --json "$work/no/such/dir/out.json"
+check_unwritable --screenshot "$work/no/such/dir/out.png"
+check_unwritable --drive 100 --drive-report "$work/no/such/dir/out.json"
 
 # 5. A good --json is complete JSON, written in one piece.
 "$bin" trace --mode fused --json "$work/good.json" >/dev/null || fail "trace --json exited $?"
@@ -101,4 +176,4 @@ if [ "$failures" -gt 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1
 fi
-echo "all CLI checks passed"
+echo "all CLI checks passed ($refused bad invocations refused)"

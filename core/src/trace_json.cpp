@@ -91,12 +91,29 @@ std::string trace_to_json(const Trace& tr) {
     return doc.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+namespace {
+
+std::FILE* open_temporary(const std::string& path, const std::string& tmp) {
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
     if (!f)
         throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno) +
                                  "; choose a path in a folder you can write to");
+    return f;
+}
+
+std::string temporary_name(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()); }
+
+}  // namespace
+
+void check_writable(const std::string& path) {
+    const std::string tmp = temporary_name(path);
+    std::fclose(open_temporary(path, tmp));
+    std::remove(tmp.c_str());
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+    const std::string tmp = temporary_name(path);
+    std::FILE* f = open_temporary(path, tmp);
     const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
     const int saved = errno;
     const bool closed = std::fclose(f) == 0;

@@ -14,5 +14,8 @@ std::string trace_to_json(const Trace& trace);
 // Writes `text` to `path` through a temporary file in the same folder and a rename, so a
 // failure never leaves half a file. Throws std::runtime_error with one line naming the path.
 void write_file_atomically(const std::string& path, const std::string& text);
+// Throws the same one line when `path` could not be written there, before any long work;
+// leaves nothing behind.
+void check_writable(const std::string& path);
 
 }  // namespace headsplit
