@@ -53,6 +53,22 @@ for args in "--mode loop --step 5 --tab weights" "--tab why --backend cpu" "--mo
   [ "${n:-0}" -gt 200 ] || fail "'$args' looks blank ($n colours)"
 done
 
+# GL failures in the window: the CPU takes over with a visible notice (also one line on
+# stderr) and the window still draws; a broken kernel, a GL error mid-step, and a window
+# whose OpenGL is too old for compute shaders (Mesa capped at 3.3).
+for fault in "HEADSPLIT_GL_BREAK_SHADER=attn_rows.comp|shader attn_rows.comp failed to compile at attn_rows.comp line" \
+             "HEADSPLIT_GL_FAIL_DISPATCH=softmax|GL error 0x0501 while softmax" \
+             "MESA_GL_VERSION_OVERRIDE=3.3|the window's OpenGL is older than 4.3"; do
+  setting=${fault%%|*}
+  want=${fault#*|}
+  env "$setting" "$bin" --screenshot "$work/fault.png" --step 6 2>"$work/err" || fail "$setting: exited $?: $(cat "$work/err")"
+  [ "$(wc -l <"$work/err")" = 1 ] || fail "$setting: stderr is not one line: $(cat "$work/err")"
+  grep -qF "headsplit: $want" "$work/err" && grep -qF "; using the CPU backend" "$work/err" ||
+    fail "$setting: the notice: $(cat "$work/err")"
+  n=$(colours "$work/fault.png")
+  [ "${n:-0}" -gt 200 ] || fail "$setting: the window did not draw ($n colours)"
+done
+
 # A short drive: random control changes, keys and a resize through the app's own paths, then
 # a large trace on the worker. No crash, no GL error, every frame counted. (Frame times are
 # reported, not asserted: machines are noisy.)

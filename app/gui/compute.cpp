@@ -28,7 +28,7 @@ TraceComputer::~TraceComputer() {
 
 double TraceComputer::busy_seconds() const { return busy() ? now_seconds() - worker_started_ : 0.0; }
 
-ComputeResult TraceComputer::compute_now(const Config& c, Backend* window_backend) {
+ComputeResult TraceComputer::compute_now(const Config& c, Backend* window_backend, bool on_worker) {
     ComputeResult r;
     r.config = c;
     const double t0 = now_seconds();
@@ -48,11 +48,13 @@ ComputeResult TraceComputer::compute_now(const Config& c, Backend* window_backen
             try {
                 std::unique_ptr<Backend> own;
                 Backend* gl = window_backend;
-                if (!gl) {
-                    own = make_gl_backend();  // a worker thread: its own headless context
+                // A worker thread makes a headless context of its own. The UI thread never
+                // does: making one current there would take the window's context away.
+                if (!gl && on_worker) {
+                    own = make_gl_backend();
                     gl = own.get();
                 }
-                r.trace = std::make_shared<Trace>(run(c, in, w, *gl));
+                if (gl) r.trace = std::make_shared<Trace>(run(c, in, w, *gl));
             } catch (const GlError& e) {
                 r.notice = std::string(e.what()) + "; using the CPU backend";
             }
@@ -105,9 +107,9 @@ void TraceComputer::request(const Config& c) {
         }
         window = window_backend_.get();
     }
-    ready_ = compute_now(c, window);
+    ready_ = compute_now(c, window, false);
     if (c.backend == BackendKind::Gl && !window && ready_->notice.empty())
-        ready_->notice = (gl_problem_.empty() ? std::string("no GL 4.3 window context") : gl_problem_) +
+        ready_->notice = (gl_problem_.empty() ? std::string("the window's OpenGL is older than 4.3, which compute shaders need") : gl_problem_) +
                          "; using the CPU backend";
 }
 
@@ -115,7 +117,7 @@ void TraceComputer::start_worker(const Config& c) {
     worker_started_ = now_seconds();
     busy_what_ = std::to_string(c.num_tokens()) + " tokens, D_out " + std::to_string(c.d_out) + ", " +
                  std::to_string(c.heads) + " heads on " + backend_name(c.backend);
-    worker_ = std::async(std::launch::async, [this, c] { return compute_now(c, nullptr); });
+    worker_ = std::async(std::launch::async, [this, c] { return compute_now(c, nullptr, true); });
 }
 
 std::optional<ComputeResult> TraceComputer::take() {

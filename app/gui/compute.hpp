@@ -41,7 +41,8 @@ public:
     const std::string& gl_problem() const { return gl_problem_; }
 
 private:
-    ComputeResult compute_now(const Config& c, Backend* window_backend);
+    // window_backend: GL on the window's context, or null; on_worker: may make a context.
+    ComputeResult compute_now(const Config& c, Backend* window_backend, bool on_worker);
     void start_worker(const Config& c);
 
     bool window_gl_;

@@ -143,6 +143,20 @@ void apply_fullscreen(AppState& st, GLFWwindow* win, bool& is_full, int saved[4]
 }
 
 // One fixed window per panel, laid out for the display size.
+// Takes a finished trace onto the screen. A GL problem that sent the work to the CPU is
+// shown in the Controls panel and, once per message, written to stderr for whoever
+// launched the app from a terminal.
+void take_result(AppState& st, double now) {
+    auto r = st.computer->take();
+    if (!r) return;
+    static std::string last_said;
+    if (r->notice.find("using the CPU backend") != std::string::npos && r->notice != last_said) {
+        std::cerr << "headsplit: " << r->notice << "\n";
+        last_said = r->notice;
+    }
+    apply_result(st, std::move(*r), now);
+}
+
 void draw_panels(AppState& st, double now) {
     const ImVec2 size = ImGui::GetIO().DisplaySize;
     const float W = size.x, H = size.y;
@@ -164,7 +178,7 @@ void draw_panels(AppState& st, double now) {
     if (ImGui::Begin("Controls", nullptr, fixed)) DrawControls(st, now);
     ImGui::End();
     // A change made above is computed at once for teaching sizes: show it in this frame.
-    if (auto r = st.computer->take()) apply_result(st, std::move(*r), now);
+    take_result(st, now);
 
     place(left, 0, W - left, timeline_h);
     if (ImGui::Begin("Timeline", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) DrawTimeline(st, now);
@@ -264,7 +278,7 @@ int run_gui(const GuiOptions& o) {
             glfwPollEvents();
         const double now = now_seconds();
 
-        if (auto r = st.computer->take()) apply_result(st, std::move(*r), now);
+        take_result(st, now);
         if (!o.screenshot.empty() && st.trace && !placed_step) {
             st.step = std::clamp(o.step, 0, static_cast<int>(st.trace->steps.size()) - 1);
             st.anim_start = -1e9;  // settled: no animation in the saved frame
