@@ -2,6 +2,9 @@
 
 #include <chrono>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include "headsplit/cpu_backend.hpp"
 #include "headsplit/engine.hpp"
 #include "headsplit/gl_backend.hpp"
@@ -117,7 +120,12 @@ void TraceComputer::start_worker(const Config& c) {
     worker_started_ = now_seconds();
     busy_what_ = std::to_string(c.num_tokens()) + " tokens, D_out " + std::to_string(c.d_out) + ", " +
                  std::to_string(c.heads) + " heads on " + backend_name(c.backend);
-    worker_ = std::async(std::launch::async, [this, c] { return compute_now(c, nullptr, true); });
+    worker_ = std::async(std::launch::async, [this, c] {
+        // Below the UI thread, so that on a 2-core laptop the frames keep their pace; the
+        // threads it starts (llvmpipe's for a GL trace) inherit this.
+        setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
+        return compute_now(c, nullptr, true);
+    });
 }
 
 std::optional<ComputeResult> TraceComputer::take() {

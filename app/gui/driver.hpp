@@ -35,7 +35,8 @@ private:
     Rng rng_;
     bool changed_this_frame_ = false;
     bool big_phase_ = false, big_started_ = false;
-    double big_started_at_ = 0, big_compute_s_ = 0;
+    double big_started_at_ = 0, big_compute_s_ = 0, arrival_ms_ = 0;
+    bool arrival_frame_ = false;
     std::vector<double> all_ms_, change_ms_, change_compute_ms_, big_ms_;
     std::int64_t changes_ = 0, keys_ = 0, resizes_ = 0, gl_errors_ = 0, refused_ = 0;
     std::int64_t bad_values_ = 0, mishandled_ = 0;
