@@ -166,16 +166,27 @@ TEST_CASE("GL batched matmul reads transposed heads in place", "[gl][matmul]") {
     CHECK(worst <= 1e-5);
 }
 
+namespace {
+
+// Sets an environment variable for one scope, whatever way the scope is left.
+struct ScopedEnv {
+    ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+    ~ScopedEnv() { ::unsetenv(name_); }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+    const char* name_;
+};
+
+}  // namespace
+
 TEST_CASE("a shader that fails to compile is reported, not crashed on", "[gl][failure]") {
     const char* shader = GENERATE("matmul_blocked.comp", "attn_rows.comp");
     INFO(shader);
-    ::setenv("HEADSPLIT_GL_BREAK_SHADER", shader, 1);
     try {
+        const ScopedEnv broken("HEADSPLIT_GL_BREAK_SHADER", shader);
         make_gl_backend();
-        ::unsetenv("HEADSPLIT_GL_BREAK_SHADER");
         FAIL("the broken shader compiled");
     } catch (const GlError& e) {
-        ::unsetenv("HEADSPLIT_GL_BREAK_SHADER");
         const std::string msg = e.what();
         CHECK(e.kind == GlError::Kind::Shader);
         CHECK_THAT(msg, Catch::Matchers::StartsWith(std::string("shader ") + shader + " failed to compile at " + shader +
@@ -245,13 +256,11 @@ TEST_CASE("a GL error during a step is reported, not crashed on", "[gl][failure]
     auto gl = make_gl_backend();
     Config c;
     c.backend = BackendKind::Gl;
-    ::setenv("HEADSPLIT_GL_FAIL_DISPATCH", kernel, 1);
     try {
+        const ScopedEnv failing("HEADSPLIT_GL_FAIL_DISPATCH", kernel);
         run(c, make_inputs(c), make_weights(c), *gl);
-        ::unsetenv("HEADSPLIT_GL_FAIL_DISPATCH");
         FAIL("no GL error");
     } catch (const GlError& e) {
-        ::unsetenv("HEADSPLIT_GL_FAIL_DISPATCH");
         CHECK(e.kind == GlError::Kind::Runtime);
         CHECK_THAT(std::string(e.what()), Catch::Matchers::StartsWith("GL error 0x0501 while " + std::string(kernel)));
     }

@@ -116,6 +116,33 @@ TEST_CASE("values typed into the controls are refused at once, whatever their si
     CHECK(st.trace == good);
 }
 
+TEST_CASE("a value refused while a large trace computes stays refused when the worker ends", "[gui]") {
+    AppState st = make_state();
+    recompute(st);
+    settle(st);
+    const auto good = st.trace;
+    st.config = config_from_preset("gpt2-small");
+    st.config.tokens = synthetic_tokens(128);
+    st.config.backend = BackendKind::Cpu;
+    recompute(st);
+    REQUIRE(st.computer->busy());
+    st.config.dropout = 2.0;  // typed while the worker runs
+    recompute(st);
+    auto r = st.computer->take();
+    REQUIRE(r);
+    apply_result(st, std::move(*r), 0.0);
+    CHECK(st.error.find("dropout p = 2") != std::string::npos);
+    settle(st);  // the worker's gpt2-small trace is out of date: not shown
+    CHECK_FALSE(st.computer->busy());
+    CHECK(st.trace == good);
+    CHECK(st.error.find("dropout p = 2") != std::string::npos);
+    st.config.dropout = 0;  // fixed: computed and shown
+    recompute(st);
+    settle(st);
+    CHECK(st.error.empty());
+    CHECK(st.trace->config.num_tokens() == 128);
+}
+
 TEST_CASE("divisors: ascending, none below 1, quick for any size", "[gui]") {
     CHECK(divisors(6) == std::vector<std::int64_t>{1, 2, 3, 6});
     CHECK(divisors(36) == std::vector<std::int64_t>{1, 2, 3, 4, 6, 9, 12, 18, 36});

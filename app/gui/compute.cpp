@@ -88,7 +88,8 @@ void TraceComputer::request(const Config& c) {
         r.config = c;
         r.error = e.what();
         ready_ = std::move(r);
-        waiting_.reset();
+        waiting_.reset();  // older than this value: nothing valid is left to compute
+        if (worker_.valid()) refused_while_busy_ = true;
         return;
     }
     if (worker_.valid()) {
@@ -121,16 +122,21 @@ void TraceComputer::start_worker(const Config& c) {
     busy_what_ = std::to_string(c.num_tokens()) + " tokens, D_out " + std::to_string(c.d_out) + ", " +
                  std::to_string(c.heads) + " heads on " + backend_name(c.backend);
     worker_ = std::async(std::launch::async, [this, c] {
-        // Below the UI thread, so that on a 2-core laptop the frames keep their pace; the
-        // threads it starts (llvmpipe's for a GL trace) inherit this.
-        setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
+        // Below the UI thread, so that on a 2-core laptop the frames keep their pace (threads
+        // this one starts inherit it; OpenBLAS's pool, made at start-up, does not). Best
+        // effort: if the system refuses, the trace is computed at normal priority.
+        (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
         return compute_now(c, nullptr, true);
     });
 }
 
 std::optional<ComputeResult> TraceComputer::take() {
     if (worker_.valid() && worker_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-        ready_ = worker_.get();
+        ComputeResult r = worker_.get();
+        // A value refused while the worker ran is the newest word: its result is dropped so
+        // the refusal stays on screen (and is not overwritten before it was taken).
+        if (!refused_while_busy_) ready_ = std::move(r);
+        refused_while_busy_ = false;
         if (waiting_) {
             const Config next = *waiting_;
             waiting_.reset();

@@ -50,6 +50,7 @@ private:
     std::string gl_problem_;
     std::future<ComputeResult> worker_;
     std::optional<Config> waiting_;
+    bool refused_while_busy_ = false;  // the worker's result is out of date when it comes
     std::optional<ComputeResult> ready_;
     double worker_started_ = 0;
     std::string busy_what_;

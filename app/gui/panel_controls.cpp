@@ -78,14 +78,19 @@ void DrawControls(AppState& st, double now) {
     // Only divisors of D_out can be chosen: the slider walks the list of divisors.
     // (A value typed into a slider with Ctrl+click may be anything: no divisors, no slider.)
     const std::vector<std::int64_t> divs = c.d_out <= kMaxDim ? divisors(c.d_out) : std::vector<std::int64_t>{};
-    if (divs.empty() || c.heads < 1 || c.d_out % c.heads != 0) {
+    if (divs.empty()) {
         ImGui::TextDisabled("heads: choose a valid D_out first");
     } else {
+        if (c.heads < 1 || c.d_out % c.heads != 0)
+            ImGui::TextDisabled("heads = %lld does not divide D_out = %lld; pick one below", static_cast<long long>(c.heads),
+                                static_cast<long long>(c.d_out));
         int idx = static_cast<int>(std::find(divs.begin(), divs.end(), c.heads) - divs.begin());
-        idx = std::clamp(idx, 0, static_cast<int>(divs.size()) - 1);
+        const int last = static_cast<int>(divs.size()) - 1;
+        idx = std::clamp(idx, 0, last);
         const std::string heads_label = std::to_string(divs[idx]);
-        if (ImGui::SliderInt("heads", &idx, 0, static_cast<int>(divs.size()) - 1, heads_label.c_str())) {
-            c.heads = divs[idx];
+        // AlwaysClamp: a number typed with Ctrl+click is an index here and must stay in range.
+        if (ImGui::SliderInt("heads", &idx, 0, last, heads_label.c_str(), ImGuiSliderFlags_AlwaysClamp)) {
+            c.heads = divs[std::clamp(idx, 0, last)];
             changed = true;
         }
         ImGui::TextDisabled("head_dim = %lld / %lld = %lld", static_cast<long long>(c.d_out),
