@@ -60,3 +60,24 @@ TEST_CASE("the projections stage stops after Q, K and V", "[runner]") {
     const Step* pq = test::find_step(proj, Op::Project, mode == Mode::Loop ? 1 : -1);
     CHECK(fq->tensors[0].data == pq->tensors[0].data);
 }
+
+TEST_CASE("the loop mode uploads its weights once for all heads", "[runner]") {
+    // Each head multiplies by a window on the same weight buffers: loop mode holds what
+    // split mode holds (the same weights, Q/K/V split into head-sized pieces).
+    Config c;
+    c.tokens = synthetic_tokens(16);
+    c.d_in = c.d_out = 64;
+    c.heads = 8;
+    const Inputs in = make_inputs(c);
+    const Weights w = make_weights(c);
+    auto held_after_projections = [&](Mode mode) {
+        c.mode = mode;
+        auto backend = make_cpu_backend();
+        Runner runner(c, in, w, *backend);
+        runner.run({false, true});
+        return backend->held_bytes();
+    };
+    const std::int64_t split = held_after_projections(Mode::Split);
+    CHECK(split > 3 * 64 * 64 * 4);
+    CHECK(held_after_projections(Mode::Loop) == split);
+}

@@ -99,8 +99,10 @@ public:
         input();
         if (c_.mode == Mode::Fused) project_fused();
         else if (c_.mode == Mode::Split) project_split();
-        else
-            for (std::int64_t h = 0; h < H; ++h) project_head(h, upload_qkv());
+        else {
+            const QkvLinears w = upload_qkv();
+            for (std::int64_t h = 0; h < H; ++h) project_head(h, w);
+        }
     }
 
     void run() {
@@ -185,19 +187,32 @@ private:
                      " tokens, each token a row of D_in = " + std::to_string(Di) + " numbers.");
     }
 
+    struct QkvLinears {
+        Linear q, k, v;
+    };
+    QkvLinears upload_qkv() {
+        return {upload_linear(w_.w_query, w_.b_query, D, Di), upload_linear(w_.w_key, w_.b_key, D, Di),
+                upload_linear(w_.w_value, w_.b_value, D, Di)};
+    }
+
+    // Three matmuls x @ W^T into new [B, T, width] tensors, counted and recorded (the caller
+    // opens and closes the step): split mode with the whole weights, loop mode with a head's.
+    Qkv project_three(const QkvLinears& w, std::int64_t width) {
+        const auto fresh = [&] { return contiguous(alloc({B, T, width}), {B, T, width}); };
+        Qkv t{fresh(), fresh(), fresh()};
+        be_.matmul(rows(x_), w.q.w, true, w.q.bias(), rows(t.q));
+        be_.matmul(rows(x_), w.k.w, true, w.k.bias(), rows(t.k));
+        be_.matmul(rows(x_), w.v.w, true, w.v.bias(), rows(t.v));
+        rec_.computed(3, 3 * 2.0 * B * T * Di * width);
+        record_qkv(t, Storage::New);
+        return t;
+    }
+
     // ---- step 1 (split): Q, K, V = x @ W^T, one D_in x D_out matmul each ---------------
     Qkv project_split() {
-        const Linear wq = upload_linear(w_.w_query, w_.b_query, D, Di);
-        const Linear wk = upload_linear(w_.w_key, w_.b_key, D, Di);
-        const Linear wv = upload_linear(w_.w_value, w_.b_value, D, Di);
+        const QkvLinears w = upload_qkv();
         rec_.begin(Op::Project);
-        Qkv t{contiguous(alloc({B, T, D}), {B, T, D}), contiguous(alloc({B, T, D}), {B, T, D}),
-              contiguous(alloc({B, T, D}), {B, T, D})};
-        be_.matmul(rows(x_), wq.w, true, wq.bias(), rows(t.q));
-        be_.matmul(rows(x_), wk.w, true, wk.bias(), rows(t.k));
-        be_.matmul(rows(x_), wv.w, true, wv.bias(), rows(t.v));
-        rec_.computed(3, 3 * 2.0 * B * T * Di * D);
-        record_qkv(t, Storage::New);
+        const Qkv t = project_three(w, D);
         rec_.end("queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)",
                  "Three matmuls, one per projection: x " + shape_str(x_.shape) + " times a " +
                      std::to_string(Di) + " x " + std::to_string(D) + " weight gives queries, keys and values "
@@ -385,26 +400,10 @@ private:
     }
 
     // ---- loop mode: per head h, three [D_in, hd] matmuls and its own attention; concat ---
-    struct QkvLinears {
-        Linear q, k, v;
-    };
-    QkvLinears upload_qkv() {
-        return {upload_linear(w_.w_query, w_.b_query, D, Di), upload_linear(w_.w_key, w_.b_key, D, Di),
-                upload_linear(w_.w_value, w_.b_value, D, Di)};
-    }
-
     // Head h's three small projections (loop mode).
     Qkv project_head(std::int64_t h, const QkvLinears& w) {
-        const int head = static_cast<int>(h);
-        const Linear hq = w.q.head(h, hd), hk = w.k.head(h, hd), hv = w.v.head(h, hd);
-        rec_.begin(Op::Project, head);
-        Qkv t{contiguous(alloc({B, T, hd}), {B, T, hd}), contiguous(alloc({B, T, hd}), {B, T, hd}),
-              contiguous(alloc({B, T, hd}), {B, T, hd})};
-        be_.matmul(rows(x_), hq.w, true, hq.bias(), rows(t.q));
-        be_.matmul(rows(x_), hk.w, true, hk.bias(), rows(t.k));
-        be_.matmul(rows(x_), hv.w, true, hv.bias(), rows(t.v));
-        rec_.computed(3, 3 * 2.0 * B * T * Di * hd);
-        record_qkv(t, Storage::New);
+        rec_.begin(Op::Project, static_cast<int>(h));
+        const Qkv t = project_three({w.q.head(h, hd), w.k.head(h, hd), w.v.head(h, hd)}, hd);
         rec_.end("queries = self.heads[" + std::to_string(h) + "].W_query(x)  # keys, values alike",
                  "Head " + std::to_string(h) + " runs its own three small matmuls: x " + shape_str(x_.shape) +
                      " times its " + std::to_string(Di) + " x " + std::to_string(hd) +

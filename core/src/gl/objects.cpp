@@ -48,6 +48,17 @@ std::string where(const std::string& name, const std::string& log) {
     return name;
 }
 
+// A shader's or a program's info log (get_iv: glGetShaderiv or glGetProgramiv; get_log:
+// glGetShaderInfoLog or glGetProgramInfoLog).
+template <class GetIv, class GetLog>
+std::string info_log(GLuint id, GetIv get_iv, GetLog get_log) {
+    GLint len = 0;
+    get_iv(id, GL_INFO_LOG_LENGTH, &len);
+    std::vector<char> log(static_cast<std::size_t>(std::max(len, 1)));
+    get_log(id, len, nullptr, log.data());
+    return log.data();
+}
+
 }  // namespace
 
 ComputeProgram::ComputeProgram(const std::string& name, const std::string& source) : name_(name) {
@@ -58,12 +69,8 @@ ComputeProgram::ComputeProgram(const std::string& name, const std::string& sourc
     GLint ok = 0;
     glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
     if (!ok) {
-        GLint len = 0;
-        glGetShaderiv(shader, GL_INFO_LOG_LENGTH, &len);
-        std::vector<char> log(static_cast<std::size_t>(std::max(len, 1)));
-        glGetShaderInfoLog(shader, len, nullptr, log.data());
+        const std::string text_log = info_log(shader, glGetShaderiv, glGetShaderInfoLog);
         glDeleteShader(shader);
-        const std::string text_log(log.data());
         throw GlError(GlError::Kind::Shader, "shader " + name + " failed to compile at " + where(name, text_log) +
                                                  ": " + one_line(text_log));
     }
@@ -73,12 +80,9 @@ ComputeProgram::ComputeProgram(const std::string& name, const std::string& sourc
     glDeleteShader(shader);
     glGetProgramiv(id_, GL_LINK_STATUS, &ok);
     if (!ok) {
-        GLint len = 0;
-        glGetProgramiv(id_, GL_INFO_LOG_LENGTH, &len);
-        std::vector<char> log(static_cast<std::size_t>(std::max(len, 1)));
-        glGetProgramInfoLog(id_, len, nullptr, log.data());
+        const std::string text_log = info_log(id_, glGetProgramiv, glGetProgramInfoLog);
         reset();
-        throw GlError(GlError::Kind::Shader, "shader " + name + " failed to link: " + one_line(log.data()));
+        throw GlError(GlError::Kind::Shader, "shader " + name + " failed to link: " + one_line(text_log));
     }
 }
 
