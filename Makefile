@@ -1,27 +1,31 @@
 # HeadSplit: the two set-up commands.
 #   make run    install missing Debian packages, build, run the app
 #   make test   install missing Debian packages, build, run every test through CTest
+#   make package  build, then the Debian package $(BUILD_DIR)/headsplit_<version>_<arch>.deb
 # Packages are checked one by one with dpkg-query and only the missing ones are
 # installed (apt-get, through sudo when not root).
 
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# WERROR=ON turns compiler warnings into errors (the CI does).
+WERROR ?= OFF
 
 # Build: compiler, CMake, engine libraries. GL: libepoxy and Mesa's EGL and llvmpipe, so
 # compute shaders run headless. GUI: ImGui, GLFW, stb, DejaVu fonts; Xvfb for its tests.
-# Test: the PyTorch oracle.
+# Test: the PyTorch oracle. Package: dpkg-dev (dpkg-shlibdeps, for CPack's Depends).
 DEB_PACKAGES := g++ cmake make pkg-config \
   libxtensor-dev libxtensor-blas-dev libopenblas-dev \
   catch2 nlohmann-json3-dev libcli11-dev \
   libepoxy-dev libegl-dev libegl1 libegl-mesa0 libgl1-mesa-dri \
   libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core xvfb xauth \
   python3 python3-numpy python3-torch \
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev \
+  dpkg-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build run test check clean
+.PHONY: all deps build run test check package clean
 
 all: build
 
@@ -37,7 +41,7 @@ deps:
 	fi
 
 build: deps
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DHEADSPLIT_WERROR=$(WERROR)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # The visualizer; with no display (ssh, CI) the headless trace instead.
@@ -56,14 +60,19 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 check: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEADSPLIT_SANITIZE=ON
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEADSPLIT_SANITIZE=ON -DHEADSPLIT_WERROR=$(WERROR)
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
-	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEADSPLIT_FUZZ=ON
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEADSPLIT_FUZZ=ON -DHEADSPLIT_WERROR=$(WERROR)
 	cmake --build build-fuzz -j $(JOBS) --target fuzz_options
 	rm -rf build-fuzz/corpus && mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/* build-fuzz/corpus/
 	./build-fuzz/tests/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/ \
 	  -print_final_stats=1 build-fuzz/corpus
+
+# The Debian package (CPack): the executable, its desktop entry and icon; Depends names the
+# shared libraries, Mesa's EGL and llvmpipe driver, and the DejaVu fonts.
+package: build
+	cmake --build $(BUILD_DIR) --target package
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan build-fuzz

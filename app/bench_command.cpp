@@ -11,10 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "headsplit/backend_policy.hpp"
 #include "headsplit/bench.hpp"
 #include "headsplit/cpu_backend.hpp"
 #include "headsplit/engine.hpp"
-#include "headsplit/gl_backend.hpp"
+#include "headsplit/numbers.hpp"
 #include "headsplit/presets.hpp"
 #include "headsplit/trace_json.hpp"
 #include "options.hpp"
@@ -55,11 +56,7 @@ void progress(int done, int total, const std::string& what) {
     std::fflush(stderr);
 }
 
-std::string fixed(double v, int digits = 2) {
-    std::ostringstream s;
-    s << std::fixed << std::setprecision(digits) << v;
-    return s.str();
-}
+std::string fixed(double v, int digits = 2) { return format_fixed(v, digits); }
 
 // Runs the embedded PyTorch script; returns its JSON lines as a JSON array ("" on failure,
 // with the reason in `why`).
@@ -124,29 +121,31 @@ int BenchCommand::run() const {
         else if (preset.rfind("gpt", 0) == 0) c.tokens = synthetic_tokens(128);
         shapes.push_back({preset, c});
     }
-    for (const Shape3& s : shapes) {
-        validate(s.config);
-        check_memory_budget(s.config);
-    }
+    for (const Shape3& s : shapes) check_config(s.config).require_budget();
     if (!json_path.empty()) check_writable(json_path);  // now, not after minutes of measuring
 
     const Stage stages[] = {Stage::Projections, Stage::Forward, Stage::ForwardTraced};
     const Mode modes[] = {Mode::Loop, Mode::Split, Mode::Fused};
     const int total = static_cast<int>(shapes.size() * backends.size() * 9);
     int done = 0;
-    std::vector<BenchResult> results;
+    std::vector<BenchResult> all_results;
     for (const Shape3& shape : shapes) {
         const Inputs in = make_inputs(shape.config);
         const Weights w = make_weights(shape.config);
-        for (BackendKind kind : backends) {
-            std::unique_ptr<Backend> be;
-            try {
-                be = kind == BackendKind::Gl ? make_gl_backend() : make_cpu_backend();
-            } catch (const GlError& e) {
-                std::cerr << "headsplit: " << e.what() << "; skipping the GL backend\n";
+        const bool cpu_listed = std::find(backends.begin(), backends.end(), BackendKind::Cpu) != backends.end();
+        for (BackendKind wanted : backends) {
+          BackendRequest request;
+          request.kind = wanted;
+          request.notices = &std::cerr;
+          const int done_before = done;
+          const auto measured = run_with_fallback<std::vector<BenchResult>>(request, [&](Backend& backend, BackendKind kind) {
+            std::vector<BenchResult> results;
+            done = done_before;
+            if (kind != wanted && cpu_listed) {  // the CPU has its own table already
                 done += 9;
-                continue;
+                return results;
             }
+            Backend* be = &backend;
             const Config& c = shape.config;
             std::cout << "\n" << shape.label << ": T=" << c.num_tokens() << " D_in=" << c.d_in << " D_out=" << c.d_out
                       << " heads=" << c.heads << " head_dim=" << c.head_dim() << " on " << backend_name(kind)
@@ -178,6 +177,9 @@ int BenchCommand::run() const {
             std::cout << "split forward: " << fixed(sf.median_ms / sf.gemm_median_ms) << "x its GEMM steps ("
                       << fixed(sf.gemm_median_ms, 3) << " ms); recording the trace costs "
                       << fixed(here[{Stage::ForwardTraced, Mode::Split}].median_ms / sf.median_ms) << "x\n";
+            return results;
+          }, nullptr);
+          all_results.insert(all_results.end(), measured.begin(), measured.end());
         }
     }
 
@@ -210,7 +212,7 @@ int BenchCommand::run() const {
         }
     }
     if (!json_path.empty()) {
-        write_file_atomically(json_path, bench_json(results, torch_json));
+        write_file_atomically(json_path, bench_json(all_results, torch_json));
         std::cout << "wrote " << json_path << "\n";
     }
     return 0;

@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
         if (cli.got_subcommand("bench")) return bench.run();
         gui::GuiOptions g;
         if (gui_config.backend.empty()) gui_config.backend = "gl";
-        g.config = app::make_config(gui_config);
+        g.config = app::make_config(gui_config).config;
         g.screenshot = screenshot;
         if (!step.empty()) g.step = static_cast<int>(app::parse_count("--step", step, 0, 1 << 20));
         if (!font_scale.empty()) {

@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include "headsplit/engine.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -81,7 +83,7 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o) {
     }
 }
 
-Config make_config(const ConfigOptions& o) {
+CheckedConfig make_config(const ConfigOptions& o) {
     Config c = config_from_preset(o.preset);
     if (!o.text.empty() && !o.tokens.empty())
         throw ConfigError("--text and --tokens both choose the tokens; give one of them");
@@ -119,8 +121,7 @@ Config make_config(const ConfigOptions& o) {
     c.out_proj = !o.no_out_proj;
     c.scale_first = o.scale_first;
     c.qkv_bias = o.qkv_bias;
-    validate(c);
-    return c;
+    return check_config(c);  // the one validation entry: every value, and the memory estimate
 }
 
 }  // namespace headsplit::app

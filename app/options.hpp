@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "headsplit/config.hpp"
+#include "headsplit/engine.hpp"
 
 namespace headsplit::app {
 
@@ -23,8 +24,9 @@ struct ConfigOptions {
 // --backend --dropout --no-out-proj --scale-first --qkv-bias --memory-budget to `cmd`.
 void add_config_options(CLI::App& cmd, ConfigOptions& o);
 
-// The Config they describe: the preset, then each option given on top. Throws ConfigError.
-Config make_config(const ConfigOptions& o);
+// The Config they describe (the preset, then each option given on top), through the one
+// validation entry, check_config(). Throws ConfigError.
+CheckedConfig make_config(const ConfigOptions& o);
 
 // Parses "--name value" as a whole number in [lo, hi]; throws ConfigError naming it.
 std::int64_t parse_count(const char* name, const std::string& value, std::int64_t lo, std::int64_t hi);

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "backends.hpp"
+#include "headsplit/backend_policy.hpp"
 #include "headsplit/engine.hpp"
 #include "headsplit/trace_json.hpp"
 
@@ -20,15 +20,6 @@ std::string tensor_names(const Step& s) {
     return names;
 }
 
-const char* memory_label(Storage s) {
-    switch (s) {
-        case Storage::New: return "new";
-        case Storage::View: return "view (no data moved)";
-        case Storage::InPlace: return "in place";
-        case Storage::Copy: return "copy";
-    }
-    return "?";
-}
 
 std::string quoted_text(const Config& c) {
     std::string text;
@@ -93,7 +84,7 @@ void print_step_table(const Trace& tr, std::ostream& out) {
         if (s.head >= 0) op += " (head " + std::to_string(s.head) + ")";
         const TensorRecord& first = s.tensors.front();
         out << std::left << std::setw(6) << s.index << std::setw(20) << op << std::setw(34) << tensor_names(s)
-            << std::setw(20) << shape_str(first.shape) << std::setw(22) << memory_label(first.storage)
+            << std::setw(20) << shape_str(first.shape) << std::setw(22) << storage_label(first.storage)
             << std::right << std::setw(8) << s.matmuls << std::setw(11) << std::fixed << std::setprecision(3)
             << s.ms << "\n";
     }
@@ -120,7 +111,7 @@ void print_step_values(const Step& s, std::ostream& out) {
     out << "\n  " << s.code << "\n  " << s.explain << "\n";
     for (const TensorRecord& t : s.tensors) {
         out << "  " << t.name << " " << shape_str(t.shape) << "  strides " << shape_str(t.strides) << "  offset "
-            << t.offset << "  buffer " << t.buffer << "  " << memory_label(t.storage) << "\n";
+            << t.offset << "  buffer " << t.buffer << "  " << storage_label(t.storage) << "\n";
         if (t.data.size() > 4096) {
             out << "    (" << t.data.size() << " values; write them with --json)\n";
             continue;
@@ -130,12 +121,24 @@ void print_step_values(const Step& s, std::ostream& out) {
 }
 
 int TraceCommand::run() const {
-    const Config c = make_config(config);
-    check_memory_budget(c);  // before inputs and weights are allocated
+    const CheckedConfig c = make_config(config);
+    c.require_budget();  // before inputs and weights are allocated
     std::int64_t step_index = -1;
     if (!step.empty()) step_index = parse_count("--step", step, 0, 1 << 30);
     if (!json_path.empty()) check_writable(json_path);
-    const Trace trace = run_on_backend(c, std::cerr);
+    const Inputs inputs = make_inputs(c.config);
+    const Weights weights = make_weights(c.config);
+    BackendRequest request;
+    request.kind = c.config.backend;
+    request.notices = &std::cerr;
+    const Trace trace = run_with_fallback<Trace>(
+        request,
+        [&](Backend& backend, BackendKind kind) {
+            CheckedConfig on = c;
+            on.config.backend = kind;  // the trace says where it ran
+            return headsplit::run(on, inputs, weights, backend);
+        },
+        nullptr);
     if (step_index >= static_cast<std::int64_t>(trace.steps.size()))
         throw ConfigError("--step " + step + " does not exist; this trace has steps 0 to " +
                           std::to_string(trace.steps.size() - 1));

@@ -14,6 +14,10 @@ out=$("$bin" trace) || fail "headsplit trace exited $?"
 grep -qF 'shapes: [1, 3, 6] -> [1, 3, 2, 3] -> [1, 2, 3, 3] -> [1, 3, 2, 3] -> [1, 3, 6]' <<<"$out" ||
   fail "trace does not print the journey of shapes: $out"
 [ "$(grep -cE '^[0-9]+ ' <<<"$out")" = 12 ] || fail "trace does not print 12 steps"
+# 1b. The GPT-2 presets between small and xl run.
+for preset in gpt2-medium gpt2-large; do
+  "$bin" trace --preset "$preset" >/dev/null 2>"$work/stderr" || fail "trace --preset $preset exited $?: $(cat "$work/stderr")"
+done
 
 # 2. --help lists every option.
 help=$("$bin" trace --help) || fail "trace --help exited $?"
@@ -141,8 +145,8 @@ check_unwritable --drive 100 --drive-report "$work/no/such/dir/out.json"
 
 # 5. A good --json is complete JSON, written in one piece.
 "$bin" trace --mode fused --json "$work/good.json" >/dev/null || fail "trace --json exited $?"
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=='headsplit-trace' and d['version']==1" \
-  "$work/good.json" || fail "trace --json did not write a headsplit-trace v1 document"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=='headsplit-trace' and d['version']==2" \
+  "$work/good.json" || fail "trace --json did not write a headsplit-trace v2 document"
 [ -z "$(ls "$work" | grep tmp)" ] || fail "trace --json left a temporary file"
 
 # 6. The GL backend runs headless; a kernel that fails to compile falls back to the CPU
@@ -164,12 +168,19 @@ grep -q '^headsplit: GL error 0x0501 while softmax; using the CPU backend$' "$wo
   fail "the GL error notice: $(cat "$work/stderr")"
 
 # 7. No GL 4.3 context, for real: Mesa capped at GL 3.3, and an EGL with no vendor library.
-#    One line, exit 2, nothing written.
+#    The one backend policy: the CPU takes over, with one notice line naming the reason.
+no_context() {  # reason-substring
+  out=$("$bin" trace --backend gl 2>"$work/stderr") || fail "no GL context ($1): trace exited $?"
+  grep -q 'backend=cpu' <<<"$out" || fail "no GL context ($1): did not run on the CPU: $out"
+  [ "$(wc -l <"$work/stderr")" = 1 ] || fail "no GL context ($1): notice is not one line: $(cat "$work/stderr")"
+  grep -qF -- "$1" "$work/stderr" && grep -q 'using the CPU backend$' "$work/stderr" ||
+    fail "no GL context ($1): the notice said '$(cat "$work/stderr")'"
+}
 export MESA_GL_VERSION_OVERRIDE=3.3
-check_refused 2 "no headless OpenGL 4.3 context: eglCreateContext for GL 4.3 core failed" trace --backend gl
+no_context "no headless OpenGL 4.3 context: eglCreateContext for GL 4.3 core failed"
 unset MESA_GL_VERSION_OVERRIDE
 export __EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent/vendor.json
-check_refused 2 "no headless OpenGL 4.3 context" trace --backend gl
+no_context "no headless OpenGL 4.3 context"
 unset __EGL_VENDOR_LIBRARY_FILENAMES
 
 if [ "$failures" -gt 0 ]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch oracle for headsplit trace JSON (format "headsplit-trace", version 1).
+"""PyTorch oracle for headsplit trace JSON (format "headsplit-trace", version 2).
 
 headsplit implements multi-head causal self-attention in C++ and records every step.
 This script is the reference we did not write: it loads a trace, copies the exported
@@ -298,6 +298,42 @@ def compare(ref, rec):
     return max_diff, issues
 
 
+def check_links(doc, problems):
+    """Every tensor's "from" names tensors of earlier steps (or, for dropout's output, its mask
+    just before it in the same step) or weights the document holds; only x and the dropout
+    mask have none; a view or in-place tensor's first link is the buffer it shares."""
+    steps = doc["steps"]
+    for i, s in enumerate(steps):
+        for k, t in enumerate(s["tensors"]):
+            where = f"step {i} ({s['op']}) tensor {t['name']}"
+            links = t.get("from")
+            if not isinstance(links, list):
+                problems.append(f"{where}: no from list")
+                continue
+            source = (i == 0 and t["name"] == "x") or t["name"] == "dropout_mask"
+            if source != (len(links) == 0):
+                problems.append(f"{where}: from {links} (only x and the dropout mask have none)")
+            for n, link in enumerate(links):
+                if set(link) == {"weight"}:
+                    if link["weight"] not in doc.get("weights", {}):
+                        problems.append(f"{where}: links to weight {link['weight']!r}, which the trace lacks")
+                    continue
+                if set(link) != {"step", "tensor"} or not isinstance(link["step"], int):
+                    problems.append(f"{where}: malformed link {link}")
+                    continue
+                j = link["step"]
+                names = [u["name"] for u in steps[j]["tensors"]] if 0 <= j < len(steps) else []
+                earlier = j < i or (j == i and link["tensor"] in names[:k])
+                if not earlier or link["tensor"] not in names:
+                    problems.append(f"{where}: link {link} does not name an earlier tensor")
+                    continue
+                if n == 0 and t["storage"] in ("view", "in_place"):
+                    src = steps[j]["tensors"][names.index(link["tensor"])]
+                    if src["buffer"] != t["buffer"]:
+                        problems.append(f"{where}: a {t['storage']} of buffer {t['buffer']} links to "
+                                        f"{link}, which is buffer {src['buffer']}")
+
+
 def check_file(path):
     """Returns (exit code, lines to print)."""
     try:
@@ -308,11 +344,12 @@ def check_file(path):
     try:
         if not isinstance(doc, dict) or doc.get("format") != "headsplit-trace":
             raise BadInput("not a headsplit-trace document")
-        if doc.get("version") != 1:
-            raise BadInput(f"unsupported version {doc.get('version')!r} (this oracle reads 1)")
+        if doc.get("version") != 2:
+            raise BadInput(f"unsupported version {doc.get('version')!r} (this oracle reads 2)")
         if not isinstance(doc.get("steps"), list):
             raise BadInput("no steps list")
         problems = []
+        check_links(doc, problems)
         with torch.no_grad():
             ref = reference(doc, problems)
         steps = doc["steps"]

@@ -48,7 +48,7 @@ done
 "$python" "$here/oracle.py" "${files[@]}" || exit 1
 
 # Negative controls: the oracle must reject a corrupted trace.
-"$python" - "$work/trace_0.json" "$work/nudged.json" "$work/missing.json" <<'PY'
+"$python" - "$work/trace_0.json" "$work/nudged.json" "$work/missing.json" "$work/forward.json" "$work/unlinked.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 nudged = json.loads(json.dumps(doc))
@@ -57,8 +57,14 @@ json.dump(nudged, open(sys.argv[2], "w"))
 missing = json.loads(json.dumps(doc))
 del missing["steps"][6]                                 # the scale step
 json.dump(missing, open(sys.argv[3], "w"))
+forward = json.loads(json.dumps(doc))
+forward["steps"][2]["tensors"][0]["from"] = [{"step": 5, "tensor": "attn_scores"}]  # a link ahead
+json.dump(forward, open(sys.argv[4], "w"))
+unlinked = json.loads(json.dumps(doc))
+unlinked["steps"][4]["tensors"][0]["from"] = []          # scores made from nothing
+json.dump(unlinked, open(sys.argv[5], "w"))
 PY
-for bad in nudged missing; do
+for bad in nudged missing forward unlinked; do
   if "$python" "$here/oracle.py" "$work/$bad.json" >/dev/null 2>&1; then
     echo "FAIL: the oracle accepted the $bad trace"
     exit 1

@@ -32,3 +32,44 @@ TEST_CASE("every cell's explanation arrives at its value", "[explain]") {
         }
     CHECK(explained > 100);
 }
+
+TEST_CASE("a corrupted cell of a view, transpose, merge or concat step is caught", "[explain]") {
+    // The explanation of a view reads its source through the strides and offset: change one
+    // recorded number of the view (and nothing else) and the two disagree.
+    const Mode mode = GENERATE(Mode::Loop, Mode::Split, Mode::Fused);
+    Config c;
+    c.mode = mode;
+    const Trace clean = test::run_cpu(c);
+    int corrupted = 0;
+    for (const Op op : {Op::Split, Op::View, Op::Transpose, Op::TransposeBack, Op::Merge, Op::Concat, Op::Mask}) {
+        const Step* s = test::find_step(clean, op);
+        if (!s) continue;
+        for (std::size_t t = 0; t < s->tensors.size(); ++t) {
+            Trace bad = clean;
+            TensorRecord& rec = bad.steps[static_cast<std::size_t>(s->index)].tensors[t];
+            const std::int64_t cell = 1;  // not -inf in the mask step: [0][0][0][1] is above the diagonal
+            const std::int64_t i = op == Op::Mask ? 0 : cell;
+            const float was = rec.data[static_cast<std::size_t>(i)];
+            rec.data[static_cast<std::size_t>(i)] = was + 0.5f;
+            const gui::Explanation e = gui::explain_cell(bad, s->index, static_cast<int>(t), i);
+            INFO(op_name(op) << " " << rec.name << ": " << e.title);
+            REQUIRE_FALSE(std::isnan(e.recomputed));
+            CHECK(e.recomputed == Approx(was).margin(1e-6));  // read from the source, not the corrupted cell
+            CHECK(std::fabs(e.recomputed - rec.data[static_cast<std::size_t>(i)]) > 0.4);
+            ++corrupted;
+        }
+    }
+    // split: view x3, transpose x3, transpose back, merge, mask; fused adds chunk x3; loop: concat.
+    CHECK(corrupted == (mode == Mode::Split ? 9 : mode == Mode::Fused ? 12 : 1));
+}
+
+TEST_CASE("a view's explanation follows the link, not the step before it", "[explain]") {
+    // Cut the transpose's link: its explanation has no source to read and says so.
+    Config c;
+    Trace tr = test::run_cpu(c);
+    const Step* s = test::find_step(tr, Op::Transpose);
+    REQUIRE(s);
+    tr.steps[static_cast<std::size_t>(s->index)].tensors[0].from.clear();
+    const gui::Explanation e = gui::explain_cell(tr, s->index, 0, 1);
+    CHECK(std::isnan(e.recomputed));
+}

@@ -5,7 +5,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "headsplit/cpu_backend.hpp"
+
+#include "headsplit/backend_policy.hpp"
 #include "headsplit/engine.hpp"
 #include "headsplit/gl_backend.hpp"
 
@@ -31,43 +32,43 @@ TraceComputer::~TraceComputer() {
 
 double TraceComputer::busy_seconds() const { return busy() ? now_seconds() - worker_started_ : 0.0; }
 
-ComputeResult TraceComputer::compute_now(const Config& c, Backend* window_backend, bool on_worker) {
+ComputeResult TraceComputer::compute_now(const CheckedConfig& checked, Backend* window_backend, bool on_worker) {
     ComputeResult r;
+    const Config& c = checked.config;
     r.config = c;
     const double t0 = now_seconds();
     try {
-        validate(c);
-        try {
-            check_memory_budget(c);
-        } catch (const ConfigError& e) {
-            r.trace = std::make_shared<Trace>(plan(c));
+        if (!checked.fits_budget()) {
+            r.trace = std::make_shared<Trace>(plan(checked));
             r.shapes_only = true;
-            r.notice = std::string("shapes only, not computed: ") + e.what();
+            try {
+                checked.require_budget();
+            } catch (const ConfigError& e) {
+                r.notice = std::string("shapes only, not computed: ") + e.what();
+            }
             return r;
         }
         const Inputs in = make_inputs(c);
         const Weights w = make_weights(c);
-        if (c.backend == BackendKind::Gl) {
-            try {
-                std::unique_ptr<Backend> own;
-                Backend* gl = window_backend;
-                // A worker thread makes a headless context of its own. The UI thread never
-                // does: making one current there would take the window's context away.
-                if (!gl && on_worker) {
-                    own = make_gl_backend();
-                    gl = own.get();
-                }
-                if (gl) r.trace = std::make_shared<Trace>(run(c, in, w, *gl));
-            } catch (const GlError& e) {
-                r.notice = std::string(e.what()) + "; using the CPU backend";
-            }
-        }
-        if (!r.trace) {
-            Config cpu = c;
-            cpu.backend = BackendKind::Cpu;
-            auto backend = make_cpu_backend();
-            r.trace = std::make_shared<Trace>(run(cpu, in, w, *backend));
-        }
+        BackendRequest request;
+        request.kind = c.backend;
+        request.existing = window_backend;
+        // A worker thread makes a headless context of its own. The UI thread never does:
+        // making one current there would take the window's context away.
+        request.may_create_context = on_worker;
+        if (!on_worker)
+            request.no_context_why = gl_problem_.empty()
+                                         ? std::string("the window's OpenGL is older than 4.3, which compute shaders need")
+                                         : gl_problem_;
+        // No stderr here: the window writes each notice once (take_result), not per change.
+        r.trace = std::make_shared<Trace>(run_with_fallback<Trace>(
+            request,
+            [&](Backend& backend, BackendKind kind) {
+                CheckedConfig on = checked;
+                on.config.backend = kind;  // the trace says where it ran
+                return run(on, in, w, backend);
+            },
+            &r.notice));
     } catch (const ConfigError& e) {
         r.error = e.what();
     } catch (const std::bad_alloc&) {
@@ -80,9 +81,10 @@ ComputeResult TraceComputer::compute_now(const Config& c, Backend* window_backen
 }
 
 void TraceComputer::request(const Config& c) {
-    // A refused value is answered at once, whatever the size, and nothing is computed.
+    // The one validation of this change. A refused value is answered at once, whatever the
+    // size, and nothing is computed.
     try {
-        validate(c);
+        submit(check_config(c));
     } catch (const ConfigError& e) {
         ComputeResult r;
         r.config = c;
@@ -90,14 +92,17 @@ void TraceComputer::request(const Config& c) {
         ready_ = std::move(r);
         waiting_.reset();  // older than this value: nothing valid is left to compute
         if (worker_.valid()) refused_while_busy_ = true;
-        return;
     }
+}
+
+void TraceComputer::submit(const CheckedConfig& checked) {
+    const Config& c = checked.config;
     if (worker_.valid()) {
-        waiting_ = c;  // picked up when the worker finishes
+        waiting_ = checked;  // picked up when the worker finishes
         return;
     }
     if (!is_small(c)) {
-        start_worker(c);
+        start_worker(checked);
         return;
     }
     Backend* window = nullptr;
@@ -111,22 +116,20 @@ void TraceComputer::request(const Config& c) {
         }
         window = window_backend_.get();
     }
-    ready_ = compute_now(c, window, false);
-    if (c.backend == BackendKind::Gl && !window && ready_->notice.empty())
-        ready_->notice = (gl_problem_.empty() ? std::string("the window's OpenGL is older than 4.3, which compute shaders need") : gl_problem_) +
-                         "; using the CPU backend";
+    ready_ = compute_now(checked, window, false);
 }
 
-void TraceComputer::start_worker(const Config& c) {
+void TraceComputer::start_worker(const CheckedConfig& checked) {
+    const Config& c = checked.config;
     worker_started_ = now_seconds();
     busy_what_ = std::to_string(c.num_tokens()) + " tokens, D_out " + std::to_string(c.d_out) + ", " +
                  std::to_string(c.heads) + " heads on " + backend_name(c.backend);
-    worker_ = std::async(std::launch::async, [this, c] {
+    worker_ = std::async(std::launch::async, [this, checked] {
         // Below the UI thread, so that on a 2-core laptop the frames keep their pace (threads
         // this one starts inherit it; OpenBLAS's pool, made at start-up, does not). Best
         // effort: if the system refuses, the trace is computed at normal priority.
         (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
-        return compute_now(c, nullptr, true);
+        return compute_now(checked, nullptr, true);
     });
 }
 
@@ -138,9 +141,9 @@ std::optional<ComputeResult> TraceComputer::take() {
         if (!refused_while_busy_) ready_ = std::move(r);
         refused_while_busy_ = false;
         if (waiting_) {
-            const Config next = *waiting_;
+            const CheckedConfig next = *waiting_;
             waiting_.reset();
-            request(next);
+            submit(next);
         }
     }
     std::optional<ComputeResult> out;

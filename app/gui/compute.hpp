@@ -10,6 +10,7 @@
 #include <string>
 
 #include "headsplit/backend.hpp"
+#include "headsplit/engine.hpp"
 #include "headsplit/trace.hpp"
 
 namespace headsplit::gui {
@@ -42,14 +43,15 @@ public:
 
 private:
     // window_backend: GL on the window's context, or null; on_worker: may make a context.
-    ComputeResult compute_now(const Config& c, Backend* window_backend, bool on_worker);
-    void start_worker(const Config& c);
+    ComputeResult compute_now(const CheckedConfig& c, Backend* window_backend, bool on_worker);
+    void submit(const CheckedConfig& c);
+    void start_worker(const CheckedConfig& c);
 
     bool window_gl_;
     std::unique_ptr<Backend> window_backend_;  // GL on the window's context, made on first use
     std::string gl_problem_;
     std::future<ComputeResult> worker_;
-    std::optional<Config> waiting_;
+    std::optional<CheckedConfig> waiting_;
     bool refused_while_busy_ = false;  // the worker's result is out of date when it comes
     std::optional<ComputeResult> ready_;
     double worker_started_ = 0;

@@ -11,6 +11,7 @@
 #include <backends/imgui_impl_glfw.h>
 #include <nlohmann/json.hpp>
 
+#include "headsplit/numbers.hpp"
 #include "headsplit/presets.hpp"
 #include "headsplit/trace_json.hpp"
 
@@ -34,13 +35,10 @@ long settled_resident_kb() {
     return resident_kb();
 }
 
-nlohmann::json summary(std::vector<double> ms) {
+nlohmann::json summary(const std::vector<double>& ms) {
     if (ms.empty()) return {{"frames", 0}};
-    std::sort(ms.begin(), ms.end());
-    return {{"frames", ms.size()},
-            {"median_ms", ms[ms.size() / 2]},
-            {"p99_ms", ms[std::min(ms.size() - 1, ms.size() * 99 / 100)]},
-            {"max_ms", ms.back()}};
+    const Spread t = spread(ms);
+    return {{"frames", ms.size()}, {"median_ms", t.median}, {"p99_ms", t.p99}, {"max_ms", t.max}};
 }
 
 const char* const kWords[] = {"the", "cat", "sleeps", "on", "a", "warm", "mat", "while", "dogs", "bark",

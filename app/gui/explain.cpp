@@ -4,47 +4,37 @@
 #include <cstdio>
 #include <limits>
 
-#include "layout.hpp"
+#include "headsplit/numbers.hpp"
 
 namespace headsplit::gui {
 
 namespace {
 
-std::string num(double v) {
-    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-    char b[32];
-    std::snprintf(b, sizeof b, "%.4g", v);
-    return b;
-}
+std::string num(double v) { return format_number(v); }
 
-std::vector<std::int64_t> unravel(const Shape& shape, std::int64_t i) {
-    std::vector<std::int64_t> idx(shape.size());
-    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-        idx[d] = i % shape[d];
-        i /= shape[d];
-    }
-    return idx;
-}
-
-std::string index_str(const std::vector<std::int64_t>& idx) {
+std::string index_str(const Shape& idx) {
     std::string s;
     for (auto v : idx) s += "[" + std::to_string(v) + "]";
     return s;
 }
 
-// The most recent step at or before `before` with this op (and head), or nullptr.
-const Step* find_back(const Trace& tr, int before, Op op, int head) {
-    for (int i = before; i >= 0; --i)
-        if (tr.steps[i].op == op && tr.steps[i].head == head) return &tr.steps[i];
-    return nullptr;
-}
-
-float at(const TensorRecord& t, std::initializer_list<std::int64_t> idx) {
+// The value at multi-index `idx` of a recorded tensor (its data is row-major in its shape).
+float at(const TensorRecord& t, const Shape& idx) {
     std::int64_t flat = 0;
-    std::size_t d = 0;
-    for (auto v : idx) flat = flat * t.shape[d++] + v;
+    for (std::size_t d = 0; d < idx.size(); ++d) flat = flat * t.shape[d] + idx[d];
     return t.data[static_cast<std::size_t>(flat)];
 }
+
+// A row of a [.., M, K] tensor of one batch entry (and head, when it has a head dim): the
+// operand of a matmul, as the explanation reads it. Loop mode's [B, T, hd] has no head dim.
+struct Matrix {
+    const TensorRecord* t = nullptr;
+    std::int64_t batch = 0, head = 0;
+    float get(std::int64_t row, std::int64_t col) const {
+        if (t->shape.size() == 4) return at(*t, {batch, head, row, col});
+        return at(*t, {batch, row, col});
+    }
+};
 
 // "a×b + c×d + ... = sum" for a dot product of n terms, showing at most 4.
 std::string dot_text(const std::vector<double>& a, const std::vector<double>& b, double* sum) {
@@ -58,24 +48,17 @@ std::string dot_text(const std::vector<double>& a, const std::vector<double>& b,
     return s;
 }
 
-// Q, K or V of one head as [T, hd]: from the transpose step, or loop mode's project step.
-struct HeadMatrix {
-    const TensorRecord* t = nullptr;
-    std::int64_t head = 0;
-    bool batched = false;  // [1, H, T, hd] rather than [1, T, hd]
-    float get(std::int64_t row, std::int64_t col) const {
-        return batched ? at(*t, {0, head, row, col}) : at(*t, {0, row, col});
-    }
-};
+// "attn_scores of step 4"
+std::string named(const Source& link) {
+    return link.is_weight() ? link.weight : link.tensor + " of step " + std::to_string(link.step);
+}
 
-HeadMatrix head_matrix(const Trace& tr, int step, int loop_head, std::int64_t head, const char* name) {
-    HeadMatrix m;
-    const Step* s = loop_head >= 0 ? find_back(tr, step, Op::Project, loop_head) : find_back(tr, step, Op::Transpose, -1);
-    if (!s) return m;
-    m.t = s->find(name);
-    m.head = head;
-    m.batched = loop_head < 0;
-    return m;
+// The element of `src` at memory position `address` (same buffer): the one a view reads.
+std::int64_t element_at_address(const TensorRecord& src, std::int64_t address) {
+    const std::int64_t n = numel(src.shape);
+    for (std::int64_t j = 0; j < n; ++j)
+        if (src.address(j) == address) return j;
+    return -1;
 }
 
 }  // namespace
@@ -85,7 +68,7 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
     const Step& s = tr.steps.at(step);
     const TensorRecord& t = s.tensors.at(tensor);
     const Config& c = tr.config;
-    const auto idx = unravel(t.shape, index);
+    const Shape idx = unravel(t.shape, index);
     const float value = t.data.empty() ? NAN : t.data[static_cast<std::size_t>(index)];
     e.title = t.name + index_str(idx) + " = " + num(value);
     if (t.data.empty()) {
@@ -93,18 +76,29 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
         return e;
     }
     const std::int64_t hd = c.head_dim(), D = c.d_out, Di = c.d_in;
-    const std::int64_t address = element_offset(t, index);
-    auto address_line = [&] {
-        std::string a = "memory address " + std::to_string(t.offset);
-        for (std::size_t d = 0; d < idx.size(); ++d) a += " + " + std::to_string(idx[d]) + "·" + std::to_string(t.strides[d]);
-        return a + " = " + std::to_string(address) + " of buffer " + std::to_string(t.buffer);
+    const std::int64_t address = t.address(index);
+    auto address_line = [](const TensorRecord& r, const Shape& at_idx, std::int64_t addr) {
+        std::string a = "memory address " + std::to_string(r.offset);
+        for (std::size_t d = 0; d < at_idx.size(); ++d)
+            a += " + " + std::to_string(at_idx[d]) + "·" + std::to_string(r.strides[d]);
+        return a + " = " + std::to_string(addr) + " of buffer " + std::to_string(r.buffer);
     };
-    // Matrix coordinates: row (query token) and column of the last two dims; the head from
-    // the batched dim or the loop step.
+    // The tensors this one was made from, as the trace links them.
+    std::vector<const TensorRecord*> src;
+    for (const Source& link : t.from) src.push_back(tr.source(link));
+    auto weight = [&](const Source& link) { return link.is_weight() ? tr.weights.find(link.weight) : nullptr; };
+    // Matrix coordinates: batch, row (query token) and column of the last two dims; the head
+    // from the batched dim or the loop step.
+    const std::int64_t batch = idx.empty() ? 0 : idx[0];
     const std::int64_t row = idx.size() >= 2 ? idx[idx.size() - 2] : 0;
     const std::int64_t col = idx.back();
     const std::int64_t head = s.head >= 0 ? s.head : (idx.size() == 4 ? idx[1] : 0);
-    const std::string tok_row = row < c.num_tokens() ? "\"" + c.tokens[row] + "\"" : "";
+    auto token = [&](std::int64_t i) {
+        return i >= 0 && i < c.num_tokens() ? "\"" + c.tokens[static_cast<std::size_t>(i)] + "\"" : std::string("?");
+    };
+    const std::string tok_row = token(row);
+    // A source the explanation needs is missing: say so, and recompute nothing.
+    auto missing = [&] { e.lines.push_back("(the trace does not link this tensor to its sources)"); };
 
     switch (s.op) {
         case Op::Input: {
@@ -112,36 +106,33 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
             e.lines.push_back(c.embeddings.empty() ? "generated from seed " + std::to_string(c.seed) +
                                                          " and the word itself, so a repeated word gets the same row"
                                                    : "the preset's fixed embedding");
-            e.recomputed = tr.inputs.x[static_cast<std::size_t>(row * Di + col)];
+            e.recomputed = tr.inputs.x[static_cast<std::size_t>((batch * c.num_tokens() + row) * Di + col)];
             break;
         }
         case Op::Project: {
-            // Which weight row: loop heads use their block; fused qkv picks Q, K or V by column.
-            const std::vector<float>* w = &tr.weights.w_query;
-            const std::vector<float>* b = &tr.weights.b_query;
-            std::string wname = "W_query";
-            std::int64_t out_row = col;
-            if (t.name == "keys") w = &tr.weights.w_key, b = &tr.weights.b_key, wname = "W_key";
-            if (t.name == "values") w = &tr.weights.w_value, b = &tr.weights.b_value, wname = "W_value";
-            if (t.name == "qkv") {
-                const std::int64_t part = col / D;
-                out_row = col % D;
-                w = part == 0 ? &tr.weights.w_query : part == 1 ? &tr.weights.w_key : &tr.weights.w_value;
-                b = part == 0 ? &tr.weights.b_query : part == 1 ? &tr.weights.b_key : &tr.weights.b_value;
-                wname = part == 0 ? "W_query" : part == 1 ? "W_key" : "W_value";
-            }
+            // from: x, then the weight(s), then the bias(es). Fused qkv names all three weights
+            // and picks by column; a loop head uses its block of rows.
+            if (t.from.size() < 2 || !src[0]) return missing(), e;
+            const std::size_t n_weights = t.from.size() >= 4 && t.from[3].is_weight() && t.from[3].weight[0] == 'w' ? 3 : 1;
+            const std::int64_t part = n_weights == 3 ? col / D : 0;
+            std::int64_t out_row = n_weights == 3 ? col % D : col;
             if (s.head >= 0) out_row = s.head * hd + col;
+            const Source& wlink = t.from[1 + static_cast<std::size_t>(part)];
+            const std::vector<float>* w = weight(wlink);
+            const std::size_t bias_at = 1 + n_weights + static_cast<std::size_t>(part);
+            const std::vector<float>* b = bias_at < t.from.size() ? weight(t.from[bias_at]) : nullptr;
+            if (!w) return missing(), e;
             std::vector<double> xs, ws;
             for (std::int64_t i = 0; i < Di; ++i) {
-                xs.push_back(tr.inputs.x[static_cast<std::size_t>(row * Di + i)]);
+                xs.push_back(at(*src[0], {batch, row, i}));
                 ws.push_back((*w)[static_cast<std::size_t>(out_row * Di + i)]);
             }
             double sum = 0;
             const std::string terms = dot_text(xs, ws, &sum);
-            e.lines.push_back("x[" + std::to_string(row) + "] (token " + tok_row + ") · " + wname + "[" +
+            e.lines.push_back("x[" + std::to_string(row) + "] (token " + tok_row + ") · " + wlink.weight + "[" +
                               std::to_string(out_row) + "] (row " + std::to_string(out_row) + " of the nn.Linear weight)");
             e.lines.push_back("= " + terms);
-            if (!b->empty()) {
+            if (b && !b->empty()) {
                 sum += (*b)[static_cast<std::size_t>(out_row)];
                 e.lines.push_back("+ bias " + num((*b)[static_cast<std::size_t>(out_row)]));
             }
@@ -154,16 +145,25 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
         case Op::View:
         case Op::Transpose:
         case Op::TransposeBack: {
+            // A view reads its source's memory: the source's element at this address.
+            if (src.empty() || !src[0]) return missing(), e;
+            const TensorRecord& from = *src[0];
+            const std::int64_t j = from.buffer == t.buffer ? element_at_address(from, address) : -1;
             e.lines.push_back("the same number as before this step, not a copy:");
-            e.lines.push_back(address_line());
+            e.lines.push_back(address_line(t, idx, address));
             e.lines.push_back("strides " + shape_str(t.strides) + ": how many elements to skip per step along each dim");
-            e.recomputed = value;
+            if (j < 0) {
+                e.lines.push_back("(no element of " + named(t.from[0]) + " is at this address)");
+                break;
+            }
+            e.lines.push_back("= " + named(t.from[0]) + index_str(unravel(from.shape, j)) + " = " +
+                              num(from.data[static_cast<std::size_t>(j)]));
+            e.recomputed = from.data[static_cast<std::size_t>(j)];
             break;
         }
         case Op::Scores: {
-            const HeadMatrix q = head_matrix(tr, step, s.head, head, "queries");
-            const HeadMatrix k = head_matrix(tr, step, s.head, head, "keys");
-            if (!q.t || !k.t) break;
+            if (src.size() < 2 || !src[0] || !src[1]) return missing(), e;
+            const Matrix q{src[0], batch, head}, k{src[1], batch, head};
             std::vector<double> a, b;
             for (std::int64_t d = 0; d < hd; ++d) {
                 a.push_back(q.get(row, d));
@@ -171,26 +171,29 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
             }
             double sum = 0;
             const std::string terms = dot_text(a, b, &sum);
-            e.lines.push_back("head " + std::to_string(head) + ": query of " + tok_row + " · key of \"" + c.tokens[col] + "\"");
+            e.lines.push_back("head " + std::to_string(head) + ": query of " + tok_row + " · key of " + token(col));
             e.lines.push_back("= " + terms);
             e.lines.push_back("= " + num(sum));
             e.recomputed = sum;
             break;
         }
         case Op::Mask: {
+            if (src.empty() || !src[0]) return missing(), e;
             if (col > row) {
-                e.lines.push_back("\"" + c.tokens[col] + "\" comes after " + tok_row + ": a token may not look ahead,");
+                e.lines.push_back(token(col) + " comes after " + tok_row + ": a token may not look ahead,");
                 e.lines.push_back("so the score becomes -inf (0 after softmax)");
                 e.recomputed = -std::numeric_limits<double>::infinity();
             } else {
-                e.lines.push_back("\"" + c.tokens[col] + "\" is not after " + tok_row + ": the score is kept");
-                e.recomputed = value;
+                const float kept = src[0]->data[static_cast<std::size_t>(index)];
+                e.lines.push_back(token(col) + " is not after " + tok_row + ": the score " + num(kept) + " of " +
+                                  named(t.from[0]) + " is kept");
+                e.recomputed = kept;
             }
             break;
         }
         case Op::Scale: {
-            const Step& prev = tr.steps.at(step - 1);
-            const float raw = prev.tensors[0].data[static_cast<std::size_t>(index)];
+            if (src.empty() || !src[0]) return missing(), e;
+            const float raw = src[0]->data[static_cast<std::size_t>(index)];
             const double root = std::sqrt(static_cast<double>(hd));
             e.lines.push_back("score / sqrt(head_dim) = " + num(raw) + " / sqrt(" + std::to_string(hd) + ")");
             e.lines.push_back("= " + num(raw) + " / " + num(root) + " = " + num(raw / root));
@@ -198,19 +201,20 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
             break;
         }
         case Op::Softmax: {
-            const Step& prev = tr.steps.at(step - 1);
+            if (src.empty() || !src[0]) return missing(), e;
+            const std::vector<float>& scores = src[0]->data;
             const std::int64_t T = t.shape.back();
             const std::int64_t row_start = index - col;
             double mx = -INFINITY;
-            for (std::int64_t j = 0; j < T; ++j) mx = std::max<double>(mx, prev.tensors[0].data[row_start + j]);
+            for (std::int64_t j = 0; j < T; ++j) mx = std::max<double>(mx, scores[static_cast<std::size_t>(row_start + j)]);
             double denom = 0;
             std::string exps;
             for (std::int64_t j = 0; j < T; ++j) {
-                const double ex = std::exp(prev.tensors[0].data[row_start + j] - mx);
+                const double ex = std::exp(scores[static_cast<std::size_t>(row_start + j)] - mx);
                 denom += ex;
                 if (j < 6) exps += (j ? ", " : "") + num(ex);
             }
-            const double mine = std::exp(prev.tensors[0].data[index] - mx);
+            const double mine = std::exp(scores[static_cast<std::size_t>(index)] - mx);
             e.lines.push_back("row " + tok_row + " of head " + std::to_string(head) + ": exp(score - row max " + num(mx) + ")");
             e.lines.push_back("exps: " + exps + (T > 6 ? ", ..." : ""));
             e.lines.push_back("= " + num(mine) + " / " + num(denom) + " (their sum) = " + num(mine / denom));
@@ -218,11 +222,14 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
             break;
         }
         case Op::Dropout: {
-            const TensorRecord* mask = s.find("dropout_mask");
-            const Step* soft = find_back(tr, step, Op::Softmax, s.head);
-            if (!mask || !soft) break;
-            const float keep = mask->data[static_cast<std::size_t>(index)];
-            const float before = soft->tensors[0].data[static_cast<std::size_t>(index)];
+            if (t.from.empty()) {  // the mask itself: drawn from the seed
+                e.lines.push_back(value == 0.0f ? "0: this weight is dropped" : "1: this weight is kept");
+                e.lines.push_back("drawn from seed " + std::to_string(c.seed) + " with p = " + num(c.dropout));
+                break;
+            }
+            if (src.size() < 2 || !src[0] || !src[1]) return missing(), e;
+            const float before = src[0]->data[static_cast<std::size_t>(index)];
+            const float keep = src[1]->data[static_cast<std::size_t>(index)];
             if (keep == 0.0f) {
                 e.lines.push_back("dropped (the mask drew 0 with probability p = " + num(c.dropout) + ")");
                 e.recomputed = 0;
@@ -233,15 +240,12 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
             break;
         }
         case Op::Context: {
-            const Step* wstep = find_back(tr, step, Op::Dropout, s.head);
-            if (!wstep) wstep = find_back(tr, step, Op::Softmax, s.head);
-            const HeadMatrix v = head_matrix(tr, step, s.head, head, "values");
-            if (!wstep || !v.t) break;
-            const TensorRecord& w = *wstep->find("attn_weights");
+            if (src.size() < 2 || !src[0] || !src[1]) return missing(), e;
+            const Matrix w{src[0], batch, head}, v{src[1], batch, head};
             const std::int64_t T = c.num_tokens();
             std::vector<double> ws, vs;
             for (std::int64_t j = 0; j < T; ++j) {
-                ws.push_back(idx.size() == 4 ? at(w, {0, head, row, j}) : at(w, {0, row, j}));
+                ws.push_back(w.get(row, j));
                 vs.push_back(v.get(j, col));
             }
             double sum = 0;
@@ -255,28 +259,39 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
         }
         case Op::Merge:
         case Op::Concat: {
+            // Merge copies its one source in row-major order; concat puts head h's output
+            // (its h-th source) in columns h*hd .. h*hd+hd-1.
             const std::int64_t h = col / hd, d = col % hd;
+            const bool merge = s.op == Op::Merge;
+            const std::size_t which = merge ? 0 : static_cast<std::size_t>(h);
+            if (which >= src.size() || !src[which]) return missing(), e;
+            const TensorRecord& from = *src[which];
+            const std::int64_t j = merge ? index : (batch * c.num_tokens() + row) * hd + d;
+            const Shape from_idx = unravel(from.shape, j);
             e.lines.push_back("copied from head " + std::to_string(h) + "'s context of token " + tok_row + ", feature " +
-                              std::to_string(d));
-            e.lines.push_back("now at " + address_line() + " (row-major, contiguous)");
-            e.recomputed = value;
+                              std::to_string(d) + ": " + named(t.from[which]) + index_str(from_idx));
+            e.lines.push_back("which was at " + address_line(from, from_idx, from.address(j)));
+            e.lines.push_back("now at " + address_line(t, idx, address) + " (row-major, contiguous)");
+            e.recomputed = from.data[static_cast<std::size_t>(j)];
             break;
         }
         case Op::OutProj: {
-            const Step* merged = find_back(tr, step, Op::Merge, -1);
-            if (!merged) merged = find_back(tr, step, Op::Concat, -1);
-            if (!merged) break;
-            std::vector<double> a, b;
+            if (t.from.size() < 3 || !src[0]) return missing(), e;
+            const std::vector<float>* w = weight(t.from[1]);
+            const std::vector<float>* b = weight(t.from[2]);
+            if (!w || !b) return missing(), e;
+            std::vector<double> a, bb;
             for (std::int64_t g = 0; g < D; ++g) {
-                a.push_back(at(merged->tensors[0], {0, row, g}));
-                b.push_back(tr.weights.w_out[static_cast<std::size_t>(col * D + g)]);
+                a.push_back(at(*src[0], {batch, row, g}));
+                bb.push_back((*w)[static_cast<std::size_t>(col * D + g)]);
             }
             double sum = 0;
-            const std::string terms = dot_text(a, b, &sum);
-            sum += tr.weights.b_out[static_cast<std::size_t>(col)];
+            const std::string terms = dot_text(a, bb, &sum);
+            const float bias = (*b)[static_cast<std::size_t>(col)];
+            sum += bias;
             e.lines.push_back("merged context of " + tok_row + " · W_out[" + std::to_string(col) + "] + b_out[" +
                               std::to_string(col) + "]: mixes all heads");
-            e.lines.push_back("= " + terms + " + " + num(tr.weights.b_out[static_cast<std::size_t>(col)]));
+            e.lines.push_back("= " + terms + " + " + num(bias));
             e.lines.push_back("= " + num(sum));
             e.recomputed = sum;
             break;

@@ -33,15 +33,6 @@ std::vector<Axis> axes_of(const Step& s, const TensorRecord& t) {
     return {Axis::Batch, Axis::Token, last};
 }
 
-std::int64_t element_offset(const TensorRecord& t, std::int64_t i) {
-    std::int64_t off = t.offset;
-    for (int d = static_cast<int>(t.shape.size()) - 1; d >= 0; --d) {
-        off += (i % t.shape[d]) * t.strides[d];
-        i /= t.shape[d];
-    }
-    return off;
-}
-
 StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim, const LayoutLimits& lim) {
     StepLayout out;
     float x0 = 0;
@@ -62,7 +53,7 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
         const std::int64_t heads_shown = std::min(H, lim.heads);
         // Features of a [B, T, D_out] tensor, or the 3 x D_out of qkv, belong to heads in blocks of
         // head_dim; the input x and the output projection mix them.
-        const bool by_head = !split && tl.axes.back() == Axis::Feature && t.name != "x" && t.name != "output" &&
+        const bool by_head = !split && tl.axes.back() == Axis::Feature && s.op != Op::Input && s.op != Op::OutProj &&
                              s.head < 0 && head_dim > 0 && X % (heads * head_dim) == 0;
         float w = 0, h = 0;
         for (std::int64_t i = 0; i < n; ++i) {
@@ -114,29 +105,73 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
     return out;
 }
 
+namespace {
+
+// Where element `i` of a copied tensor came from, as its links say: (which link, flat index
+// in that link's tensor), or (-1, -1). Merge copies its one source in row-major order; concat
+// copies its k-th source into the k-th block of columns.
+std::pair<int, std::int64_t> copy_source(const TensorRecord& t, std::int64_t i) {
+    if (t.storage != Storage::Copy || t.from.empty() || t.shape.empty()) return {-1, -1};
+    if (t.from.size() == 1) return {0, i};
+    const std::int64_t cols = t.shape.back(), block = cols / static_cast<std::int64_t>(t.from.size());
+    if (block <= 0) return {-1, -1};
+    const std::int64_t col = i % cols, row = i / cols;
+    return {static_cast<int>(col / block), row * block + col % block};
+}
+
+// Each tensor's first flat index when a step's tensors are laid one after another.
+std::map<std::string, int> bases(const Step& s) {
+    std::map<std::string, int> out;
+    int base = 0;
+    for (const TensorRecord& t : s.tensors) {
+        out.emplace(t.name, base);
+        base += static_cast<int>(numel(t.shape));
+    }
+    return out;
+}
+
+}  // namespace
+
 std::vector<int> match_cells(const Step& from, const Step& to) {
-    // (buffer, memory offset) -> flat index in `from`
+    // (buffer, memory offset) -> flat index in `from`: views and in-place ops keep memory.
     std::map<std::pair<int, std::int64_t>, int> by_memory;
-    std::map<std::string, std::pair<int, std::int64_t>> by_name;  // name -> (first flat index, numel)
     int base = 0;
     for (const TensorRecord& t : from.tensors) {
         const std::int64_t n = numel(t.shape);
-        for (std::int64_t i = 0; i < n; ++i) by_memory.emplace(std::make_pair(t.buffer, element_offset(t, i)), base + static_cast<int>(i));
-        by_name.emplace(t.name, std::make_pair(base, n));
+        for (std::int64_t i = 0; i < n; ++i) by_memory.emplace(std::make_pair(t.buffer, t.address(i)), base + static_cast<int>(i));
         base += static_cast<int>(n);
     }
+    const std::map<std::string, int> from_base = bases(from), to_base = bases(to);
     std::vector<int> match;
     for (const TensorRecord& t : to.tensors) {
         const std::int64_t n = numel(t.shape);
-        auto named = by_name.find(t.name);
-        const bool across_copy = named != by_name.end() && named->second.second == n &&
-                                 (t.storage == Storage::Copy || to.op == Op::Merge || from.op == Op::Merge ||
-                                  to.op == Op::Concat || from.op == Op::Concat);
         for (std::int64_t i = 0; i < n; ++i) {
-            auto m = by_memory.find({t.buffer, element_offset(t, i)});
-            if (m != by_memory.end()) match.push_back(m->second);
-            else if (across_copy) match.push_back(named->second.first + static_cast<int>(i));
-            else match.push_back(-1);
+            auto m = by_memory.find({t.buffer, t.address(i)});
+            if (m != by_memory.end()) {
+                match.push_back(m->second);
+                continue;
+            }
+            // Across a copy forwards: the element the copy read, when it read from `from`.
+            int found = -1;
+            const auto [link, j] = copy_source(t, i);
+            if (link >= 0 && t.from[static_cast<std::size_t>(link)].step == from.index) {
+                const auto b = from_base.find(t.from[static_cast<std::size_t>(link)].tensor);
+                if (b != from_base.end()) found = b->second + static_cast<int>(j);
+            }
+            match.push_back(found);
+        }
+    }
+    // Across a copy backwards (stepping back from merge): `from` copied these cells of `to`.
+    for (const TensorRecord& f : from.tensors) {
+        const std::int64_t n = numel(f.shape);
+        const int fb = from_base.at(f.name);
+        for (std::int64_t k = 0; k < n; ++k) {
+            const auto [link, j] = copy_source(f, k);
+            if (link < 0 || f.from[static_cast<std::size_t>(link)].step != to.index) continue;
+            const auto b = to_base.find(f.from[static_cast<std::size_t>(link)].tensor);
+            if (b == to_base.end()) continue;
+            const std::size_t at = static_cast<std::size_t>(b->second + j);
+            if (at < match.size() && match[at] < 0) match[at] = fb + static_cast<int>(k);
         }
     }
     return match;

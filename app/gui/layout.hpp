@@ -56,10 +56,8 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
 // For every element of `to` (its tensors one after another, row-major), the index of the
 // same value's element in `from` (flattened the same way), or -1 when it has none there.
 // The same value means: the same memory (same buffer and element offset: views, in-place
-// ops), or, across a copy (merge), the same logical index of the tensor of the same name.
+// ops), or, across a copy, the element the copy read, found through the tensor's `from`
+// links into `from` (merge: row-major order; concat: head h's output into block h).
 std::vector<int> match_cells(const Step& from, const Step& to);
-
-// Memory offset of element `i` (row-major) of `t`.
-std::int64_t element_offset(const TensorRecord& t, std::int64_t i);
 
 }  // namespace headsplit::gui

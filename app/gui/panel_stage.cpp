@@ -63,15 +63,6 @@ const std::vector<int>& match_of(const std::shared_ptr<const Trace>& from, int f
     return cache.add(from, from_step, to, to_step, std::move(m));
 }
 
-const char* memory_words(Storage s) {
-    switch (s) {
-        case Storage::View: return "view: no data moved, only shape and strides";
-        case Storage::InPlace: return "in place: same memory, values overwritten";
-        case Storage::Copy: return "copied into a new buffer";
-        case Storage::New: break;
-    }
-    return "computed into a new buffer";
-}
 
 bool is_grid(Op op) {
     return op == Op::Scores || op == Op::Mask || op == Op::Scale || op == Op::Softmax || op == Op::Dropout;
@@ -102,10 +93,7 @@ void DrawStage(AppState& st, double now) {
     ImGui::Text("Step %d: %s%s", s->index, op_name(s->op), s->head >= 0 ? (" (head " + std::to_string(s->head) + ")").c_str() : "");
     ImGui::SameLine();
     const TensorRecord& first = s->tensors.front();
-    const ImVec4 mem_color = first.storage == Storage::View ? ImVec4(0.4f, 0.85f, 0.5f, 1)
-                             : first.storage == Storage::Copy ? ImVec4(1.0f, 0.5f, 0.45f, 1)
-                                                              : ImVec4(0.6f, 0.75f, 1.0f, 1);
-    ImGui::TextColored(mem_color, "   %s", memory_words(first.storage));
+    ImGui::TextColored(storage_color(first.storage), "   %s", storage_sentence(first.storage));
     ImGui::TextWrapped("%s", s->explain.c_str());
     if (st.shapes_only) {
         ImGui::TextColored({0.95f, 0.75f, 0.25f, 1}, "shapes only: this configuration is too large to compute here");
@@ -248,7 +236,7 @@ void DrawStage(AppState& st, double now) {
         std::int64_t lo = INT64_MAX, hi = 0;
         std::vector<std::int64_t> offs(static_cast<std::size_t>(n));
         for (std::int64_t i = 0; i < n; ++i) {
-            offs[i] = element_offset(rec, i);
+            offs[i] = rec.address(i);
             lo = std::min(lo, offs[i]);
             hi = std::max(hi, offs[i]);
         }

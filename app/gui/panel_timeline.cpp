@@ -10,15 +10,11 @@ namespace headsplit::gui {
 
 namespace {
 
-// Tile colour by what happened to memory in the step.
+// Tile colour by what happened to memory in the step: the stage's colour, darkened so the
+// tile's white text reads on it.
 ImVec4 storage_tint(Storage s) {
-    switch (s) {
-        case Storage::View: return {0.20f, 0.55f, 0.35f, 1};     // green: no data moved
-        case Storage::InPlace: return {0.55f, 0.45f, 0.15f, 1};  // amber: overwritten
-        case Storage::Copy: return {0.60f, 0.25f, 0.25f, 1};     // red: copied
-        case Storage::New: break;
-    }
-    return {0.25f, 0.35f, 0.55f, 1};  // blue: computed
+    const ImVec4 c = storage_color(s);
+    return {c.x * 0.6f, c.y * 0.6f, c.z * 0.6f, 1};
 }
 
 }  // namespace

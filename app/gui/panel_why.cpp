@@ -52,7 +52,8 @@ void DrawWhy(AppState& st) {
         ImGui::TextColored({1, 0.4f, 0.4f, 1}, "%s", r.error.c_str());
         return;
     }
-    ImGui::SameLine();
+    if (!r.notice.empty()) ImGui::TextColored({1.0f, 0.75f, 0.2f, 1}, "%s", r.notice.c_str());
+    else ImGui::SameLine();
     ImGui::TextDisabled("T=%lld D=%lld heads=%lld on %s, median of 5", static_cast<long long>(r.config.num_tokens()),
                         static_cast<long long>(r.config.d_out), static_cast<long long>(r.config.heads),
                         r.modes.empty() ? "?" : r.modes[0].backend.c_str());

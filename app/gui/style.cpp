@@ -48,6 +48,16 @@ ImU32 text_on(ImU32 background) {
     return luma > 0.55f ? IM_COL32(20, 20, 20, 255) : IM_COL32(250, 250, 250, 255);
 }
 
+ImVec4 storage_color(Storage s) {
+    switch (s) {
+        case Storage::View: return {0.40f, 0.85f, 0.50f, 1};
+        case Storage::InPlace: return {0.95f, 0.75f, 0.25f, 1};
+        case Storage::Copy: return {1.00f, 0.50f, 0.45f, 1};
+        case Storage::New: break;
+    }
+    return {0.45f, 0.62f, 1.00f, 1};
+}
+
 std::string cell_text(float v) {
     if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
     if (std::isnan(v)) return "nan";

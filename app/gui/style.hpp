@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include "headsplit/config.hpp"
+#include "headsplit/trace.hpp"
 
 namespace headsplit::gui {
 
@@ -17,6 +18,10 @@ ImU32 diverging_color(float v);
 ImU32 sequential_color(float v);
 // Black or white, whichever reads on `background`.
 ImU32 text_on(ImU32 background);
+
+// What happened to memory in a step, the same hue everywhere (stage, timeline): green a
+// view, amber in place, red a copy, blue computed.
+ImVec4 storage_color(Storage s);
 
 // "0.52", "-inf", "1.3e+03": short enough for a cell.
 std::string cell_text(float v);

@@ -1,8 +1,8 @@
 #include "why.hpp"
 
-#include "headsplit/cpu_backend.hpp"
+
+#include "headsplit/backend_policy.hpp"
 #include "headsplit/engine.hpp"
-#include "headsplit/gl_backend.hpp"
 
 namespace headsplit::gui {
 
@@ -10,8 +10,7 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
     WhyResult out;
     out.config = config;
     try {  // nothing is allocated for a shape that is refused or over the memory budget
-        validate(config);
-        check_memory_budget(config);
+        check_config(config).require_budget();
     } catch (const ConfigError& e) {
         out.error = e.what();
         return out;
@@ -28,12 +27,12 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
     }
     total = 3 + static_cast<int>(sweep.size());
     try {
-        std::unique_ptr<Backend> be;
-        try {
-            be = config.backend == BackendKind::Gl ? make_gl_backend() : make_cpu_backend();
-        } catch (const GlError&) {
-            be = make_cpu_backend();
-        }
+        BackendRequest request;  // a worker thread: it may make a headless GL context of its own
+        request.kind = config.backend;
+        // The notice is shown in the why panel; stderr has the window's own, once.
+        BackendChoice choice = choose_backend(request);
+        out.notice = choice.notice;
+        Backend* be = choice.backend;
         const Inputs in = make_inputs(config);
         const Weights w = make_weights(config);
         for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused}) {

@@ -23,6 +23,7 @@ struct WhyResult {
     std::vector<BenchResult> modes;  // loop, split, fused: forward stage
     std::vector<SweepPoint> sweep;
     std::string error;
+    std::string notice;  // GL could not be had: measured on the CPU instead, and why
 };
 
 // Measures `c` (its backend; GL makes its own headless context on the calling thread).

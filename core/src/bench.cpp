@@ -1,5 +1,7 @@
 #include "headsplit/bench.hpp"
 
+#include "headsplit/numbers.hpp"
+
 #include <algorithm>
 #include <chrono>
 
@@ -55,12 +57,11 @@ BenchResult bench_one(const Config& config, const Inputs& in, const Weights& w, 
         r.dispatches = dispatches;
         r.flops = flops;
     }
-    std::sort(ms.begin(), ms.end());
-    std::sort(gemm_ms.begin(), gemm_ms.end());
-    r.median_ms = ms[ms.size() / 2];
-    r.min_ms = ms.front();
-    r.max_ms = ms.back();
-    r.gemm_median_ms = gemm_ms[gemm_ms.size() / 2];
+    const Spread whole = spread(ms);
+    r.median_ms = whole.median;
+    r.min_ms = whole.min;
+    r.max_ms = whole.max;
+    r.gemm_median_ms = spread(gemm_ms).median;
     return r;
 }
 

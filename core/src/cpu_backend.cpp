@@ -78,8 +78,14 @@ public:
     const char* name() const override { return "cpu"; }
 
     int create_buffer(std::int64_t elements) override {
-        buffers_.emplace_back(static_cast<std::size_t>(elements), 0.0f);
         ++stats_.buffers_created;
+        if (!free_.empty()) {  // a released id is handed out again
+            const int id = free_.back();
+            free_.pop_back();
+            buffers_[static_cast<std::size_t>(id)].assign(static_cast<std::size_t>(elements), 0.0f);
+            return id;
+        }
+        buffers_.emplace_back(static_cast<std::size_t>(elements), 0.0f);
         return static_cast<int>(buffers_.size()) - 1;
     }
     void write(int buffer, const std::vector<float>& data) override {
@@ -88,8 +94,19 @@ public:
         b = data;
     }
     void read(int buffer, std::vector<float>& out) override { out = buffers_.at(buffer); }
-    void release_buffers() override { buffers_.clear(); }
-    std::int64_t held_bytes() const override {
+    void release_buffers() override {
+        buffers_.clear();
+        free_.clear();
+    }
+    void release(const std::vector<int>& ids) override {
+        for (int id : ids) {
+            if (id < 0 || id >= static_cast<int>(buffers_.size())) continue;
+            std::vector<float>().swap(buffers_[static_cast<std::size_t>(id)]);
+            free_.push_back(id);
+        }
+    }
+    std::int64_t held_bytes() const override { return used_bytes(); }
+    std::int64_t used_bytes() const override {
         std::int64_t n = 0;
         for (const auto& b : buffers_) n += static_cast<std::int64_t>(b.size() * sizeof(float));
         return n;
@@ -226,6 +243,7 @@ public:
 
 private:
     std::vector<std::vector<float>> buffers_;
+    std::vector<int> free_;  // ids of released buffers
     BackendStats stats_;
 };
 

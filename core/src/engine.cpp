@@ -4,7 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <sstream>
+
+#include "headsplit/narration.hpp"
 
 namespace headsplit {
 
@@ -12,19 +13,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string num(double v) {
-    std::ostringstream s;
-    s.precision(4);
-    s << v;
-    return s.str();
-}
+// A tensor on the backend together with the trace link to where it was recorded.
+struct Val {
+    TensorDesc t;
+    Source src;
+};
 
 // Builds one Step at a time: times the compute between begin() and computed(), then reads
-// each backend buffer back at most once for the tensors the step records.
+// each backend buffer back at most once for the tensors the step records. The words of each
+// step come from the narration module, keyed by its op, the config and the head.
 class Recorder {
 public:
-    Recorder(Backend& backend, std::vector<Step>& steps, bool values)
-        : backend_(backend), steps_(steps), values_(values) {}
+    Recorder(const Config& config, Backend& backend, std::vector<Step>& steps, bool values)
+        : config_(config), backend_(backend), steps_(steps), values_(values) {}
 
     void begin(Op op, int head = -1) {
         backend_.finish();
@@ -45,28 +46,31 @@ public:
         step_.flops = flops;
     }
 
-    void tensor(const std::string& name, const TensorDesc& t, Storage storage) {
-        if (!values_) {
-            step_.tensors.push_back(TensorRecord{name, t.shape, t.strides, t.offset, t.buffer, storage, {}});
-            return;
+    // Records `t` as tensor `name` of the step, made from `from`; returns the link to it.
+    Val tensor(const std::string& name, const TensorDesc& t, Storage storage, std::vector<Source> from) {
+        TensorRecord r{name, t.shape, t.strides, t.offset, t.buffer, storage, {}, std::move(from)};
+        if (values_) {
+            auto it = readback_.find(t.buffer);
+            if (it == readback_.end()) {
+                it = readback_.emplace(t.buffer, std::vector<float>()).first;
+                backend_.read(t.buffer, it->second);
+            }
+            r.data = gather(it->second, t);
         }
-        auto it = readback_.find(t.buffer);
-        if (it == readback_.end()) {
-            it = readback_.emplace(t.buffer, std::vector<float>()).first;
-            backend_.read(t.buffer, it->second);
-        }
-        step_.tensors.push_back(TensorRecord{name, t.shape, t.strides, t.offset, t.buffer, storage,
-                                             gather(it->second, t)});
+        step_.tensors.push_back(std::move(r));
+        return {t, Source::of_step(step_.index, name)};
     }
 
-    void end(std::string code, std::string explain) {
-        step_.code = std::move(code);
-        step_.explain = std::move(explain);
+    void end() {
+        Narration words = narrate(step_.op, config_, step_.head);
+        step_.code = std::move(words.code);
+        step_.explain = std::move(words.explain);
         steps_.push_back(std::move(step_));
         readback_.clear();
     }
 
 private:
+    const Config& config_;
     Backend& backend_;
     std::vector<Step>& steps_;
     const bool values_;
@@ -83,15 +87,25 @@ struct Resources {
     std::vector<int> constants, activations;
     std::size_t next_constant = 0, next_activation = 0;
     void rewind() { next_constant = next_activation = 0; }
+    std::vector<int> all() const {
+        std::vector<int> ids(constants);
+        ids.insert(ids.end(), activations.begin(), activations.end());
+        return ids;
+    }
 };
+
+// What a forward pass does with numbers. Compute: run every op (a Runner). Shapes only:
+// walk the same steps with no numbers at all (plan() and the memory estimate); constants
+// such as the dropout mask are not even drawn.
+enum class Work { Compute, ShapesOnly };
 
 // One forward pass. Names follow the teaching code: queries, keys, values, attn_scores,
 // attn_weights, context_vec.
 class Forward {
 public:
     Forward(const Config& c, const Inputs& in, const Weights& w, Backend& be, Resources& res, std::vector<Step>& steps,
-            bool values)
-        : c_(c), in_(in), w_(w), be_(be), res_(res), rec_(be, steps, values), values_(values),
+            Work work, bool record_values)
+        : c_(c), in_(in), w_(w), be_(be), res_(res), rec_(c, be, steps, record_values), work_(work),
           B(c.batch), T(c.num_tokens()), Di(c.d_in), D(c.d_out), H(c.heads), hd(c.head_dim()) {}
 
     // Q, K, V only (the bench's "projections" stage): one matmul each, one fused, or 3 per head.
@@ -107,7 +121,7 @@ public:
 
     void run() {
         input();
-        TensorDesc ctx;
+        Val ctx;
         if (c_.mode == Mode::Loop) {
             ctx = loop_heads();
         } else {
@@ -121,42 +135,53 @@ public:
 
 private:
     struct Qkv {
-        TensorDesc q, k, v;
+        Val q, k, v;
     };
 
-    // An nn.Linear on the backend: weight [out, in] and, when present, bias [out].
+    // An nn.Linear on the backend: weight [out, in] and, when present, bias [out], with the
+    // names of the weights they hold (the trace links to them).
     struct Linear {
         TensorDesc w, b;
         bool has_bias = false;
+        std::string w_name, b_name;
         const TensorDesc* bias() const { return has_bias ? &b : nullptr; }
+        std::vector<Source> links(const Source& input) const {
+            std::vector<Source> from{input, Source::of_weight(w_name)};
+            if (has_bias) from.push_back(Source::of_weight(b_name));
+            return from;
+        }
         // Head h's share: rows h*hd .. (h+1)*hd-1 of the weight (columns of W in x @ W)
         // and the same entries of the bias. No copy: a window on the same buffers.
         Linear head(std::int64_t h, std::int64_t hd) const {
             const std::int64_t in = w.shape[1];
             return {TensorDesc{w.buffer, h * hd * in, {hd, in}, {in, 1}}, TensorDesc{b.buffer, h * hd, {hd}, {1}},
-                    has_bias};
+                    has_bias, w_name, b_name};
         }
     };
 
-    Linear upload_linear(const std::vector<float>& w, const std::vector<float>& b, std::int64_t out, std::int64_t in) {
-        Linear l{contiguous(upload(w), {out, in}), TensorDesc{}, !b.empty()};
-        if (l.has_bias) l.b = contiguous(upload(b), {out});
+    Linear upload_linear(const char* w_name, const char* b_name, std::int64_t out, std::int64_t in) {
+        const std::vector<float>& w = *w_.find(w_name);
+        const std::vector<float>& b = *w_.find(b_name);
+        const bool has_bias = std::string(b_name) == "b_out" ? c_.out_proj : c_.qkv_bias;
+        Linear l{contiguous(upload_made(out * in, [&] { return w; }), {out, in}), TensorDesc{}, has_bias, w_name,
+                 b_name};
+        if (l.has_bias) l.b = contiguous(upload_made(out, [&] { return b; }), {out});
         return l;
     }
 
-    // A constant: made and uploaded on the first run only.
+    // A constant: made and uploaded on the first run only (made not at all for a shapes-only
+    // walk, which needs only its size).
     template <class Make>
-    int upload_made(Make make) {
+    int upload_made(std::int64_t elements, Make make) {
         if (res_.next_constant < res_.constants.size()) return res_.constants[res_.next_constant++];
-        const std::vector<float> data = make();
-        const int id = be_.create_buffer(static_cast<std::int64_t>(data.size()));
-        be_.write(id, data);
+        const int id = be_.create_buffer(elements);
+        if (work_ == Work::Compute) {
+            const std::vector<float> data = make();
+            be_.write(id, data);
+        }
         res_.constants.push_back(id);
         ++res_.next_constant;
         return id;
-    }
-    int upload(const std::vector<float>& data) {
-        return upload_made([&] { return data; });
     }
     // An activation buffer: allocated on the first run, reused after.
     int alloc(const Shape& shape) {
@@ -170,42 +195,40 @@ private:
     // A [B, T, n] tensor looked at as the 2-D [B*T, n] matrix the projection multiplies.
     static TensorDesc rows(const TensorDesc& t) { return view(t, {t.shape[0] * t.shape[1], t.shape[2]}); }
 
-    void record_qkv(const Qkv& t, Storage storage) {
-        rec_.tensor("queries", t.q, storage);
-        rec_.tensor("keys", t.k, storage);
-        rec_.tensor("values", t.v, storage);
+    // Records queries, keys and values made from (per tensor) `from`.
+    Qkv record_qkv(const TensorDesc& q, const TensorDesc& k, const TensorDesc& v, Storage storage,
+                   const std::vector<Source>& qf, const std::vector<Source>& kf, const std::vector<Source>& vf) {
+        return {rec_.tensor("queries", q, storage, qf), rec_.tensor("keys", k, storage, kf),
+                rec_.tensor("values", v, storage, vf)};
     }
 
     // ---- step 0: x [B, T, D_in] -----------------------------------------------------
     void input() {
         rec_.begin(Op::Input);
-        x_ = contiguous(upload(in_.x), {B, T, Di});
+        const TensorDesc x = contiguous(upload_made(B * T * Di, [&] { return in_.x; }), {B, T, Di});
         rec_.computed(0, 0);
-        rec_.tensor("x", x_, Storage::New);
-        rec_.end("b, num_tokens, d_in = x.shape",
-                 "The input: a batch of " + std::to_string(B) + " sentence of " + std::to_string(T) +
-                     " tokens, each token a row of D_in = " + std::to_string(Di) + " numbers.");
+        x_ = rec_.tensor("x", x, Storage::New, {});
+        rec_.end();
     }
 
     struct QkvLinears {
         Linear q, k, v;
     };
     QkvLinears upload_qkv() {
-        return {upload_linear(w_.w_query, w_.b_query, D, Di), upload_linear(w_.w_key, w_.b_key, D, Di),
-                upload_linear(w_.w_value, w_.b_value, D, Di)};
+        return {upload_linear("w_query", "b_query", D, Di), upload_linear("w_key", "b_key", D, Di),
+                upload_linear("w_value", "b_value", D, Di)};
     }
 
     // Three matmuls x @ W^T into new [B, T, width] tensors, counted and recorded (the caller
     // opens and closes the step): split mode with the whole weights, loop mode with a head's.
     Qkv project_three(const QkvLinears& w, std::int64_t width) {
         const auto fresh = [&] { return contiguous(alloc({B, T, width}), {B, T, width}); };
-        Qkv t{fresh(), fresh(), fresh()};
-        be_.matmul(rows(x_), w.q.w, true, w.q.bias(), rows(t.q));
-        be_.matmul(rows(x_), w.k.w, true, w.k.bias(), rows(t.k));
-        be_.matmul(rows(x_), w.v.w, true, w.v.bias(), rows(t.v));
+        const TensorDesc q = fresh(), k = fresh(), v = fresh();
+        be_.matmul(rows(x_.t), w.q.w, true, w.q.bias(), rows(q));
+        be_.matmul(rows(x_.t), w.k.w, true, w.k.bias(), rows(k));
+        be_.matmul(rows(x_.t), w.v.w, true, w.v.bias(), rows(v));
         rec_.computed(3, 3 * 2.0 * B * T * Di * width);
-        record_qkv(t, Storage::New);
-        return t;
+        return record_qkv(q, k, v, Storage::New, w.q.links(x_.src), w.k.links(x_.src), w.v.links(x_.src));
     }
 
     // ---- step 1 (split): Q, K, V = x @ W^T, one D_in x D_out matmul each ---------------
@@ -213,10 +236,7 @@ private:
         const QkvLinears w = upload_qkv();
         rec_.begin(Op::Project);
         const Qkv t = project_three(w, D);
-        rec_.end("queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)",
-                 "Three matmuls, one per projection: x " + shape_str(x_.shape) + " times a " +
-                     std::to_string(Di) + " x " + std::to_string(D) + " weight gives queries, keys and values "
-                     "with all " + std::to_string(H) + " heads side by side in the last dimension.");
+        rec_.end();
         return t;
     }
 
@@ -230,87 +250,74 @@ private:
             return all;
         };
         const TensorDesc w =
-            contiguous(upload_made([&] { return stack(w_.w_query, w_.w_key, w_.w_value); }), {3 * D, Di});
+            contiguous(upload_made(3 * D * Di, [&] { return stack(w_.w_query, w_.w_key, w_.w_value); }), {3 * D, Di});
         TensorDesc b;
         if (c_.qkv_bias)
-            b = contiguous(upload_made([&] { return stack(w_.b_query, w_.b_key, w_.b_value); }), {3 * D});
+            b = contiguous(upload_made(3 * D, [&] { return stack(w_.b_query, w_.b_key, w_.b_value); }), {3 * D});
         rec_.begin(Op::Project);
         const TensorDesc qkv = contiguous(alloc({B, T, 3 * D}), {B, T, 3 * D});
-        be_.matmul(rows(x_), w, true, c_.qkv_bias ? &b : nullptr, rows(qkv));
+        be_.matmul(rows(x_.t), w, true, c_.qkv_bias ? &b : nullptr, rows(qkv));
         rec_.computed(1, 2.0 * B * T * Di * 3 * D);
-        rec_.tensor("qkv", qkv, Storage::New);
-        rec_.end("qkv = self.W_qkv(x)",
-                 "One matmul does all three projections: x " + shape_str(x_.shape) + " times the stacked " +
-                     std::to_string(Di) + " x " + std::to_string(3 * D) + " weight W_qkv gives " +
-                     shape_str(qkv.shape) + ", queries, keys and values side by side.");
+        std::vector<Source> from{x_.src, Source::of_weight("w_query"), Source::of_weight("w_key"),
+                                 Source::of_weight("w_value")};
+        if (c_.qkv_bias)
+            for (const char* bias : {"b_query", "b_key", "b_value"}) from.push_back(Source::of_weight(bias));
+        const Val whole = rec_.tensor("qkv", qkv, Storage::New, from);
+        rec_.end();
 
         rec_.begin(Op::Split);
-        Qkv t{narrow_last(qkv, 0, D), narrow_last(qkv, D, D), narrow_last(qkv, 2 * D, D)};
         rec_.computed(0, 0);
-        record_qkv(t, Storage::View);
-        rec_.end("queries, keys, values = qkv.chunk(3, dim=-1)",
-                 "chunk cuts the last dimension into three windows of " + std::to_string(D) +
-                     "; each is a view with row stride " + std::to_string(3 * D) + ", nothing is copied.");
+        const Qkv t = record_qkv(narrow_last(qkv, 0, D), narrow_last(qkv, D, D), narrow_last(qkv, 2 * D, D),
+                                 Storage::View, {whole.src}, {whole.src}, {whole.src});
+        rec_.end();
         return t;
     }
 
     // ---- view [B,T,D_out] -> [B,T,H,hd], then transpose -> [B,H,T,hd] -----------------
-    Qkv heads_view(Qkv t) {
+    Qkv heads_view(const Qkv& in) {
         const Shape split_shape{B, T, H, hd};
         rec_.begin(Op::View);
-        t = {view(t.q, split_shape), view(t.k, split_shape), view(t.v, split_shape)};
         rec_.computed(0, 0);
-        record_qkv(t, Storage::View);
-        rec_.end("queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)  # keys, values alike",
-                 "The last dimension of " + std::to_string(D) + " is read as " + std::to_string(H) + " heads x " +
-                     std::to_string(hd) + " features: only the shape and strides change, no number moves.");
+        const Qkv viewed = record_qkv(view(in.q.t, split_shape), view(in.k.t, split_shape), view(in.v.t, split_shape),
+                                      Storage::View, {in.q.src}, {in.k.src}, {in.v.src});
+        rec_.end();
 
         rec_.begin(Op::Transpose);
-        t = {transpose(t.q, 1, 2), transpose(t.k, 1, 2), transpose(t.v, 1, 2)};
         rec_.computed(0, 0);
-        record_qkv(t, Storage::View);
-        rec_.end("queries = queries.transpose(1, 2)  # keys, values alike",
-                 "Tokens and heads swap places, grouping the data by head so all " + std::to_string(H) +
-                     " heads can be computed at once; only the strides are swapped.");
+        const Qkv t = record_qkv(transpose(viewed.q.t, 1, 2), transpose(viewed.k.t, 1, 2), transpose(viewed.v.t, 1, 2),
+                                 Storage::View, {viewed.q.src}, {viewed.k.src}, {viewed.v.src});
+        rec_.end();
         return t;
     }
 
     // ---- scores, mask, scale, softmax, dropout, context: for all heads (head = -1) or one
     // head (loop mode). q, k, v: [..., T, hd]. Returns context_vec [..., T, hd].
-    TensorDesc attention(const Qkv& t, int head) {
-        const bool all = head < 0;
-        const std::int64_t heads_here = all ? H : 1;
-        Shape tt = t.q.shape;
+    Val attention(const Qkv& t, int head) {
+        const std::int64_t heads_here = head < 0 ? H : 1;
+        Shape tt = t.q.t.shape;
         tt.back() = T;  // [..., T, T]
-        const std::string grid = std::to_string(T) + " x " + std::to_string(T);
 
         rec_.begin(Op::Scores, head);
-        const TensorDesc scores = contiguous(alloc(tt), tt);
-        be_.matmul(t.q, t.k, true, nullptr, scores);
+        const TensorDesc grid = contiguous(alloc(tt), tt);
+        be_.matmul(t.q.t, t.k.t, true, nullptr, grid);
         rec_.computed(1, 2.0 * B * heads_here * T * T * hd);
-        rec_.tensor("attn_scores", scores, Storage::New);
-        rec_.end(all ? "attn_scores = queries @ keys.transpose(2, 3)" : "attn_scores = queries @ keys.transpose(1, 2)",
-                 all ? "Every query is dotted with every key of its head: one batched matmul gives a " + grid +
-                           " score grid for each of the " + std::to_string(H) + " heads."
-                     : "Head " + std::to_string(head) + " dots each of its queries with each of its keys: a " +
-                           grid + " score grid.");
+        Val scores = rec_.tensor("attn_scores", grid, Storage::New, {t.q.src, t.k.src});
+        rec_.end();
 
         if (c_.scale_first) {
-            scale(scores, head);
-            mask(scores, head);
+            scores = scale(scores, head);
+            scores = mask(scores, head);
         } else {
-            mask(scores, head);
-            scale(scores, head);
+            scores = mask(scores, head);
+            scores = scale(scores, head);
         }
 
         rec_.begin(Op::Softmax, head);
-        TensorDesc weights = contiguous(alloc(tt), tt);
-        be_.softmax(scores, weights);
+        const TensorDesc probs = contiguous(alloc(tt), tt);
+        be_.softmax(scores.t, probs);
         rec_.computed(0, 0);
-        rec_.tensor("attn_weights", weights, Storage::New);
-        rec_.end("attn_weights = torch.softmax(attn_scores, dim=-1)",
-                 std::string("Softmax turns each row into attention weights that are positive and sum to 1") +
-                     (c_.causal ? "; the -inf cells become exactly 0." : "."));
+        Val weights = rec_.tensor("attn_weights", probs, Storage::New, {scores.src});
+        rec_.end();
 
         if (c_.dropout > 0) weights = dropout(weights, head);
 
@@ -318,84 +325,70 @@ private:
         Shape ctx_shape = tt;
         ctx_shape.back() = hd;
         const TensorDesc ctx = contiguous(alloc(ctx_shape), ctx_shape);
-        be_.matmul(weights, t.v, false, nullptr, ctx);
+        be_.matmul(weights.t, t.v.t, false, nullptr, ctx);
         rec_.computed(1, 2.0 * B * heads_here * T * T * hd);
-        rec_.tensor("context_vec", ctx, Storage::New);
-        rec_.end("context_vec = attn_weights @ values",
-                 std::string("Each token's new vector is the weighted average of the value vectors, ") +
-                     (all ? "for every head in one batched matmul." : "for head " + std::to_string(head) + "."));
-        return ctx;
+        const Val out = rec_.tensor("context_vec", ctx, Storage::New, {weights.src, t.v.src});
+        rec_.end();
+        return out;
     }
 
-    void mask(const TensorDesc& scores, int head) {
-        if (!c_.causal) return;
+    Val mask(const Val& scores, int head) {
+        if (!c_.causal) return scores;
         rec_.begin(Op::Mask, head);
-        be_.causal_mask(scores);
+        be_.causal_mask(scores.t);
         rec_.computed(0, 0);
-        rec_.tensor("attn_scores", scores, Storage::InPlace);
-        rec_.end("attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)",
-                 "The causal mask: a token may not look at later tokens, so every score above the diagonal "
-                 "becomes -inf, in place.");
+        const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src});
+        rec_.end();
+        return out;
     }
 
-    void scale(const TensorDesc& scores, int head) {
+    Val scale(const Val& scores, int head) {
         rec_.begin(Op::Scale, head);
-        const double root = std::sqrt(static_cast<double>(hd));
-        be_.scale(scores, static_cast<float>(1.0 / root));
+        be_.scale(scores.t, static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))));
         rec_.computed(0, 0);
-        rec_.tensor("attn_scores", scores, Storage::InPlace);
-        rec_.end("attn_scores.div_(self.head_dim ** 0.5)",
-                 "The scores are divided by sqrt(head_dim) = sqrt(" + std::to_string(hd) + ") = " + num(root) +
-                     ", in place, so that the softmax does not saturate as head_dim grows.");
+        const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src});
+        rec_.end();
+        return out;
     }
 
-    TensorDesc dropout(const TensorDesc& weights, int head) {
+    Val dropout(const Val& weights, int head) {
         // The mask is cut from one [B, H, T, T] draw, so loop mode's heads drop the same cells
-        // as the batched modes.
-        const TensorDesc mask = contiguous(upload_made([&] {
+        // as the batched modes. It is drawn whenever the pass computes, whether or not values
+        // are recorded.
+        const TensorDesc keep_mask = contiguous(upload_made(numel(weights.t.shape), [&] {
             const std::int64_t per_head = T * T;
-            std::vector<float> keep_all =
-                values_ ? make_dropout_mask(c_.seed, B * H * per_head, c_.dropout) : std::vector<float>();
-            if (head < 0 || !values_) return keep_all;
+            std::vector<float> keep_all = make_dropout_mask(c_.seed, B * H * per_head, c_.dropout);
+            if (head < 0) return keep_all;
             std::vector<float> keep;
             for (std::int64_t b = 0; b < B; ++b) {
                 auto first = keep_all.begin() + (b * H + head) * per_head;
                 keep.insert(keep.end(), first, first + per_head);
             }
             return keep;
-        }), weights.shape);
+        }), weights.t.shape);
         rec_.begin(Op::Dropout, head);
-        const TensorDesc out = contiguous(alloc(weights.shape), weights.shape);
-        be_.multiply(weights, mask, static_cast<float>(1.0 / (1.0 - c_.dropout)), out);
+        const TensorDesc out = contiguous(alloc(weights.t.shape), weights.t.shape);
+        be_.multiply(weights.t, keep_mask, static_cast<float>(1.0 / (1.0 - c_.dropout)), out);
         rec_.computed(0, 0);
-        rec_.tensor("dropout_mask", mask, Storage::New);
-        rec_.tensor("attn_weights", out, Storage::New);
-        rec_.end("attn_weights = self.dropout(attn_weights)",
-                 "Dropout (training only) zeroes each weight with probability p = " + num(c_.dropout) +
-                     " and scales the survivors by 1 / (1 - p) = " + num(1.0 / (1.0 - c_.dropout)) + ".");
-        return out;
+        const Val mask_rec = rec_.tensor("dropout_mask", keep_mask, Storage::New, {});
+        const Val result = rec_.tensor("attn_weights", out, Storage::New, {weights.src, mask_rec.src});
+        rec_.end();
+        return result;
     }
 
     // ---- transpose back [B,H,T,hd] -> [B,T,H,hd], then merge (copy) -> [B,T,D_out] ------
-    TensorDesc merge(const TensorDesc& ctx) {
+    Val merge(const Val& ctx) {
         rec_.begin(Op::TransposeBack);
-        const TensorDesc back = transpose(ctx, 1, 2);
         rec_.computed(0, 0);
-        rec_.tensor("context_vec", back, Storage::View);
-        rec_.end("context_vec = context_vec.transpose(1, 2)",
-                 "Heads and tokens swap back, so each token's " + std::to_string(H) +
-                     " head outputs sit next to each other; only the strides change.");
+        const Val back = rec_.tensor("context_vec", transpose(ctx.t, 1, 2), Storage::View, {ctx.src});
+        rec_.end();
 
         rec_.begin(Op::Merge);
         const int buf = alloc({B, T, D});
-        be_.copy(back, contiguous(buf, back.shape));
-        const TensorDesc merged = contiguous(buf, {B, T, D});
+        be_.copy(back.t, contiguous(buf, back.t.shape));
         rec_.computed(0, 0);
-        rec_.tensor("context_vec", merged, Storage::Copy);
-        rec_.end("context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)",
-                 "The transposed tensor is not laid out row by row, so .contiguous() copies it into a new "
-                 "buffer; then " + std::to_string(H) + " x " + std::to_string(hd) + " is flattened back into D_out = " +
-                     std::to_string(D) + ".");
+        const Val merged = rec_.tensor("context_vec", contiguous(buf, {B, T, D}), Storage::Copy, {back.src});
+        rec_.end();
         return merged;
     }
 
@@ -404,42 +397,37 @@ private:
     Qkv project_head(std::int64_t h, const QkvLinears& w) {
         rec_.begin(Op::Project, static_cast<int>(h));
         const Qkv t = project_three({w.q.head(h, hd), w.k.head(h, hd), w.v.head(h, hd)}, hd);
-        rec_.end("queries = self.heads[" + std::to_string(h) + "].W_query(x)  # keys, values alike",
-                 "Head " + std::to_string(h) + " runs its own three small matmuls: x " + shape_str(x_.shape) +
-                     " times its " + std::to_string(Di) + " x " + std::to_string(hd) +
-                     " slices of W_query, W_key and W_value.");
+        rec_.end();
         return t;
     }
 
-    TensorDesc loop_heads() {
+    Val loop_heads() {
         const QkvLinears w = upload_qkv();
-        std::vector<TensorDesc> outputs;
+        std::vector<Val> outputs;
         for (std::int64_t h = 0; h < H; ++h) outputs.push_back(attention(project_head(h, w), static_cast<int>(h)));
 
         rec_.begin(Op::Concat);
         const int buf = alloc({B, T, D});
-        for (std::int64_t h = 0; h < H; ++h)
-            be_.copy(outputs[h], TensorDesc{buf, h * hd, {B, T, hd}, {T * D, D, 1}});
-        const TensorDesc merged = contiguous(buf, {B, T, D});
+        std::vector<Source> from;  // head h's output is from[h]
+        for (std::int64_t h = 0; h < H; ++h) {
+            be_.copy(outputs[h].t, TensorDesc{buf, h * hd, {B, T, hd}, {T * D, D, 1}});
+            from.push_back(outputs[h].src);
+        }
         rec_.computed(0, 0);
-        rec_.tensor("context_vec", merged, Storage::Copy);
-        rec_.end("context_vec = torch.cat([head(x) for head in self.heads], dim=-1)",
-                 "The " + std::to_string(H) + " head outputs of " + std::to_string(hd) +
-                     " features are copied side by side into one " + shape_str(merged.shape) + " tensor.");
+        const Val merged = rec_.tensor("context_vec", contiguous(buf, {B, T, D}), Storage::Copy, from);
+        rec_.end();
         return merged;
     }
 
     // ---- output projection [B,T,D_out] @ W_out^T + b_out ------------------------------
-    void out_proj(const TensorDesc& ctx) {
-        const Linear w = upload_linear(w_.w_out, w_.b_out, D, D);
+    void out_proj(const Val& ctx) {
+        const Linear w = upload_linear("w_out", "b_out", D, D);
         rec_.begin(Op::OutProj);
         const TensorDesc out = contiguous(alloc({B, T, D}), {B, T, D});
-        be_.matmul(rows(ctx), w.w, true, w.bias(), rows(out));
+        be_.matmul(rows(ctx.t), w.w, true, w.bias(), rows(out));
         rec_.computed(1, 2.0 * B * T * D * D);
-        rec_.tensor("output", out, Storage::New);
-        rec_.end("output = self.out_proj(context_vec)",
-                 "A last linear layer (W_out " + std::to_string(D) + " x " + std::to_string(D) +
-                     " plus bias) mixes the heads' features into the output.");
+        rec_.tensor("output", out, Storage::New, w.links(ctx.src));
+        rec_.end();
     }
 
     const Config& c_;
@@ -448,9 +436,9 @@ private:
     Backend& be_;
     Resources& res_;
     Recorder rec_;
-    const bool values_;  // false: plan() walks the steps for their shapes, computing nothing
+    const Work work_;
     const std::int64_t B, T, Di, D, H, hd;
-    TensorDesc x_;
+    Val x_;
 };
 
 void check_sizes(const Config& c, const Inputs& in, const Weights& w) {
@@ -474,50 +462,95 @@ void check_sizes(const Config& c, const Inputs& in, const Weights& w) {
     }
 }
 
+// Hands out buffer ids, counts their sizes and computes nothing: the engine's walk through
+// the steps, shapes only.
+class ShapeOnlyBackend final : public Backend {
+public:
+    const char* name() const override { return "none"; }
+    int create_buffer(std::int64_t elements) override {
+        elements_ += elements;
+        sizes_.push_back(elements);
+        return next_++;
+    }
+    std::int64_t size_of(int id) const { return id >= 0 && id < next_ ? sizes_[static_cast<std::size_t>(id)] : 0; }
+    void write(int, const std::vector<float>&) override {}
+    void read(int, std::vector<float>& out) override { out.clear(); }
+    void release_buffers() override {}
+    void release(const std::vector<int>&) override {}
+    std::int64_t held_bytes() const override { return 0; }
+    std::int64_t used_bytes() const override { return 0; }
+    void matmul(const TensorDesc&, const TensorDesc&, bool, const TensorDesc*, const TensorDesc&) override {}
+    void causal_mask(const TensorDesc&) override {}
+    void scale(const TensorDesc&, float) override {}
+    void softmax(const TensorDesc&, const TensorDesc&) override {}
+    void multiply(const TensorDesc&, const TensorDesc&, float, const TensorDesc&) override {}
+    void copy(const TensorDesc&, const TensorDesc&) override {}
+    BackendStats take_stats() override { return {}; }
+
+    std::int64_t elements_ = 0;  // all buffers created
+
+private:
+    std::vector<std::int64_t> sizes_;  // per buffer id
+    int next_ = 0;
+};
+
+// The steps of `c` walked with no numbers; `backend` sees every buffer a run would create.
+Trace walk(const Config& config, ShapeOnlyBackend& backend) {
+    Trace trace;
+    trace.config = config;
+    Inputs inputs;
+    Weights weights;  // empty: the walk never reads them
+    Resources resources;
+    Forward(config, inputs, weights, backend, resources, trace.steps, Work::ShapesOnly, false).run();
+    for (Step& s : trace.steps) s.ms = 0;
+    return trace;
+}
+
 }  // namespace
 
 MemoryEstimate estimate_memory(const Config& c) {
-    const double B = static_cast<double>(c.batch), T = static_cast<double>(c.num_tokens());
-    const double Di = static_cast<double>(c.d_in), D = static_cast<double>(c.d_out);
-    const double H = static_cast<double>(c.heads);
+    ShapeOnlyBackend backend;
+    const Trace shapes = walk(c, backend);
     const double f = sizeof(float);
-    const double tokens_x = B * T * Di, btd = B * T * D, grid = B * H * T * T;
-    const bool drop = c.dropout > 0;
-
-    double weights = 3 * D * Di + (c.qkv_bias ? 3 * D : 0) + (c.out_proj ? D * D + D : 0);
     MemoryEstimate e;
-    // Host copy in the Trace, the backend's copy, and fused mode's stacked W_qkv staging.
-    e.weights_bytes = f * weights * (c.mode == Mode::Fused ? 3 : 2);
-
-    // Backend buffers: x, Q/K/V (or qkv), scores, weights, dropout mask + output, context,
-    // merged, output.
-    double buffers = tokens_x + 3 * btd + 2 * grid + (drop ? 2 * grid : 0) + 2 * btd + (c.out_proj ? btd : 0);
-    // The largest readback a step holds while it is recorded.
-    const double largest = std::max<double>({tokens_x, 3 * btd, grid, c.mode == Mode::Loop ? btd : 0.0});
-    e.buffers_bytes = f * (buffers + largest);
-
-    // Recorded values, step by step.
-    double trace = tokens_x;                                   // input
-    const double per_grid_steps = 3 + (c.causal ? 1 : 0) + (drop ? 2 : 0);  // scores, scale, softmax (+mask, +dropout x2)
-    if (c.mode == Mode::Loop) {
-        trace += 3 * btd + grid * per_grid_steps + btd + btd;  // heads' q/k/v, grids, contexts, concat
-    } else {
-        const double qkv_steps = c.mode == Mode::Fused ? 4 : 3;  // (qkv,) split, view, transpose
-        trace += qkv_steps * 3 * btd + grid * per_grid_steps + 3 * btd;  // + context, back, merge
+    e.backend_bytes = f * static_cast<double>(backend.elements_);
+    // Inputs and weights are held twice on the host (the caller's, the trace's copy); fused
+    // mode stacks W_qkv once more while uploading it; a recorded step reads back at most its
+    // largest buffer at a time.
+    double host = static_cast<double>(c.batch * c.num_tokens() * c.d_in) + 3.0 * c.d_out * c.d_in +
+                  (c.qkv_bias ? 3.0 * c.d_out : 0) + (c.out_proj ? static_cast<double>(c.d_out) * (c.d_out + 1) : 0);
+    host *= 2;
+    if (c.mode == Mode::Fused) host += 3.0 * c.d_out * c.d_in + (c.qkv_bias ? 3.0 * c.d_out : 0);
+    double trace = 0, readback = 0;  // readback: the most one step holds (each buffer read once)
+    for (const Step& s : shapes.steps) {
+        std::map<int, double> read;
+        for (const TensorRecord& t : s.tensors) {
+            trace += static_cast<double>(numel(t.shape));
+            read[t.buffer] = static_cast<double>(backend.size_of(t.buffer));
+        }
+        double step_total = 0;
+        for (const auto& [id, n] : read) step_total += n;
+        readback = std::max(readback, step_total);
     }
-    if (c.out_proj) trace += btd;
+    e.host_bytes = f * (host + readback);
     e.trace_bytes = f * trace;
     return e;
 }
 
-void check_memory_budget(const Config& c) {
-    const MemoryEstimate e = estimate_memory(c);
-    if (e.total() <= static_cast<double>(c.memory_budget)) return;
-    throw ConfigError("this configuration needs about " + human_bytes(e.total()) + " (weights " +
-                      human_bytes(e.weights_bytes) + ", working buffers " + human_bytes(e.buffers_bytes) +
-                      ", trace " + human_bytes(e.trace_bytes) + "), over the memory budget of " +
-                      human_bytes(static_cast<double>(c.memory_budget)) +
+bool CheckedConfig::fits_budget() const { return memory.total() <= static_cast<double>(config.memory_budget); }
+
+void CheckedConfig::require_budget() const {
+    if (fits_budget()) return;
+    throw ConfigError("this configuration needs about " + human_bytes(memory.total()) + " (backend buffers " +
+                      human_bytes(memory.backend_bytes) + ", host copies " + human_bytes(memory.host_bytes) +
+                      ", trace " + human_bytes(memory.trace_bytes) + "), over the memory budget of " +
+                      human_bytes(static_cast<double>(config.memory_budget)) +
                       "; use fewer tokens or a smaller D_out, or raise --memory-budget");
+}
+
+CheckedConfig check_config(const Config& c) {
+    validate(c);
+    return CheckedConfig{c, estimate_memory(c)};
 }
 
 struct Runner::State {
@@ -528,15 +561,22 @@ struct Runner::State {
     Resources resources;
 };
 
-Runner::Runner(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend) {
-    validate(config);
-    check_memory_budget(config);
-    check_sizes(config, inputs, weights);
-    backend.release_buffers();
-    state_ = std::make_unique<State>(State{config, inputs, weights, backend, {}});
+Runner::Runner(const CheckedConfig& checked, const Inputs& inputs, const Weights& weights, Backend& backend) {
+    checked.require_budget();
+    check_sizes(checked.config, inputs, weights);
+    state_ = std::make_unique<State>(State{checked.config, inputs, weights, backend, {}});
 }
 
-Runner::~Runner() = default;
+Runner::Runner(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend)
+    : Runner(check_config(config), inputs, weights, backend) {}
+
+Runner::~Runner() {
+    // Only this runner's buffers go back: other runners on the same backend keep theirs.
+    try {
+        state_->backend.release(state_->resources.all());
+    } catch (...) {  // a GL error while releasing must not escape a destructor
+    }
+}
 
 Trace Runner::run(const RunOptions& options) {
     State& st = *state_;
@@ -547,7 +587,8 @@ Trace Runner::run(const RunOptions& options) {
         trace.weights = st.weights;
     }
     st.resources.rewind();
-    Forward f(st.config, st.inputs, st.weights, st.backend, st.resources, trace.steps, options.record_values);
+    Forward f(st.config, st.inputs, st.weights, st.backend, st.resources, trace.steps, Work::Compute,
+              options.record_values);
     if (options.projections_only) f.run_projections();
     else f.run();
     if (!options.record_values && !trace.steps.empty()) {
@@ -560,47 +601,23 @@ Trace Runner::run(const RunOptions& options) {
     return trace;
 }
 
+Trace run(const CheckedConfig& config, const Inputs& inputs, const Weights& weights, Backend& backend) {
+    return Runner(config, inputs, weights, backend).run();
+}
+
 Trace run(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend) {
     return Runner(config, inputs, weights, backend).run();
 }
 
-namespace {
-
-// Hands out buffer ids and does nothing: the engine's walk through the steps, shapes only.
-class ShapeOnlyBackend final : public Backend {
-public:
-    const char* name() const override { return "none"; }
-    int create_buffer(std::int64_t) override { return next_++; }
-    void write(int, const std::vector<float>&) override {}
-    void read(int, std::vector<float>& out) override { out.clear(); }
-    void release_buffers() override { next_ = 0; }
-    std::int64_t held_bytes() const override { return 0; }
-    void matmul(const TensorDesc&, const TensorDesc&, bool, const TensorDesc*, const TensorDesc&) override {}
-    void causal_mask(const TensorDesc&) override {}
-    void scale(const TensorDesc&, float) override {}
-    void softmax(const TensorDesc&, const TensorDesc&) override {}
-    void multiply(const TensorDesc&, const TensorDesc&, float, const TensorDesc&) override {}
-    void copy(const TensorDesc&, const TensorDesc&) override {}
-    BackendStats take_stats() override { return {}; }
-
-private:
-    int next_ = 0;
-};
-
-}  // namespace
+Trace plan(const CheckedConfig& checked) {
+    ShapeOnlyBackend backend;
+    return walk(checked.config, backend);
+}
 
 Trace plan(const Config& config) {
     validate(config);
-    Trace trace;
-    trace.config = config;
     ShapeOnlyBackend backend;
-    // Sized but empty weights would cost D^2 floats; the walk never reads them.
-    Inputs inputs;
-    Weights weights;
-    Resources resources;
-    Forward(config, inputs, weights, backend, resources, trace.steps, false).run();
-    for (Step& s : trace.steps) s.ms = 0;
-    return trace;
+    return walk(config, backend);
 }
 
 }  // namespace headsplit

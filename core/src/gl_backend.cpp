@@ -84,8 +84,14 @@ public:
             buffer = Buffer(elements);
             ++stats_.buffers_created;
         }
-        buffers_.push_back(std::move(buffer));
         check("creating a buffer");
+        if (!free_.empty()) {  // a released id is handed out again
+            const int id = free_.back();
+            free_.pop_back();
+            buffers_[static_cast<std::size_t>(id)] = std::move(buffer);
+            return id;
+        }
+        buffers_.push_back(std::move(buffer));
         return static_cast<int>(buffers_.size()) - 1;
     }
 
@@ -115,14 +121,36 @@ public:
         current();
         if (buffers_.empty()) return;
         pool_.clear();
-        for (auto& b : buffers_) pool_.emplace(b.elements(), std::move(b));
+        for (auto& b : buffers_)
+            if (b.id() != 0) pool_.emplace(b.elements(), std::move(b));
         buffers_.clear();
+        free_.clear();
+    }
+
+    // The same policy for one Runner's buffers: they replace what the pool kept before.
+    void release(const std::vector<int>& ids) override {
+        current();
+        pool_.clear();
+        for (int id : ids) {
+            if (id < 0 || id >= static_cast<int>(buffers_.size())) continue;
+            Buffer& b = buffers_[static_cast<std::size_t>(id)];
+            if (b.id() == 0) continue;
+            pool_.emplace(b.elements(), std::move(b));
+            b = Buffer();
+            free_.push_back(id);
+        }
     }
 
     std::int64_t held_bytes() const override {
         std::int64_t elements = 0;
-        for (const auto& b : buffers_) elements += b.elements();
         for (const auto& [n, b] : pool_) elements += n;
+        return used_bytes() + elements * static_cast<std::int64_t>(sizeof(float));
+    }
+
+    std::int64_t used_bytes() const override {
+        std::int64_t elements = 0;
+        for (const auto& b : buffers_)
+            if (b.id() != 0) elements += b.elements();
         return elements * static_cast<std::int64_t>(sizeof(float));
     }
 
@@ -324,6 +352,7 @@ private:
     ComputeProgram plain_, blocked_, rowdot_, rows_, elementwise_;
     Buffer placeholder_;
     std::vector<Buffer> buffers_;
+    std::vector<int> free_;  // ids of released buffers (their slots hold an empty Buffer)
     std::multimap<std::int64_t, Buffer> pool_;
     BackendStats stats_;
 };

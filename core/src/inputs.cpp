@@ -81,4 +81,16 @@ std::vector<float> make_dropout_mask(std::uint64_t seed, std::int64_t n, double 
     return keep;
 }
 
+const std::vector<float>* Weights::find(const std::string& name) const {
+    if (name == "w_query") return &w_query;
+    if (name == "w_key") return &w_key;
+    if (name == "w_value") return &w_value;
+    if (name == "b_query") return &b_query;
+    if (name == "b_key") return &b_key;
+    if (name == "b_value") return &b_value;
+    if (name == "w_out") return &w_out;
+    if (name == "b_out") return &b_out;
+    return nullptr;
+}
+
 }  // namespace headsplit

@@ -92,6 +92,22 @@ TensorDesc narrow_last(const TensorDesc& t, std::int64_t start, std::int64_t len
     return out;
 }
 
+Shape unravel(const Shape& shape, std::int64_t i) {
+    Shape idx(shape.size(), 0);
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+        if (shape[d] <= 0) continue;
+        idx[d] = i % shape[d];
+        i /= shape[d];
+    }
+    return idx;
+}
+
+std::int64_t element_offset(const Shape& shape, const Shape& strides, std::int64_t offset, std::int64_t i) {
+    const Shape idx = unravel(shape, i);
+    for (std::size_t d = 0; d < idx.size(); ++d) offset += idx[d] * strides[d];
+    return offset;
+}
+
 std::vector<float> gather(const std::vector<float>& buffer, const TensorDesc& t) {
     const std::int64_t n = t.numel();
     std::vector<float> out(static_cast<std::size_t>(n));

@@ -12,6 +12,26 @@ const char* storage_name(Storage s) {
     return "?";
 }
 
+const char* storage_label(Storage s) {
+    switch (s) {
+        case Storage::New: return "computed";
+        case Storage::View: return "view (no data moved)";
+        case Storage::InPlace: return "in place";
+        case Storage::Copy: return "copy";
+    }
+    return "?";
+}
+
+const char* storage_sentence(Storage s) {
+    switch (s) {
+        case Storage::View: return "view: no data moved, only shape and strides";
+        case Storage::InPlace: return "in place: same memory, values overwritten";
+        case Storage::Copy: return "copied into a new buffer";
+        case Storage::New: break;
+    }
+    return "computed into a new buffer";
+}
+
 const TensorRecord* Step::find(const std::string& name) const {
     for (const auto& t : tensors)
         if (t.name == name) return &t;
@@ -35,6 +55,16 @@ std::size_t Trace::value_bytes() const {
     for (const auto& s : steps)
         for (const auto& t : s.tensors) n += t.data.size() * sizeof(float);
     return n;
+}
+
+const Step* Trace::source_step(const Source& link) const {
+    if (link.is_weight() || link.step < 0 || link.step >= static_cast<int>(steps.size())) return nullptr;
+    return &steps[static_cast<std::size_t>(link.step)];
+}
+
+const TensorRecord* Trace::source(const Source& link) const {
+    const Step* s = source_step(link);
+    return s ? s->find(link.tensor) : nullptr;
 }
 
 }  // namespace headsplit

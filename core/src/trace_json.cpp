@@ -73,7 +73,13 @@ std::string trace_to_json(const Trace& tr) {
         if (s.head >= 0) js["head"] = s.head;
         Json ts = Json::array();
         for (const TensorRecord& t : s.tensors) {
+            Json from = Json::array();
+            for (const Source& link : t.from) {
+                if (link.is_weight()) from.push_back({{"weight", link.weight}});
+                else from.push_back({{"step", link.step}, {"tensor", link.tensor}});
+            }
             ts.push_back({{"name", t.name},
+                          {"from", std::move(from)},
                           {"shape", t.shape},
                           {"strides", t.strides},
                           {"offset", t.offset},

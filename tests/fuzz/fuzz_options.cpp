@@ -42,13 +42,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& w : words) argv.push_back(w.c_str());
     try {
         cli.parse(static_cast<int>(argv.size()), const_cast<char**>(argv.data()));
-        Config c = app::make_config(opts);
+        Config c = app::make_config(opts).config;
         c.memory_budget = std::min<std::uint64_t>(c.memory_budget, 64ull << 20);
-        const Trace shapes = plan(c);
-        check_memory_budget(c);
-        if (estimate_memory(c).total() < 4e6) {
+        const CheckedConfig checked = check_config(c);
+        const Trace shapes = plan(checked);
+        checked.require_budget();
+        if (checked.memory.total() < 4e6) {
             auto cpu = make_cpu_backend();
-            const Trace t = run(c, make_inputs(c), make_weights(c), *cpu);
+            const Trace t = run(checked, make_inputs(c), make_weights(c), *cpu);
             const std::string text = trace_to_json(t);
             if (text.empty() || shapes.steps.size() != t.steps.size()) __builtin_trap();
         }

@@ -28,8 +28,12 @@ public:
     virtual void write(int buffer, const std::vector<float>& data) = 0;
     virtual void read(int buffer, std::vector<float>& out) = 0;  // the whole buffer
     virtual void release_buffers() = 0;
+    // Releases these buffers only (a Runner's, when it ends); others stay valid.
+    virtual void release(const std::vector<int>& buffers) = 0;
     // Bytes of buffer memory this backend holds now (in use plus kept for reuse).
     virtual std::int64_t held_bytes() const = 0;
+    // Bytes of the buffers handed out and not yet released.
+    virtual std::int64_t used_bytes() const = 0;
 
     // c[...] = a[...] @ B[...] (+ bias), over the leading (batch) dims of c.
     //   a: [..., M, K]. b: [..., K, N], or [..., N, K] when b_transposed (nn.Linear weights,

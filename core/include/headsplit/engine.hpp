@@ -11,20 +11,50 @@
 namespace headsplit {
 
 struct RunOptions {
-    // false: steps keep their ops, shapes, counts and times but no values, except the final
-    // tensor (the output); no readbacks during the pass. What the bench times.
+    // false: steps keep their ops, shapes, links, counts and times but no values, except the
+    // final tensor (the output); no readbacks during the pass. What the bench times. Every op
+    // still computes (the dropout mask is drawn either way): recording is the only difference.
     bool record_values = true;
     // Stop after the Q, K, V projections (the bench's "projections" stage).
     bool projections_only = false;
 };
 
+// What a run would hold in memory, from the shapes-only walk of its steps (the same walk as
+// plan(), which sees every buffer the run creates).
+struct MemoryEstimate {
+    double backend_bytes = 0;  // every backend buffer: x, weights, Q/K/V, scores, ...: what a run allocates
+    double host_bytes = 0;     // inputs and weights on the host (the caller's and the trace's), staging, a readback
+    double trace_bytes = 0;    // recorded tensor values
+    double total() const { return backend_bytes + host_bytes + trace_bytes; }
+};
+// `config` must have passed validate().
+MemoryEstimate estimate_memory(const Config& config);
+
+// A configuration that passed the one validation entry, check_config(), with its memory
+// estimate. Every path (trace, bench, the window, the why job) checks a configuration once
+// and hands this on; the engine does not check it again.
+struct CheckedConfig {
+    Config config;
+    MemoryEstimate memory;
+    bool fits_budget() const;
+    // Throws ConfigError (one line, with the figures) when it does not fit the budget.
+    void require_budget() const;
+};
+
+// Validates every value (ConfigError naming the first bad one) and estimates the memory.
+// Does not refuse a configuration over the budget: plan() may still show its shapes.
+CheckedConfig check_config(const Config& c);
+
 // A configuration ready to run again and again on one backend: the constants (x, weights,
 // dropout mask) are uploaded by the first run and the activation buffers allocated by it;
-// later runs reuse both.
+// later runs reuse both. Several runners may share one backend: each releases only its own
+// buffers when destroyed.
 class Runner {
 public:
-    // Validates the config and the memory budget (ConfigError); keeps references to
+    // Refuses a configuration over the memory budget (ConfigError); keeps references to
     // `inputs`, `weights` and `backend`, which must outlive it.
+    Runner(const CheckedConfig& config, const Inputs& inputs, const Weights& weights, Backend& backend);
+    // The same after check_config(config).
     Runner(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend);
     ~Runner();
     Runner(const Runner&) = delete;
@@ -38,24 +68,14 @@ private:
 };
 
 // Runs multi-head self-attention as config.mode says (loop | split | fused) on `backend`
-// and records every step. Validates the config and the memory budget first (ConfigError).
+// and records every step, each tensor linked to what it was made from.
+Trace run(const CheckedConfig& config, const Inputs& inputs, const Weights& weights, Backend& backend);
 Trace run(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend);
 
-// The steps of `config` with every tensor's shape, strides and storage but no values, at
-// no cost in memory or time: what the visualizer shows for configurations too large to run
-// (gpt3). Validates the config but not the memory budget.
-Trace plan(const Config& config);
-
-// What a run would hold in memory, worked out from the shapes alone.
-struct MemoryEstimate {
-    double weights_bytes = 0;  // host copy + backend copy
-    double buffers_bytes = 0;  // backend working buffers (Q, K, V, scores, ...)
-    double trace_bytes = 0;    // recorded tensor values
-    double total() const { return weights_bytes + buffers_bytes + trace_bytes; }
-};
-MemoryEstimate estimate_memory(const Config& config);
-
-// Throws ConfigError with the estimate when it exceeds config.memory_budget.
-void check_memory_budget(const Config& config);
+// The steps of `config` with every tensor's shape, strides, storage and links but no
+// values, at no cost in memory or time: what the visualizer shows for configurations too
+// large to run (gpt3). Not refused for the memory budget.
+Trace plan(const CheckedConfig& config);
+Trace plan(const Config& config);  // validates first
 
 }  // namespace headsplit

@@ -39,6 +39,9 @@ struct Weights {
     std::vector<float> b_query, b_key, b_value;  // [D_out], empty unless qkv_bias
     std::vector<float> w_out;                    // [D_out, D_out], empty unless out_proj
     std::vector<float> b_out;                    // [D_out], empty unless out_proj
+
+    // The weight a trace link names ("w_query", ..., "b_out"); nullptr for another name.
+    const std::vector<float>* find(const std::string& name) const;
 };
 
 // x: a token's row depends only on (seed, token text), so a repeated word gets the same

@@ -42,6 +42,14 @@ TensorDesc narrow_last(const TensorDesc& t, std::int64_t start, std::int64_t len
 // t's own shape.
 std::vector<float> gather(const std::vector<float>& buffer, const TensorDesc& t);
 
+// The multi-index of element `i` of `shape` in row-major order ([1, 3, 2, 3], 7 -> 0 1 0 1).
+// The one place an index is unravelled; layouts, explanations and the CLI all use it.
+Shape unravel(const Shape& shape, std::int64_t i);
+
+// Memory position (elements from the buffer's start) of element `i`, in row-major order of
+// `shape`, of a tensor with these strides and offset.
+std::int64_t element_offset(const Shape& shape, const Shape& strides, std::int64_t offset, std::int64_t i);
+
 // "[1, 3, 2, 3]"
 std::string shape_str(const Shape& s);
 

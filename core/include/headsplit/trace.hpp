@@ -20,7 +20,25 @@ enum class Storage {
     InPlace,  // same buffer, values overwritten
     Copy,     // data moved into a new buffer (contiguous copy, concat)
 };
-const char* storage_name(Storage s);  // "new" | "view" | "in_place" | "copy"
+const char* storage_name(Storage s);  // "new" | "view" | "in_place" | "copy" (the JSON's)
+// For people: "computed" | "view (no data moved)" | "in place" | "copy" (tables, tiles).
+const char* storage_label(Storage s);
+// One clause for the stage: "view: no data moved, only shape and strides", ...
+const char* storage_sentence(Storage s);
+
+// What a tensor was computed or viewed from (ggml's src[]): a tensor of an earlier step, or
+// a weight. The trace is a graph through these links; nothing downstream finds a tensor's
+// sources by its name or by the step before it.
+struct Source {
+    int step = -1;        // >= 0: the tensor named `tensor` of that step
+    std::string tensor;
+    std::string weight;   // or a weight: "w_query", "b_query", ..., "w_out", "b_out"
+
+    static Source of_step(int step, std::string tensor) { return {step, std::move(tensor), {}}; }
+    static Source of_weight(std::string weight) { return {-1, {}, std::move(weight)}; }
+    bool is_weight() const { return !weight.empty(); }
+    bool operator==(const Source& o) const { return step == o.step && tensor == o.tensor && weight == o.weight; }
+};
 
 struct TensorRecord {
     std::string name;
@@ -30,6 +48,13 @@ struct TensorRecord {
     int buffer = -1;           // backend buffer id: equal ids share memory
     Storage storage = Storage::New;
     std::vector<float> data;   // row-major in `shape`; -inf where masked
+    // Made from these, in the op's argument order (x, then the weight, then the bias; queries
+    // before keys; weights before values). Empty for x and for dropout's mask (drawn from
+    // the seed); dropout's output names its mask, recorded just before it in the same step.
+    std::vector<Source> from;
+
+    // Memory position of element `i` (row-major in `shape`): offset + index . strides.
+    std::int64_t address(std::int64_t i) const { return element_offset(shape, strides, offset, i); }
 };
 
 struct Step {
@@ -56,6 +81,11 @@ struct Trace {
     std::int64_t total_matmuls() const;
     double total_ms() const;
     std::size_t value_bytes() const;  // bytes of all recorded tensor values
+
+    // The tensor a link names (nullptr for a weight link or a link to nothing).
+    const TensorRecord* source(const Source& link) const;
+    // The step a link names (nullptr for a weight link).
+    const Step* source_step(const Source& link) const;
 };
 
 }  // namespace headsplit

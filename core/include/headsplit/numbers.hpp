@@ -1,0 +1,24 @@
+#pragma once
+// Numbers as people read them, and the median of repeated timings: one place for both, so
+// the engine's sentences, the CLI's tables, the bench and the window print alike.
+#include <string>
+#include <vector>
+
+namespace headsplit {
+
+// Up to `significant` significant digits, shortest form ("0.5774", "2", "1e+04"); "-inf",
+// "inf", "nan" spelled out.
+std::string format_number(double v, int significant = 4);
+
+// Exactly `decimals` decimals ("0.7300"); "-inf", "inf", "nan" spelled out.
+std::string format_fixed(double v, int decimals = 2);
+
+// The median (the upper middle one for an even count), minimum, maximum and 99th
+// percentile (the value at rank n * 99 / 100 of the sorted values) of `values`; all zero
+// for none.
+struct Spread {
+    double median = 0, min = 0, max = 0, p99 = 0;
+};
+Spread spread(std::vector<double> values);
+
+}  // namespace headsplit

@@ -1,0 +1,44 @@
+#include "headsplit/numbers.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace headsplit {
+
+namespace {
+
+const char* non_finite(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+    return nullptr;
+}
+
+}  // namespace
+
+std::string format_number(double v, int significant) {
+    if (const char* s = non_finite(v)) return s;
+    char b[48];
+    std::snprintf(b, sizeof b, "%.*g", std::clamp(significant, 1, 17), v);
+    return b;
+}
+
+std::string format_fixed(double v, int decimals) {
+    if (const char* s = non_finite(v)) return s;
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*f", std::clamp(decimals, 0, 12), v);
+    return b;
+}
+
+Spread spread(std::vector<double> values) {
+    Spread s;
+    if (values.empty()) return s;
+    std::sort(values.begin(), values.end());
+    s.median = values[values.size() / 2];
+    s.min = values.front();
+    s.max = values.back();
+    s.p99 = values[std::min(values.size() - 1, values.size() * 99 / 100)];
+    return s;
+}
+
+}  // namespace headsplit
