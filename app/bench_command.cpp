@@ -98,6 +98,7 @@ void BenchCommand::add_to(CLI::App& parent) {
     cmd->add_option("--preset", preset, "one preset instead of the default shapes (teaching, gpt2-small, gpt2-xl, 96 heads)");
     cmd->add_option("--tokens", tokens, "tokens for --preset (default 128 for the GPT presets)");
     cmd->add_option("--backend", backend, "cpu | gl | all (default all)");
+    cmd->add_option("--dropout", dropout, "attention dropout p in [0, 1) for every shape (default 0)");
     cmd->add_option("--repeat", repeat, "timed runs after a warm-up; the median is reported (at least 5, default 5)");
     cmd->add_option("--json", json_path, "write the results as JSON (format headsplit-bench v1)");
     cmd->add_flag("--vs-torch", vs_torch,
@@ -121,6 +122,8 @@ int BenchCommand::run() const {
         else if (preset.rfind("gpt", 0) == 0) c.tokens = synthetic_tokens(128);
         shapes.push_back({preset, c});
     }
+    if (!dropout.empty())
+        for (Shape3& s : shapes) s.config.dropout = parse_real("--dropout", dropout);
     for (const Shape3& s : shapes) check_config(s.config).require_budget();
     if (!json_path.empty()) check_writable(json_path);  // now, not after minutes of measuring
 

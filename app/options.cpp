@@ -18,6 +18,9 @@ std::string list(const std::vector<std::string>& v) {
     return s;
 }
 
+
+}  // namespace
+
 double parse_real(const char* name, const std::string& value) {
     errno = 0;
     char* end = nullptr;
@@ -46,8 +49,6 @@ std::uint64_t parse_bytes(const std::string& value) {
                           " is not a size; use e.g. --memory-budget 2GiB (units B, KiB, MiB, GiB)");
     return static_cast<std::uint64_t>(v * scale);
 }
-
-}  // namespace
 
 std::int64_t parse_count(const char* name, const std::string& value, std::int64_t lo, std::int64_t hi) {
     errno = 0;

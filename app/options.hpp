@@ -28,6 +28,9 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o);
 // validation entry, check_config(). Throws ConfigError.
 CheckedConfig make_config(const ConfigOptions& o);
 
+// Parses "--name value" as a real number; throws ConfigError naming it.
+double parse_real(const char* name, const std::string& value);
+
 // Parses "--name value" as a whole number in [lo, hi]; throws ConfigError naming it.
 std::int64_t parse_count(const char* name, const std::string& value, std::int64_t lo, std::int64_t hi);
 

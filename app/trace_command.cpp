@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "headsplit/backend_policy.hpp"
+#include "headsplit/numbers.hpp"
 #include "headsplit/engine.hpp"
 #include "headsplit/trace_json.hpp"
 
@@ -28,12 +29,7 @@ std::string quoted_text(const Config& c) {
     return "\"" + text + "\"";
 }
 
-std::string cell(float v) {
-    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-    std::ostringstream s;
-    s << std::fixed << std::setprecision(4) << v;
-    return s.str();
-}
+std::string cell(float v) { return format_fixed(v, 4); }
 
 // Prints `data` of `shape` as nested grids: the last two dims as a matrix, outer dims as
 // labelled blocks.
@@ -43,14 +39,10 @@ void print_grid(const std::vector<float>& data, const Shape& shape, std::ostream
     const std::int64_t blocks = static_cast<std::int64_t>(data.size()) / std::max<std::int64_t>(rows * cols, 1);
     for (std::int64_t b = 0; b < blocks; ++b) {
         if (shape.size() > 2) {
-            out << "    [";
-            std::int64_t rest = b;
+            const Shape outer(shape.begin(), shape.end() - 2);
             std::string idx;
-            for (int d = static_cast<int>(shape.size()) - 3; d >= 0; --d) {
-                idx = std::to_string(rest % shape[d]) + (idx.empty() ? "" : ", ") + idx;
-                rest /= shape[d];
-            }
-            out << idx << ", :, :]\n";
+            for (std::int64_t i : unravel(outer, b)) idx += std::to_string(i) + ", ";
+            out << "    [" << idx << ":, :]\n";
         }
         for (std::int64_t r = 0; r < rows; ++r) {
             out << "     ";
@@ -65,7 +57,7 @@ void print_grid(const std::vector<float>& data, const Shape& shape, std::ostream
 void TraceCommand::add_to(CLI::App& parent) {
     CLI::App* cmd = parent.add_subcommand("trace", "one forward pass, headless: prints the step table");
     add_config_options(*cmd, config);
-    cmd->add_option("--json", json_path, "write the trace as JSON to FILE (format headsplit-trace v1)");
+    cmd->add_option("--json", json_path, "write the trace as JSON to FILE (format headsplit-trace v2)");
     cmd->add_option("--step", step, "also print every value of step N");
     cmd->callback([] {});
 }

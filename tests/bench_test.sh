@@ -34,3 +34,19 @@ for q in d["ratios"]:
     assert math.isclose(q["split_over_fused"], med[k + ("split",)] / med[k + ("fused",)], rel_tol=1e-9), q
 print("bench: %d results, %d ratios, all consistent" % (len(rows), len(d["ratios"])))
 PY
+[ $? = 0 ] || exit 1
+
+# With dropout: each runner's first (warm-up) run records nothing, where the dropout mask
+# used to be left empty (a crash on the CPU, wrong numbers on GL). The same counts come out.
+"$bin" bench --preset cat-sleeps --dropout 0.1 --backend all --repeat 5 --json "$work/drop.json" >"$work/out" 2>"$work/err" || {
+  echo "FAIL: bench --dropout 0.1 exited $?: $(cat "$work/err")"
+  exit 1
+}
+/usr/bin/python3 - "$work/drop.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["results"]
+assert len(rows) == 18, len(rows)
+for r in rows:
+    assert r["median_ms"] > 0 and r["matmuls"] in (1, 3, 4, 6, 11), r
+print("bench --dropout 0.1: %d results" % len(rows))
+PY

@@ -2,7 +2,8 @@
 # The Debian package: cpack builds it (into a temporary folder, so a `make package` running
 # at the same time is not disturbed), dpkg-deb unpacks it into a temporary root, and the
 # unpacked files are checked: the executable, the desktop entry, the icon, the Depends, and
-# that the packaged `headsplit trace` runs and prints its step table.
+# that the packaged `headsplit trace` runs and prints its step table. cpack first runs the
+# build tree's `preinstall` target, which has nothing to do after the build CTest follows.
 # Usage: package_test.sh PATH/TO/cpack PATH/TO/BUILD/CPackConfig.cmake
 set -u
 cpack=$1

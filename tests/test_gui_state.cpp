@@ -175,8 +175,9 @@ TEST_CASE("large traces compute off the UI thread; gpt3 shows shapes only", "[gu
 }
 
 TEST_CASE("why weight splits: three modes measured and a T sweep growing as T^2", "[gui][why]") {
-    Config c;  // the cat example, CPU
-    c.backend = BackendKind::Cpu;
+    Config c;  // the cat example, on each backend, with and without dropout (the job's first
+    c.backend = GENERATE(BackendKind::Cpu, BackendKind::Gl);  // runs record nothing: issue 10's crash)
+    c.dropout = GENERATE(0.0, 0.1);
     std::atomic<int> done{0}, total{0};
     const WhyResult r = measure_why(c, 5, done, total);
     REQUIRE(r.error.empty());

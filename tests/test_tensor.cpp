@@ -65,3 +65,14 @@ TEST_CASE("inputs depend on seed and token text only", "[inputs]") {
     CHECK(w.w_query != w.w_key);
     CHECK(make_weights(c).w_value == w.w_value);
 }
+
+TEST_CASE("unravel and element_offset: the one index arithmetic", "[tensor]") {
+    // 7 = 0*18 + 1*6 + 0*3 + 1 in [1, 3, 2, 3], worked by hand.
+    CHECK(unravel({1, 3, 2, 3}, 7) == Shape{0, 1, 0, 1});
+    CHECK(unravel({4}, 3) == Shape{3});
+    // The transposed view [1, 2, 3, 3] of a contiguous [1, 3, 2, 3] (strides 18, 3, 6, 1):
+    // element (0, 1, 2, 0) sits at 2*6 + 1*3 = 15.
+    const Shape shape{1, 2, 3, 3}, strides{18, 3, 6, 1};
+    CHECK(element_offset(shape, strides, 0, 1 * 9 + 2 * 3 + 0) == 15);
+    CHECK(element_offset(shape, strides, 5, 0) == 5);
+}

@@ -57,18 +57,12 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
                              s.head < 0 && head_dim > 0 && X % (heads * head_dim) == 0;
         float w = 0, h = 0;
         for (std::int64_t i = 0; i < n; ++i) {
-            std::int64_t rest = i;
-            const std::int64_t col = rest % X;
-            rest /= X;
-            std::int64_t row, hd_index = 0;
+            const Shape ix = unravel(t.shape, i);  // [B, T, X] or [B, T|H, H|T, X]
+            const std::int64_t col = ix.back();
+            std::int64_t row = ix.size() >= 2 ? ix[1] : 0, hd_index = 0;
             if (split) {
-                const std::int64_t inner = rest % t.shape[2];
-                rest /= t.shape[2];
-                const std::int64_t outer = rest % t.shape[1];
-                row = head_rows ? inner : outer;
-                hd_index = head_rows ? outer : inner;
-            } else {
-                row = rest % T;
+                row = head_rows ? ix[2] : ix[1];
+                hd_index = head_rows ? ix[1] : ix[2];
             }
             Cell& c = tl.cells[static_cast<std::size_t>(i)];
             c.head = split ? static_cast<int>(hd_index)

@@ -21,12 +21,11 @@ bool is_grid(Op op) {
 std::vector<const Step*> grids_for(const Trace& tr, int step) {
     const Step& s = tr.steps[step];
     if (is_grid(s.op)) return {&s};
+    // The weights each context step actually used (dropout's when there is one): its links.
     std::vector<const Step*> out;
     for (const Step& g : tr.steps) {
-        if (g.op != Op::Softmax && g.op != Op::Dropout) continue;
-        // the weights actually used: dropout's when there is one
-        if (!out.empty() && out.back()->head == g.head) out.back() = &g;
-        else out.push_back(&g);
+        if (g.op != Op::Context || g.tensors.empty() || g.tensors.back().from.empty()) continue;
+        if (const Step* w = tr.source_step(g.tensors.back().from.front())) out.push_back(w);
     }
     return out;
 }
@@ -55,8 +54,7 @@ void DrawHeatmaps(AppState& st) {
     };
     std::vector<Map> maps;
     for (const Step* g : grids) {
-        const TensorRecord* t = g->find("attn_weights");
-        if (!t) t = &g->tensors[0];
+        const TensorRecord* t = &g->tensors.back();  // the step's result (dropout records its mask first)
         if (t->shape.size() == 4)
             for (std::int64_t h = 0; h < t->shape[1]; ++h) maps.push_back({g, t, static_cast<int>(h), h});
         else
@@ -115,11 +113,11 @@ void DrawHeatmaps(AppState& st) {
                     fill = weights ? sequential_color(v) : diverging_color(bound > 0 ? v / bound : 0);
                     dl->AddRectFilled(p0, p1, fill);
                 }
-                if (text) cell_label(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), cell_text(v));
+                if (text) cell_label(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), format_cell(v));
                 if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                     dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 255), 0, 0, 2.5f);
                     ImGui::SetTooltip("head %d: \"%s\" -> \"%s\" = %s", m.head, c.tokens[i].c_str(), c.tokens[j].c_str(),
-                                      cell_text(v).c_str());
+                                      format_cell(v).c_str());
                     const int tensor = static_cast<int>(m.t - &m.step->tensors[0]);
                     st.hover = Hover{true, m.step->index, tensor, m.block * T * T + i * T + j};
                 }
@@ -134,7 +132,7 @@ void DrawHeatmaps(AppState& st) {
         const ImU32 col = weights ? sequential_color(f) : diverging_color(f * 2 - 1);
         dl->AddRectFilled({origin.x + label + f * lw, ly}, {origin.x + label + f * lw + lw / 63 + 1, ly + 14}, col);
     }
-    const std::string lo_s = weights ? "0" : cell_text(-bound), hi_s = weights ? "1" : cell_text(bound);
+    const std::string lo_s = weights ? "0" : format_cell(-bound), hi_s = weights ? "1" : format_cell(bound);
     dl->AddText({origin.x + 4, ly - 2}, ImGui::GetColorU32(ImGuiCol_Text), lo_s.c_str());
     dl->AddText({origin.x + label + lw + 6, ly - 2}, ImGui::GetColorU32(ImGuiCol_Text), hi_s.c_str());
     dl->AddRectFilled({origin.x + label + lw + 60, ly}, {origin.x + label + lw + 74, ly + 14}, IM_COL32(35, 35, 35, 255));

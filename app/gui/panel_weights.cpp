@@ -94,7 +94,7 @@ void DrawWeightSplit(AppState& st) {
             const ImVec2 p0(o.x + j * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
             const ImU32 col = head_color(h, 0.75f);
             dl->AddRectFilled(p0, p1, col, 2.0f);
-            if (text) cell_label(dl, p0, p1, text_on(col), cell_text(weight(i, j)));
+            if (text) cell_label(dl, p0, p1, text_on(col), format_cell(weight(i, j)));
         }
         if (j % hd == 0) dl->AddText({o.x + j * cell, y0 + rows * cell + 2}, head_color(h), ("h" + std::to_string(h)).c_str());
     }
@@ -108,7 +108,7 @@ void DrawWeightSplit(AppState& st) {
                 for (std::int64_t i = 0; i < rows; ++i) {
                     const ImVec2 p0(x + d * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
                     dl->AddRectFilled(p0, p1, head_color(static_cast<int>(h), 0.75f), 2.0f);
-                    if (text) cell_label(dl, p0, p1, text_on(head_color(static_cast<int>(h), 0.75f)), cell_text(weight(i, h * hd + d)));
+                    if (text) cell_label(dl, p0, p1, text_on(head_color(static_cast<int>(h), 0.75f)), format_cell(weight(i, h * hd + d)));
                 }
             dl->AddText({x, y0 + rows * cell + 2}, head_color(static_cast<int>(h)), ("W_q" + std::to_string(h)).c_str());
             x += std::min<std::int64_t>(hd, 16) * cell + cell;

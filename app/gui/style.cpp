@@ -58,19 +58,6 @@ ImVec4 storage_color(Storage s) {
     return {0.45f, 0.62f, 1.00f, 1};
 }
 
-std::string cell_text(float v) {
-    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-    if (std::isnan(v)) return "nan";
-    char buf[32];
-    if (std::fabs(v) >= 100.0f) std::snprintf(buf, sizeof buf, "%.0f", v);
-    else std::snprintf(buf, sizeof buf, "%.2f", v);
-    // "-0.52" -> "-.52": the compact style of printed matrices, so numbers fit small cells.
-    std::string s = buf;
-    if (s.rfind("0.", 0) == 0) s.erase(0, 1);
-    else if (s.rfind("-0.", 0) == 0) s.erase(1, 1);
-    if (s == "-.00") s = ".00";
-    return s;
-}
 
 void section_title(const char* text) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogram));

@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include "headsplit/config.hpp"
+#include "headsplit/numbers.hpp"
 #include "headsplit/trace.hpp"
 
 namespace headsplit::gui {
@@ -23,8 +24,6 @@ ImU32 text_on(ImU32 background);
 // view, amber in place, red a copy, blue computed.
 ImVec4 storage_color(Storage s);
 
-// "0.52", "-inf", "1.3e+03": short enough for a cell.
-std::string cell_text(float v);
 
 // A coloured heading inside a panel.
 void section_title(const char* text);

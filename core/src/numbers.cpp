@@ -30,6 +30,15 @@ std::string format_fixed(double v, int decimals) {
     return b;
 }
 
+std::string format_cell(double v) {
+    if (const char* s = non_finite(v)) return s;
+    std::string s = std::fabs(v) >= 100.0 ? format_fixed(v, 0) : format_fixed(v, 2);
+    if (s.rfind("0.", 0) == 0) s.erase(0, 1);
+    else if (s.rfind("-0.", 0) == 0) s.erase(1, 1);
+    if (s == "-.00") s = ".00";
+    return s;
+}
+
 Spread spread(std::vector<double> values) {
     Spread s;
     if (values.empty()) return s;

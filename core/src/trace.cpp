@@ -14,7 +14,7 @@ const char* storage_name(Storage s) {
 
 const char* storage_label(Storage s) {
     switch (s) {
-        case Storage::New: return "computed";
+        case Storage::New: return "new";
         case Storage::View: return "view (no data moved)";
         case Storage::InPlace: return "in place";
         case Storage::Copy: return "copy";

@@ -13,6 +13,10 @@ std::string format_number(double v, int significant = 4);
 // Exactly `decimals` decimals ("0.7300"); "-inf", "inf", "nan" spelled out.
 std::string format_fixed(double v, int decimals = 2);
 
+// Compact enough for a small cell of a grid: two decimals without the leading zero
+// ("-.52", ".07"), whole numbers from 100 ("154"), "-inf" / "inf" / "nan".
+std::string format_cell(double v);
+
 // The median (the upper middle one for an even count), minimum, maximum and 99th
 // percentile (the value at rank n * 99 / 100 of the sorted values) of `values`; all zero
 // for none.

@@ -21,7 +21,7 @@ enum class Storage {
     Copy,     // data moved into a new buffer (contiguous copy, concat)
 };
 const char* storage_name(Storage s);  // "new" | "view" | "in_place" | "copy" (the JSON's)
-// For people: "computed" | "view (no data moved)" | "in place" | "copy" (tables, tiles).
+// For people: "new" | "view (no data moved)" | "in place" | "copy" (tables, tiles).
 const char* storage_label(Storage s);
 // One clause for the stage: "view: no data moved, only shape and strides", ...
 const char* storage_sentence(Storage s);

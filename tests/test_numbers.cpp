@@ -1,0 +1,36 @@
+// Number formatting and medians: one place for the engine's sentences, the CLI, the bench
+// and the window. Expectations worked by hand.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "headsplit/numbers.hpp"
+
+using namespace headsplit;
+
+TEST_CASE("numbers read the same everywhere", "[numbers]") {
+    CHECK(format_number(std::sqrt(3.0)) == "1.732");
+    CHECK(format_number(8.0) == "8");
+    CHECK(format_number(-std::numeric_limits<double>::infinity()) == "-inf");
+    CHECK(format_number(std::nan("")) == "nan");
+    CHECK(format_fixed(0.73, 4) == "0.7300");
+    CHECK(format_fixed(2.0 / 3.0) == "0.67");
+    CHECK(format_cell(-0.52) == "-.52");
+    CHECK(format_cell(0.5) == ".50");
+    CHECK(format_cell(-0.001) == ".00");  // no "-.00"
+    CHECK(format_cell(154.3) == "154");
+    CHECK(format_cell(-std::numeric_limits<double>::infinity()) == "-inf");
+}
+
+TEST_CASE("spread: median, min, max, p99", "[numbers]") {
+    const Spread odd = spread({3, 1, 2});
+    CHECK(odd.median == 2);
+    CHECK(odd.min == 1);
+    CHECK(odd.max == 3);
+    CHECK(spread({4, 1, 3, 2}).median == 3);  // the upper middle one
+    std::vector<double> hundred;
+    for (int i = 100; i >= 1; --i) hundred.push_back(i);
+    CHECK(spread(hundred).p99 == 100);
+    CHECK(spread({}).median == 0);
+}
