@@ -5,6 +5,10 @@
 #include <iostream>
 #include <cstdlib>
 #include <new>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +17,7 @@
 #include "headsplit/trace_json.hpp"
 #include "bench_command.hpp"
 #include "gui/window.hpp"
+#include "options.hpp"
 #include "kernels_command.hpp"
 #include "trace_command.hpp"
 
@@ -24,6 +29,41 @@ std::string one_line(std::string s) {
         if (ch == '\n') ch = ' ';
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s;
+}
+
+// "1920x1080" -> {1920, 1080}; ConfigError naming `name` otherwise.
+std::pair<int, int> parse_size(const char* name, const std::string& text) {
+    using headsplit::ConfigError;
+    const auto x = text.find('x');
+    if (x == std::string::npos)
+        throw ConfigError(std::string(name) + " " + text + " is not a size; use WxH, e.g. 1920x1080");
+    const std::string w = std::string(name) + " width", h = std::string(name) + " height";
+    return {static_cast<int>(headsplit::app::parse_count(w.c_str(), text.substr(0, x), 320, 16384)),
+            static_cast<int>(headsplit::app::parse_count(h.c_str(), text.substr(x + 1), 240, 16384))};
+}
+
+float parse_font_scale(const char* name, const std::string& text) {
+    char* end = nullptr;
+    const double f = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(f >= 0.75 && f <= 2.5))
+        throw headsplit::ConfigError(std::string(name) + " " + text + " is not a scale from 0.75 to 2.5");
+    return static_cast<float>(f);
+}
+
+// "a,b,c" -> {"a", "b", "c"}.
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char ch : text) {
+        if (ch == ',') {
+            out.push_back(cur);
+            cur.clear();
+        } else {
+            cur += ch;
+        }
+    }
+    out.push_back(cur);
+    return out;
 }
 
 int fail(int code, const std::string& message) {
@@ -57,6 +97,15 @@ int main(int argc, char** argv) {
     cli.add_option("--window", window_size, "window size WxH, e.g. 1920x1080 (default 1600x900)");
     cli.add_option("--drive", drive, "drive the app for N frames of random changes, keys and resizes (a soak)");
     cli.add_option("--drive-report", drive_report, "where --drive writes its JSON report (default headsplit-drive.json)");
+    std::string layout_report, layout_audit, audit_windows = "1280x720,1600x900,1920x1080,3840x2160",
+                                            audit_fonts = "1,1.5,2";
+    cli.add_option("--layout-report", layout_report,
+                   "with --screenshot: also write every panel, label and cell of that frame as JSON (headsplit-layout)");
+    cli.add_option("--layout-audit", layout_audit,
+                   "render every step of the audit configurations at each --audit-windows size and --audit-fonts scale, "
+                   "check each frame's layout, write the problems as JSON to FILE; exit 1 when there are any");
+    cli.add_option("--audit-windows", audit_windows, "window sizes for --layout-audit (default 1280x720,1600x900,1920x1080,3840x2160)");
+    cli.add_option("--audit-fonts", audit_fonts, "font scales for --layout-audit (default 1,1.5,2)");
 
     try {
         cli.parse(argc, argv);
@@ -84,29 +133,25 @@ int main(int argc, char** argv) {
         g.config = app::make_config(gui_config).config;
         g.screenshot = screenshot;
         if (!step.empty()) g.step = static_cast<int>(app::parse_count("--step", step, 0, 1 << 20));
-        if (!font_scale.empty()) {
-            char* end = nullptr;
-            const double f = std::strtod(font_scale.c_str(), &end);
-            if (*end != '\0' || !(f >= 0.75 && f <= 2.5))
-                throw ConfigError("--font-scale " + font_scale + " is not a scale from 0.75 to 2.5");
-            g.font_scale = static_cast<float>(f);
-        }
+        if (!font_scale.empty()) g.font_scale = parse_font_scale("--font-scale", font_scale);
         g.light = light;
         if (!drive.empty()) g.drive_frames = static_cast<int>(app::parse_count("--drive", drive, 1, 10000000));
         g.drive_report = drive_report;
         if (tab != "heatmaps" && tab != "weights" && tab != "why")
             throw ConfigError("--tab " + tab + " is not a panel; use heatmaps, weights or why");
         g.tab = tab;
-        if (!window_size.empty()) {
-            const auto x = window_size.find('x');
-            if (x == std::string::npos)
-                throw ConfigError("--window " + window_size + " is not a size; use WxH, e.g. --window 1920x1080");
-            g.width = static_cast<int>(app::parse_count("--window width", window_size.substr(0, x), 320, 16384));
-            g.height = static_cast<int>(app::parse_count("--window height", window_size.substr(x + 1), 240, 16384));
-        }
+        g.layout_report = layout_report;
+        g.layout_audit = layout_audit;
+        if (!layout_report.empty() && screenshot.empty())
+            throw ConfigError("--layout-report needs --screenshot: the report describes the saved frame");
+        for (const std::string& size : split_list(audit_windows)) g.audit_windows.push_back(parse_size("--audit-windows", size));
+        for (const std::string& f : split_list(audit_fonts)) g.audit_fonts.push_back(parse_font_scale("--audit-fonts", f));
+        if (!window_size.empty()) std::tie(g.width, g.height) = parse_size("--window", window_size);
         // Where the unattended runs write: refused before a window opens.
         if (!g.screenshot.empty()) check_writable(g.screenshot);
         if (g.drive_frames > 0) check_writable(g.drive_report);
+        if (!g.layout_report.empty()) check_writable(g.layout_report);
+        if (!g.layout_audit.empty()) check_writable(g.layout_audit);
         return gui::run_gui(g);
     } catch (const ConfigError& e) {
         return fail(2, e.what());

@@ -1,6 +1,7 @@
 #include "layout.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace headsplit::gui {
@@ -77,6 +78,9 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
                 c.y = static_cast<float>(row);
             } else if (!head_rows) {  // [B, T, H, F]: head groups side by side in each row
                 c.x = static_cast<float>(hd_index) * (static_cast<float>(cols_shown) + kHeadGap) + static_cast<float>(col);
+                c.y = static_cast<float>(row);
+            } else if (lim.heads_across) {  // [B, H, T, X]: head panels side by side
+                c.x = static_cast<float>(hd_index) * (static_cast<float>(cols_shown) + kPanelGap) + static_cast<float>(col);
                 c.y = static_cast<float>(row);
             } else {  // [B, H, T, X]: head panels stacked
                 c.x = static_cast<float>(col);
@@ -169,6 +173,34 @@ std::vector<int> match_cells(const Step& from, const Step& to) {
         }
     }
     return match;
+}
+
+LayoutLimits layout_variant(int v) {
+    static const LayoutLimits levels[] = {{16, 4, 12, false}, {12, 3, 8, false}, {8, 2, 6, false}, {6, 2, 4, false}};
+    LayoutLimits l = levels[std::clamp(v / 2, 0, 3)];
+    l.heads_across = v % 2 == 1;
+    return l;
+}
+
+int label_stride(float pitch, float need) {
+    if (!(pitch > 0)) return 1 << 30;
+    if (need <= pitch) return 1;
+    return static_cast<int>(std::ceil(need / pitch - 1e-4f));
+}
+
+MapTiling tile_maps(int n, std::int64_t T, float w, float h, float extra_w, float extra_h, float gap) {
+    n = std::max(n, 1);
+    MapTiling best{n, 1, -1e30f};  // the largest cell wins, even when none is positive
+    const float t = static_cast<float>(std::max<std::int64_t>(T, 1));
+    for (int columns = 1; columns <= n; ++columns) {
+        const int rows = (n + columns - 1) / columns;
+        const float cw = (w - columns * (extra_w + gap)) / (columns * t);
+        const float ch = (h - rows * (extra_h + gap)) / (rows * t);
+        const float cell = std::min(cw, ch);
+        if (cell > best.cell) best = {columns, rows, cell};
+    }
+    best.cell = std::max(best.cell, 0.0f);
+    return best;
 }
 
 }  // namespace headsplit::gui

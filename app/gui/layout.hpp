@@ -25,7 +25,14 @@ struct LayoutLimits {
     std::int64_t tokens = 16;    // rows shown per tensor (and key columns of score grids)
     std::int64_t heads = 4;      // head groups / panels shown
     std::int64_t features = 12;  // feature columns shown (per head where split)
+    bool heads_across = false;   // [B, H, T, X]: head panels side by side instead of stacked
 };
+
+// The windows the stage tries, largest first, each stacked and across: variant v is level
+// v / 2 of {16, 4, 12}, {12, 3, 8}, {8, 2, 6}, {6, 2, 4} (tokens, heads, features), across
+// when v is odd.
+constexpr int kLayoutVariants = 8;
+LayoutLimits layout_variant(int v);
 
 struct Cell {
     float x = 0, y = 0;  // top-left, cell units, relative to the step's origin
@@ -59,5 +66,18 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
 // ops), or, across a copy, the element the copy read, found through the tensor's `from`
 // links into `from` (merge: row-major order; concat: head h's output into block h).
 std::vector<int> match_cells(const Step& from, const Step& to);
+
+// Labels along an axis, `pitch` px apart, each needing `need` px: draw every k-th, the
+// smallest k (>= 1) with k * pitch >= need, so that no two drawn labels overlap.
+int label_stride(float pitch, float need);
+
+// How to tile n maps of a T x T grid in a (w x h) px area, each map needing `extra_w` px
+// beside its grid (row labels) and `extra_h` px above and below it (title, key labels), so
+// that the cells are as large as they can be.
+struct MapTiling {
+    int columns = 1, rows = 1;
+    float cell = 0;  // px
+};
+MapTiling tile_maps(int n, std::int64_t T, float w, float h, float extra_w, float extra_h, float gap);
 
 }  // namespace headsplit::gui

@@ -1,11 +1,14 @@
 // Heatmaps: one T x T map per head for the score steps (scores, mask, scale, softmax,
-// dropout), token labels on both axes, a colour legend, -inf marked, values on hover.
-// At other steps it shows the attention weights the context was computed from.
+// dropout), tiled to fill the panel, token labels on both axes (thinned when crowded, the
+// full pair on hover), a colour legend on its own line, -inf marked. At other steps it shows
+// the attention weights each context was computed from. Click a map to show that head
+// alone, large; click again (or "all heads") to go back.
 #include <algorithm>
 #include <cmath>
 
 #include <imgui.h>
 
+#include "layout.hpp"
 #include "panels.hpp"
 #include "style.hpp"
 
@@ -30,9 +33,19 @@ std::vector<const Step*> grids_for(const Trace& tr, int step) {
     return out;
 }
 
+const char* scale_name(AppState::HeatScale s) {
+    switch (s) {
+        case AppState::HeatScale::Unit: return "0 .. 1";
+        case AppState::HeatScale::PerRow: return "each row to its max";
+        case AppState::HeatScale::Log: return "log (1e-4 .. 1)";
+    }
+    return "?";
+}
+
 }  // namespace
 
 void DrawHeatmaps(AppState& st) {
+    audit_panel("heatmaps");
     if (!st.trace || st.shapes_only) {
         ImGui::TextDisabled("no values to draw");
         return;
@@ -42,8 +55,6 @@ void DrawHeatmaps(AppState& st) {
     const std::vector<const Step*> grids = grids_for(tr, st.step);
     if (grids.empty()) return;
     const bool weights = grids.front()->op == Op::Softmax || grids.front()->op == Op::Dropout;
-    if (!is_grid(tr.steps[st.step].op))
-        ImGui::TextDisabled("attention weights of each head (step %d); step to scores .. softmax to follow them", grids.front()->index);
 
     // Each map: [T, T] for one head. Batched steps hold all heads, loop steps one each.
     struct Map {
@@ -60,49 +71,87 @@ void DrawHeatmaps(AppState& st) {
         else
             maps.push_back({g, t, g->head, 0});
     }
+    if (st.focus_head >= static_cast<int>(maps.size())) st.focus_head = -1;
+    if (st.focus_head >= 0) maps = {maps[static_cast<std::size_t>(st.focus_head)]};
     const std::int64_t T = c.num_tokens();
-    const std::int64_t shown = std::min<std::int64_t>(T, 24);
-    const std::size_t max_maps = 6;
-    float lo = 0, hi = 0;
-    for (const Map& m : maps)
-        for (std::int64_t i = 0; i < T * T; ++i) {
-            const float v = m.t->data[m.block * T * T + i];
-            if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+
+    // One line of controls and what is shown, then the maps, then the legend line.
+    if (st.focus_head >= 0) {
+        if (ImGui::SmallButton("all heads")) st.focus_head = -1;
+        audit_last_item("all heads");
+        ImGui::SameLine();
+    }
+    if (weights) {
+        ImGui::SetNextItemWidth(ImGui::CalcTextSize("each row to its max").x + ImGui::GetFrameHeight() * 1.5f);
+        if (ImGui::BeginCombo("colour scale", scale_name(st.heat_scale))) {
+            for (auto s : {AppState::HeatScale::Unit, AppState::HeatScale::PerRow, AppState::HeatScale::Log})
+                if (ImGui::Selectable(scale_name(s), s == st.heat_scale)) st.heat_scale = s;
+            ImGui::EndCombo();
         }
-    const float bound = std::max(std::fabs(lo), std::fabs(hi));
+        audit_last_item("colour scale");
+        ImGui::SameLine();
+    }
+    const std::string what = is_grid(tr.steps[st.step].op)
+                                 ? std::string(op_name(grids.front()->op)) + ", step " + std::to_string(grids.front()->index)
+                                 : "the weights each head's context used";
+    ImGui::TextDisabled("%s", what.c_str());
+    audit_last_item(what);
 
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float label = 4.5f * ImGui::GetFontSize();
-    const std::size_t count = std::min(maps.size(), max_maps);
+    const float font = ImGui::GetFontSize();
     const float line_h = ImGui::GetTextLineHeightWithSpacing();
-    // title line, the grid, the key names, the legend
-    float cell = std::min((avail.x / count - label - 12) / shown, (avail.y - 3.6f * line_h) / shown);
-    cell = std::clamp(cell, 3.0f, 3.5f * ImGui::GetFontSize());
-    ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    // Row labels: the widest token, cut to 8 letters at most.
+    float label_w = 0;
+    for (const std::string& tok : c.tokens) label_w = std::max(label_w, ImGui::CalcTextSize(tok.substr(0, 8).c_str()).x);
+    label_w = std::min(label_w, 6.0f * font) + 6;
+    const float gap = font;
+    const float legend_h = line_h + 4;
+    const MapTiling tiling = tile_maps(static_cast<int>(maps.size()), T, avail.x, avail.y - legend_h, label_w,
+                                       2 * line_h /* title, key labels */, gap);
+    // As large as the panel allows. Floors, below which the panel scrolls instead: up to 4
+    // tokens the size that shows a number, up to 12 tokens 32 px drawn (a projector's back row),
+    // beyond that 6 px.
+    const float floor_px = T <= 4 ? value_cell() : T <= 12 ? 33.0f : 6.0f;  // 33: a cell is drawn 1 px smaller
+    const float cell = std::clamp(tiling.cell, floor_px, std::max(floor_px, 5.0f * font));
+    ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 mouse = ImGui::GetIO().MousePos;
-    const bool text = cell_fits_number(cell - 1);
+    const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text), dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
 
-    for (std::size_t mi = 0; mi < count; ++mi) {
+    // Scores share one symmetric colour range across the heads.
+    float bound = 0;
+    if (!weights)
+        for (const Map& m : maps)
+            for (std::int64_t i = 0; i < T * T; ++i) {
+                const float v = m.t->data[static_cast<std::size_t>(m.block * T * T + i)];
+                if (std::isfinite(v)) bound = std::max(bound, std::fabs(v));
+            }
+    // Labels: every k-th row / key when the cells are smaller than a label.
+    const int row_stride = label_stride(cell, font);
+    float key_need = 0;
+    for (const std::string& tok : c.tokens) key_need = std::max(key_need, ImGui::CalcTextSize(tok.substr(0, 3).c_str()).x);
+    const int key_stride = label_stride(cell, key_need + 4);
+
+    const float map_w = label_w + T * cell + gap, map_h = 2 * line_h + T * cell + gap;
+    for (std::size_t mi = 0; mi < maps.size(); ++mi) {
         const Map& m = maps[mi];
-        const float x0 = origin.x + mi * (shown * cell + label + 12) + label;
-        const float y0 = origin.y + line_h;
-        const std::string title = "head " + std::to_string(m.head);
-        dl->AddText({x0, origin.y}, head_color(m.head), title.c_str());
-        for (std::int64_t i = 0; i < shown; ++i) {
-            std::string name = c.tokens[i];
-            if (name.size() > 7) name = name.substr(0, 6) + ".";
-            if (mi == 0 || count <= 3)
-                dl->AddText({x0 - label + 2, y0 + i * cell + cell * 0.5f - ImGui::GetFontSize() * 0.5f},
-                            ImGui::GetColorU32(ImGuiCol_Text), name.c_str());
-            // key tokens along the bottom, every few when crowded
-            // key tokens along the bottom, cut to the column's width
-            const std::size_t fit = static_cast<std::size_t>(cell / (ImGui::GetFontSize() * 0.62f));
-            if (fit >= 1)
-                dl->AddText({x0 + i * cell + 2, y0 + shown * cell + 2}, ImGui::GetColorU32(ImGuiCol_TextDisabled),
-                            c.tokens[i].substr(0, fit).c_str());
-            for (std::int64_t j = 0; j < shown; ++j) {
-                const float v = m.t->data[m.block * T * T + i * T + j];
+        const int col = static_cast<int>(mi) % tiling.columns, row = static_cast<int>(mi) / tiling.columns;
+        const float x0 = origin.x + col * map_w + label_w;
+        const float y_title = origin.y + row * map_h;
+        const float y0 = y_title + line_h;
+        draw_label(dl, {x0, y_title}, head_color(m.head),
+                   fit_text("head " + std::to_string(m.head) + (maps.size() > 1 ? "" : "  (click: all heads)"), T * cell));
+        // Row max per row for the per-row scale.
+        for (std::int64_t i = 0; i < T; ++i) {
+            const float* row_v = &m.t->data[static_cast<std::size_t>(m.block * T * T + i * T)];
+            float row_max = 0;
+            for (std::int64_t j = 0; j < T; ++j)
+                if (std::isfinite(row_v[j])) row_max = std::max(row_max, row_v[j]);
+            if (i % row_stride == 0)
+                draw_label(dl, {x0 - label_w, y0 + i * cell + cell * 0.5f - font * 0.5f}, text_col,
+                           fit_text(c.tokens[static_cast<std::size_t>(i)], label_w - 6));
+            for (std::int64_t j = 0; j < T; ++j) {
+                const float v = row_v[j];
                 const ImVec2 p0(x0 + j * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
                 ImU32 fill;
                 if (std::isinf(v)) {
@@ -110,37 +159,49 @@ void DrawHeatmaps(AppState& st) {
                     dl->AddRectFilled(p0, p1, fill);
                     dl->AddLine(p0, p1, IM_COL32(120, 120, 120, 255), 1.5f);  // hatched: masked
                 } else {
-                    fill = weights ? sequential_color(v) : diverging_color(bound > 0 ? v / bound : 0);
+                    float shade = v;
+                    if (weights && st.heat_scale == AppState::HeatScale::PerRow) shade = row_max > 0 ? v / row_max : 0;
+                    if (weights && st.heat_scale == AppState::HeatScale::Log)
+                        shade = v > 0 ? std::clamp(1.0f + std::log10(v) / 4.0f, 0.0f, 1.0f) : 0.0f;
+                    fill = weights ? sequential_color(shade) : diverging_color(bound > 0 ? v / bound : 0);
                     dl->AddRectFilled(p0, p1, fill);
                 }
-                if (text) cell_label(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), format_cell(v));
+                cell_value(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), format_cell(v), true);
                 if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                     dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 255), 0, 0, 2.5f);
-                    ImGui::SetTooltip("head %d: \"%s\" -> \"%s\" = %s", m.head, c.tokens[i].c_str(), c.tokens[j].c_str(),
-                                      format_cell(v).c_str());
+                    ImGui::SetTooltip("head %d: \"%s\" -> \"%s\" = %s", m.head, c.tokens[static_cast<std::size_t>(i)].c_str(),
+                                      c.tokens[static_cast<std::size_t>(j)].c_str(), format_cell(v).c_str());
                     const int tensor = static_cast<int>(m.t - &m.step->tensors[0]);
                     st.hover = Hover{true, m.step->index, tensor, m.block * T * T + i * T + j};
+                    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left))
+                        st.focus_head = st.focus_head >= 0 ? -1 : static_cast<int>(mi);
                 }
             }
         }
+        // Key tokens along the bottom, every k-th, cut to the room they have.
+        for (std::int64_t j = 0; j < T; j += key_stride)
+            draw_label(dl, {x0 + j * cell + 1, y0 + T * cell + 2}, dim_col,
+                       fit_text(c.tokens[static_cast<std::size_t>(j)], std::min<std::int64_t>(key_stride, T - j) * cell - 4));
     }
-    // Legend: the colour scale with its range, and the -inf swatch.
-    const float ly = origin.y + line_h + shown * cell + line_h + 4;
-    const float lw = std::min(avail.x * 0.4f, 260.0f * st.font_scale);
+
+    // Legend, on its own line under the maps: the colour scale with its range, the -inf swatch.
+    const float ly = origin.y + tiling.rows * map_h + 2;
+    const float sw = std::min(avail.x * 0.3f, 12.0f * font);
+    float x = origin.x;
+    const std::string lo_s = weights ? "0" : format_cell(-bound), hi_s = weights ? "1" : format_cell(bound);
+    x += draw_label(dl, {x, ly}, text_col, lo_s).x + 6;
     for (int i = 0; i < 64; ++i) {
         const float f = i / 63.0f;
         const ImU32 col = weights ? sequential_color(f) : diverging_color(f * 2 - 1);
-        dl->AddRectFilled({origin.x + label + f * lw, ly}, {origin.x + label + f * lw + lw / 63 + 1, ly + 14}, col);
+        dl->AddRectFilled({x + f * sw, ly + 2}, {x + f * sw + sw / 63 + 1, ly + font - 2}, col);
     }
-    const std::string lo_s = weights ? "0" : format_cell(-bound), hi_s = weights ? "1" : format_cell(bound);
-    dl->AddText({origin.x + 4, ly - 2}, ImGui::GetColorU32(ImGuiCol_Text), lo_s.c_str());
-    dl->AddText({origin.x + label + lw + 6, ly - 2}, ImGui::GetColorU32(ImGuiCol_Text), hi_s.c_str());
-    dl->AddRectFilled({origin.x + label + lw + 60, ly}, {origin.x + label + lw + 74, ly + 14}, IM_COL32(35, 35, 35, 255));
-    dl->AddText({origin.x + label + lw + 80, ly - 2}, ImGui::GetColorU32(ImGuiCol_Text), "-inf (masked)");
-    if (maps.size() > count)
-        dl->AddText({origin.x + label, ly + 18}, ImGui::GetColorU32(ImGuiCol_TextDisabled),
-                    ("+" + std::to_string(maps.size() - count) + " more heads not drawn").c_str());
-    ImGui::Dummy({avail.x, ly + 40 - origin.y});
+    x += sw + 6;
+    x += draw_label(dl, {x, ly}, text_col, hi_s).x + 2 * font;
+    dl->AddRectFilled({x, ly + 2}, {x + font - 4, ly + font - 2}, IM_COL32(35, 35, 35, 255));
+    x += font;
+    x += draw_label(dl, {x, ly}, text_col, "-inf (masked)").x;
+    const float maps_w = tiling.columns * map_w;
+    ImGui::Dummy({std::max(maps_w, x - origin.x) + 4, ly + line_h - origin.y});
 }
 
 }  // namespace headsplit::gui

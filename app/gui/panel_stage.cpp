@@ -37,16 +37,19 @@ struct TraceCache {
         return nullptr;
     }
     Value& add(const std::shared_ptr<const Trace>& a, int sa, const std::shared_ptr<const Trace>& b, int sb, Value v) {
-        if (entries.size() >= 32) entries.pop_front();
+        if (entries.size() >= 64) entries.pop_front();
         entries.push_back({a, b, sa, sb, std::move(v)});
         return entries.back().value;
     }
 };
 
-const StepLayout& layout_of(const std::shared_ptr<const Trace>& tr, int step) {
+// Variant v of layout_variant() for (trace, step); the cache keys it as the second step.
+const StepLayout& layout_of(const std::shared_ptr<const Trace>& tr, int step, int variant) {
     static TraceCache<StepLayout> cache;
-    if (StepLayout* hit = cache.find(tr, step, tr, step)) return *hit;
-    return cache.add(tr, step, tr, step, layout_step(tr->steps[step], tr->config.heads, tr->config.head_dim()));
+    const int key = -1 - variant;
+    if (StepLayout* hit = cache.find(tr, step, tr, key)) return *hit;
+    return cache.add(tr, step, tr, key,
+                     layout_step(tr->steps[step], tr->config.heads, tr->config.head_dim(), layout_variant(variant)));
 }
 
 const std::vector<int>& match_of(const std::shared_ptr<const Trace>& from, int from_step,
@@ -107,10 +110,39 @@ void DrawStage(AppState& st, double now) {
         return;
     }
 
-    const StepLayout& L = layout_of(st.trace, st.step);
+    // The window of cells that reads best in this panel: the largest one whose cells are
+    // at least 14 px, head panels stacked or side by side, whichever gives larger cells
+    // (else the one with the largest cells).
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    const float font = ImGui::GetFontSize();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float label_w = 5.5f * font;  // token names on the left
+    auto fit_cell = [&](const StepLayout& lay, bool across) {
+        bool hidden = false;
+        for (const TensorLayout& tl : lay.tensors) hidden |= tl.hidden > 0;
+        // Above: the names (and head names) line; below: axes, strides, the note on hidden
+        // cells, and the memory strip's title when it is drawn.
+        const bool strip_drawn = numel(s->tensors.front().shape) <= 96;
+        const float lines = 1.2f + (across ? 1.0f : 0.0f) + 2.2f + (hidden ? 1.0f : 0.0f) + (strip_drawn ? 2.2f : 0.0f);
+        const float strip = strip_drawn ? 0.8f : 0.0f;
+        // The scroll bars' room is kept free either way, so that a bar appearing does not
+        // shrink the cells and make it go away again.
+        const float bar = ImGui::GetStyle().ScrollbarSize;
+        return std::min((avail.x - bar - label_w - 10) / std::max(lay.width, 1.0f),
+                        (avail.y - bar - lines * line) / std::max(lay.height + strip, 1.0f));
+    };
+    int variant = 0;
+    float best = -1;
+    for (int level = 0; level < kLayoutVariants / 2 && best < 14.0f; ++level)
+        for (int v = 2 * level; v < 2 * level + 2; ++v) {
+            const float cell = fit_cell(layout_of(st.trace, st.step, v), v % 2 == 1);
+            if (cell > best + 0.5f) best = cell, variant = v;
+        }
+    const bool across = variant % 2 == 1;
+    const StepLayout& L = layout_of(st.trace, st.step, variant);
     const float t_anim = std::clamp(static_cast<float>((now - st.anim_start) / st.anim_seconds), 0.0f, 1.0f);
     const bool animating = t_anim < 1.0f && st.from_trace && st.from_step < static_cast<int>(st.from_trace->steps.size());
-    const StepLayout* FL = animating ? &layout_of(st.from_trace, st.from_step) : nullptr;
+    const StepLayout* FL = animating ? &layout_of(st.from_trace, st.from_step, variant) : nullptr;
     const std::vector<int>* match = animating ? &match_of(st.from_trace, st.from_step, st.trace, st.step) : nullptr;
     // Cells of the start step, flattened the way match_cells counts them.
     std::vector<const Cell*> from_cells;
@@ -120,57 +152,99 @@ void DrawStage(AppState& st, double now) {
     const float k = animating ? ease(t_anim) : 1.0f;
 
     // Size the cells to the space: rows for the grids plus a label line per tensor and the
-    // memory strip.
-    const float line = ImGui::GetTextLineHeightWithSpacing();
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float label_w = 5.5f * ImGui::GetFontSize();  // token names on the left
+    // memory strip. Never below the size that shows a number: the panel scrolls instead.
     const float span_w = std::max(L.width, FL ? FL->width : 0.0f);
     const float span_h = std::max(L.height, FL ? FL->height : 0.0f);
     const std::int64_t strip_cells = numel(s->tensors.front().shape) <= 96 ? 1 : 0;
-    // Rows needed: the grid, the names line above, two label lines and the memory strip below.
-    float cell = std::min((avail.x - label_w - 10) / std::max(span_w, 1.0f),
-                          (avail.y - 4.6f * line) / std::max(span_h + strip_cells * 0.8f, 1.0f));
-    cell = std::clamp(cell, 6.0f, 4.2f * ImGui::GetFontSize());
+    bool any_hidden = false;
+    for (const TensorLayout& tl : L.tensors) any_hidden |= tl.hidden > 0;
+    // Rows needed: the names line above, the grid, the axes, strides and note lines and the
+    // memory strip below.
+    const float text_lines = 1.2f + (across ? 1.0f : 0.0f) + 2.2f + (any_hidden ? 1.0f : 0.0f) + (strip_cells ? 2.2f : 0.0f);
+    const float bar = ImGui::GetStyle().ScrollbarSize;
+    float cell = std::min((avail.x - bar - label_w - 10) / std::max(span_w, 1.0f),
+                          (avail.y - bar - text_lines * line) / std::max(span_h + strip_cells * 0.8f, 1.0f));
+    // A step of a few dozen numbers (the teaching example) always shows them, scrolling if the
+    // panel is small; larger steps take the room there is (zoom in to read them).
+    std::int64_t numbers = 0;
+    for (const TensorRecord& r : s->tensors) numbers += numel(r.shape);
+    const float floor_px = numbers <= 64 ? value_cell() : 6.0f;
+    cell = std::clamp(cell, floor_px, std::max(floor_px, 4.2f * font));
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const ImVec2 grid0(origin.x + label_w, origin.y + line * 1.2f);
+    // Side by side, the head names take a line of their own above the grids.
+    const ImVec2 grid0(origin.x + label_w, origin.y + line * (across ? 2.2f : 1.2f));
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 mouse = ImGui::GetIO().MousePos;
-    const bool show_text = cell_fits_number(cell - 2);
+    float right = grid0.x + span_w * cell;  // the widest thing drawn, for the scroll area
+    auto label = [&](ImVec2 pos, ImU32 col, const std::string& text) {
+        const ImVec2 size = draw_label(dl, pos, col, text);
+        right = std::max(right, pos.x + size.x);
+        return size;
+    };
 
-    // Tensor names above each block; shape with axis names and strides below, once for the
-    // step when its tensors share them.
+    // Tensor names above each block, cut to the block; shape with axis names and strides
+    // below, once for the step when its tensors share them; a note on hidden cells last.
     bool same = true;
     for (const TensorRecord& r : s->tensors) same &= r.shape == first.shape && r.strides == first.strides;
     const float below = grid0.y + L.height * cell + 4;
     for (std::size_t ti = 0; ti < L.tensors.size(); ++ti) {
         const TensorLayout& tl = L.tensors[ti];
         const TensorRecord& rec = s->tensors[ti];
-        dl->AddText({grid0.x + tl.x * cell, origin.y}, ImGui::GetColorU32(ImGuiCol_Text), rec.name.c_str());
+        const float block_w = tl.width * cell + (ti + 1 < L.tensors.size() ? kTensorGap * cell * 0.8f : 1e9f);
+        label({grid0.x + tl.x * cell, origin.y}, ImGui::GetColorU32(ImGuiCol_Text), fit_text(rec.name, block_w));
         if (same && ti > 0) continue;
         std::string axes = (same && s->tensors.size() > 1 ? "each " : "") + axes_text(rec, tl.axes, c.head_dim());
         std::string strides = "strides " + shape_str(rec.strides) + (rec.offset ? ", offset " + std::to_string(rec.offset) : "");
-        if (!same) axes = rec.name + " " + shape_str(rec.shape), strides = "";
-        dl->AddText({grid0.x + (same ? 0 : tl.x * cell), below + (same ? 0 : 0)}, ImGui::GetColorU32(ImGuiCol_TextDisabled), axes.c_str());
-        if (!strides.empty())
-            dl->AddText({grid0.x, below + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), strides.c_str());
+        if (!same) {
+            axes = fit_text(rec.name + " " + shape_str(rec.shape), block_w);
+            strides = "";
+        }
+        label({grid0.x + (same ? 0 : tl.x * cell), below}, ImGui::GetColorU32(ImGuiCol_TextDisabled), axes);
+        if (!strides.empty()) label({grid0.x, below + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), strides);
+    }
+    if (any_hidden) {
+        std::string note = "a window: ";
+        for (std::size_t ti = 0; ti < L.tensors.size(); ++ti)
+            if (L.tensors[ti].hidden > 0)
+                note += s->tensors[ti].name + " " + std::to_string(L.tensors[ti].hidden) + " more cells, ";
+        note += "not drawn (...)";
+        label({grid0.x, below + 2 * line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), note);
     }
     if (!L.tensors.empty()) {
         const TensorLayout& tl = L.tensors.front();
         const bool head_rows = tl.axes.size() == 4 && tl.axes[1] == Axis::Head;
         const std::int64_t T = c.num_tokens();
-        const std::int64_t panels = head_rows ? std::min<std::int64_t>(s->tensors[0].shape[1], 4) : 1;
-        const std::int64_t rows = std::min<std::int64_t>(T, 16);
-        // Token names when a row is tall enough to read one; otherwise only the head names.
-        const bool names = cell >= ImGui::GetFontSize() * 0.95f;
-        for (std::int64_t h = 0; h < panels; ++h)
-            for (std::int64_t r = 0; r < rows; ++r) {
-                if (!names && !(head_rows && r == 0)) continue;
-                const float y = grid0.y + (head_rows ? h * (rows + kPanelGap) + r : r) * cell + cell * 0.5f - ImGui::GetFontSize() * 0.5f;
+        const std::int64_t panels = head_rows ? std::min<std::int64_t>(s->tensors[0].shape[1], layout_variant(variant).heads) : 1;
+        const std::int64_t rows = std::min<std::int64_t>(T, layout_variant(variant).tokens);
+        // Token names on every k-th row, so that two never overlap; the head name on each
+        // panel's first row.
+        const int stride = label_stride(cell, ImGui::GetTextLineHeight());
+        const LayoutLimits lim = layout_variant(variant);
+        if (across) {
+            // One name per head panel above it; the token names once, on the left.
+            const std::int64_t cols = std::min<std::int64_t>(s->tensors[0].shape.back(),
+                                                             tl.axes.back() == Axis::Key ? lim.tokens : lim.features);
+            const float panel_w = (cols + kPanelGap) * cell;
+            const std::int64_t heads_here = std::min<std::int64_t>(s->tensors[0].shape[1], lim.heads);
+            for (std::size_t ti = 0; ti < L.tensors.size(); ++ti)
+                for (std::int64_t h = 0; h < heads_here; ++h)
+                    label({grid0.x + L.tensors[ti].x * cell + h * panel_w, origin.y + line}, head_color(static_cast<int>(h)),
+                          fit_text("h" + std::to_string(h), panel_w - 4));
+            for (std::int64_t r = 0; r < std::min<std::int64_t>(T, lim.tokens); r += stride)
+                label({origin.x, grid0.y + r * cell + cell * 0.5f - font * 0.5f}, ImGui::GetColorU32(ImGuiCol_Text),
+                      fit_text(c.tokens[static_cast<std::size_t>(r)], label_w - 6));
+        }
+        for (std::int64_t h = 0; h < (across ? 0 : panels); ++h)
+            for (std::int64_t r = 0; r < std::min<std::int64_t>(rows, lim.tokens); ++r) {
+                const bool head_line = head_rows && r == 0;
+                if (r % stride != 0) continue;
+                // Stacked panels: a token too close above the next panel's head name is skipped.
+                if (head_rows && h + 1 < panels && (rows - r - 1 + kPanelGap) * cell < ImGui::GetTextLineHeight()) continue;
+                const float y = grid0.y + (head_rows ? h * (rows + kPanelGap) + r : r) * cell + cell * 0.5f - font * 0.5f;
                 std::string name = c.tokens[static_cast<std::size_t>(r)];
-                if (name.size() > 8) name = name.substr(0, 7) + ".";
-                if (head_rows && r == 0) name = names ? "h" + std::to_string(h) + " " + name : "head " + std::to_string(h);
+                if (head_line) name = "h" + std::to_string(h) + " " + name;
                 const ImU32 col = head_rows ? head_color(static_cast<int>(h)) : ImGui::GetColorU32(ImGuiCol_Text);
-                dl->AddText({origin.x, y}, col, name.c_str());
+                label({origin.x, y}, col, fit_text(name, label_w - 6));
             }
     }
 
@@ -213,22 +287,17 @@ void DrawStage(AppState& st, double now) {
             dl->AddRectFilled(p0, p1, fill, 3.0f);
             if (is_grid(s->op) && cell_at.head >= 0 && tl.axes.size() == 4)
                 dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
-            if (show_text) cell_label(dl, p0, p1, text_on(fill), format_cell(v));
+            cell_value(dl, p0, p1, text_on(fill), format_cell(v));
             if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                 st.hover = Hover{true, st.step, static_cast<int>(ti), static_cast<std::int64_t>(i)};
                 dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 3.0f, 0, 3.0f);
             }
         }
-        if (tl.hidden > 0) {
-            const std::string more = "(a window: " + std::to_string(tl.hidden) + " more cells not drawn)";
-            dl->AddText({grid0.x + tl.x * cell + ImGui::CalcTextSize(rec.name.c_str()).x + 12, origin.y},
-                        ImGui::GetColorU32(ImGuiCol_TextDisabled), more.c_str());
-        }
     }
 
     // Memory strip: the first tensor's buffer in address order, coloured by head. It does
     // not change across view, transpose and transpose back: no data moved.
-    float y_mem = grid0.y + L.height * cell + 2.2f * line;
+    float y_mem = grid0.y + L.height * cell + (any_hidden ? 3.2f : 2.2f) * line;
     const TensorRecord& rec = s->tensors.front();
     const TensorLayout& tl = L.tensors.front();
     const std::int64_t n = numel(rec.shape);
@@ -244,9 +313,10 @@ void DrawStage(AppState& st, double now) {
         const float mcell = std::min(cell * 0.8f, (avail.x - label_w) / static_cast<float>(std::max<std::int64_t>(span, 1)));
         const std::string title = "memory of buffer " + std::to_string(rec.buffer) + ", " + rec.name + " (addresses " +
                                   std::to_string(lo) + " to " + std::to_string(hi) + ")";
-        dl->AddText({origin.x + label_w, y_mem}, ImGui::GetColorU32(ImGuiCol_TextDisabled), title.c_str());
-        dl->AddText({origin.x, y_mem + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), "memory");
+        label({origin.x + label_w, y_mem}, ImGui::GetColorU32(ImGuiCol_TextDisabled), title);
+        label({origin.x, y_mem + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), "memory");
         y_mem += line;
+        const float strip_row = std::max(line, 0.0f);
         std::vector<int> at(static_cast<std::size_t>(span), -1);
         for (std::int64_t i = 0; i < n; ++i) at[offs[i] - lo] = static_cast<int>(i);
         for (std::int64_t m = 0; m < span; ++m) {
@@ -260,9 +330,9 @@ void DrawStage(AppState& st, double now) {
             if (st.hover.valid && st.hover.tensor == 0 && i == st.hover.index)
                 dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 2.0f, 0, 3.0f);
         }
-        y_mem += mcell;
+        y_mem += std::max(mcell, strip_row);
     }
-    ImGui::Dummy({label_w + span_w * cell, y_mem - origin.y + 4});
+    ImGui::Dummy({std::max(right, origin.x + label_w + span_w * cell) - origin.x + 4, y_mem - origin.y + 4});
 }
 
 }  // namespace headsplit::gui

@@ -26,19 +26,25 @@ void DrawTimeline(AppState& st, double now) {
     }
     const auto& steps = st.trace->steps;
     if (ImGui::Button("< prev")) go_to_step(st, st.step - 1, now);
+    audit_last_item("< prev");
     ImGui::SameLine();
     if (ImGui::Button(st.playing ? "pause" : "play")) {
         st.playing = !st.playing;
         st.last_advance = now;
         if (st.playing && st.step + 1 >= static_cast<int>(steps.size())) go_to_step(st, 0, now);
     }
+    audit_last_item(st.playing ? "pause" : "play");
     ImGui::SameLine();
     if (ImGui::Button("next >")) go_to_step(st, st.step + 1, now);
+    audit_last_item("next >");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(180 * st.font_scale);
     ImGui::SliderFloat("s per step", &st.seconds_per_step, 0.5f, 6.0f, "%.1f s");
+    audit_last_item("s per step");
     ImGui::SameLine();
-    ImGui::TextDisabled("   step %d of %d", st.step, static_cast<int>(steps.size()) - 1);
+    const std::string where = "   step " + std::to_string(st.step) + " of " + std::to_string(steps.size() - 1);
+    ImGui::TextDisabled("%s", where.c_str());
+    audit_last_item(where);
 
     // The strip of steps.
     const float tile_h = ImGui::GetTextLineHeight() * 2 + 10;
@@ -58,6 +64,7 @@ void DrawTimeline(AppState& st, double now) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, current ? 1.0f : 0.85f));
         if (current) ImGui::PushStyleVar(ImGuiStyleVar_FrameBorderSize, 3.0f);
         if (ImGui::Button(label, ImVec2(0, tile_h))) go_to_step(st, s.index, now);
+        audit_last_item(label);
         if (current) {
             ImGui::PopStyleVar();
             if (st.playing || now - st.anim_start < 0.1) ImGui::SetScrollHereX(0.5f);

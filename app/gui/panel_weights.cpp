@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include "headsplit/engine.hpp"
+#include "layout.hpp"
 #include "panels.hpp"
 #include "style.hpp"
 
@@ -40,6 +41,7 @@ Counts counts(Config c, Mode m) {
 }  // namespace
 
 void DrawWeightSplit(AppState& st) {
+    audit_panel("weights");
     if (!st.trace) return;
     const Trace& tr = *st.trace;
     const Config& c = tr.config;
@@ -71,50 +73,70 @@ void DrawWeightSplit(AppState& st) {
     }
     ImGui::TextDisabled("%s", parameter_line(c).c_str());
 
-    // W_Q in math layout [D_in, D_out]: column j belongs to head j / head_dim.
-    const std::int64_t rows = std::min<std::int64_t>(Di, 12), cols = std::min<std::int64_t>(D, 48);
+    // W_Q in math layout [D_in, D_out]: column j belongs to head j / head_dim. Cells as large
+    // as the panel allows; floors, below which the panel scrolls: the size that shows a number
+    // up to D_out = 8, 12 px up to 64, 3 px beyond.
+    const std::int64_t rows = std::min<std::int64_t>(Di, 12), cols = std::min<std::int64_t>(D, 64);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const bool loop = c.mode == Mode::Loop;
-    const float room = loop ? avail.x * 0.48f : avail.x - 20;
-    float cell = std::min(room / (cols + 1), (avail.y - 3 * ImGui::GetTextLineHeightWithSpacing()) / (rows + 1));
-    cell = std::clamp(cell, 3.0f, 3.2f * ImGui::GetFontSize());
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    // Loop mode draws each head's own matrix under its block of columns: twice the rows.
+    const float grid_rows = loop ? 2.0f * rows + 1 : static_cast<float>(rows);
+    float cell = std::min(avail.x / (cols + 1), (avail.y - 4 * line) / (grid_rows + 1));
+    const float floor_px = D <= 8 ? value_cell() : D <= 64 ? 12.0f : 3.0f;  // the teaching sizes show every number
+    cell = std::clamp(cell, floor_px, std::max(floor_px, 3.2f * ImGui::GetFontSize()));
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 o = ImGui::GetCursorScreenPos();
-    const bool text = cell_fits_number(cell - 1) && !tr.weights.w_query.empty();
-    dl->AddText(o, ImGui::GetColorU32(ImGuiCol_Text),
-                ("W_query (" + std::to_string(Di) + " x " + std::to_string(D) + "): head h owns columns h*" +
-                 std::to_string(hd) + " .. (h+1)*" + std::to_string(hd) + "-1").c_str());
-    const float y0 = o.y + ImGui::GetTextLineHeightWithSpacing();
+    const bool text = !tr.weights.w_query.empty();
+    float right = o.x + cols * cell;
+    auto label = [&](ImVec2 pos, ImU32 col, const std::string& t) {
+        right = std::max(right, pos.x + draw_label(dl, pos, col, t).x);
+    };
+    label(o, ImGui::GetColorU32(ImGuiCol_Text),
+          "W_query (" + std::to_string(Di) + " x " + std::to_string(D) + "): head h owns columns h*" + std::to_string(hd) +
+              " .. (h+1)*" + std::to_string(hd) + "-1" + (D > cols ? " (the first " + std::to_string(cols) + " shown)" : ""));
+    const float y0 = o.y + line;
     auto weight = [&](std::int64_t i, std::int64_t j) {  // math layout W[i][j] = nn.Linear weight[j][i]
         return tr.weights.w_query.empty() ? 0.0f : tr.weights.w_query[static_cast<std::size_t>(j * Di + i)];
     };
-    for (std::int64_t j = 0; j < cols; ++j) {
-        const int h = static_cast<int>(j / hd);
-        for (std::int64_t i = 0; i < rows; ++i) {
-            const ImVec2 p0(o.x + j * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
-            const ImU32 col = head_color(h, 0.75f);
-            dl->AddRectFilled(p0, p1, col, 2.0f);
-            if (text) cell_label(dl, p0, p1, text_on(col), format_cell(weight(i, j)));
+    auto block = [&](float y, std::int64_t j_first, std::int64_t j_last) {  // columns [first, last) at their own x
+        for (std::int64_t j = j_first; j < j_last; ++j) {
+            const int h = static_cast<int>(j / hd);
+            for (std::int64_t i = 0; i < rows; ++i) {
+                const ImVec2 p0(o.x + j * cell, y + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
+                const ImU32 col = head_color(h, 0.75f);
+                dl->AddRectFilled(p0, p1, col, 2.0f);
+                if (text) cell_value(dl, p0, p1, text_on(col), format_cell(weight(i, j)));
+            }
         }
-        if (j % hd == 0) dl->AddText({o.x + j * cell, y0 + rows * cell + 2}, head_color(h), ("h" + std::to_string(h)).c_str());
-    }
+    };
+    block(y0, 0, cols);
+    // Head labels under their blocks: every k-th head when a block is narrower than its label.
+    const std::int64_t heads_shown = (cols + hd - 1) / hd;
+    const float block_w = hd * cell;
+    const int stride = label_stride(block_w, ImGui::CalcTextSize(("h" + std::to_string(heads_shown - 1)).c_str()).x + 6);
+    for (std::int64_t h = 0; h < heads_shown; h += stride)
+        label({o.x + h * block_w, y0 + rows * cell + 2}, head_color(static_cast<int>(h)),
+              fit_text("h" + std::to_string(h), stride * block_w - 4));
+    float y_end = y0 + rows * cell + line;
     if (loop) {
-        // The same numbers as H separate D_in x head_dim matrices, one per head.
-        const float x1 = o.x + cols * cell + 30;
-        dl->AddText({x1, o.y}, ImGui::GetColorU32(ImGuiCol_Text), "loop mode: one small W_query per head");
-        float x = x1;
-        for (std::int64_t h = 0; h < std::min<std::int64_t>(H, 6); ++h) {
-            for (std::int64_t d = 0; d < std::min<std::int64_t>(hd, 16); ++d)
-                for (std::int64_t i = 0; i < rows; ++i) {
-                    const ImVec2 p0(x + d * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
-                    dl->AddRectFilled(p0, p1, head_color(static_cast<int>(h), 0.75f), 2.0f);
-                    if (text) cell_label(dl, p0, p1, text_on(head_color(static_cast<int>(h), 0.75f)), format_cell(weight(i, h * hd + d)));
-                }
-            dl->AddText({x, y0 + rows * cell + 2}, head_color(static_cast<int>(h)), ("W_q" + std::to_string(h)).c_str());
-            x += std::min<std::int64_t>(hd, 16) * cell + cell;
+        // The same numbers as H separate D_in x head_dim matrices, one per head, each under
+        // its own block of columns.
+        const float y1 = y_end + 4;
+        label({o.x, y1}, ImGui::GetColorU32(ImGuiCol_Text),
+              "loop mode: one small W_query per head, " + std::to_string(Di) + " x " + std::to_string(hd) + " each");
+        const float y2 = y1 + line;
+        for (std::int64_t h = 0; h < heads_shown; ++h) {
+            block(y2, h * hd, std::min<std::int64_t>((h + 1) * hd, cols));
+            dl->AddRect({o.x + h * block_w - 1, y2 - 1}, {o.x + (h + 1) * block_w, y2 + rows * cell},
+                        head_color(static_cast<int>(h)), 2.0f, 0, 2.0f);
         }
+        for (std::int64_t h = 0; h < heads_shown; h += stride)
+            label({o.x + h * block_w, y2 + rows * cell + 2}, head_color(static_cast<int>(h)),
+                  fit_text("W_q" + std::to_string(h), stride * block_w - 4));
+        y_end = y2 + rows * cell + line;
     }
-    ImGui::Dummy({avail.x, rows * cell + 3 * ImGui::GetTextLineHeightWithSpacing()});
+    ImGui::Dummy({right - o.x + 4, y_end - o.y + 4});
 }
 
 }  // namespace headsplit::gui

@@ -48,11 +48,18 @@ struct AppState {
     std::string screenshot_dir = ".";
     std::string last_screenshot;
 
+    // Heatmaps: the colour scale of the weights (0..1, each row to its max, log) and the head
+    // shown large (-1: all heads side by side).
+    enum class HeatScale { Unit, PerRow, Log };
+    HeatScale heat_scale = HeatScale::Unit;
+    int focus_head = -1;
+
     Hover hover;
     std::unique_ptr<TraceComputer> computer;
     std::shared_ptr<WhyJob> why;  // the "Why weight splits" measurement
     bool open_why = false;        // select that tab once (--tab why)
     bool open_weights = false;    // select the weight split tab once (--tab weights)
+    bool open_heatmaps = false;   // select the heatmaps tab once
     std::string gl_renderer;
 
     const Step* current() const {

@@ -79,10 +79,52 @@ ImFont* cell_font() {
     return a->Fonts.Size > 2 ? a->Fonts[2] : ImGui::GetFont();
 }
 
-void cell_label(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, const std::string& text) {
+LayoutAudit& layout_audit() {
+    static LayoutAudit audit;
+    return audit;
+}
+
+void audit_panel(const char* name) {
+    LayoutAudit& a = layout_audit();
+    if (!a.enabled) return;
+    const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    // Right after Begin the draw list clips to the window's inner area: what can be seen.
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 c0 = dl->GetClipRectMin(), c1 = dl->GetClipRectMax();
+    a.begin_panel(name, pos.x, pos.y, size.x, size.y, c0.x, c0.y, c1.x, c1.y,
+                  ImGui::GetScrollMaxX() > 0, ImGui::GetScrollMaxY() > 0);
+}
+
+ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text) {
+    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+    dl->AddText(pos, color, text.c_str());
+    layout_audit().label(text, pos.x, pos.y, ts.x, ts.y);
+    return ts;
+}
+
+std::string fit_text(const std::string& text, float max_w) {
+    if (ImGui::CalcTextSize(text.c_str()).x <= max_w) return text;
+    for (std::size_t n = text.size(); n-- > 1;) {
+        if ((static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) continue;  // not inside a UTF-8 character
+        const std::string cut = text.substr(0, n) + ".";
+        if (ImGui::CalcTextSize(cut.c_str()).x <= max_w) return cut;
+    }
+    return "";
+}
+
+void audit_last_item(const std::string& text) {
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    layout_audit().label(text, a.x, a.y, b.x - a.x, b.y - a.y);
+}
+
+bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, const std::string& text, bool heatmap) {
     ImFont* f = cell_font();
     const ImVec2 ts = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, text.c_str());
-    dl->AddText(f, f->FontSize, {(p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f}, color, text.c_str());
+    const float w = p1.x - p0.x, h = p1.y - p0.y;
+    const bool fits = w + 0.01f >= ts.x + 4 && h >= ts.y * 0.8f;  // the tolerance: float rounding of the cell size
+    if (fits) dl->AddText(f, f->FontSize, {(p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f}, color, text.c_str());
+    layout_audit().cell(text, p0.x, p0.y, w, h, fits, ts.x, heatmap);
+    return fits;
 }
 
 std::string grouped(std::int64_t n) {
@@ -102,9 +144,11 @@ std::string parameter_line(const Config& c) {
     return s;
 }
 
-bool cell_fits_number(float cell) {
+float value_cell() { return std::max({number_width("-0.00"), number_width("-inf"), number_width("-154")}) + 6; }
+
+float number_width(const std::string& text) {
     ImFont* f = cell_font();
-    return cell >= f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, "-.00").x + 5;
+    return f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, text.c_str()).x;
 }
 
 }  // namespace headsplit::gui

@@ -4,6 +4,7 @@
 
 #include <imgui.h>
 
+#include "audit.hpp"
 #include "headsplit/config.hpp"
 #include "headsplit/numbers.hpp"
 #include "headsplit/trace.hpp"
@@ -31,14 +32,29 @@ void section_title(const char* text);
 // The fonts loaded by the window: 0 text, 1 code (monospace), 2 numbers inside cells.
 ImFont* code_font();
 ImFont* cell_font();
-// Draws `text` centred in [p0, p1] with the cell font.
-void cell_label(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, const std::string& text);
+// The audit of the frame being drawn (enabled by --layout-report / --layout-audit).
+LayoutAudit& layout_audit();
+// Records the current window as audited panel `name` (call right after ImGui::Begin).
+void audit_panel(const char* name);
+// AddText that the audit sees; returns the text's size.
+ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text);
+// `text` cut to fit `max_w` px in the current font (a trailing "." marks the cut); "" when
+// not even one letter fits.
+std::string fit_text(const std::string& text, float max_w);
+// Records the last ImGui item (a button, a line of text) as a label.
+void audit_last_item(const std::string& text);
+// A cell's number, centred in [p0, p1] with the cell font, drawn when it fits (the cell is at
+// least its width + 4 px wide); recorded either way. Returns whether it was drawn.
+bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, const std::string& text, bool heatmap = false);
 // "603,979,776": thousands separated, for parameter counts.
 std::string grouped(std::int64_t n);
 // One line on the layer's attention weights: 3·D_in·D_out + D_out² (and GPT-3's 96 layers).
 std::string parameter_line(const Config& c);
 
-// Whether a cell this wide can hold a number like "-0.52".
-bool cell_fits_number(float cell);
+// Width of `text` in the cell font.
+float number_width(const std::string& text);
+// The smallest cell that shows the numbers of a grid up to "-9.99" ("-.52", "-inf", "154") with
+// their margin.
+float value_cell();
 
 }  // namespace headsplit::gui

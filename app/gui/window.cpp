@@ -16,9 +16,12 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <stb_image_write.h>
 
+#include "audit_sweep.hpp"
+#include "headsplit/trace_json.hpp"
 #include "driver.hpp"
 #include "panels.hpp"
 #include "state.hpp"
+#include "style.hpp"
 
 namespace headsplit::gui {
 
@@ -160,13 +163,15 @@ void take_result(AppState& st, double now) {
 void draw_panels(AppState& st, double now) {
     const ImVec2 size = ImGui::GetIO().DisplaySize;
     const float W = size.x, H = size.y;
-    const float left = std::min(W * 0.26f, 380.0f * st.font_scale);
-    const float right = W * 0.30f;
+    // The stage and the heads are the show: the controls and the code columns take what
+    // their text needs at this font, no more than a fifth and a quarter of the width.
+    const float left = std::min(W * 0.2f, 330.0f * st.font_scale);
+    const float right = std::min(W * 0.25f, 560.0f * st.font_scale);
     const ImGuiStyle& style = ImGui::GetStyle();
     const float timeline_h = ImGui::GetFrameHeight() /* title */ + ImGui::GetFrameHeightWithSpacing() /* buttons */ +
                              ImGui::GetTextLineHeight() * 2 + 10 /* tiles */ + style.ScrollbarSize +
                              style.WindowPadding.y * 2 + style.ItemSpacing.y * 2;
-    const float bottom_h = (H - timeline_h) * 0.34f;
+    const float bottom_h = (H - timeline_h) * 0.45f;
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                    ImGuiWindowFlags_NoSavedSettings;
     auto place = [&](float x, float y, float w, float h) {
@@ -181,18 +186,24 @@ void draw_panels(AppState& st, double now) {
     take_result(st, now);
 
     place(left, 0, W - left, timeline_h);
-    if (ImGui::Begin("Timeline", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) DrawTimeline(st, now);
+    if (ImGui::Begin("Timeline", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
+        audit_panel("timeline");
+        DrawTimeline(st, now);
+    }
     ImGui::End();
 
     st.hover = Hover{};
     place(left, timeline_h, W - left - right, H - timeline_h - bottom_h);
-    if (ImGui::Begin("Stage", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) DrawStage(st, now);
+    if (ImGui::Begin("Stage", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
+        audit_panel("stage");
+        DrawStage(st, now);
+    }
     ImGui::End();
 
     place(left, H - bottom_h, W - left - right, bottom_h);
-    if (ImGui::Begin("Heads", nullptr, fixed)) {
+    if (ImGui::Begin("Heads", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
         if (ImGui::BeginTabBar("bottom")) {
-            if (ImGui::BeginTabItem("Attention heatmaps")) {
+            if (ImGui::BeginTabItem("Attention heatmaps", nullptr, st.open_heatmaps ? ImGuiTabItemFlags_SetSelected : 0)) {
                 DrawHeatmaps(st);
                 ImGui::EndTabItem();
             }
@@ -204,7 +215,7 @@ void draw_panels(AppState& st, double now) {
                 DrawWhy(st);
                 ImGui::EndTabItem();
             }
-            st.open_why = st.open_weights = false;
+            st.open_why = st.open_weights = st.open_heatmaps = false;
             ImGui::EndTabBar();
         }
     }
@@ -212,7 +223,10 @@ void draw_panels(AppState& st, double now) {
 
     const float code_h = (H - timeline_h) * 0.5f;
     place(W - right, timeline_h, right, code_h);
-    if (ImGui::Begin("PyTorch code", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) DrawCode(st);
+    if (ImGui::Begin("PyTorch code", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
+        audit_panel("code");
+        DrawCode(st);
+    }
     ImGui::End();
 
     place(W - right, timeline_h + code_h, right, H - timeline_h - code_h);
@@ -236,7 +250,7 @@ int run_gui(const GuiOptions& o) {
         return 1;
     }
     glfwMakeContextCurrent(win);
-    const bool unattended = !o.screenshot.empty() || o.drive_frames > 0;
+    const bool unattended = !o.screenshot.empty() || o.drive_frames > 0 || !o.layout_audit.empty();
     glfwSwapInterval(unattended ? 0 : 1);
 
     IMGUI_CHECKVERSION();
@@ -268,6 +282,10 @@ int run_gui(const GuiOptions& o) {
     bool placed_step = false;
     std::unique_ptr<Driver> driver;
     if (o.drive_frames > 0) driver = std::make_unique<Driver>(o.drive_frames, o.drive_report);
+    std::unique_ptr<AuditSweep> sweep;
+    if (!o.layout_audit.empty())
+        sweep = std::make_unique<AuditSweep>(o.audit_windows, o.audit_fonts, audit_cases(), o.layout_audit);
+    layout_audit().enabled = !o.layout_report.empty() || sweep;
 
     while (!glfwWindowShouldClose(win)) {
         const double frame_start = now_seconds();
@@ -297,10 +315,16 @@ int run_gui(const GuiOptions& o) {
         apply_fullscreen(st, win, is_full, saved);
 
         if (driver && !driver->before_frame(st, win, now)) break;
+        if (sweep && !sweep->before_frame(st, win)) break;
 
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
         ImGui::NewFrame();
+        if (layout_audit().enabled) {
+            const ImVec2 ds = ImGui::GetIO().DisplaySize;
+            layout_audit().begin_frame(static_cast<int>(ds.x), static_cast<int>(ds.y), st.font_scale,
+                                       "step " + std::to_string(st.step));
+        }
         handle_keys(st, win, now);
         draw_panels(st, now);
         ImGui::Render();
@@ -329,6 +353,13 @@ int run_gui(const GuiOptions& o) {
                 if (!save_png(o.screenshot, fw, fh, &why)) {
                     std::cerr << "headsplit: " << why << "\n";
                     exit_code = 1;
+                } else if (!o.layout_report.empty()) {
+                    try {
+                        write_file_atomically(o.layout_report, layout_report_json(layout_audit().report()));
+                    } catch (const std::exception& e) {
+                        std::cerr << "headsplit: " << e.what() << "\n";
+                        exit_code = 1;
+                    }
                 }
                 break;
             }
@@ -339,9 +370,17 @@ int run_gui(const GuiOptions& o) {
             }
         }
         glfwSwapBuffers(win);
+        if (sweep) sweep->after_frame(st, fw, fh);
         if (driver) {
             glFinish();  // the frame is on screen: count its whole cost
             driver->after_frame(st, (now_seconds() - frame_start) * 1e3, glGetError() != GL_NO_ERROR);
+        }
+    }
+    if (sweep) {
+        std::string why;
+        if (!sweep->finish(&why)) {
+            std::cerr << "headsplit: " << why << "\n";
+            exit_code = 1;
         }
     }
     if (driver) {

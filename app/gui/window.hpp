@@ -2,6 +2,8 @@
 // The visualizer's window: GLFW + OpenGL 4.3 core + Dear ImGui, the panels laid out for a
 // projector, and `--screenshot` (render real frames, save one as PNG, exit).
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "headsplit/config.hpp"
 
@@ -17,6 +19,10 @@ struct GuiOptions {
     std::string tab = "heatmaps";  // heatmaps | weights | why (why also starts measuring)
     int drive_frames = 0;      // > 0: drive the app for this many frames (see driver.hpp)
     std::string drive_report;  // where the driver writes its JSON report
+    std::string layout_report;  // with `screenshot`: also write that frame's layout report here
+    std::string layout_audit;   // non-empty: run the layout audit sweep, write its report here
+    std::vector<std::pair<int, int>> audit_windows;  // the sweep's window sizes
+    std::vector<float> audit_fonts;                  // the sweep's font scales
 };
 
 // Exit code: 0, or 1 when no window can be opened (the reason on stderr, one line).

@@ -1,0 +1,73 @@
+#pragma once
+// The layout audit: what the custom-drawn panels (stage, heatmaps, weights, timeline, code)
+// placed in one frame, every panel, label and cell with its rectangle in window pixels, and
+// the rules a readable frame keeps. Free of any window code, so the rules are unit-tested;
+// the window fills a LayoutAudit while it draws (`--layout-report`, `--layout-audit`).
+#include <string>
+#include <vector>
+
+namespace headsplit::gui {
+
+struct AuditPanel {
+    std::string name;
+    float x = 0, y = 0, w = 0, h = 0;
+    bool scroll_x = false, scroll_y = false;  // the panel scrolls: items may continue past that edge
+};
+
+struct AuditItem {
+    std::string panel;
+    bool cell = false;  // a cell of a grid; otherwise a label
+    std::string text;   // the label, or the number the cell stands for
+    float x = 0, y = 0, w = 0, h = 0;
+    bool visible = true;        // false when scrolled out of the panel
+    bool value_shown = false;   // cells: its number is drawn
+    float value_w = 0;          // cells: width its number needs at this font
+    bool heatmap = false;       // cells: of an attention heatmap
+};
+
+struct LayoutReport {
+    int window_w = 0, window_h = 0;
+    float font_scale = 1;
+    std::string what;  // the configuration and step, for messages
+    std::vector<AuditPanel> panels;
+    std::vector<AuditItem> items;
+};
+
+// Collects one frame. Panels call begin_panel() once, then label() and cell() for what they
+// draw; nothing is kept while `enabled` is false.
+class LayoutAudit {
+public:
+    bool enabled = false;
+
+    void begin_frame(int window_w, int window_h, float font_scale, std::string what);
+    // The panel's rectangle, and the part of it its content is drawn in (visible area).
+    void begin_panel(const std::string& name, float x, float y, float w, float h, float clip_x0, float clip_y0,
+                     float clip_x1, float clip_y1, bool scroll_x, bool scroll_y);
+    void label(const std::string& text, float x, float y, float w, float h);
+    void cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,
+              bool heatmap = false);
+
+    const LayoutReport& report() const { return report_; }
+
+private:
+    bool visible(float x, float y, float w, float h) const;
+    LayoutReport report_;
+    std::string panel_;
+    float clip_[4] = {0, 0, 0, 0};
+};
+
+// {"format": "headsplit-layout", "version": 1, ...} (README: the layout report).
+std::string layout_report_json(const LayoutReport& r);
+
+struct AuditRules {
+    bool heatmap_cells_32 = false;   // T <= 12 at 1920x1080: heatmap cells at least 32 px
+    bool every_value_shown = false;  // the default example: every visible cell shows its number
+};
+
+// What is wrong with the frame, one line each (empty: readable). The rules: two visible
+// labels of one panel overlap by more than 1 px; a visible item sticks out of its panel
+// (along an edge the panel does not scroll); a cell wide enough for its number (w >=
+// value_w + 4) does not show it; and the two optional rules above.
+std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules& rules);
+
+}  // namespace headsplit::gui

@@ -1,0 +1,146 @@
+#include "audit_sweep.hpp"
+
+#include <GLFW/glfw3.h>
+
+#include <nlohmann/json.hpp>
+
+#include "headsplit/presets.hpp"
+#include "headsplit/trace_json.hpp"
+#include "style.hpp"
+
+namespace headsplit::gui {
+
+std::vector<AuditCase> audit_cases() {
+    std::vector<AuditCase> out;
+    Config base;
+    base.backend = BackendKind::Cpu;  // the layout does not depend on the backend; the CPU is quick
+    out.push_back({"default", base});
+    Config journey = config_from_preset("journey");
+    journey.backend = BackendKind::Cpu;
+    out.push_back({"journey", journey});
+    Config nine = base;
+    nine.tokens = split_words("the quick brown fox jumps over the lazy dog");
+    nine.heads = 3;
+    out.push_back({"nine-words", nine});
+    Config t32 = base;
+    t32.tokens = synthetic_tokens(32);
+    t32.d_in = t32.d_out = 12;
+    t32.heads = 4;
+    out.push_back({"T32-4heads", t32});
+    Config small = config_from_preset("gpt2-small");
+    small.backend = BackendKind::Cpu;
+    small.tokens = synthetic_tokens(16);
+    out.push_back({"gpt2-small", small});
+    Config loop = base;
+    loop.mode = Mode::Loop;
+    out.push_back({"loop", loop});
+    Config fused = base;
+    fused.mode = Mode::Fused;
+    out.push_back({"fused", fused});
+    return out;
+}
+
+AuditSweep::AuditSweep(std::vector<std::pair<int, int>> windows, std::vector<float> fonts, std::vector<AuditCase> cases,
+                       std::string report_path)
+    : windows_(std::move(windows)), fonts_(std::move(fonts)), cases_(std::move(cases)), report_(std::move(report_path)) {}
+
+bool AuditSweep::settled(const AppState& st, int fb_w, int fb_h) const {
+    const auto [w, h] = windows_[window_];
+    const Config& want = cases_[case_].config;
+    return fb_w == w && fb_h == h && !st.font_dirty && st.trace && !st.computer->busy() &&
+           st.trace->config.tokens == want.tokens && st.trace->config.mode == want.mode &&
+           st.trace->config.d_out == want.d_out && st.trace->config.heads == want.heads;
+}
+
+std::string AuditSweep::describe(const AppState& st) const {
+    return cases_[case_].name + (step_ < 0 ? ", weight split tab" : ", step " + std::to_string(st.step));
+}
+
+bool AuditSweep::before_frame(AppState& st, GLFWwindow* win) {
+    if (window_ >= windows_.size()) return false;
+    if (!set_up_) {
+        const auto [w, h] = windows_[window_];
+        glfwSetWindowSize(win, w, h);
+        if (st.font_scale != fonts_[font_]) {
+            st.font_scale = fonts_[font_];
+            st.font_dirty = true;
+        }
+        st.config = cases_[case_].config;
+        recompute(st);
+        step_ = -1;
+        frames_here_ = 0;
+        set_up_ = true;
+    }
+    // The step (or tab) to show; animations are skipped so the frame is the settled layout.
+    if (step_ < 0) {
+        st.open_weights = frames_here_ == 0;
+    } else {
+        st.open_heatmaps = frames_here_ == 0;
+        st.step = step_;
+    }
+    st.anim_start = -1e9;
+    st.focus_head = -1;
+    layout_audit().enabled = true;
+    return true;
+}
+
+void AuditSweep::after_frame(const AppState& st, int fb_w, int fb_h) {
+    ++frames_here_;
+    if (!settled(st, fb_w, fb_h)) {
+        frames_here_ = 0;
+        return;
+    }
+    if (frames_here_ < 3) return;  // the tab switch and the layout take a frame or two
+    const LayoutReport& r = layout_audit().report();
+    const Config& c = st.trace->config;
+    AuditRules rules;
+    rules.heatmap_cells_32 = c.num_tokens() <= 12 && fb_w == 1920 && fb_h == 1080;
+    rules.every_value_shown = cases_[case_].name == "default";
+    ++frames_checked_;
+    for (std::string& p : audit_problems(r, rules)) {
+        ++problem_count_;
+        if (problems_.size() < 500) problems_.push_back(cases_[case_].name + ", " + std::move(p));
+    }
+    // Next: the first step after the tab, then each step, then the next case / font / size.
+    frames_here_ = 0;
+    if (step_ + 1 < static_cast<int>(st.trace->steps.size())) {
+        ++step_;
+        return;
+    }
+    set_up_ = false;
+    if (++case_ < cases_.size()) return;
+    case_ = 0;
+    if (++font_ < fonts_.size()) return;
+    font_ = 0;
+    ++window_;
+}
+
+bool AuditSweep::finish(std::string* why) const {
+    nlohmann::json doc;
+    doc["format"] = "headsplit-layout-audit";
+    doc["version"] = 1;
+    nlohmann::json windows = nlohmann::json::array();
+    for (const auto& [w, h] : windows_) windows.push_back({w, h});
+    doc["windows"] = windows;
+    doc["font_scales"] = fonts_;
+    nlohmann::json names = nlohmann::json::array();
+    for (const AuditCase& c : cases_) names.push_back(c.name);
+    doc["configurations"] = names;
+    doc["frames_checked"] = frames_checked_;
+    doc["problem_count"] = problem_count_;
+    doc["problems"] = problems_;  // the first 500
+    try {
+        write_file_atomically(report_, doc.dump(1));
+    } catch (const std::exception& e) {
+        *why = e.what();
+        return false;
+    }
+    if (problem_count_ > 0) {
+        *why = "layout audit: " + std::to_string(problem_count_) + " problems in " + std::to_string(frames_checked_) +
+               " frames; the first: " + problems_.front() + " (all in " + report_ + ")";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace headsplit::gui
