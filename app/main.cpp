@@ -92,6 +92,8 @@ int main(int argc, char** argv) {
     cli.add_option("--step", step, "the step to show first (default 0)");
     cli.add_option("--font-scale", font_scale, "text size for a projector, 0.75 to 2.5 (default 1)");
     cli.add_flag("--light", light, "light theme (default dark)");
+    bool present = false;
+    cli.add_flag("--present", present, "presenter mode: stage and heatmaps fill the screen, a large caption, keys only (F5 / Escape leave)");
     std::string drive, drive_report = "headsplit-drive.json", window_size, tab = "heatmaps";
     cli.add_option("--tab", tab, "bottom panel to show: heatmaps | weights | why (why measures the shape at once)");
     cli.add_option("--window", window_size, "window size WxH, e.g. 1920x1080 (default 1600x900)");
@@ -135,6 +137,7 @@ int main(int argc, char** argv) {
         if (!step.empty()) g.step = static_cast<int>(app::parse_count("--step", step, 0, 1 << 20));
         if (!font_scale.empty()) g.font_scale = parse_font_scale("--font-scale", font_scale);
         g.light = light;
+        g.present = present;
         if (!drive.empty()) g.drive_frames = static_cast<int>(app::parse_count("--drive", drive, 1, 10000000));
         g.drive_report = drive_report;
         if (tab != "heatmaps" && tab != "weights" && tab != "why")

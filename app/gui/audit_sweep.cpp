@@ -53,7 +53,8 @@ bool AuditSweep::settled(const AppState& st, int fb_w, int fb_h) const {
 }
 
 std::string AuditSweep::describe(const AppState& st) const {
-    return cases_[case_].name + (step_ < 0 ? ", weight split tab" : ", step " + std::to_string(st.step));
+    return cases_[case_].name + (step_ < 0 ? ", weight split tab" : ", step " + std::to_string(st.step)) +
+           (present_ ? ", presenter mode" : "");
 }
 
 bool AuditSweep::before_frame(AppState& st, GLFWwindow* win) {
@@ -71,7 +72,9 @@ bool AuditSweep::before_frame(AppState& st, GLFWwindow* win) {
         frames_here_ = 0;
         set_up_ = true;
     }
-    // The step (or tab) to show; animations are skipped so the frame is the settled layout.
+    // The step (or tab) to show, in presenter mode on the second pass; animations are skipped
+    // so the frame is the settled layout.
+    st.presenting = present_;
     if (step_ < 0) {
         st.open_weights = frames_here_ == 0;
     } else {
@@ -99,7 +102,7 @@ void AuditSweep::after_frame(const AppState& st, int fb_w, int fb_h) {
     ++frames_checked_;
     for (std::string& p : audit_problems(r, rules)) {
         ++problem_count_;
-        if (problems_.size() < 500) problems_.push_back(cases_[case_].name + ", " + std::move(p));
+        if (problems_.size() < 500) problems_.push_back(describe(st) + ": " + std::move(p));
     }
     // Next: the first step after the tab, then each step, then the next case / font / size.
     frames_here_ = 0;
@@ -107,6 +110,12 @@ void AuditSweep::after_frame(const AppState& st, int fb_w, int fb_h) {
         ++step_;
         return;
     }
+    if (!present_) {  // every step again in presenter mode
+        present_ = true;
+        step_ = 0;
+        return;
+    }
+    present_ = false;
     set_up_ = false;
     if (++case_ < cases_.size()) return;
     case_ = 0;

@@ -1,7 +1,7 @@
 #pragma once
 // `--layout-audit REPORT.json`: one process renders the real window at several window
-// sizes x font scales x configurations x every step (and the weight-split tab once per
-// configuration), collects each frame's layout report and checks it with audit_problems().
+// sizes x font scales x configurations x every step, in the normal layout and in presenter
+// mode (and the weight-split tab once per configuration), collects each frame's layout report and checks it with audit_problems().
 // Writes every problem found, one line each, as JSON; exits 1 when there is any.
 #include <string>
 #include <vector>
@@ -46,6 +46,7 @@ private:
     std::size_t window_ = 0, font_ = 0, case_ = 0;
     int step_ = -1;          // -1: the weight-split tab at step 0; then steps 0 ..
     int frames_here_ = 0;    // frames drawn since this (case, step) was set up
+    bool present_ = false;   // the second pass over the steps, in presenter mode
     bool set_up_ = false;    // the current case's size, font and config are applied
     std::int64_t frames_checked_ = 0;
     std::vector<std::string> problems_;

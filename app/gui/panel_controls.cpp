@@ -191,8 +191,11 @@ void DrawControls(AppState& st, double now) {
     ImGui::SameLine();
     if (ImGui::Button(st.fullscreen ? "window (F11)" : "fullscreen (F11)")) st.fullscreen = !st.fullscreen;
     if (ImGui::Button("save screenshot (F12)")) st.screenshot_requested = true;
+    if (ImGui::Button("presenter mode (F5)")) st.presenting = true;
+    ImGui::SameLine();
+    if (ImGui::Button("reset layout")) st.splits = AppState::Splits{};
     if (!st.last_screenshot.empty()) ImGui::TextDisabled("%s", st.last_screenshot.c_str());
-    ImGui::TextDisabled("keys: Left/Right step, Space play, Home/End");
+    ImGui::TextDisabled("keys: Left/Right step, Space play, Home/End, F5 presenter mode; drag the panel borders");
 }
 
 }  // namespace headsplit::gui

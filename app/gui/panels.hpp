@@ -12,5 +12,6 @@ void DrawCode(const AppState& st);                // panel_code.cpp
 void DrawInspector(const AppState& st);           // panel_inspector.cpp
 void DrawWeightSplit(AppState& st);               // panel_weights.cpp
 void DrawWhy(AppState& st);                       // panel_why.cpp
+void DrawCaption(const AppState& st);             // panel_caption.cpp (presenter mode)
 
 }  // namespace headsplit::gui

@@ -44,6 +44,15 @@ struct AppState {
     bool font_dirty = true;
     bool dark = true;
     bool fullscreen = false;
+    bool presenting = false;  // presenter mode (F5, --present): stage + heatmaps, a caption, keys only
+
+    // The panel layout, as fractions of the window: the controls column, the code column,
+    // the stage's share of the middle, the code's share of the right. Dragged with the
+    // splitters, kept in the settings file, put back by "reset layout".
+    struct Splits {
+        float left = 0.2f, right = 0.25f, stage = 0.55f, code = 0.5f;
+    };
+    Splits splits;
     bool screenshot_requested = false;
     std::string screenshot_dir = ".";
     std::string last_screenshot;

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <vector>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <sys/stat.h>
 
@@ -12,6 +13,7 @@
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 #include <stb_image_write.h>
@@ -126,6 +128,8 @@ void handle_keys(AppState& st, GLFWwindow* win, double now) {
         st.last_advance = now;
     }
     if (ImGui::IsKeyPressed(GLFW_KEY_F11)) st.fullscreen = !st.fullscreen;
+    if (ImGui::IsKeyPressed(GLFW_KEY_F5)) st.presenting = !st.presenting;
+    if (st.presenting && pressed(ImGuiKey_Escape)) st.presenting = false;
     if (ImGui::IsKeyPressed(GLFW_KEY_F12)) st.screenshot_requested = true;
     (void)win;
 }
@@ -160,18 +164,89 @@ void take_result(AppState& st, double now) {
     apply_result(st, std::move(*r), now);
 }
 
-void draw_panels(AppState& st, double now) {
+// A splitter: a thin strip on a boundary between panels; dragging it moves the boundary,
+// a fraction of the window kept in st.splits.
+struct Splitter {
+    int id;
+    bool vertical;    // a vertical line (drag left and right)
+    float at;         // its x (vertical) or y
+    float from, to;   // its extent along the other axis
+    float* fraction;  // what dragging sets
+    float origin, span, lo, hi;  // fraction = (mouse - origin) / span, clamped to [lo, hi]
+};
+
+void handle_splitters(const std::vector<Splitter>& splitters) {
+    static int dragging = -1;
+    const ImGuiIO& io = ImGui::GetIO();
+    const ImVec2 m = io.MousePos;
+    const float grab = 5.0f;
+    for (const Splitter& sp : splitters) {
+        const float along = sp.vertical ? m.y : m.x, across = sp.vertical ? m.x : m.y;
+        const bool hovered = along >= sp.from && along <= sp.to && std::abs(across - sp.at) <= grab;
+        if (hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) dragging = sp.id;
+        if (!hovered && dragging != sp.id) continue;
+        ImGui::SetMouseCursor(sp.vertical ? ImGuiMouseCursor_ResizeEW : ImGuiMouseCursor_ResizeNS);
+        const ImVec2 a = sp.vertical ? ImVec2(sp.at, sp.from) : ImVec2(sp.from, sp.at);
+        const ImVec2 b = sp.vertical ? ImVec2(sp.at, sp.to) : ImVec2(sp.to, sp.at);
+        ImGui::GetForegroundDrawList()->AddLine(a, b, ImGui::GetColorU32(ImGuiCol_SeparatorActive), 3.0f);
+        if (dragging == sp.id) {
+            if (ImGui::IsMouseDown(ImGuiMouseButton_Left))
+                *sp.fraction = std::clamp((across - sp.origin) / sp.span, sp.lo, sp.hi);
+            else
+                dragging = -1;
+        }
+    }
+}
+
+void draw_presenter(AppState& st, double now) {
+    // Keys only: the caption across the top, the stage and the heatmaps share the rest.
     const ImVec2 size = ImGui::GetIO().DisplaySize;
     const float W = size.x, H = size.y;
-    // The stage and the heads are the show: the controls and the code columns take what
-    // their text needs at this font, no more than a fifth and a quarter of the width.
-    const float left = std::min(W * 0.2f, 330.0f * st.font_scale);
-    const float right = std::min(W * 0.25f, 560.0f * st.font_scale);
+    const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                                   ImGuiWindowFlags_NoSavedSettings;
+    auto place = [&](float x, float y, float w, float h) {
+        ImGui::SetNextWindowPos({x, y}, ImGuiCond_Always);
+        ImGui::SetNextWindowSize({std::max(w, 50.0f), std::max(h, 50.0f)}, ImGuiCond_Always);
+    };
+    take_result(st, now);
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float caption_h = ImGui::GetTextLineHeightWithSpacing() * 1.5f + 2 * ImGui::GetTextLineHeightWithSpacing() +
+                            style.WindowPadding.y * 2 + 4;
+    place(0, 0, W, caption_h);
+    if (ImGui::Begin("Presenter", nullptr, fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_HorizontalScrollbar))
+        DrawCaption(st);
+    ImGui::End();
+    st.hover = Hover{};
+    const float stage_w = W * st.splits.stage;
+    place(0, caption_h, stage_w, H - caption_h);
+    if (ImGui::Begin("Stage", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
+        audit_panel("stage");
+        DrawStage(st, now);
+    }
+    ImGui::End();
+    place(stage_w, caption_h, W - stage_w, H - caption_h);
+    if (ImGui::Begin("Heads", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) DrawHeatmaps(st);
+    ImGui::End();
+    handle_splitters({{5, true, stage_w, caption_h, H, &st.splits.stage, 0, W, 0.3f, 0.8f}});
+}
+
+void draw_panels(AppState& st, double now) {
+    if (st.presenting) {
+        draw_presenter(st, now);
+        return;
+    }
+    const ImVec2 size = ImGui::GetIO().DisplaySize;
+    const float W = size.x, H = size.y;
+    // The stage and the heads are the show: by default the controls and the code columns
+    // take what their text needs at this font, no more than a fifth and a quarter of the
+    // width; the splitters move every boundary.
+    const float left = std::min(W * st.splits.left, 330.0f * st.font_scale * st.splits.left / 0.2f);
+    const float right = std::min(W * st.splits.right, 560.0f * st.font_scale * st.splits.right / 0.25f);
     const ImGuiStyle& style = ImGui::GetStyle();
     const float timeline_h = ImGui::GetFrameHeight() /* title */ + ImGui::GetFrameHeightWithSpacing() /* buttons */ +
                              ImGui::GetTextLineHeight() * 2 + 10 /* tiles */ + style.ScrollbarSize +
                              style.WindowPadding.y * 2 + style.ItemSpacing.y * 2;
-    const float bottom_h = (H - timeline_h) * 0.45f;
+    const float bottom_h = (H - timeline_h) * (1.0f - st.splits.stage);
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                    ImGuiWindowFlags_NoSavedSettings;
     auto place = [&](float x, float y, float w, float h) {
@@ -221,7 +296,7 @@ void draw_panels(AppState& st, double now) {
     }
     ImGui::End();
 
-    const float code_h = (H - timeline_h) * 0.5f;
+    const float code_h = (H - timeline_h) * st.splits.code;
     place(W - right, timeline_h, right, code_h);
     if (ImGui::Begin("PyTorch code", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
         audit_panel("code");
@@ -232,6 +307,50 @@ void draw_panels(AppState& st, double now) {
     place(W - right, timeline_h + code_h, right, H - timeline_h - code_h);
     if (ImGui::Begin("Inspector", nullptr, fixed)) DrawInspector(st);
     ImGui::End();
+
+    handle_splitters({
+        {1, true, left, 0, H, &st.splits.left, 0, W, 0.1f, 0.4f},
+        {2, true, W - right, timeline_h, H, &st.splits.right, W, -W, 0.1f, 0.45f},
+        {3, false, H - bottom_h, left, W - right, &st.splits.stage, timeline_h, H - timeline_h, 0.2f, 0.85f},
+        {4, false, timeline_h + code_h, W - right, W, &st.splits.code, timeline_h, H - timeline_h, 0.15f, 0.85f},
+    });
+}
+
+// The splitters' fractions in the settings file, as a section of ImGui's ini file:
+// [HeadSplit][Layout] left=0.2 right=0.25 stage=0.55 code=0.5
+void register_layout_settings(AppState& st) {
+    ImGuiSettingsHandler h;
+    h.TypeName = "HeadSplit";
+    h.TypeHash = ImHashStr("HeadSplit");
+    h.UserData = &st;
+    h.ReadOpenFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, const char* name) -> void* {
+        return std::string(name) == "Layout" ? handler->UserData : nullptr;
+    };
+    h.ReadLineFn = [](ImGuiContext*, ImGuiSettingsHandler*, void* entry, const char* line) {
+        AppState::Splits& sp = static_cast<AppState*>(entry)->splits;
+        float v = 0;
+        if (std::sscanf(line, "left=%f", &v) == 1) sp.left = std::clamp(v, 0.1f, 0.4f);
+        else if (std::sscanf(line, "right=%f", &v) == 1) sp.right = std::clamp(v, 0.1f, 0.45f);
+        else if (std::sscanf(line, "stage=%f", &v) == 1) sp.stage = std::clamp(v, 0.2f, 0.85f);
+        else if (std::sscanf(line, "code=%f", &v) == 1) sp.code = std::clamp(v, 0.15f, 0.85f);
+    };
+    h.WriteAllFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, ImGuiTextBuffer* buf) {
+        const AppState::Splits& sp = static_cast<AppState*>(handler->UserData)->splits;
+        buf->appendf("[HeadSplit][Layout]\nleft=%.3f\nright=%.3f\nstage=%.3f\ncode=%.3f\n\n", sp.left, sp.right, sp.stage,
+                     sp.code);
+    };
+    ImGui::GetCurrentContext()->SettingsHandlers.push_back(h);
+}
+
+// ~/.config/headsplit/imgui.ini (XDG_CONFIG_HOME when set); "" when there is no home.
+std::string settings_path() {
+    std::string dir;
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) dir = xdg;
+    else if (const char* home = std::getenv("HOME"); home && *home) dir = std::string(home) + "/.config";
+    if (dir.empty()) return "";
+    dir += "/headsplit";
+    ::mkdir(dir.c_str(), 0755);  // best effort: without it the layout is simply not kept
+    return dir + "/imgui.ini";
 }
 
 }  // namespace
@@ -255,11 +374,19 @@ int run_gui(const GuiOptions& o) {
 
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
-    ImGui::GetIO().IniFilename = nullptr;  // never write imgui.ini into the user's folder
+    // The splitters are kept in the user's settings folder, never in the working folder; the
+    // unattended runs (screenshots, audits, soaks) neither read nor write it, so they are
+    // the same on every machine.
+    static std::string ini;
+    ini = unattended ? "" : settings_path();
+    ImGui::GetIO().IniFilename = ini.empty() ? nullptr : ini.c_str();
     ImGui_ImplGlfw_InitForOpenGL(win, true);
     ImGui_ImplOpenGL3_Init("#version 330");
 
     AppState st;
+    register_layout_settings(st);
+    if (!ini.empty()) ImGui::LoadIniSettingsFromDisk(ini.c_str());
+    st.presenting = o.present;
     st.config = o.config;
     st.font_scale = o.font_scale;
     st.dark = !o.light;

@@ -16,6 +16,7 @@ struct GuiOptions {
     int width = 1600, height = 900;
     float font_scale = 1.0f;
     bool light = false;
+    bool present = false;      // start in presenter mode (F5 toggles, Escape leaves)
     std::string tab = "heatmaps";  // heatmaps | weights | why (why also starts measuring)
     int drive_frames = 0;      // > 0: drive the app for this many frames (see driver.hpp)
     std::string drive_report;  // where the driver writes its JSON report

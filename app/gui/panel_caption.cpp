@@ -1,0 +1,36 @@
+// Presenter mode's caption: one large line with the step and its shape change, read from
+// the trace's links (what the step's result was made from -> the result), and the step's
+// PyTorch line under it. Keys only: Left/Right, Space, F5 or Escape to leave.
+#include <imgui.h>
+
+#include "panels.hpp"
+#include "style.hpp"
+
+namespace headsplit::gui {
+
+void DrawCaption(const AppState& st) {
+    audit_panel("caption");
+    const Step* s = st.current();
+    if (!s) {
+        ImGui::TextUnformatted("computing ...");
+        return;
+    }
+    const TensorRecord& out = s->tensors.back();
+    const TensorRecord* in = out.from.empty() ? nullptr : st.trace->source(out.from.front());
+    std::string caption = "Step " + std::to_string(s->index) + " of " + std::to_string(st.trace->steps.size() - 1) + ": " +
+                          op_name(s->op) + (s->head >= 0 ? " (head " + std::to_string(s->head) + ")" : "") + "   " +
+                          (in ? shape_str(in->shape) + " -> " : "") + shape_str(out.shape);
+    ImGui::SetWindowFontScale(1.5f);
+    ImGui::TextUnformatted(caption.c_str());
+    audit_last_item(caption);
+    ImGui::SetWindowFontScale(1.0f);
+    ImGui::PushFont(code_font());
+    ImGui::TextColored({1.0f, 0.85f, 0.3f, 1}, "%s", s->code.c_str());
+    audit_last_item(s->code);
+    ImGui::PopFont();
+    const std::string keys = "Left / Right: step   Space: play   F5 or Escape: leave presenter mode";
+    ImGui::TextDisabled("%s", keys.c_str());
+    audit_last_item(keys);
+}
+
+}  // namespace headsplit::gui
