@@ -57,8 +57,9 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
         const bool by_head = !split && tl.axes.back() == Axis::Feature && s.op != Op::Input && s.op != Op::OutProj &&
                              s.head < 0 && head_dim > 0 && X % (heads * head_dim) == 0;
         float w = 0, h = 0;
+        Shape ix;
         for (std::int64_t i = 0; i < n; ++i) {
-            const Shape ix = unravel(t.shape, i);  // [B, T, X] or [B, T|H, H|T, X]
+            unravel(t.shape, i, ix);  // [B, T, X] or [B, T|H, H|T, X]
             const std::int64_t col = ix.back();
             std::int64_t row = ix.size() >= 2 ? ix[1] : 0, hd_index = 0;
             if (split) {

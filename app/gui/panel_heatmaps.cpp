@@ -74,6 +74,9 @@ void DrawHeatmaps(AppState& st) {
     if (st.focus_head >= static_cast<int>(maps.size())) st.focus_head = -1;
     if (st.focus_head >= 0) maps = {maps[static_cast<std::size_t>(st.focus_head)]};
     const std::int64_t T = c.num_tokens();
+    // Up to 48 tokens per map are drawn (the first ones, said in the header line): beyond
+    // that a cell is a few pixels and drawing every one costs more than a frame.
+    const std::int64_t N = std::min<std::int64_t>(T, 48);
 
     // One line of controls and what is shown, then the maps, then the legend line.
     if (st.focus_head >= 0) {
@@ -91,9 +94,10 @@ void DrawHeatmaps(AppState& st) {
         audit_last_item("colour scale");
         ImGui::SameLine();
     }
-    const std::string what = is_grid(tr.steps[st.step].op)
-                                 ? std::string(op_name(grids.front()->op)) + ", step " + std::to_string(grids.front()->index)
-                                 : "the weights each head's context used";
+    std::string what = is_grid(tr.steps[st.step].op)
+                           ? std::string(op_name(grids.front()->op)) + ", step " + std::to_string(grids.front()->index)
+                           : "the weights each head's context used";
+    if (N < T) what += " (the first " + std::to_string(N) + " of " + std::to_string(T) + " tokens)";
     ImGui::TextDisabled("%s", what.c_str());
     audit_last_item(what);
 
@@ -107,12 +111,12 @@ void DrawHeatmaps(AppState& st) {
     label_w = std::min(label_w, 6.0f * font) + 6;
     const float gap = font;
     const float legend_h = line_h + 4;
-    const MapTiling tiling = tile_maps(static_cast<int>(maps.size()), T, avail.x, avail.y - legend_h, label_w,
+    const MapTiling tiling = tile_maps(static_cast<int>(maps.size()), N, avail.x, avail.y - legend_h, label_w,
                                        2 * line_h /* title, key labels */, gap);
     // As large as the panel allows. Floors, below which the panel scrolls instead: up to 4
     // tokens the size that shows a number, up to 12 tokens 32 px drawn (a projector's back row),
     // beyond that 6 px.
-    const float floor_px = T <= 4 ? value_cell() : T <= 12 ? 33.0f : 6.0f;  // 33: a cell is drawn 1 px smaller
+    const float floor_px = N <= 4 ? value_cell() : N <= 12 ? 33.0f : 6.0f;  // 33: a cell is drawn 1 px smaller
     const float cell = std::clamp(tiling.cell, floor_px, std::max(floor_px, 5.0f * font));
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -132,7 +136,7 @@ void DrawHeatmaps(AppState& st) {
     for (const std::string& tok : c.tokens) key_need = std::max(key_need, ImGui::CalcTextSize(tok.substr(0, 3).c_str()).x);
     const int key_stride = label_stride(cell, key_need + 4);
 
-    const float map_w = label_w + T * cell + gap, map_h = 2 * line_h + T * cell + gap;
+    const float map_w = label_w + N * cell + gap, map_h = 2 * line_h + N * cell + gap;
     for (std::size_t mi = 0; mi < maps.size(); ++mi) {
         const Map& m = maps[mi];
         const int col = static_cast<int>(mi) % tiling.columns, row = static_cast<int>(mi) / tiling.columns;
@@ -140,9 +144,9 @@ void DrawHeatmaps(AppState& st) {
         const float y_title = origin.y + row * map_h;
         const float y0 = y_title + line_h;
         draw_label(dl, {x0, y_title}, head_color(m.head),
-                   fit_text("head " + std::to_string(m.head) + (maps.size() > 1 ? "" : "  (click: all heads)"), T * cell));
+                   fit_text("head " + std::to_string(m.head) + (maps.size() > 1 ? "" : "  (click: all heads)"), N * cell));
         // Row max per row for the per-row scale.
-        for (std::int64_t i = 0; i < T; ++i) {
+        for (std::int64_t i = 0; i < N; ++i) {
             const float* row_v = &m.t->data[static_cast<std::size_t>(m.block * T * T + i * T)];
             float row_max = 0;
             for (std::int64_t j = 0; j < T; ++j)
@@ -150,7 +154,7 @@ void DrawHeatmaps(AppState& st) {
             if (i % row_stride == 0)
                 draw_label(dl, {x0 - label_w, y0 + i * cell + cell * 0.5f - font * 0.5f}, text_col,
                            fit_text(c.tokens[static_cast<std::size_t>(i)], label_w - 6));
-            for (std::int64_t j = 0; j < T; ++j) {
+            for (std::int64_t j = 0; j < N; ++j) {
                 const float v = row_v[j];
                 const ImVec2 p0(x0 + j * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
                 ImU32 fill;
@@ -166,7 +170,7 @@ void DrawHeatmaps(AppState& st) {
                     fill = weights ? sequential_color(shade) : diverging_color(bound > 0 ? v / bound : 0);
                     dl->AddRectFilled(p0, p1, fill);
                 }
-                cell_value(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), format_cell(v), true);
+                cell_value(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), v, true);
                 if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                     dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 255), 0, 0, 2.5f);
                     ImGui::SetTooltip("head %d: \"%s\" -> \"%s\" = %s", m.head, c.tokens[static_cast<std::size_t>(i)].c_str(),
@@ -179,9 +183,9 @@ void DrawHeatmaps(AppState& st) {
             }
         }
         // Key tokens along the bottom, every k-th, cut to the room they have.
-        for (std::int64_t j = 0; j < T; j += key_stride)
-            draw_label(dl, {x0 + j * cell + 1, y0 + T * cell + 2}, dim_col,
-                       fit_text(c.tokens[static_cast<std::size_t>(j)], std::min<std::int64_t>(key_stride, T - j) * cell - 4));
+        for (std::int64_t j = 0; j < N; j += key_stride)
+            draw_label(dl, {x0 + j * cell + 1, y0 + N * cell + 2}, dim_col,
+                       fit_text(c.tokens[static_cast<std::size_t>(j)], std::min<std::int64_t>(key_stride, N - j) * cell - 4));
     }
 
     // Legend, on its own line under the maps: the colour scale with its range, the -inf swatch.

@@ -287,7 +287,7 @@ void DrawStage(AppState& st, double now) {
             dl->AddRectFilled(p0, p1, fill, 3.0f);
             if (is_grid(s->op) && cell_at.head >= 0 && tl.axes.size() == 4)
                 dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
-            cell_value(dl, p0, p1, text_on(fill), format_cell(v));
+            cell_value(dl, p0, p1, text_on(fill), v);
             if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                 st.hover = Hover{true, st.step, static_cast<int>(ti), static_cast<std::int64_t>(i)};
                 dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 3.0f, 0, 3.0f);

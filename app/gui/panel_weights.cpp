@@ -106,7 +106,7 @@ void DrawWeightSplit(AppState& st) {
                 const ImVec2 p0(o.x + j * cell, y + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
                 const ImU32 col = head_color(h, 0.75f);
                 dl->AddRectFilled(p0, p1, col, 2.0f);
-                if (text) cell_value(dl, p0, p1, text_on(col), format_cell(weight(i, j)));
+                if (text) cell_value(dl, p0, p1, text_on(col), weight(i, j));
             }
         }
     };

@@ -117,8 +117,17 @@ void audit_last_item(const std::string& text) {
     layout_audit().label(text, a.x, a.y, b.x - a.x, b.y - a.y);
 }
 
-bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, const std::string& text, bool heatmap) {
+bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, bool heatmap) {
     ImFont* f = cell_font();
+    // Narrower than the shortest number (".00") with its margin: nothing could show, and
+    // nothing for the audit to judge; skip the text work (large grids have many such cells).
+    static float shortest = 0, measured_size = 0;
+    if (measured_size != f->FontSize) {
+        shortest = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, ".00").x;
+        measured_size = f->FontSize;
+    }
+    if (p1.x - p0.x + 0.01f < shortest + 4) return false;
+    const std::string text = format_cell(value);
     const ImVec2 ts = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, text.c_str());
     const float w = p1.x - p0.x, h = p1.y - p0.y;
     const bool fits = w + 0.01f >= ts.x + 4 && h >= ts.y * 0.8f;  // the tolerance: float rounding of the cell size

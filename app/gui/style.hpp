@@ -43,9 +43,9 @@ ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& te
 std::string fit_text(const std::string& text, float max_w);
 // Records the last ImGui item (a button, a line of text) as a label.
 void audit_last_item(const std::string& text);
-// A cell's number, centred in [p0, p1] with the cell font, drawn when it fits (the cell is at
+// A cell's number (format_cell), centred in [p0, p1] with the cell font, drawn when it fits (the cell is at
 // least its width + 4 px wide); recorded either way. Returns whether it was drawn.
-bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, const std::string& text, bool heatmap = false);
+bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, bool heatmap = false);
 // "603,979,776": thousands separated, for parameter counts.
 std::string grouped(std::int64_t n);
 // One line on the layer's attention weights: 3·D_in·D_out + D_out² (and GPT-3's 96 layers).

@@ -92,19 +92,28 @@ TensorDesc narrow_last(const TensorDesc& t, std::int64_t start, std::int64_t len
     return out;
 }
 
-Shape unravel(const Shape& shape, std::int64_t i) {
-    Shape idx(shape.size(), 0);
+void unravel(const Shape& shape, std::int64_t i, Shape& idx) {
+    idx.assign(shape.size(), 0);
     for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
         if (shape[d] <= 0) continue;
         idx[d] = i % shape[d];
         i /= shape[d];
     }
+}
+
+Shape unravel(const Shape& shape, std::int64_t i) {
+    Shape idx;
+    unravel(shape, i, idx);
     return idx;
 }
 
 std::int64_t element_offset(const Shape& shape, const Shape& strides, std::int64_t offset, std::int64_t i) {
-    const Shape idx = unravel(shape, i);
-    for (std::size_t d = 0; d < idx.size(); ++d) offset += idx[d] * strides[d];
+    // unravel's arithmetic, summed as it goes (no index vector: this runs per element).
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+        if (shape[d] <= 0) continue;
+        offset += (i % shape[d]) * strides[d];
+        i /= shape[d];
+    }
     return offset;
 }
 

@@ -45,6 +45,8 @@ std::vector<float> gather(const std::vector<float>& buffer, const TensorDesc& t)
 // The multi-index of element `i` of `shape` in row-major order ([1, 3, 2, 3], 7 -> 0 1 0 1).
 // The one place an index is unravelled; layouts, explanations and the CLI all use it.
 Shape unravel(const Shape& shape, std::int64_t i);
+// The same into `out` (resized to the rank), for loops over many elements: no allocation.
+void unravel(const Shape& shape, std::int64_t i, Shape& out);
 
 // Memory position (elements from the buffer's start) of element `i`, in row-major order of
 // `shape`, of a tensor with these strides and offset.
