@@ -92,12 +92,14 @@ void DrawHeatmaps(AppState& st) {
             ImGui::EndCombo();
         }
         audit_last_item("colour scale");
+        // What is shown goes beside the combo when it fits, else on its own line.
         ImGui::SameLine();
     }
     std::string what = is_grid(tr.steps[st.step].op)
                            ? std::string(op_name(grids.front()->op)) + ", step " + std::to_string(grids.front()->index)
                            : "the weights each head's context used";
     if (N < T) what += " (the first " + std::to_string(N) + " of " + std::to_string(T) + " tokens)";
+    if (ImGui::CalcTextSize(what.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
     ImGui::TextDisabled("%s", what.c_str());
     audit_last_item(what);
 

@@ -614,10 +614,6 @@ Trace plan(const CheckedConfig& checked) {
     return walk(checked.config, backend);
 }
 
-Trace plan(const Config& config) {
-    validate(config);
-    ShapeOnlyBackend backend;
-    return walk(config, backend);
-}
+Trace plan(const Config& config) { return plan(check_config(config)); }
 
 }  // namespace headsplit

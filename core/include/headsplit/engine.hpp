@@ -76,6 +76,6 @@ Trace run(const Config& config, const Inputs& inputs, const Weights& weights, Ba
 // values, at no cost in memory or time: what the visualizer shows for configurations too
 // large to run (gpt3). Not refused for the memory budget.
 Trace plan(const CheckedConfig& config);
-Trace plan(const Config& config);  // validates first
+Trace plan(const Config& config);  // through check_config() first
 
 }  // namespace headsplit
