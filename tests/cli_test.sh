@@ -81,6 +81,8 @@ check_refused 2 "over the memory budget" trace --text "$long_text"
 
 # 3b. The same for bench's options.
 check_refused 2 "--repeat 0 is out of range" bench --repeat 0
+check_refused 2 "--dropout abc is not a number" bench --preset cat-sleeps --dropout abc
+check_refused 2 "dropout" bench --preset cat-sleeps --dropout 1.5
 check_refused 2 "--repeat -2 is out of range" bench --repeat -2
 check_refused 2 "--repeat abc is not a whole number" bench --repeat abc
 check_refused 2 "--repeat 1.5 is not a whole number" bench --repeat 1.5
@@ -110,6 +112,10 @@ check_refused_gui() {  # substring args...
   refused=$((refused + 1))
 }
 check_refused_gui "--step -1 is out of range" --step -1
+check_refused_gui "--audit-windows abc is not a size" --layout-audit "$work/a.json" --audit-windows abc
+check_refused_gui "--audit-windows width 10 is out of range" --layout-audit "$work/a.json" --audit-windows 10x10
+check_refused_gui "--audit-fonts 9 is not a scale from 0.75 to 2.5" --layout-audit "$work/a.json" --audit-fonts 1,9
+check_refused_gui "--audit-fonts  is not a scale" --layout-audit "$work/a.json" --audit-fonts ""
 check_refused_gui "--font-scale nan is not a scale from 0.75 to 2.5" --font-scale nan
 check_refused_gui "--font-scale 0 is not a scale" --font-scale 0
 check_refused_gui "--window width 0 is out of range" --window 0x0

@@ -151,19 +151,12 @@ void DrawStage(AppState& st, double now) {
             for (const Cell& cell : t.cells) from_cells.push_back(&cell);
     const float k = animating ? ease(t_anim) : 1.0f;
 
-    // Size the cells to the space: rows for the grids plus a label line per tensor and the
-    // memory strip. Never below the size that shows a number: the panel scrolls instead.
+    // Size the cells to the space (the chosen window's fit, and the step animated from, so
+    // that both fit while cells glide). Never below the floor: the panel scrolls instead.
     const float span_w = std::max(L.width, FL ? FL->width : 0.0f);
-    const float span_h = std::max(L.height, FL ? FL->height : 0.0f);
-    const std::int64_t strip_cells = numel(s->tensors.front().shape) <= 96 ? 1 : 0;
     bool any_hidden = false;
     for (const TensorLayout& tl : L.tensors) any_hidden |= tl.hidden > 0;
-    // Rows needed: the names line above, the grid, the axes, strides and note lines and the
-    // memory strip below.
-    const float text_lines = 1.2f + (across ? 1.0f : 0.0f) + 2.2f + (any_hidden ? 1.0f : 0.0f) + (strip_cells ? 2.2f : 0.0f);
-    const float bar = ImGui::GetStyle().ScrollbarSize;
-    float cell = std::min((avail.x - bar - label_w - 10) / std::max(span_w, 1.0f),
-                          (avail.y - bar - text_lines * line) / std::max(span_h + strip_cells * 0.8f, 1.0f));
+    float cell = FL ? std::min(best, fit_cell(*FL, across)) : best;  // best: the chosen window's fit
     // A step of a few dozen numbers (the teaching example) always shows them, scrolling if the
     // panel is small; larger steps take the room there is (zoom in to read them).
     std::int64_t numbers = 0;

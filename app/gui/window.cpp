@@ -240,8 +240,9 @@ void draw_panels(AppState& st, double now) {
     // The stage and the heads are the show: by default the controls and the code columns
     // take what their text needs at this font, no more than a fifth and a quarter of the
     // width; the splitters move every boundary.
-    const float left = std::min(W * st.splits.left, 330.0f * st.font_scale * st.splits.left / 0.2f);
-    const float right = std::min(W * st.splits.right, 560.0f * st.font_scale * st.splits.right / 0.25f);
+    // (At the default fractions the caps are 330 and 560 px x font scale.)
+    const float left = st.splits.left * std::min(W, 1650.0f * st.font_scale);
+    const float right = st.splits.right * std::min(W, 2240.0f * st.font_scale);
     const ImGuiStyle& style = ImGui::GetStyle();
     const float timeline_h = ImGui::GetFrameHeight() /* title */ + ImGui::GetFrameHeightWithSpacing() /* buttons */ +
                              ImGui::GetTextLineHeight() * 2 + 10 /* tiles */ + style.ScrollbarSize +
