@@ -94,6 +94,11 @@ int main(int argc, char** argv) {
     cli.add_flag("--light", light, "light theme (default dark)");
     bool present = false;
     cli.add_flag("--present", present, "presenter mode: stage and heatmaps fill the screen, a large caption, keys only (F5 / Escape leave)");
+    bool compare_masks = false;
+    cli.add_flag("--compare-masks", compare_masks, "heatmaps: one head causal and bidirectional side by side");
+    std::string zoom, pan;
+    cli.add_option("--zoom", zoom, "the stage's zoom, 1 to 8 (the mouse wheel's; default 1: fit the panel)");
+    cli.add_option("--pan", pan, "TOKEN,COLUMN,HEAD: where the stage's window starts in a tensor too large to draw whole (a drag's)");
     std::string drive, drive_report = "headsplit-drive.json", window_size, tab = "heatmaps";
     cli.add_option("--tab", tab, "bottom panel to show: heatmaps | weights | why (why measures the shape at once)");
     cli.add_option("--window", window_size, "window size WxH, e.g. 1920x1080 (default 1600x900)");
@@ -138,6 +143,20 @@ int main(int argc, char** argv) {
         if (!font_scale.empty()) g.font_scale = parse_font_scale("--font-scale", font_scale);
         g.light = light;
         g.present = present;
+        g.compare_masks = compare_masks;
+        if (!zoom.empty()) {
+            char* end = nullptr;
+            const double z = std::strtod(zoom.c_str(), &end);
+            if (*end != '\0' || !(z >= 1 && z <= 8)) throw ConfigError("--zoom " + zoom + " is not a zoom from 1 to 8");
+            g.zoom = static_cast<float>(z);
+        }
+        if (!pan.empty()) {
+            const std::vector<std::string> parts = split_list(pan);
+            if (parts.size() != 3)
+                throw ConfigError("--pan " + pan + " is not TOKEN,COLUMN,HEAD; use three counts, e.g. 16,0,4");
+            const char* names[] = {"--pan token", "--pan column", "--pan head"};
+            for (int i = 0; i < 3; ++i) g.pan[i] = app::parse_count(names[i], parts[static_cast<std::size_t>(i)], 0, 1 << 20);
+        }
         if (!drive.empty()) g.drive_frames = static_cast<int>(app::parse_count("--drive", drive, 1, 10000000));
         g.drive_report = drive_report;
         if (tab != "heatmaps" && tab != "weights" && tab != "why")

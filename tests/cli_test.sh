@@ -122,6 +122,10 @@ check_refused_gui "--window width 0 is out of range" --window 0x0
 check_refused_gui "--window abc is not a size" --window abc
 check_refused_gui "--window height 99999 is out of range" --window 1024x99999
 check_refused_gui "--tab foo is not a panel; use heatmaps, weights or why" --tab foo
+check_refused_gui "--zoom 9 is not a zoom from 1 to 8" --zoom 9
+check_refused_gui "--zoom abc is not a zoom" --zoom abc
+check_refused_gui "--pan 1,2 is not TOKEN,COLUMN,HEAD" --pan 1,2
+check_refused_gui "--pan column" --pan 1,-2,0
 check_refused_gui "--drive 0 is out of range" --drive 0
 check_refused_gui "--drive -5 is out of range" --drive -5
 check_refused_gui "heads that divide 6: 1, 2, 3, 6" --heads 4

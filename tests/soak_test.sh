@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# UI soak: the real app under Xvfb for 5,000 frames of random control changes, key presses
-# and resizes, then a large trace on the worker. Passes when it did not crash, saw no GL
+# UI soak: the real app under Xvfb for 5,000 frames of random control changes, key presses,
+# wheel notches, drags and double-clicks over the stage, and resizes, then a large trace on
+# the worker. Passes when it did not crash, saw no GL
 # error, and resident memory after the run is within 10% of what it was after warm-up.
 # Usage: soak_test.sh PATH/TO/headsplit [FRAMES [rss|no-rss]]   (run inside xvfb-run)
 # no-rss: the sanitizer build, whose allocator keeps freed blocks in quarantine (resident
@@ -23,6 +24,7 @@ d = json.load(open(sys.argv[1]))
 frames = int(sys.argv[2])
 check_rss = sys.argv[3] == "rss"
 rss = d["rss_kb"]
+print("soak: %d stage gestures, %d frames with a new zoom or window" % (d["stage_gestures"], d["stage_view_changes"]))
 print("soak: %d frames, %d control changes (%d bad values, %d refused, %d mishandled), %d key presses, %d resizes, %d GL errors; "
       "RSS %d KB after warm-up, %d KB at the end (%+.1f%%); median frame %.1f ms, max %.1f ms; "
       "while gpt2-small T=128 computed: max frame %.1f ms over %d frames, %.1f ms for the frame that first drew it"
@@ -35,5 +37,7 @@ assert d["gl_errors"] == 0, "GL errors"
 assert d["bad_values"] >= frames // 200, "too few bad values"
 assert d["bad_values_mishandled"] == 0, "a bad value was not refused in its frame, or the trace on screen changed"
 assert d["control_changes"] >= frames // 20, "too few changes"
+# Half the gestures are wheel notches, each of which changes the zoom when the stage has it.
+assert d["stage_view_changes"] >= d["stage_gestures"] // 4 > 0, "wheel and double-click over the stage changed nothing"
 assert not check_rss or rss["growth_percent"] <= 10.0, "resident memory grew"
 PY

@@ -1,5 +1,7 @@
 // The stage's layout logic without a window: after view, transpose and merge every cell
 // lands where its value says it should, and is matched to the cell it came from.
+#include <cmath>
+
 #include <catch2/catch.hpp>
 
 #include "gui/layout.hpp"
@@ -98,15 +100,95 @@ TEST_CASE("fused: the chunk views are the qkv cells", "[layout]") {
     CHECK(qkv.tensors[0].cells[9].head == 1);
 }
 
-TEST_CASE("large tensors show a window of cells", "[layout]") {
+// 40 tokens, D_out 96, 6 heads of 16: larger than any window of the stage.
+Trace forty_tokens() {
     Config c;
     c.tokens = synthetic_tokens(40);
     c.d_in = c.d_out = 96;
     c.heads = 6;
-    const Trace tr = test::run_cpu(c);
+    return test::run_cpu(c);
+}
+
+TEST_CASE("large tensors show a window of cells", "[layout]") {
+    const Trace tr = forty_tokens();
     const StepLayout t = layout_step(tr.steps[3], 6, 16);  // [1, 6, 40, 16]
     std::int64_t visible = 0;
     for (const Cell& cell : t.tensors[0].cells) visible += cell.visible;
     CHECK(visible == 4 * 16 * 12);  // 4 heads x 16 tokens x 12 features by default
     CHECK(t.tensors[0].hidden == 6 * 40 * 16 - visible);
+}
+
+TEST_CASE("a panned window shows the cells it starts at, and stops at the tensor's ends", "[layout]") {
+    const Trace tr = forty_tokens();
+    const Step& s = tr.steps[3];  // [1, 6, 40, 16], head panels stacked, 16 x 12 x 4 shown
+    LayoutLimits lim;
+    lim.token0 = 30, lim.col0 = 10, lim.head0 = 5;  // past the ends: clamped to 24, 4, 2
+    const StepLayout L = layout_step(s, 6, 16, lim);
+    const TensorLayout& t = L.tensors[0];
+    CHECK(t.token0 == 24);
+    CHECK(t.col0 == 4);
+    CHECK(t.head0 == 2);
+    CHECK(L.max_token0 == 24);
+    CHECK(L.max_col0 == 4);
+    CHECK(L.max_head0 == 2);
+    // Element [0, h, tok, f] is at flat index (h * 40 + tok) * 16 + f.
+    auto at = [&](int h, int tok, int f) { return t.cells[static_cast<std::size_t>((h * 40 + tok) * 16 + f)]; };
+    CHECK(at(2, 24, 4).visible);
+    CHECK(at(2, 24, 4).x == 0.0f);
+    CHECK(at(2, 24, 4).y == 0.0f);
+    CHECK(at(2, 24, 4).head == 2);
+    CHECK(at(5, 39, 15).visible);  // the last element is the window's last cell
+    CHECK(at(5, 39, 15).x == 11.0f);
+    CHECK(at(5, 39, 15).y == 3 * (16 + kPanelGap) + 15);
+    CHECK_FALSE(at(2, 23, 4).visible);
+    CHECK_FALSE(at(2, 24, 3).visible);
+    CHECK_FALSE(at(1, 30, 8).visible);
+    std::int64_t visible = 0;
+    for (const Cell& cell : t.cells) visible += cell.visible;
+    CHECK(visible == 4 * 16 * 12);
+
+    SECTION("a drag moves whole cells, keeps the fraction, and clamps at the ends") {
+        LayoutLimits l;  // starts at 0, 0, 0
+        const StepLayout L0 = layout_step(s, 6, 16, l);
+        Pan p = pan_window(l, L0, -3.5f, -5.25f);  // content follows the pointer: up-left shows later cells
+        CHECK(p.pans_x);
+        CHECK(p.pans_y);
+        CHECK(l.col0 == 3);
+        CHECK(l.token0 == 5);
+        CHECK(p.rest_x == Approx(-0.5f));
+        CHECK(p.rest_y == Approx(-0.25f));
+        p = pan_window(l, L0, 100.0f, -100.0f);
+        CHECK(l.col0 == 0);
+        CHECK(l.token0 == 24);
+        CHECK(std::fabs(p.rest_x) < 1.0f);  // what was lost at the end is not owed back
+    }
+    SECTION("the teaching example's windows show everything: a drag scrolls the panel instead") {
+        const Trace small = test::run_cpu(Config{});
+        LayoutLimits l;
+        const StepLayout Ls = layout_step(small.steps[3], 2, 3, l);
+        const Pan p = pan_window(l, Ls, 4.0f, 4.0f);
+        CHECK_FALSE(p.pans_x);
+        CHECK_FALSE(p.pans_y);
+        CHECK(l.token0 == 0);
+        CHECK(l.col0 == 0);
+    }
+}
+
+TEST_CASE("head panels side by side pan by whole heads when every column shows", "[layout]") {
+    Config c;
+    c.tokens = synthetic_tokens(8);
+    c.d_in = c.d_out = 48;
+    c.heads = 6;  // head_dim 8: all columns of a head show
+    const Trace tr = test::run_cpu(c);
+    LayoutLimits l = layout_variant(1);  // 16 tokens, 4 heads, 12 features, across
+    const StepLayout L = layout_step(tr.steps[3], 6, 8, l);
+    REQUIRE(L.max_col0 == 0);
+    REQUIRE(L.max_head0 == 2);
+    const Pan p = pan_window(l, L, -2 * (8 + kPanelGap) - 0.3f, 0);
+    CHECK(p.pans_x);
+    CHECK(l.head0 == 2);
+    CHECK_FALSE(p.pans_y);
+    const StepLayout moved = layout_step(tr.steps[3], 6, 8, l);
+    CHECK(moved.tensors[0].cells[static_cast<std::size_t>(2 * 8 * 8)].x == 0.0f);  // head 2's first cell leads
+    CHECK(moved.tensors[0].cells[static_cast<std::size_t>(2 * 8 * 8)].head == 2);
 }

@@ -14,29 +14,35 @@ std::vector<AuditCase> audit_cases() {
     std::vector<AuditCase> out;
     Config base;
     base.backend = BackendKind::Cpu;  // the layout does not depend on the backend; the CPU is quick
-    out.push_back({"default", base});
+    out.push_back({"default", base, {}, false});
     Config journey = config_from_preset("journey");
     journey.backend = BackendKind::Cpu;
-    out.push_back({"journey", journey});
+    out.push_back({"journey", journey, {}, false});
     Config nine = base;
     nine.tokens = split_words("the quick brown fox jumps over the lazy dog");
     nine.heads = 3;
-    out.push_back({"nine-words", nine});
+    out.push_back({"nine-words", nine, {}, false});
     Config t32 = base;
     t32.tokens = synthetic_tokens(32);
     t32.d_in = t32.d_out = 12;
     t32.heads = 4;
-    out.push_back({"T32-4heads", t32});
+    out.push_back({"T32-4heads", t32, {}, false});
     Config small = config_from_preset("gpt2-small");
     small.backend = BackendKind::Cpu;
     small.tokens = synthetic_tokens(16);
-    out.push_back({"gpt2-small", small});
+    out.push_back({"gpt2-small", small, {}, false});
     Config loop = base;
     loop.mode = Mode::Loop;
-    out.push_back({"loop", loop});
+    out.push_back({"loop", loop, {}, false});
     Config fused = base;
     fused.mode = Mode::Fused;
-    out.push_back({"fused", fused});
+    out.push_back({"fused", fused, {}, false});
+    AuditCase panned{"gpt2-small-panned", small, {}, false};
+    panned.config.tokens = synthetic_tokens(32);
+    panned.view.zoom = 1.5f;
+    panned.view.token0 = 10, panned.view.col0 = 20, panned.view.head0 = 5;
+    out.push_back(panned);
+    out.push_back({"nine-words-compare", nine, {}, true});
     return out;
 }
 
@@ -49,7 +55,8 @@ bool AuditSweep::settled(const AppState& st, int fb_w, int fb_h) const {
     const Config& want = cases_[case_].config;
     return fb_w == w && fb_h == h && !st.font_dirty && st.trace && !st.computer->busy() &&
            st.trace->config.tokens == want.tokens && st.trace->config.mode == want.mode &&
-           st.trace->config.d_out == want.d_out && st.trace->config.heads == want.heads;
+           st.trace->config.d_out == want.d_out && st.trace->config.heads == want.heads &&
+           (!cases_[case_].compare_masks || st.other_mask);
 }
 
 std::string AuditSweep::describe(const AppState& st) const {
@@ -67,6 +74,7 @@ bool AuditSweep::before_frame(AppState& st, GLFWwindow* win) {
             st.font_dirty = true;
         }
         st.config = cases_[case_].config;
+        st.compare_masks = cases_[case_].compare_masks;
         recompute(st);
         step_ = -1;
         frames_here_ = 0;
@@ -83,6 +91,7 @@ bool AuditSweep::before_frame(AppState& st, GLFWwindow* win) {
     }
     st.anim_start = -1e9;
     st.focus_head = -1;
+    st.stage_view = cases_[case_].view;
     layout_audit().enabled = true;
     return true;
 }

@@ -16,10 +16,14 @@ namespace headsplit::gui {
 struct AuditCase {
     std::string name;  // "default", "journey", ...
     Config config;
+    AppState::StageView view;    // zoomed and panned, or as it opens
+    bool compare_masks = false;  // heatmaps: causal vs bidirectional
 };
 
 // The configurations: the default, journey, a 9-word sentence with 3 heads, T = 32
-// with 4 heads, gpt2-small T = 16, loop and fused modes.
+// with 4 heads, gpt2-small T = 16, loop and fused modes; then gpt2-small T = 32 zoomed 1.5x
+// and panned (its window starting at token 10, column 20, head 5) and the 9-word sentence
+// with causal vs bidirectional heatmaps.
 std::vector<AuditCase> audit_cases();
 
 class AuditSweep {

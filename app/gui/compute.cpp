@@ -32,8 +32,9 @@ TraceComputer::~TraceComputer() {
 
 double TraceComputer::busy_seconds() const { return busy() ? now_seconds() - worker_started_ : 0.0; }
 
-ComputeResult TraceComputer::compute_now(const CheckedConfig& checked, Backend* window_backend, bool on_worker) {
+ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend, bool on_worker) {
     ComputeResult r;
+    const CheckedConfig& checked = job.checked;
     const Config& c = checked.config;
     r.config = c;
     const double t0 = now_seconds();
@@ -61,14 +62,24 @@ ComputeResult TraceComputer::compute_now(const CheckedConfig& checked, Backend* 
                                          ? std::string("the window's OpenGL is older than 4.3, which compute shaders need")
                                          : gl_problem_;
         // No stderr here: the window writes each notice once (take_result), not per change.
-        r.trace = std::make_shared<Trace>(run_with_fallback<Trace>(
-            request,
-            [&](Backend& backend, BackendKind kind) {
-                CheckedConfig on = checked;
-                on.config.backend = kind;  // the trace says where it ran
-                return run(on, in, w, backend);
-            },
-            &r.notice));
+        auto compute = [&](const CheckedConfig& which) {
+            return std::make_shared<Trace>(run_with_fallback<Trace>(
+                request,
+                [&](Backend& backend, BackendKind kind) {
+                    CheckedConfig on = which;
+                    on.config.backend = kind;  // the trace says where it ran
+                    return run(on, in, w, backend);
+                },
+                &r.notice));
+        };
+        r.trace = compute(checked);
+        if (job.other_mask) {
+            // The mask changes neither the inputs nor the weights, nor the memory the pass needs.
+            Config flipped = c;
+            flipped.causal = !c.causal;
+            const CheckedConfig other = check_config(flipped);
+            if (other.fits_budget()) r.other_mask = compute(other);
+        }
     } catch (const ConfigError& e) {
         r.error = e.what();
     } catch (const std::bad_alloc&) {
@@ -80,11 +91,11 @@ ComputeResult TraceComputer::compute_now(const CheckedConfig& checked, Backend* 
     return r;
 }
 
-void TraceComputer::request(const Config& c) {
+void TraceComputer::request(const Config& c, bool other_mask) {
     // The one validation of this change. A refused value is answered at once, whatever the
     // size, and nothing is computed.
     try {
-        submit(check_config(c));
+        submit({check_config(c), other_mask});
     } catch (const ConfigError& e) {
         ComputeResult r;
         r.config = c;
@@ -95,14 +106,14 @@ void TraceComputer::request(const Config& c) {
     }
 }
 
-void TraceComputer::submit(const CheckedConfig& checked) {
-    const Config& c = checked.config;
+void TraceComputer::submit(const Job& job) {
+    const Config& c = job.checked.config;
     if (worker_.valid()) {
-        waiting_ = checked;  // picked up when the worker finishes
+        waiting_ = job;  // picked up when the worker finishes
         return;
     }
     if (!is_small(c)) {
-        start_worker(checked);
+        start_worker(job);
         return;
     }
     Backend* window = nullptr;
@@ -116,20 +127,20 @@ void TraceComputer::submit(const CheckedConfig& checked) {
         }
         window = window_backend_.get();
     }
-    ready_ = compute_now(checked, window, false);
+    ready_ = compute_now(job, window, false);
 }
 
-void TraceComputer::start_worker(const CheckedConfig& checked) {
-    const Config& c = checked.config;
+void TraceComputer::start_worker(const Job& job) {
+    const Config& c = job.checked.config;
     worker_started_ = now_seconds();
     busy_what_ = std::to_string(c.num_tokens()) + " tokens, D_out " + std::to_string(c.d_out) + ", " +
                  std::to_string(c.heads) + " heads on " + backend_name(c.backend);
-    worker_ = std::async(std::launch::async, [this, checked] {
+    worker_ = std::async(std::launch::async, [this, job] {
         // Below the UI thread, so that on a 2-core laptop the frames keep their pace (threads
         // this one starts inherit it; OpenBLAS's pool, made at start-up, does not). Best
         // effort: if the system refuses, the trace is computed at normal priority.
         (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
-        return compute_now(checked, nullptr, true);
+        return compute_now(job, nullptr, true);
     });
 }
 
@@ -141,7 +152,7 @@ std::optional<ComputeResult> TraceComputer::take() {
         if (!refused_while_busy_) ready_ = std::move(r);
         refused_while_busy_ = false;
         if (waiting_) {
-            const CheckedConfig next = *waiting_;
+            const Job next = *waiting_;
             waiting_.reset();
             submit(next);
         }

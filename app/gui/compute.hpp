@@ -21,6 +21,10 @@ struct ComputeResult {
     std::string error;                   // one line: why the config was refused
     std::string notice;                  // one line: e.g. GL fell back to the CPU
     bool shapes_only = false;            // trace from plan(): no values
+    // When asked for: the same configuration with the causal mask the other way round (same
+    // inputs and weights), for the heatmaps' causal vs bidirectional view. Null when not
+    // asked for, or shapes only.
+    std::shared_ptr<const Trace> other_mask;
     double ms = 0;                       // time to compute
 };
 
@@ -30,9 +34,10 @@ public:
     explicit TraceComputer(bool window_gl);
     ~TraceComputer();
 
-    // Starts computing `c`. Small configurations are finished when this returns; a request
-    // made while the worker is busy replaces any request still waiting.
-    void request(const Config& c);
+    // Starts computing `c` (and, with other_mask, `c` with the causal mask flipped as well).
+    // Small configurations are finished when this returns; a request made while the worker
+    // is busy replaces any request still waiting.
+    void request(const Config& c, bool other_mask = false);
     // The newest finished result not yet taken.
     std::optional<ComputeResult> take();
     bool busy() const { return worker_.valid(); }
@@ -43,15 +48,19 @@ public:
 
 private:
     // window_backend: GL on the window's context, or null; on_worker: may make a context.
-    ComputeResult compute_now(const CheckedConfig& c, Backend* window_backend, bool on_worker);
-    void submit(const CheckedConfig& c);
-    void start_worker(const CheckedConfig& c);
+    struct Job {
+        CheckedConfig checked;
+        bool other_mask = false;
+    };
+    ComputeResult compute_now(const Job& job, Backend* window_backend, bool on_worker);
+    void submit(const Job& job);
+    void start_worker(const Job& job);
 
     bool window_gl_;
     std::unique_ptr<Backend> window_backend_;  // GL on the window's context, made on first use
     std::string gl_problem_;
     std::future<ComputeResult> worker_;
-    std::optional<CheckedConfig> waiting_;
+    std::optional<Job> waiting_;
     bool refused_while_busy_ = false;  // the worker's result is out of date when it comes
     std::optional<ComputeResult> ready_;
     double worker_started_ = 0;

@@ -137,8 +137,51 @@ void Driver::bad_value(AppState& st) {
     recompute(st);
 }
 
+void Driver::stage_gesture(AppState& st, GLFWwindow* win) {
+    int w = 0, h = 0;
+    glfwGetWindowSize(win, &w, &h);
+    // The backend reads the button from the system each frame; a press event counts as held
+    // for the frame it arrives in, so a held button is sent again each frame.
+    auto press = [&] { ImGui_ImplGlfw_MouseButtonCallback(win, GLFW_MOUSE_BUTTON_LEFT, GLFW_PRESS, 0); };
+    auto release = [&] { ImGui_ImplGlfw_MouseButtonCallback(win, GLFW_MOUSE_BUTTON_LEFT, GLFW_RELEASE, 0); };
+    const int kind = static_cast<int>(gestures_ % 4);  // 1, 3: wheel; 2: drag; 0: double-click
+    if (gesture_frame_ == 0) {
+        // Over the stage: the middle column, upper half, in both layouts.
+        gesture_x_ = w * 0.45, gesture_y_ = h * 0.35;
+        ImGui_ImplGlfw_CursorEnterCallback(win, 1);  // the pointer is over the window
+        glfwSetCursorPos(win, gesture_x_, gesture_y_);
+        if (kind % 2) {  // a wheel notch: in, or out at the largest zoom
+            ImGui_ImplGlfw_ScrollCallback(win, 0, st.stage_view.zoom < 7.9f ? 1.0 : -1.0);
+            gesture_frame_ = -1;
+            return;
+        }
+        press();
+    } else if (kind == 0) {  // the second click of a double-click, two frames on
+        if (gesture_frame_ == 2) press();
+        if (gesture_frame_ >= 3) {
+            release();
+            gesture_frame_ = -1;
+            return;
+        }
+    } else if (gesture_frame_ < 6) {  // drag up and left: later tokens and columns come into view
+        press();
+        gesture_x_ -= 30, gesture_y_ -= 20;
+        glfwSetCursorPos(win, gesture_x_, gesture_y_);
+    } else {
+        release();
+        gesture_frame_ = -1;
+        return;
+    }
+    ++gesture_frame_;
+}
+
 bool Driver::before_frame(AppState& st, GLFWwindow* win, double now) {
     changed_this_frame_ = false;
+    if (gesture_frame_ >= 0) stage_gesture(st, win);
+    const AppState::StageView& v = st.stage_view;
+    if (v.zoom != last_view_.zoom || v.token0 != last_view_.token0 || v.col0 != last_view_.col0 || v.head0 != last_view_.head0)
+        ++view_changes_;
+    last_view_ = v;
     // Last tenth of the run: a large trace on the worker, frames measured while it computes.
     if (!big_started_ && frame_ >= frames_ * 9 / 10) {
         big_started_ = big_phase_ = true;
@@ -156,6 +199,10 @@ bool Driver::before_frame(AppState& st, GLFWwindow* win, double now) {
     }
     if (!big_started_) {
         if (frame_ % 10 == 5) random_change(st, win, now);
+        if (frame_ % 40 == 22 && gesture_frame_ < 0) {  // between changes: a wheel notch or a drag
+            gesture_frame_ = 0;
+            ++gestures_;
+        }
         // A resize, and back 200 frames later: the framebuffer's memory follows the window's
         // size, so resident memory is compared at the starting size.
         if (frame_ == 0) glfwGetWindowSize(win, &start_w_, &start_h_);
@@ -204,6 +251,8 @@ bool Driver::finish(std::string* why) const {
     r["bad_values"] = bad_values_;
     r["bad_values_mishandled"] = mishandled_;
     r["key_presses"] = keys_;
+    r["stage_gestures"] = gestures_;            // wheel notches and drags over the stage
+    r["stage_view_changes"] = view_changes_;    // frames whose zoom or window start changed
     r["resizes"] = resizes_;
     r["gl_errors"] = gl_errors_;
     r["all_frames"] = summary(all_ms_);

@@ -29,6 +29,8 @@ public:
 private:
     void random_change(AppState& st, GLFWwindow* win, double now);
     void bad_value(AppState& st);
+    // A wheel notch or a drag over the stage, through GLFW's callbacks and cursor.
+    void stage_gesture(AppState& st, GLFWwindow* win);
 
     int frames_, frame_ = 0;
     std::string report_;
@@ -46,6 +48,10 @@ private:
     long rss_warm_kb_ = 0, rss_end_kb_ = 0, rss_peak_kb_ = 0;
     std::vector<long> rss_samples_;
     int start_w_ = 0, start_h_ = 0;
+    int gesture_frame_ = -1;  // the frame of a drag under way, -1 when none
+    double gesture_x_ = 0, gesture_y_ = 0;
+    std::int64_t gestures_ = 0, view_changes_ = 0;
+    AppState::StageView last_view_;
 };
 
 }  // namespace headsplit::gui

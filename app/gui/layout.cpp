@@ -52,6 +52,14 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
         const std::int64_t rows_shown = std::min(T, lim.tokens);
         const std::int64_t cols_shown = std::min(X, tl.axes.back() == Axis::Key ? lim.tokens : lim.features);
         const std::int64_t heads_shown = std::min(H, lim.heads);
+        const std::int64_t col_limit = tl.axes.back() == Axis::Key ? lim.tokens : lim.features;
+        tl.rows = T, tl.cols = X, tl.heads = H;
+        tl.token0 = std::clamp<std::int64_t>(lim.token0, 0, T - rows_shown);
+        tl.col0 = std::clamp<std::int64_t>(lim.col0, 0, X - cols_shown);
+        tl.head0 = std::clamp<std::int64_t>(lim.head0, 0, H - heads_shown);
+        out.max_token0 = std::max(out.max_token0, T - rows_shown);
+        out.max_col0 = std::max(out.max_col0, X - std::min(X, col_limit));
+        out.max_head0 = std::max(out.max_head0, H - heads_shown);
         // Features of a [B, T, D_out] tensor, or the 3 x D_out of qkv, belong to heads in blocks of
         // head_dim; the input x and the output projection mix them.
         const bool by_head = !split && tl.axes.back() == Axis::Feature && s.op != Op::Input && s.op != Op::OutProj &&
@@ -60,7 +68,6 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
         Shape ix;
         for (std::int64_t i = 0; i < n; ++i) {
             unravel(t.shape, i, ix);  // [B, T, X] or [B, T|H, H|T, X]
-            const std::int64_t col = ix.back();
             std::int64_t row = ix.size() >= 2 ? ix[1] : 0, hd_index = 0;
             if (split) {
                 row = head_rows ? ix[2] : ix[1];
@@ -68,8 +75,12 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
             }
             Cell& c = tl.cells[static_cast<std::size_t>(i)];
             c.head = split ? static_cast<int>(hd_index)
-                           : by_head ? static_cast<int>((col % (heads * head_dim)) / head_dim) : s.head;
-            c.visible = row < rows_shown && col < cols_shown && hd_index < heads_shown;
+                           : by_head ? static_cast<int>((ix.back() % (heads * head_dim)) / head_dim) : s.head;
+            // Positions count from the window's start.
+            const std::int64_t col = ix.back() - tl.col0;
+            row -= tl.token0;
+            hd_index -= tl.head0;
+            c.visible = row >= 0 && row < rows_shown && col >= 0 && col < cols_shown && hd_index >= 0 && hd_index < heads_shown;
             if (!c.visible) {
                 ++tl.hidden;
                 continue;
@@ -174,6 +185,38 @@ std::vector<int> match_cells(const Step& from, const Step& to) {
         }
     }
     return match;
+}
+
+Pan pan_window(LayoutLimits& lim, const StepLayout& lay, float dx, float dy) {
+    Pan rest{dx, dy};
+    if (lay.tensors.empty()) return rest;
+    const TensorLayout& t = lay.tensors.front();
+    const bool split = t.axes.size() == 4;
+    const bool head_rows = split && t.axes[1] == Axis::Head;
+    // Whole cells (or whole head panels) only; the fraction is kept by the caller's drag.
+    // Whole steps move the start (clamped at either end); the fraction of a step is returned
+    // for the next drag event, never the part lost at an end (dragging back moves at once).
+    auto move = [](std::int64_t& start, std::int64_t max, float cells, float per) -> float {
+        const auto steps = static_cast<std::int64_t>(cells / per);  // towards zero
+        start = std::clamp<std::int64_t>(start - steps, 0, max);
+        return cells - static_cast<float>(steps) * per;
+    };
+    const float cols_shown = static_cast<float>(std::min(t.cols, t.axes.back() == Axis::Key ? lim.tokens : lim.features));
+    const float rows_shown = static_cast<float>(std::min(t.rows, lim.tokens));
+    rest.pans_x = rest.pans_y = true;
+    if (lay.max_col0 > 0)
+        rest.rest_x = move(lim.col0, lay.max_col0, dx, 1.0f);
+    else if (lay.max_head0 > 0 && split && (!head_rows || lim.heads_across))
+        rest.rest_x = move(lim.head0, lay.max_head0, dx, cols_shown + (head_rows ? kPanelGap : kHeadGap));
+    else
+        rest.pans_x = false;
+    if (lay.max_token0 > 0)
+        rest.rest_y = move(lim.token0, lay.max_token0, dy, 1.0f);
+    else if (lay.max_head0 > 0 && head_rows && !lim.heads_across)
+        rest.rest_y = move(lim.head0, lay.max_head0, dy, rows_shown + kPanelGap);
+    else
+        rest.pans_y = false;
+    return rest;
 }
 
 LayoutLimits layout_variant(int v) {

@@ -26,6 +26,9 @@ struct LayoutLimits {
     std::int64_t heads = 4;      // head groups / panels shown
     std::int64_t features = 12;  // feature columns shown (per head where split)
     bool heads_across = false;   // [B, H, T, X]: head panels side by side instead of stacked
+    // Where the window starts (panned): the first token row, column (feature or key) and head
+    // shown. Each tensor clamps them so that its window stays full.
+    std::int64_t token0 = 0, col0 = 0, head0 = 0;
 };
 
 // The windows the stage tries, largest first, each stacked and across: variant v is level
@@ -46,12 +49,29 @@ struct TensorLayout {
     float x = 0, y = 0, width = 0, height = 0;  // the block, cell units
     std::vector<Cell> cells;                    // one per element, row-major
     std::int64_t hidden = 0;                    // elements beyond the limits
+    std::int64_t token0 = 0, col0 = 0, head0 = 0;  // the window's start (clamped)
+    std::int64_t rows = 0, cols = 0, heads = 0;    // the full extent of each axis
 };
 
 struct StepLayout {
     std::vector<TensorLayout> tensors;
     float width = 0, height = 0;
+    // The largest useful window starts over the tensors (0 where everything is shown): a pan
+    // clamps to them.
+    std::int64_t max_token0 = 0, max_col0 = 0, max_head0 = 0;
 };
+
+// A pan by (dx, dy) cells of the window (content follows the pointer: dragging right shows
+// earlier columns), clamped to the layout's maxima. Horizontal moves columns, or heads when
+// all columns show and head panels or groups stand side by side; vertical moves token rows,
+// or heads of stacked panels. Whole steps move; the fraction of a step left over is returned
+// for the next drag event. An axis whose window already shows everything does not pan (the
+// panel scrolls instead: pans_x / pans_y false).
+struct Pan {
+    float rest_x = 0, rest_y = 0;
+    bool pans_x = false, pans_y = false;
+};
+Pan pan_window(LayoutLimits& lim, const StepLayout& lay, float dx, float dy);
 
 constexpr float kHeadGap = 0.4f;    // between head groups in a row
 constexpr float kPanelGap = 0.8f;   // between stacked head panels

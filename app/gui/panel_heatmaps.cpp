@@ -33,6 +33,45 @@ std::vector<const Step*> grids_for(const Trace& tr, int step) {
     return out;
 }
 
+// Each map: [T, T] for one head. Batched steps hold all heads, loop steps one each.
+struct Map {
+    const Step* step;
+    const TensorRecord* t;
+    int head;
+    std::int64_t block;
+    bool mine;          // from the trace on screen (hover and click work on it)
+    std::string title;  // "head 1", or with the mask it ran under in the comparison
+};
+
+std::vector<Map> maps_of(const std::vector<const Step*>& grids, bool mine) {
+    std::vector<Map> maps;
+    for (const Step* g : grids) {
+        const TensorRecord* t = &g->tensors.back();  // the step's result (dropout records its mask first)
+        if (t->shape.size() == 4)
+            for (std::int64_t h = 0; h < t->shape[1]; ++h) maps.push_back({g, t, static_cast<int>(h), h, mine, ""});
+        else
+            maps.push_back({g, t, g->head, 0, mine, ""});
+    }
+    for (Map& m : maps) m.title = "head " + std::to_string(m.head);
+    return maps;
+}
+
+// The grids of `other` (the same configuration, mask flipped) that match what `tr` shows at
+// `step`: the same op of the same head, or, for the mask step that the other trace has not,
+// the last grid of that head before it (what the scores are without a mask).
+std::vector<const Step*> matching_grids(const Trace& tr, int step, const Trace& other) {
+    const Step& s = tr.steps[step];
+    if (!is_grid(s.op)) return grids_for(other, 0);
+    const Step* best = nullptr;
+    for (const Step& o : other.steps) {
+        if (o.head != s.head || !is_grid(o.op)) continue;
+        if (o.op == s.op) return {&o};
+        if (o.index < s.index) best = &o;
+    }
+    if (best) return {best};
+    return {};
+}
+
 const char* scale_name(AppState::HeatScale s) {
     switch (s) {
         case AppState::HeatScale::Unit: return "0 .. 1";
@@ -56,34 +95,54 @@ void DrawHeatmaps(AppState& st) {
     if (grids.empty()) return;
     const bool weights = grids.front()->op == Op::Softmax || grids.front()->op == Op::Dropout;
 
-    // Each map: [T, T] for one head. Batched steps hold all heads, loop steps one each.
-    struct Map {
-        const Step* step;
-        const TensorRecord* t;
-        int head;
-        std::int64_t block;
-    };
-    std::vector<Map> maps;
-    for (const Step* g : grids) {
-        const TensorRecord* t = &g->tensors.back();  // the step's result (dropout records its mask first)
-        if (t->shape.size() == 4)
-            for (std::int64_t h = 0; h < t->shape[1]; ++h) maps.push_back({g, t, static_cast<int>(h), h});
-        else
-            maps.push_back({g, t, g->head, 0});
-    }
+    std::vector<Map> maps = maps_of(grids, true);
     if (st.focus_head >= static_cast<int>(maps.size())) st.focus_head = -1;
-    if (st.focus_head >= 0) maps = {maps[static_cast<std::size_t>(st.focus_head)]};
+    // Causal vs bidirectional: the chosen head (the focused one, else the first) beside the
+    // same head of the trace with the mask flipped, each titled with the mask it ran under.
+    const bool comparing = st.compare_masks && st.other_mask && st.other_mask->config.tokens == c.tokens &&
+                           st.other_mask->config.causal != c.causal;
+    const int heads_here = static_cast<int>(maps.size());
+    if (comparing) {
+        const std::vector<Map> theirs = maps_of(matching_grids(tr, st.step, *st.other_mask), false);
+        const std::size_t f = static_cast<std::size_t>(std::max(st.focus_head, 0));
+        if (f < theirs.size()) {
+            Map a = maps[f], b = theirs[f];
+            a.title += c.causal ? ": causal" : ": bidirectional";
+            b.title += c.causal ? ": bidirectional" : ": causal";
+            maps = {a, b};
+        }
+    } else if (st.focus_head >= 0) {
+        maps = {maps[static_cast<std::size_t>(st.focus_head)]};
+        maps[0].title += "  (click: all heads)";
+    }
     const std::int64_t T = c.num_tokens();
     // Up to 48 tokens per map are drawn (the first ones, said in the header line): beyond
     // that a cell is a few pixels and drawing every one costs more than a frame.
     const std::int64_t N = std::min<std::int64_t>(T, 48);
 
     // One line of controls and what is shown, then the maps, then the legend line.
-    if (st.focus_head >= 0) {
+    // Keeps the next control on this line when it fits, else starts a new one.
+    auto same_line_if = [](float w) {
+        ImGui::SameLine();
+        if (w > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+    };
+    if (st.focus_head >= 0 && !comparing) {
         if (ImGui::SmallButton("all heads")) st.focus_head = -1;
         audit_last_item("all heads");
         ImGui::SameLine();
     }
+    const char* compare_label = "causal vs bidirectional";
+    if (ImGui::Checkbox(compare_label, &st.compare_masks)) recompute(st);
+    audit_last_item(compare_label);
+    if (comparing && heads_here > 1) {
+        int head = std::max(st.focus_head, 0);
+        const float w = ImGui::CalcTextSize("head").x + 6 * ImGui::GetFontSize();
+        same_line_if(w);
+        ImGui::SetNextItemWidth(4 * ImGui::GetFontSize());
+        if (ImGui::SliderInt("head", &head, 0, heads_here - 1)) st.focus_head = head;
+        audit_last_item("head");
+    }
+    if (weights) same_line_if(ImGui::CalcTextSize("each row to its max colour scale").x + ImGui::GetFrameHeight() * 2.5f);
     if (weights) {
         ImGui::SetNextItemWidth(ImGui::CalcTextSize("each row to its max").x + ImGui::GetFrameHeight() * 1.5f);
         if (ImGui::BeginCombo("colour scale", scale_name(st.heat_scale))) {
@@ -106,7 +165,11 @@ void DrawHeatmaps(AppState& st) {
     const float font = ImGui::GetFontSize();
     const float line_h = ImGui::GetTextLineHeightWithSpacing();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    // The scroll bars' room is kept free whether or not they show, so that a bar appearing
+    // does not shrink the maps and make it go away again (a flicker from frame to frame).
+    ImVec2 avail = ImGui::GetContentRegionAvail();
+    if (ImGui::GetScrollMaxY() <= 0) avail.x -= ImGui::GetStyle().ScrollbarSize;
+    if (ImGui::GetScrollMaxX() <= 0) avail.y -= ImGui::GetStyle().ScrollbarSize;
     // Row labels: the widest token, cut to 8 letters at most.
     float label_w = 0;
     for (const std::string& tok : c.tokens) label_w = std::max(label_w, ImGui::CalcTextSize(tok.substr(0, 8).c_str()).x);
@@ -145,8 +208,7 @@ void DrawHeatmaps(AppState& st) {
         const float x0 = origin.x + col * map_w + label_w;
         const float y_title = origin.y + row * map_h;
         const float y0 = y_title + line_h;
-        draw_label(dl, {x0, y_title}, head_color(m.head),
-                   fit_text("head " + std::to_string(m.head) + (maps.size() > 1 ? "" : "  (click: all heads)"), N * cell));
+        draw_label(dl, {x0, y_title}, head_color(m.head), fit_text(m.title, N * cell));
         // Row max per row for the per-row scale.
         for (std::int64_t i = 0; i < N; ++i) {
             const float* row_v = &m.t->data[static_cast<std::size_t>(m.block * T * T + i * T)];
@@ -175,11 +237,11 @@ void DrawHeatmaps(AppState& st) {
                 cell_value(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), v, true);
                 if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                     dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 255), 0, 0, 2.5f);
-                    ImGui::SetTooltip("head %d: \"%s\" -> \"%s\" = %s", m.head, c.tokens[static_cast<std::size_t>(i)].c_str(),
+                    ImGui::SetTooltip("%s: \"%s\" -> \"%s\" = %s", m.title.c_str(), c.tokens[static_cast<std::size_t>(i)].c_str(),
                                       c.tokens[static_cast<std::size_t>(j)].c_str(), format_cell(v).c_str());
                     const int tensor = static_cast<int>(m.t - &m.step->tensors[0]);
-                    st.hover = Hover{true, m.step->index, tensor, m.block * T * T + i * T + j};
-                    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left))
+                    if (m.mine) st.hover = Hover{true, m.step->index, tensor, m.block * T * T + i * T + j};
+                    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) && !comparing)
                         st.focus_head = st.focus_head >= 0 ? -1 : static_cast<int>(mi);
                 }
             }

@@ -21,14 +21,15 @@ template <class Value>
 struct TraceCache {
     struct Entry {
         std::weak_ptr<const Trace> a, b;
-        int step_a, step_b;
+        int step_a;
+        std::int64_t step_b;
         Value value;
     };
     // A list: references stay valid while others are added; the most recent use is last, so
     // eviction takes the least recently used and never what this frame just looked up.
     std::list<Entry> entries;
 
-    Value* find(const std::shared_ptr<const Trace>& a, int sa, const std::shared_ptr<const Trace>& b, int sb) {
+    Value* find(const std::shared_ptr<const Trace>& a, int sa, const std::shared_ptr<const Trace>& b, std::int64_t sb) {
         for (auto it = entries.begin(); it != entries.end(); ++it)
             if (it->step_a == sa && it->step_b == sb && it->a.lock() == a && it->b.lock() == b) {
                 entries.splice(entries.end(), entries, it);
@@ -36,20 +37,25 @@ struct TraceCache {
             }
         return nullptr;
     }
-    Value& add(const std::shared_ptr<const Trace>& a, int sa, const std::shared_ptr<const Trace>& b, int sb, Value v) {
+    Value& add(const std::shared_ptr<const Trace>& a, int sa, const std::shared_ptr<const Trace>& b, std::int64_t sb, Value v) {
         if (entries.size() >= 64) entries.pop_front();
         entries.push_back({a, b, sa, sb, std::move(v)});
         return entries.back().value;
     }
 };
 
-// Variant v of layout_variant() for (trace, step); the cache keys it as the second step.
-const StepLayout& layout_of(const std::shared_ptr<const Trace>& tr, int step, int variant) {
+// Variant v of layout_variant() for (trace, step), its window starting at the view's offsets;
+// the cache keys variant and offsets as the second step.
+const StepLayout& layout_of(const std::shared_ptr<const Trace>& tr, int step, int variant,
+                            const AppState::StageView& view = {}) {
     static TraceCache<StepLayout> cache;
-    const int key = -1 - variant;
+    LayoutLimits lim = layout_variant(variant);
+    lim.token0 = std::clamp<std::int64_t>(view.token0, 0, 0xffff);
+    lim.col0 = std::clamp<std::int64_t>(view.col0, 0, 0xffff);
+    lim.head0 = std::clamp<std::int64_t>(view.head0, 0, 0xffff);
+    const std::int64_t key = -1 - (variant + 8 * (lim.token0 + 0x10000 * (lim.col0 + 0x10000 * lim.head0)));
     if (StepLayout* hit = cache.find(tr, step, tr, key)) return *hit;
-    return cache.add(tr, step, tr, key,
-                     layout_step(tr->steps[step], tr->config.heads, tr->config.head_dim(), layout_variant(variant)));
+    return cache.add(tr, step, tr, key, layout_step(tr->steps[step], tr->config.heads, tr->config.head_dim(), lim));
 }
 
 const std::vector<int>& match_of(const std::shared_ptr<const Trace>& from, int from_step,
@@ -81,6 +87,60 @@ std::string axes_text(const TensorRecord& t, const std::vector<Axis>& axes, std:
         s += (i ? ", " : "") + a;
     }
     return s + "] = " + shape_str(t.shape);
+}
+
+// The wheel zooms about the pointer; a drag pans the window over a tensor larger than it (or
+// scrolls the panel where the window already shows the whole axis); a double-click resets.
+// Offsets take effect from the next frame's layout.
+void handle_view(AppState& st, const StepLayout& L, int variant, float cell) {
+    AppState::StageView& v = st.stage_view;
+    const ImGuiIO& io = ImGui::GetIO();
+    const bool hovered = ImGui::IsWindowHovered();
+    if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+        v = {};
+        ImGui::SetScrollX(0);
+        ImGui::SetScrollY(0);
+        return;
+    }
+    if (hovered && io.MouseWheel != 0) {
+        const float before = v.zoom;
+        v.zoom = std::clamp(v.zoom * std::pow(1.25f, io.MouseWheel), 1.0f, 8.0f);
+        const float r = v.zoom / before;
+        const ImVec2 wp = ImGui::GetWindowPos();
+        const float mx = io.MousePos.x - wp.x, my = io.MousePos.y - wp.y;
+        ImGui::SetScrollX(std::max(0.0f, (ImGui::GetScrollX() + mx) * r - mx));
+        ImGui::SetScrollY(std::max(0.0f, (ImGui::GetScrollY() + my) * r - my));
+    }
+    if (hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) && !ImGui::IsAnyItemActive()) {
+        v.dragging = true;
+        v.drag_x = v.drag_y = 0;
+    }
+    if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) v.dragging = false;
+    if (!v.dragging || (io.MouseDelta.x == 0 && io.MouseDelta.y == 0) || !(cell > 0)) return;
+    LayoutLimits lim = layout_variant(variant);
+    lim.token0 = v.token0, lim.col0 = v.col0, lim.head0 = v.head0;
+    const Pan p = pan_window(lim, L, v.drag_x + io.MouseDelta.x / cell, v.drag_y + io.MouseDelta.y / cell);
+    v.token0 = lim.token0, v.col0 = lim.col0, v.head0 = lim.head0;
+    v.drag_x = p.pans_x ? p.rest_x : 0;
+    v.drag_y = p.pans_y ? p.rest_y : 0;
+    if (!p.pans_x) ImGui::SetScrollX(std::max(0.0f, ImGui::GetScrollX() - io.MouseDelta.x));
+    if (!p.pans_y) ImGui::SetScrollY(std::max(0.0f, ImGui::GetScrollY() - io.MouseDelta.y));
+}
+
+// Where the window stands in the tensor, when it does not show all of it: "tokens 16-31 of
+// 128, columns 0-11 of 2304, heads 4-7 of 12".
+std::string window_text(const TensorLayout& tl, const LayoutLimits& lim) {
+    std::string out;
+    auto range = [&](const char* what, std::int64_t start, std::int64_t shown, std::int64_t all) {
+        if (shown >= all) return;
+        out += (out.empty() ? "" : ", ") + std::string(what) + " " + std::to_string(start) + "-" +
+               std::to_string(start + shown - 1) + " of " + std::to_string(all);
+    };
+    range("tokens", tl.token0, std::min(tl.rows, lim.tokens), tl.rows);
+    range(tl.axes.back() == Axis::Key ? "keys" : "columns", tl.col0,
+          std::min(tl.cols, tl.axes.back() == Axis::Key ? lim.tokens : lim.features), tl.cols);
+    range("heads", tl.head0, std::min(tl.heads, lim.heads), tl.heads);
+    return out;
 }
 
 }  // namespace
@@ -115,7 +175,11 @@ void DrawStage(AppState& st, double now) {
     // (else the one with the largest cells).
     const float line = ImGui::GetTextLineHeightWithSpacing();
     const float font = ImGui::GetFontSize();
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    // The room as if no scroll bar showed (fit_cell keeps the bars' room free either way): a
+    // bar appearing must not change the cells, or the next frame would drop it again.
+    ImVec2 avail = ImGui::GetContentRegionAvail();
+    if (ImGui::GetScrollMaxY() > 0) avail.x += ImGui::GetStyle().ScrollbarSize;
+    if (ImGui::GetScrollMaxX() > 0) avail.y += ImGui::GetStyle().ScrollbarSize;
     const float label_w = 5.5f * font;  // token names on the left
     auto fit_cell = [&](const StepLayout& lay, bool across) {
         bool hidden = false;
@@ -139,10 +203,11 @@ void DrawStage(AppState& st, double now) {
             if (cell > best + 0.5f) best = cell, variant = v;
         }
     const bool across = variant % 2 == 1;
-    const StepLayout& L = layout_of(st.trace, st.step, variant);
+    AppState::StageView& view = st.stage_view;
+    const StepLayout& L = layout_of(st.trace, st.step, variant, view);
     const float t_anim = std::clamp(static_cast<float>((now - st.anim_start) / st.anim_seconds), 0.0f, 1.0f);
     const bool animating = t_anim < 1.0f && st.from_trace && st.from_step < static_cast<int>(st.from_trace->steps.size());
-    const StepLayout* FL = animating ? &layout_of(st.from_trace, st.from_step, variant) : nullptr;
+    const StepLayout* FL = animating ? &layout_of(st.from_trace, st.from_step, variant, view) : nullptr;
     const std::vector<int>* match = animating ? &match_of(st.from_trace, st.from_step, st.trace, st.step) : nullptr;
     // Cells of the start step, flattened the way match_cells counts them.
     std::vector<const Cell*> from_cells;
@@ -162,16 +227,27 @@ void DrawStage(AppState& st, double now) {
     std::int64_t numbers = 0;
     for (const TensorRecord& r : s->tensors) numbers += numel(r.shape);
     const float floor_px = numbers <= 64 ? value_cell() : 6.0f;
-    cell = std::clamp(cell, floor_px, std::max(floor_px, 4.2f * font));
+    cell = std::clamp(cell, floor_px, std::max(floor_px, 4.2f * font)) * view.zoom;
+    handle_view(st, L, variant, cell);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     // Side by side, the head names take a line of their own above the grids.
     const ImVec2 grid0(origin.x + label_w, origin.y + line * (across ? 2.2f : 1.2f));
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 mouse = ImGui::GetIO().MousePos;
-    float right = grid0.x + span_w * cell;  // the widest thing drawn, for the scroll area
+    // Token names stay on the left edge when the panel is scrolled sideways (zoomed in), over
+    // a backdrop so the cells pass under them: they are drawn on a channel above the cells.
+    const float label_x = origin.x + ImGui::GetScrollX();
+    dl->ChannelsSplit(2);
+    dl->ChannelsSetCurrent(1);
+    if (ImGui::GetScrollX() > 0)
+        dl->AddRectFilled({label_x - ImGui::GetStyle().WindowPadding.x, grid0.y}, {label_x + label_w - 2, grid0.y + L.height * cell},
+                          ImGui::GetColorU32(ImGuiCol_WindowBg));
+    float right = grid0.x + span_w * cell;  // the widest and lowest things drawn, for the scroll area
+    float bottom = grid0.y + L.height * cell;
     auto label = [&](ImVec2 pos, ImU32 col, const std::string& text) {
         const ImVec2 size = draw_label(dl, pos, col, text);
         right = std::max(right, pos.x + size.x);
+        bottom = std::max(bottom, pos.y + size.y);
         return size;
     };
 
@@ -196,12 +272,16 @@ void DrawStage(AppState& st, double now) {
         if (!strides.empty()) label({grid0.x, below + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), strides);
     }
     if (any_hidden) {
-        std::string note = "a window: ";
-        for (std::size_t ti = 0; ti < L.tensors.size(); ++ti)
-            if (L.tensors[ti].hidden > 0)
-                note += s->tensors[ti].name + " " + std::to_string(L.tensors[ti].hidden) + " more cells, ";
-        note += "not drawn (...)";
-        label({grid0.x, below + 2 * line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), note);
+        // Where the window stands (PyTorch prints "..." for the rest), and how to move it.
+        std::string note;
+        for (const TensorLayout& tl : L.tensors)
+            if (tl.hidden > 0) {
+                note = tl.name + ": " + window_text(tl, layout_variant(variant));
+                break;
+            }
+        note += "  (drag: pan, wheel: zoom, double-click: reset)";
+        label({grid0.x, below + 2 * line}, ImGui::GetColorU32(ImGuiCol_TextDisabled),
+              fit_text(note, std::max(avail.x - label_w - 10, 4 * font)));
     }
     if (!L.tensors.empty()) {
         const TensorLayout& tl = L.tensors.front();
@@ -220,12 +300,14 @@ void DrawStage(AppState& st, double now) {
             const float panel_w = (cols + kPanelGap) * cell;
             const std::int64_t heads_here = std::min<std::int64_t>(s->tensors[0].shape[1], lim.heads);
             for (std::size_t ti = 0; ti < L.tensors.size(); ++ti)
-                for (std::int64_t h = 0; h < heads_here; ++h)
-                    label({grid0.x + L.tensors[ti].x * cell + h * panel_w, origin.y + line}, head_color(static_cast<int>(h)),
-                          fit_text("h" + std::to_string(h), panel_w - 4));
+                for (std::int64_t h = 0; h < heads_here; ++h) {
+                    const int head = static_cast<int>(L.tensors[ti].head0 + h);
+                    label({grid0.x + L.tensors[ti].x * cell + h * panel_w, origin.y + line}, head_color(head),
+                          fit_text("h" + std::to_string(head), panel_w - 4));
+                }
             for (std::int64_t r = 0; r < std::min<std::int64_t>(T, lim.tokens); r += stride)
-                label({origin.x, grid0.y + r * cell + cell * 0.5f - font * 0.5f}, ImGui::GetColorU32(ImGuiCol_Text),
-                      fit_text(c.tokens[static_cast<std::size_t>(r)], label_w - 6));
+                label({label_x, grid0.y + r * cell + cell * 0.5f - font * 0.5f}, ImGui::GetColorU32(ImGuiCol_Text),
+                      fit_text(c.tokens[static_cast<std::size_t>(tl.token0 + r)], label_w - 6));
         }
         for (std::int64_t h = 0; h < (across ? 0 : panels); ++h)
             for (std::int64_t r = 0; r < std::min<std::int64_t>(rows, lim.tokens); ++r) {
@@ -234,14 +316,16 @@ void DrawStage(AppState& st, double now) {
                 // Stacked panels: a token too close above the next panel's head name is skipped.
                 if (head_rows && h + 1 < panels && (rows - r - 1 + kPanelGap) * cell < ImGui::GetTextLineHeight()) continue;
                 const float y = grid0.y + (head_rows ? h * (rows + kPanelGap) + r : r) * cell + cell * 0.5f - font * 0.5f;
-                std::string name = c.tokens[static_cast<std::size_t>(r)];
-                if (head_line) name = "h" + std::to_string(h) + " " + name;
-                const ImU32 col = head_rows ? head_color(static_cast<int>(h)) : ImGui::GetColorU32(ImGuiCol_Text);
-                label({origin.x, y}, col, fit_text(name, label_w - 6));
+                std::string name = c.tokens[static_cast<std::size_t>(tl.token0 + r)];
+                const int head = static_cast<int>(tl.head0 + h);
+                if (head_line) name = "h" + std::to_string(head) + " " + name;
+                const ImU32 col = head_rows ? head_color(head) : ImGui::GetColorU32(ImGuiCol_Text);
+                label({label_x, y}, col, fit_text(name, label_w - 6));
             }
     }
 
     // The cells.
+    dl->ChannelsSetCurrent(0);
     std::size_t flat = 0;
     for (std::size_t ti = 0; ti < L.tensors.size(); ++ti) {
         const TensorLayout& tl = L.tensors[ti];
@@ -288,6 +372,8 @@ void DrawStage(AppState& st, double now) {
         }
     }
 
+    dl->ChannelsMerge();
+
     // Memory strip: the first tensor's buffer in address order, coloured by head. It does
     // not change across view, transpose and transpose back: no data moved.
     float y_mem = grid0.y + L.height * cell + (any_hidden ? 3.2f : 2.2f) * line;
@@ -325,7 +411,7 @@ void DrawStage(AppState& st, double now) {
         }
         y_mem += std::max(mcell, strip_row);
     }
-    ImGui::Dummy({std::max(right, origin.x + label_w + span_w * cell) - origin.x + 4, y_mem - origin.y + 4});
+    ImGui::Dummy({std::max(right, origin.x + label_w + span_w * cell) - origin.x + 4, std::max(y_mem, bottom) - origin.y + 4});
 }
 
 }  // namespace headsplit::gui

@@ -36,11 +36,12 @@ void apply_result(AppState& st, ComputeResult r, double now) {
     st.from_step = st.step;
     st.anim_start = st.trace ? now : -1e9;
     st.trace = std::move(r.trace);
+    st.other_mask = std::move(r.other_mask);
     st.shapes_only = r.shapes_only;
     st.step = std::max(0, step);
 }
 
-void recompute(AppState& st) { st.computer->request(st.config); }
+void recompute(AppState& st) { st.computer->request(st.config, st.compare_masks); }
 
 std::string set_d_out(Config& c, std::int64_t d_out) {
     c.d_out = d_out;

@@ -62,6 +62,20 @@ struct AppState {
     enum class HeatScale { Unit, PerRow, Log };
     HeatScale heat_scale = HeatScale::Unit;
     int focus_head = -1;
+    // Causal vs bidirectional: one head's maps side by side, the other one from other_mask, a
+    // trace of the same configuration with the mask flipped (computed with the trace).
+    bool compare_masks = false;
+    std::shared_ptr<const Trace> other_mask;
+
+    // The stage's view: zoom (wheel; 1 = fit the panel) and the window's start when a tensor
+    // has more rows, columns or heads than are drawn (drag). Double-click puts it back.
+    struct StageView {
+        float zoom = 1.0f;
+        std::int64_t token0 = 0, col0 = 0, head0 = 0;
+        float drag_x = 0, drag_y = 0;  // a drag's fraction of a cell not yet used
+        bool dragging = false;
+    };
+    StageView stage_view;
 
     Hover hover;
     std::unique_ptr<TraceComputer> computer;

@@ -219,7 +219,7 @@ void draw_presenter(AppState& st, double now) {
     st.hover = Hover{};
     const float stage_w = W * st.splits.stage;
     place(0, caption_h, stage_w, H - caption_h);
-    if (ImGui::Begin("Stage", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
+    if (ImGui::Begin("Stage", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
         audit_panel("stage");
         DrawStage(st, now);
     }
@@ -270,7 +270,7 @@ void draw_panels(AppState& st, double now) {
 
     st.hover = Hover{};
     place(left, timeline_h, W - left - right, H - timeline_h - bottom_h);
-    if (ImGui::Begin("Stage", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
+    if (ImGui::Begin("Stage", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
         audit_panel("stage");
         DrawStage(st, now);
     }
@@ -388,6 +388,9 @@ int run_gui(const GuiOptions& o) {
     register_layout_settings(st);
     if (!ini.empty()) ImGui::LoadIniSettingsFromDisk(ini.c_str());
     st.presenting = o.present;
+    st.compare_masks = o.compare_masks;
+    st.stage_view.zoom = o.zoom;
+    st.stage_view.token0 = o.pan[0], st.stage_view.col0 = o.pan[1], st.stage_view.head0 = o.pan[2];
     st.config = o.config;
     st.font_scale = o.font_scale;
     st.dark = !o.light;

@@ -17,6 +17,9 @@ struct GuiOptions {
     float font_scale = 1.0f;
     bool light = false;
     bool present = false;      // start in presenter mode (F5 toggles, Escape leaves)
+    bool compare_masks = false;  // heatmaps: causal vs bidirectional side by side
+    float zoom = 1.0f;           // the stage's zoom (the wheel's), 1 to 8
+    std::int64_t pan[3] = {0, 0, 0};  // the stage window's first token, column, head (a drag's)
     std::string tab = "heatmaps";  // heatmaps | weights | why (why also starts measuring)
     int drive_frames = 0;      // > 0: drive the app for this many frames (see driver.hpp)
     std::string drive_report;  // where the driver writes its JSON report
