@@ -1,0 +1,96 @@
+// Predict the shape: every question's options come from the trace, hold the recorded shape
+// exactly once among four distinct shapes, and typed answers are read in the usual forms.
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "headsplit/presets.hpp"
+#include "headsplit/quiz.hpp"
+#include "helpers.hpp"
+
+using namespace headsplit;
+
+TEST_CASE("every step of every mode has four distinct options with the right one once", "[quiz]") {
+    for (const char* preset : {"cat-sleeps", "gpt2-small"}) {
+        for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused}) {
+            Config c = config_from_preset(preset);
+            c.backend = BackendKind::Cpu;
+            c.mode = m;
+            if (c.d_out > 64) c.tokens = synthetic_tokens(16);
+            const Trace tr = test::run_cpu(c);
+            for (const Step& s : tr.steps) {
+                INFO(preset << " " << mode_name(m) << " step " << s.index << " " << op_name(s.op));
+                const QuizQuestion q = make_question(tr, s.index, 7);
+                REQUIRE(q.options.size() == 4);
+                std::set<Shape> distinct;
+                int right = 0;
+                for (const QuizOption& o : q.options) {
+                    distinct.insert(o.shape);
+                    right += o.shape == s.tensors.back().shape;
+                    CHECK(o.mistake.empty() == (o.shape == s.tensors.back().shape));
+                }
+                CHECK(distinct.size() == 4);
+                CHECK(right == 1);
+                CHECK(q.options[static_cast<std::size_t>(q.right)].shape == s.tensors.back().shape);
+            }
+        }
+    }
+}
+
+TEST_CASE("the answers of the default example, worked by hand", "[quiz]") {
+    // x [1, 3, 6]; queries [1, 3, 6] viewed as [1, 3, 2, 3], transposed to [1, 2, 3, 3];
+    // scores [1, 2, 3, 3]; context [1, 2, 3, 3] back to [1, 3, 2, 3], merged [1, 3, 6].
+    const Trace tr = test::run_cpu(Config{});
+    auto answer = [&](Op op) {
+        for (const Step& s : tr.steps)
+            if (s.op == op) return make_question(tr, s.index, 1).answer;
+        return Shape{};
+    };
+    CHECK(answer(Op::View) == Shape{1, 3, 2, 3});
+    CHECK(answer(Op::Transpose) == Shape{1, 2, 3, 3});
+    CHECK(answer(Op::Scores) == Shape{1, 2, 3, 3});
+    CHECK(answer(Op::TransposeBack) == Shape{1, 3, 2, 3});
+    CHECK(answer(Op::Merge) == Shape{1, 3, 6});
+    for (const Step& s : tr.steps)
+        if (s.op == Op::Transpose) {
+            const QuizQuestion q = make_question(tr, s.index, 1);
+            CHECK(q.input == Shape{1, 3, 2, 3});  // from the step's link: what view made
+            bool forgot = false;  // the transpose forgotten is among the wrong options
+            for (const QuizOption& o : q.options) forgot |= o.shape == Shape{1, 3, 2, 3} && !o.mistake.empty();
+            CHECK(forgot);
+        }
+}
+
+TEST_CASE("the answer is the trace's shape, not a table: a changed trace changes it", "[quiz]") {
+    Trace tr = test::run_cpu(Config{});
+    tr.steps[2].tensors.back().shape = {1, 3, 3, 2};  // a corrupted view
+    const QuizQuestion q = make_question(tr, 2, 3);
+    CHECK(q.answer == Shape{1, 3, 3, 2});
+    CHECK(q.options[static_cast<std::size_t>(q.right)].shape == Shape{1, 3, 3, 2});
+}
+
+TEST_CASE("the options' order follows the seed", "[quiz]") {
+    const Trace tr = test::run_cpu(Config{});
+    bool differs = false;
+    for (const Step& s : tr.steps) {
+        const QuizQuestion a = make_question(tr, s.index, 11), b = make_question(tr, s.index, 11);
+        for (std::size_t i = 0; i < 4; ++i) CHECK(a.options[i].shape == b.options[i].shape);
+        differs |= make_question(tr, s.index, 12).right != a.right;
+    }
+    CHECK(differs);  // the right answer is not always in the same place
+}
+
+TEST_CASE("typed answers in the usual forms", "[quiz]") {
+    const Shape want{1, 3, 2, 3};
+    for (const char* text : {"[1, 3, 2, 3]", "1,3,2,3", "(1, 3, 2, 3)", "1x3x2x3", " 1 X 3 x 2 x 3 ", "[1,3,2,3]", "1 3 2 3"}) {
+        INFO(text);
+        const auto got = parse_shape_answer(text);
+        REQUIRE(got);
+        CHECK(*got == want);
+    }
+    CHECK(parse_shape_answer("(3,)") == Shape{3});
+    for (const char* bad : {"", "[]", "1,,3", "a,b", "[1, 3", "1x3,2", "-1,3", "1.5,2", "99999999999999,1", "1, 3 2"}) {
+        INFO(bad);
+        CHECK_FALSE(parse_shape_answer(bad));
+    }
+}
