@@ -1,5 +1,5 @@
-// headsplit: the one executable. The visualizer by default; subcommands `trace` and
-// `kernels` run headless.
+// headsplit: the one executable. The visualizer by default; subcommands `trace`,
+// `kernels`, `bench` and `export` run headless.
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -16,6 +16,8 @@
 #include "headsplit/gl_backend.hpp"
 #include "headsplit/trace_json.hpp"
 #include "bench_command.hpp"
+#include "export_command.hpp"
+#include "handout_command.hpp"
 #include "gui/window.hpp"
 #include "options.hpp"
 #include "kernels_command.hpp"
@@ -83,6 +85,10 @@ int main(int argc, char** argv) {
     kernels.add_to(cli);
     app::BenchCommand bench;
     bench.add_to(cli);
+    app::ExportCommand export_script;
+    export_script.add_to(cli);
+    app::HandoutCommand handout;
+    handout.add_to(cli);
     // No subcommand: the visualizer, on the same OPTIONS (GL backend unless told otherwise).
     app::ConfigOptions gui_config;
     app::add_config_options(cli, gui_config);
@@ -94,6 +100,8 @@ int main(int argc, char** argv) {
     cli.add_flag("--light", light, "light theme (default dark)");
     bool present = false;
     cli.add_flag("--present", present, "presenter mode: stage and heatmaps fill the screen, a large caption, keys only (F5 / Escape leave)");
+    bool quiz = false;
+    cli.add_flag("--quiz", quiz, "predict the shape: each next step is asked before it is drawn (Q toggles)");
     bool compare_masks = false;
     cli.add_flag("--compare-masks", compare_masks, "heatmaps: one head causal and bidirectional side by side");
     std::string zoom, pan;
@@ -135,6 +143,8 @@ int main(int argc, char** argv) {
         if (cli.got_subcommand("trace")) return trace.run();
         if (cli.got_subcommand("kernels")) return kernels.run();
         if (cli.got_subcommand("bench")) return bench.run();
+        if (cli.got_subcommand("export")) return export_script.run();
+        if (cli.got_subcommand("handout")) return handout.run();
         gui::GuiOptions g;
         if (gui_config.backend.empty()) gui_config.backend = "gl";
         g.config = app::make_config(gui_config).config;
@@ -144,6 +154,7 @@ int main(int argc, char** argv) {
         g.light = light;
         g.present = present;
         g.compare_masks = compare_masks;
+        g.quiz = quiz;
         if (!zoom.empty()) {
             char* end = nullptr;
             const double z = std::strtod(zoom.c_str(), &end);

@@ -112,18 +112,13 @@ void print_step_values(const Step& s, std::ostream& out) {
     }
 }
 
-int TraceCommand::run() const {
-    const CheckedConfig c = make_config(config);
-    c.require_budget();  // before inputs and weights are allocated
-    std::int64_t step_index = -1;
-    if (!step.empty()) step_index = parse_count("--step", step, 0, 1 << 30);
-    if (!json_path.empty()) check_writable(json_path);
+Trace run_traced(const CheckedConfig& c) {
     const Inputs inputs = make_inputs(c.config);
     const Weights weights = make_weights(c.config);
     BackendRequest request;
     request.kind = c.config.backend;
     request.notices = &std::cerr;
-    const Trace trace = run_with_fallback<Trace>(
+    return run_with_fallback<Trace>(
         request,
         [&](Backend& backend, BackendKind kind) {
             CheckedConfig on = c;
@@ -131,6 +126,15 @@ int TraceCommand::run() const {
             return headsplit::run(on, inputs, weights, backend);
         },
         nullptr);
+}
+
+int TraceCommand::run() const {
+    const CheckedConfig c = make_config(config);
+    c.require_budget();  // before inputs and weights are allocated
+    std::int64_t step_index = -1;
+    if (!step.empty()) step_index = parse_count("--step", step, 0, 1 << 30);
+    if (!json_path.empty()) check_writable(json_path);
+    const Trace trace = run_traced(c);
     if (step_index >= static_cast<std::int64_t>(trace.steps.size()))
         throw ConfigError("--step " + step + " does not exist; this trace has steps 0 to " +
                           std::to_string(trace.steps.size() - 1));

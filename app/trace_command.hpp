@@ -20,6 +20,10 @@ struct TraceCommand {
     int run() const;  // exit code; throws ConfigError / std::runtime_error
 };
 
+// One recorded forward pass of a checked configuration on its backend (the CPU when GL
+// fails, with a notice on stderr); the trace names the backend it ran on.
+Trace run_traced(const CheckedConfig& c);
+
 // The step table: step, op, tensors, shape, memory, matmuls, ms.
 void print_step_table(const Trace& trace, std::ostream& out);
 // One step in full: code, explanation, and each tensor's values as nested grids.

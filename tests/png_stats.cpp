@@ -1,4 +1,4 @@
-// png_stats A.png [B.png]: prints "size W H colours N" for A and, with B, "differ F" (the
+// png_stats A.png [B.png]: prints "size W H colours N brightness M" (mean, 0 .. 255) for A and, with B, "differ F" (the
 // fraction of pixels that differ). Used by gui_test.sh to judge screenshots.
 #include <cstdio>
 #include <set>
@@ -18,9 +18,12 @@ int main(int argc, char** argv) {
         return 1;
     }
     std::set<unsigned> colours;
-    for (int i = 0; i < w * h; ++i)
+    double brightness = 0;  // mean of R, G, B over the picture, 0 .. 255
+    for (int i = 0; i < w * h; ++i) {
         colours.insert(a[4 * i] << 16 | a[4 * i + 1] << 8 | a[4 * i + 2]);
-    std::printf("size %d %d colours %zu\n", w, h, colours.size());
+        brightness += (a[4 * i] + a[4 * i + 1] + a[4 * i + 2]) / 3.0;
+    }
+    std::printf("size %d %d colours %zu brightness %.0f\n", w, h, colours.size(), w * h ? brightness / (w * h) : 0.0);
     if (argc > 2) {
         int w2 = 0, h2 = 0;
         unsigned char* b = stbi_load(argv[2], &w2, &h2, &n, 4);

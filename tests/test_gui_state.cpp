@@ -194,3 +194,73 @@ TEST_CASE("why weight splits: three modes measured and a T sweep growing as T^2"
         CHECK(r.sweep[i].score_bytes == 4 * r.sweep[i - 1].score_bytes);  // quadratic in T
     }
 }
+
+TEST_CASE("quiz: the next step is asked before it is drawn, scored, and explained", "[gui][quiz]") {
+    AppState st = make_state();
+    set_quiz(st, true);
+    recompute(st);
+    settle(st);
+    REQUIRE(st.trace);
+    // The step on screen when the quiz starts is shown; the next one is hidden and asked.
+    CHECK(st.step == 0);
+    CHECK_FALSE(quiz_hides(st, 0));
+    CHECK(quiz_hides(st, 1));
+    CHECK_FALSE(quiz_waiting(st));
+    go_to_step(st, 2, 1.0);  // view: [1, 3, 6] -> [1, 3, 2, 3] for "the cat sleeps"
+    REQUIRE(quiz_waiting(st));
+    CHECK(quiz_hides(st, 2));
+    CHECK(quiz_hides(st, 3));
+    const QuizQuestion q = *st.quiz.pending;
+    CHECK(q.step == 2);
+    CHECK(q.answer == Shape{1, 3, 2, 3});
+
+    // A wrong choice: scored, the step drawn, the verdict names the slip and the answer.
+    Shape wrong;
+    std::string slip;
+    for (const QuizOption& o : q.options)
+        if (!o.mistake.empty()) wrong = o.shape, slip = o.mistake;
+    quiz_answer(st, wrong, 2.0);
+    CHECK_FALSE(quiz_waiting(st));
+    CHECK_FALSE(quiz_hides(st, 2));
+    CHECK(quiz_hides(st, 3));
+    CHECK(st.quiz.asked == 1);
+    CHECK(st.quiz.right == 0);
+    CHECK(st.anim_start == 2.0);  // the step animates in now
+    CHECK(st.quiz.verdict.find("Not quite") == 0);
+    CHECK(st.quiz.verdict.find(slip) != std::string::npos);
+    CHECK(st.quiz.verdict.find("[1, 3, 2, 3]") != std::string::npos);
+    CHECK(st.quiz.verdict.find(st.trace->steps[2].explain) != std::string::npos);
+
+    // Back to a shown step: nothing asked. Forward again: the next one is.
+    go_to_step(st, 1, 3.0);
+    CHECK_FALSE(quiz_waiting(st));
+    go_to_step(st, 3, 4.0);  // transpose: [1, 2, 3, 3]
+    REQUIRE(quiz_waiting(st));
+    quiz_answer(st, *parse_shape_answer("1x2x3x3"), 5.0);  // typed
+    CHECK(st.quiz.asked == 2);
+    CHECK(st.quiz.right == 1);
+    CHECK(st.quiz.answered_right);
+    CHECK(st.quiz.verdict.find("Right") == 0);
+    quiz_answer(st, {1, 2, 3, 3}, 6.0);  // nothing waits: not counted twice
+    CHECK(st.quiz.asked == 2);
+
+    // Two heads -> three while step 4 waits: asked again from the new trace's shapes.
+    go_to_step(st, 4, 7.0);
+    REQUIRE(quiz_waiting(st));
+    CHECK(st.quiz.pending->answer == Shape{1, 2, 3, 3});
+    st.config.heads = 3;
+    recompute(st);
+    settle(st);
+    REQUIRE(quiz_waiting(st));
+    CHECK(st.quiz.pending->step == 4);
+    CHECK(st.quiz.pending->answer == Shape{1, 3, 3, 3});
+    CHECK(quiz_hides(st, 4));
+    CHECK_FALSE(quiz_hides(st, 3));
+
+    // The score stays until reset; off, nothing is hidden.
+    quiz_reset_score(st);
+    CHECK(st.quiz.asked == 0);
+    set_quiz(st, false);
+    CHECK_FALSE(quiz_waiting(st));
+    CHECK_FALSE(quiz_hides(st, 10));
+}

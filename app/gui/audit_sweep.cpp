@@ -43,6 +43,9 @@ std::vector<AuditCase> audit_cases() {
     panned.view.token0 = 10, panned.view.col0 = 20, panned.view.head0 = 5;
     out.push_back(panned);
     out.push_back({"nine-words-compare", nine, {}, true});
+    AuditCase quiz{"nine-words-quiz", nine, {}, false};
+    quiz.quiz = true;
+    out.push_back(quiz);
     return out;
 }
 
@@ -87,6 +90,15 @@ bool AuditSweep::before_frame(AppState& st, GLFWwindow* win) {
         st.open_weights = frames_here_ == 0;
     } else {
         st.open_heatmaps = frames_here_ == 0;
+        if (cases_[case_].quiz && frames_here_ == 0 && step_ > 0) {
+            // Reached from the step before, as in class: the step waits as a question.
+            set_quiz(st, false);
+            st.step = step_ - 1;
+            set_quiz(st, true);
+            go_to_step(st, step_, 0.0);
+        } else if (!cases_[case_].quiz) {
+            set_quiz(st, false);
+        }
         st.step = step_;
     }
     st.anim_start = -1e9;

@@ -18,6 +18,7 @@ struct AuditCase {
     Config config;
     AppState::StageView view;    // zoomed and panned, or as it opens
     bool compare_masks = false;  // heatmaps: causal vs bidirectional
+    bool quiz = false;           // predict the shape: each step is the question before it
 };
 
 // The configurations: the default, journey, a 9-word sentence with 3 heads, T = 32

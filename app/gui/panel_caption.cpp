@@ -19,7 +19,9 @@ void DrawCaption(const AppState& st) {
     const TensorRecord* in = out.from.empty() ? nullptr : st.trace->source(out.from.front());
     std::string caption = "Step " + std::to_string(s->index) + " of " + std::to_string(st.trace->steps.size() - 1) + ": " +
                           op_name(s->op) + (s->head >= 0 ? " (head " + std::to_string(s->head) + ")" : "") + "   " +
-                          (in ? shape_str(in->shape) + " -> " : "") + shape_str(out.shape);
+                          (in ? shape_str(in->shape) + " -> " : "") +
+                          (quiz_hides(st, s->index) ? std::string("?") : shape_str(out.shape));
+    if (st.quiz.on) caption += "   (score " + std::to_string(st.quiz.right) + " / " + std::to_string(st.quiz.asked) + ")";
     ImGui::SetWindowFontScale(1.5f);
     ImGui::TextUnformatted(caption.c_str());
     audit_last_item(caption);
@@ -28,7 +30,8 @@ void DrawCaption(const AppState& st) {
     ImGui::TextColored({1.0f, 0.85f, 0.3f, 1}, "%s", s->code.c_str());
     audit_last_item(s->code);
     ImGui::PopFont();
-    const std::string keys = "Left / Right: step   Space: play   F5 or Escape: leave presenter mode";
+    const std::string keys = quiz_waiting(st) ? "1-4: answer   Q: end the quiz   F5 or Escape: leave presenter mode"
+                                              : "Left / Right: step   Space: play   Q: predict the shape   F5 or Escape: leave presenter mode";
     ImGui::TextDisabled("%s", keys.c_str());
     audit_last_item(keys);
 }

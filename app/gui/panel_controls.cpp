@@ -111,19 +111,19 @@ void DrawControls(AppState& st, double now) {
     section_title("Attention");
     int mode = static_cast<int>(c.mode);
     ImGui::TextUnformatted("mode");
-    ImGui::SameLine();
+    same_line_if_fits(toggle_width("loop"));
     changed |= ImGui::RadioButton("loop", &mode, static_cast<int>(Mode::Loop));
-    ImGui::SameLine();
+    same_line_if_fits(toggle_width("split"));
     changed |= ImGui::RadioButton("split", &mode, static_cast<int>(Mode::Split));
-    ImGui::SameLine();
+    same_line_if_fits(toggle_width("fused"));
     changed |= ImGui::RadioButton("fused", &mode, static_cast<int>(Mode::Fused));
     c.mode = static_cast<Mode>(mode);
     changed |= ImGui::Checkbox("causal mask", &c.causal);
-    ImGui::SameLine();
+    same_line_if_fits(toggle_width("output projection"));
     changed |= ImGui::Checkbox("output projection", &c.out_proj);
     int order = c.scale_first ? 1 : 0;
     changed |= ImGui::RadioButton("mask, then scale", &order, 0);
-    ImGui::SameLine();
+    same_line_if_fits(toggle_width("scale, then mask"));
     changed |= ImGui::RadioButton("scale, then mask", &order, 1);
     c.scale_first = order == 1;
     float p = static_cast<float>(c.dropout);
@@ -139,9 +139,9 @@ void DrawControls(AppState& st, double now) {
     }
     int backend = static_cast<int>(c.backend);
     ImGui::TextUnformatted("backend");
-    ImGui::SameLine();
+    same_line_if_fits(toggle_width("GL"));
     changed |= ImGui::RadioButton("GL", &backend, static_cast<int>(BackendKind::Gl));
-    ImGui::SameLine();
+    same_line_if_fits(toggle_width("CPU"));
     changed |= ImGui::RadioButton("CPU", &backend, static_cast<int>(BackendKind::Cpu));
     c.backend = static_cast<BackendKind>(backend);
 
@@ -187,15 +187,31 @@ void DrawControls(AppState& st, double now) {
         st.font_dirty = true;
     }
     if (!ImGui::IsItemActive()) pending = st.font_scale;
+    bool quiz = st.quiz.on;
+    if (ImGui::Checkbox("predict the shape (Q)", &quiz)) set_quiz(st, quiz);
+    if (st.quiz.on) {
+        const std::string score = "score " + std::to_string(st.quiz.right) + " / " + std::to_string(st.quiz.asked);
+        same_line_if_fits(ImGui::CalcTextSize(score.c_str()).x);
+        ImGui::TextUnformatted(score.c_str());
+        same_line_if_fits(button_width("reset score"));
+        if (ImGui::Button("reset score")) quiz_reset_score(st);
+    }
     ImGui::Checkbox("dark theme", &st.dark);
-    ImGui::SameLine();
-    if (ImGui::Button(st.fullscreen ? "window (F11)" : "fullscreen (F11)")) st.fullscreen = !st.fullscreen;
+    const char* full = st.fullscreen ? "window (F11)" : "fullscreen (F11)";
+    same_line_if_fits(button_width(full));
+    if (ImGui::Button(full)) st.fullscreen = !st.fullscreen;
     if (ImGui::Button("save screenshot (F12)")) st.screenshot_requested = true;
+    same_line_if_fits(button_width("save handout"));
+    if (ImGui::Button("save handout")) st.handout_requested = true;
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("a picture per step and a page to print: index.html in a new folder beside the screenshots");
     if (ImGui::Button("presenter mode (F5)")) st.presenting = true;
-    ImGui::SameLine();
+    same_line_if_fits(button_width("reset layout"));
     if (ImGui::Button("reset layout")) st.splits = AppState::Splits{};
-    if (!st.last_screenshot.empty()) ImGui::TextDisabled("%s", st.last_screenshot.c_str());
-    ImGui::TextDisabled("keys: Left/Right step, Space play, Home/End, F5 presenter mode; drag the panel borders");
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    if (!st.last_screenshot.empty()) ImGui::TextWrapped("%s", st.last_screenshot.c_str());
+    ImGui::TextWrapped("keys: Left/Right step, Space play, Home/End, F5 presenter mode; drag the panel borders");
+    ImGui::PopStyleColor();
 }
 
 }  // namespace headsplit::gui

@@ -93,6 +93,10 @@ void DrawHeatmaps(AppState& st) {
     const Config& c = tr.config;
     const std::vector<const Step*> grids = grids_for(tr, st.step);
     if (grids.empty()) return;
+    if (quiz_hides(st, grids.front()->index)) {
+        ImGui::TextDisabled("predict the shape: the heatmaps show once the class has answered");
+        return;
+    }
     const bool weights = grids.front()->op == Op::Softmax || grids.front()->op == Op::Dropout;
 
     std::vector<Map> maps = maps_of(grids, true);

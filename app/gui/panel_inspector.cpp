@@ -9,6 +9,10 @@ namespace headsplit::gui {
 
 void DrawInspector(const AppState& st) {
     if (!st.trace) return;
+    if (quiz_waiting(st)) {
+        ImGui::TextWrapped("Predict the shape: the explanation shows with the answer.");
+        return;
+    }
     const Hover& h = st.hover;
     if (!h.valid) {
         const Step* s = st.current();

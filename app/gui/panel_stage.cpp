@@ -151,6 +151,11 @@ void DrawStage(AppState& st, double now) {
         ImGui::TextUnformatted("no trace yet");
         return;
     }
+    if (quiz_waiting(st)) {
+        DrawQuizCard(st, now);
+        return;
+    }
+    DrawQuizVerdict(st);
     const Trace& tr = *st.trace;
     const Config& c = tr.config;
     ImGui::Text("Step %d: %s%s", s->index, op_name(s->op), s->head >= 0 ? (" (head " + std::to_string(s->head) + ")").c_str() : "");
@@ -241,7 +246,7 @@ void DrawStage(AppState& st, double now) {
     dl->ChannelsSetCurrent(1);
     if (ImGui::GetScrollX() > 0)
         dl->AddRectFilled({label_x - ImGui::GetStyle().WindowPadding.x, grid0.y}, {label_x + label_w - 2, grid0.y + L.height * cell},
-                          ImGui::GetColorU32(ImGuiCol_WindowBg));
+                          ImGui::ColorConvertFloat4ToU32(panel_background(st.dark)));
     float right = grid0.x + span_w * cell;  // the widest and lowest things drawn, for the scroll area
     float bottom = grid0.y + L.height * cell;
     auto label = [&](ImVec2 pos, ImU32 col, const std::string& text) {

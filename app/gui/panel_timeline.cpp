@@ -51,7 +51,7 @@ void DrawTimeline(AppState& st, double now) {
     for (const Step& s : steps) {
         char label[128];
         const TensorRecord& t = s.tensors.back();
-        std::string shape = shape_str(t.shape);
+        const std::string shape = quiz_hides(st, s.index) ? "[?]" : shape_str(t.shape);
         if (s.head >= 0)
             std::snprintf(label, sizeof label, "%d %s h%d\n%s##step%d", s.index, op_name(s.op), s.head, shape.c_str(), s.index);
         else
@@ -70,7 +70,7 @@ void DrawTimeline(AppState& st, double now) {
             if (st.playing || now - st.anim_start < 0.1) ImGui::SetScrollHereX(0.5f);
         }
         ImGui::PopStyleColor(3);
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s.explain.c_str());
+        if (ImGui::IsItemHovered() && !quiz_hides(st, s.index)) ImGui::SetTooltip("%s", s.explain.c_str());
         ImGui::SameLine();
     }
     ImGui::NewLine();

@@ -13,5 +13,7 @@ void DrawInspector(const AppState& st);           // panel_inspector.cpp
 void DrawWeightSplit(AppState& st);               // panel_weights.cpp
 void DrawWhy(AppState& st);                       // panel_why.cpp
 void DrawCaption(const AppState& st);             // panel_caption.cpp (presenter mode)
+void DrawQuizCard(AppState& st, double now);      // panel_quiz.cpp: the question, in the stage
+void DrawQuizVerdict(const AppState& st);         // panel_quiz.cpp: right or not, and why
 
 }  // namespace headsplit::gui

@@ -1,13 +1,16 @@
 #pragma once
 // What the visualizer shows and what the controls have set. Panels read it and change
 // it; they never compute attention (the trace holds every number they draw).
+#include <cstdint>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "compute.hpp"
 #include "why.hpp"
 #include "headsplit/config.hpp"
+#include "headsplit/quiz.hpp"
 #include "headsplit/trace.hpp"
 
 namespace headsplit::gui {
@@ -18,6 +21,23 @@ struct Hover {
     int step = 0;
     int tensor = 0;
     std::int64_t index = 0;  // row-major element of that tensor
+};
+
+// Predict the shape (Q, --quiz): a step reached going forward is asked before it is drawn.
+// Until it is answered, what would give the answer away stays hidden: the stage's cells, the
+// heatmaps, the inspector, the step's explanation and the shapes of the steps not yet shown
+// (timeline, presenter caption).
+struct QuizState {
+    bool on = false;
+    int asked = 0, right = 0;             // this session's score, kept across traces
+    std::optional<QuizQuestion> pending;  // asked, not answered
+    int shown_upto = -1;                  // steps up to this one show their shapes
+    // The last answer, shown above its step: right or not, what was said, and why.
+    int answered_step = -1;
+    bool answered_right = false;
+    std::string verdict;
+    std::uint64_t questions = 0;  // how many were made: orders each question's options anew
+    char typed[64] = {};          // the answer box
 };
 
 struct AppState {
@@ -54,6 +74,7 @@ struct AppState {
     };
     Splits splits;
     bool screenshot_requested = false;
+    bool handout_requested = false;  // "save handout": drawn after this frame, offscreen
     std::string screenshot_dir = ".";
     std::string last_screenshot;
 
@@ -77,6 +98,8 @@ struct AppState {
     };
     StageView stage_view;
 
+    QuizState quiz;
+
     Hover hover;
     std::unique_ptr<TraceComputer> computer;
     std::shared_ptr<WhyJob> why;  // the "Why weight splits" measurement
@@ -96,6 +119,17 @@ void go_to_step(AppState& st, int s, double now);
 // current step where it still exists (same op and head); a refused one leaves it and
 // shows why.
 void apply_result(AppState& st, ComputeResult r, double now);
+// The quiz: on, the current step stays shown and the next one reached is asked; off, nothing
+// is hidden. The score stays until quiz_reset_score.
+void set_quiz(AppState& st, bool on);
+// Whether step `s`'s shapes are hidden from the class now.
+bool quiz_hides(const AppState& st, int s);
+// Whether the current step waits for an answer (the stage shows the question, not the step).
+bool quiz_waiting(const AppState& st);
+// Answers the pending question with `given` (a choice or a typed shape): scores it, writes
+// the verdict, and draws the step, animating into it as any step does.
+void quiz_answer(AppState& st, const Shape& given, double now);
+void quiz_reset_score(AppState& st);
 // Asks for the trace of st.config.
 void recompute(AppState& st);
 // Sets D_out; when the head count no longer divides it, picks the nearest divisor below and

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cfloat>
 #include <cstdio>
+#include <sys/stat.h>
 
 namespace headsplit::gui {
 
@@ -22,6 +23,23 @@ ImU32 head_color(int head, float alpha) {
 ImU32 neutral_color(bool dark, float alpha) {
     return dark ? ImGui::ColorConvertFloat4ToU32({0.42f, 0.45f, 0.50f, alpha})
                 : ImGui::ColorConvertFloat4ToU32({0.70f, 0.72f, 0.76f, alpha});
+}
+
+ImVec4 panel_background(bool dark) {
+    return dark ? ImVec4(0.06f, 0.06f, 0.07f, 1) : ImVec4(0.94f, 0.94f, 0.94f, 1);
+}
+
+float toggle_width(const char* label) {
+    return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
+}
+
+float button_width(const char* label) {
+    return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
+}
+
+void same_line_if_fits(float next_w) {
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + next_w <= right) ImGui::SameLine();
 }
 
 ImU32 diverging_color(float v) {
@@ -68,6 +86,36 @@ void section_title(const char* text) {
 }  // namespace headsplit::gui
 
 namespace headsplit::gui {
+
+void add_fonts(float scale) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.Fonts->Clear();
+    const float size = 19.0f * scale;
+    const char* sans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+    const char* mono = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+    struct stat sb;
+    ImFontConfig cfg;
+    if (stat(sans, &sb) == 0 && stat(mono, &sb) == 0) {
+        io.Fonts->AddFontFromFileTTF(sans, size);
+        io.Fonts->AddFontFromFileTTF(mono, size);          // index 1: code
+        io.Fonts->AddFontFromFileTTF(sans, size * 0.8f);   // index 2: numbers inside cells
+    } else {
+        cfg.SizePixels = 13.0f * scale;  // ImGui's own font, scaled
+        io.Fonts->AddFontDefault(&cfg);
+        io.Fonts->AddFontDefault(&cfg);
+        io.Fonts->AddFontDefault(&cfg);
+    }
+}
+
+void apply_theme(bool dark) {
+    if (dark) ImGui::StyleColorsDark();
+    else ImGui::StyleColorsLight();
+    ImGuiStyle& style = ImGui::GetStyle();
+    style.WindowRounding = 0;
+    style.FrameRounding = 3;
+    style.WindowBorderSize = 1;
+    style.Colors[ImGuiCol_WindowBg] = ImVec4(0, 0, 0, 0);  // drawn as the clear colour: panel_background
+}
 
 ImFont* code_font() {
     ImFontAtlas* a = ImGui::GetIO().Fonts;

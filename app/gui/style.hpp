@@ -18,6 +18,10 @@ ImU32 neutral_color(bool dark, float alpha = 1.0f);
 // Diverging blue - white - red for v in [-1, 1] (scores), sequential for [0, 1] (weights).
 ImU32 diverging_color(float v);
 ImU32 sequential_color(float v);
+// The panels' background. The panels tile the window, so it is drawn once, as the frame's
+// clear colour, and ImGui's window backgrounds stay transparent: on a software renderer
+// (llvmpipe) each blended quad the size of a panel costs more than the panel's contents.
+ImVec4 panel_background(bool dark);
 // Black or white, whichever reads on `background`.
 ImU32 text_on(ImU32 background);
 
@@ -26,10 +30,22 @@ ImU32 text_on(ImU32 background);
 ImVec4 storage_color(Storage s);
 
 
+// Widths of a check box or radio button and of a button with `label`, at the current font.
+float toggle_width(const char* label);
+float button_width(const char* label);
+// SameLine() when a widget `next_w` wide still fits beside the last item; otherwise the next
+// widget starts a new line (controls wrap at large fonts instead of being cut at the edge).
+void same_line_if_fits(float next_w);
+
 // A coloured heading inside a panel.
 void section_title(const char* text);
 
 // The fonts loaded by the window: 0 text, 1 code (monospace), 2 numbers inside cells.
+// The three fonts (text, code, cell numbers) at `scale` into the current context's atlas:
+// DejaVu when installed, ImGui's own font otherwise. The renderer's texture is the caller's.
+void add_fonts(float scale);
+// Dark or light colours, square panels; the panels' background is left to the clear colour.
+void apply_theme(bool dark);
 ImFont* code_font();
 ImFont* cell_font();
 // The audit of the frame being drawn (enabled by --layout-report / --layout-audit).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <ctime>
 #include <vector>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include "audit_sweep.hpp"
 #include "headsplit/trace_json.hpp"
 #include "driver.hpp"
+#include "handout.hpp"
 #include "panels.hpp"
 #include "state.hpp"
 #include "style.hpp"
@@ -58,62 +60,26 @@ GLFWwindow* open_window(const GuiOptions& o) {
 
 void load_fonts(AppState& st) {
     ImGuiIO& io = ImGui::GetIO();
-    io.Fonts->Clear();
-    const float size = 19.0f * st.font_scale;
-    const char* sans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-    const char* mono = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
-    struct stat sb;
-    ImFontConfig cfg;
-    if (stat(sans, &sb) == 0 && stat(mono, &sb) == 0) {
-        io.Fonts->AddFontFromFileTTF(sans, size);
-        io.Fonts->AddFontFromFileTTF(mono, size);          // index 1: code
-        io.Fonts->AddFontFromFileTTF(sans, size * 0.8f);   // index 2: numbers inside cells
-    } else {
-        cfg.SizePixels = 13.0f * st.font_scale;  // ImGui's own font, scaled
-        io.Fonts->AddFontDefault(&cfg);
-        io.Fonts->AddFontDefault(&cfg);
-        io.Fonts->AddFontDefault(&cfg);
-    }
-    // The first frame's NewFrame builds the texture; later changes rebuild it here.
+    add_fonts(st.font_scale);
+    // The texture is made here, not by the first frame's NewFrame, so its sampling can be
+    // set: glyphs are baked at the size they are drawn, so the atlas is read texel for texel,
+    // and nearest sampling shows the same text while costing llvmpipe less for every pixel
+    // drawn (solid shapes read the atlas too).
     static bool built_once = false;
     if (built_once) {
         ImGui_ImplOpenGL3_DestroyFontsTexture();
         ImGui_ImplOpenGL3_CreateFontsTexture();
+    } else {
+        ImGui_ImplOpenGL3_CreateDeviceObjects();  // shaders, buffers and the font texture
     }
     built_once = true;
+    glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(reinterpret_cast<std::intptr_t>(io.Fonts->TexID)));
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     st.font_dirty = false;
 }
 
-void apply_theme(const AppState& st) {
-    if (st.dark) ImGui::StyleColorsDark();
-    else ImGui::StyleColorsLight();
-    ImGuiStyle& style = ImGui::GetStyle();
-    style.WindowRounding = 0;
-    style.FrameRounding = 3;
-    style.WindowBorderSize = 1;
-}
 
-// Reads the back buffer and writes it as PNG through a temporary file and a rename.
-bool save_png(const std::string& path, int w, int h, std::string* why) {
-    std::vector<unsigned char> pixels(static_cast<std::size_t>(w) * h * 4);
-    glPixelStorei(GL_PACK_ALIGNMENT, 1);
-    glReadBuffer(GL_BACK);
-    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
-    for (std::size_t i = 3; i < pixels.size(); i += 4) pixels[i] = 255;  // opaque
-    stbi_flip_vertically_on_write(1);
-    const std::string tmp = path + ".tmp.png";
-    if (!stbi_write_png(tmp.c_str(), w, h, 4, pixels.data(), w * 4)) {
-        *why = "cannot write " + path + "; choose a path in a folder you can write to";
-        std::remove(tmp.c_str());
-        return false;
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        *why = "cannot write " + path;
-        std::remove(tmp.c_str());
-        return false;
-    }
-    return true;
-}
 
 void handle_keys(AppState& st, GLFWwindow* win, double now) {
     ImGuiIO& io = ImGui::GetIO();
@@ -127,6 +93,11 @@ void handle_keys(AppState& st, GLFWwindow* win, double now) {
         st.playing = !st.playing;
         st.last_advance = now;
     }
+    if (ImGui::IsKeyPressed(GLFW_KEY_Q)) set_quiz(st, !st.quiz.on);
+    if (quiz_waiting(st))  // keys 1 to 4 choose an option (the stage's buttons say which)
+        for (int i = 0; i < 4 && quiz_waiting(st); ++i)
+            if (ImGui::IsKeyPressed(GLFW_KEY_1 + i) && i < static_cast<int>(st.quiz.pending->options.size()))
+                quiz_answer(st, st.quiz.pending->options[static_cast<std::size_t>(i)].shape, now);
     if (ImGui::IsKeyPressed(GLFW_KEY_F11)) st.fullscreen = !st.fullscreen;
     if (ImGui::IsKeyPressed(GLFW_KEY_F5)) st.presenting = !st.presenting;
     if (st.presenting && pressed(ImGuiKey_Escape)) st.presenting = false;
@@ -356,6 +327,27 @@ std::string settings_path() {
 
 }  // namespace
 
+bool save_png(const std::string& path, int w, int h, std::string* why, unsigned read_buffer) {
+    std::vector<unsigned char> pixels(static_cast<std::size_t>(w) * h * 4);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadBuffer(read_buffer);
+    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+    for (std::size_t i = 3; i < pixels.size(); i += 4) pixels[i] = 255;  // opaque
+    stbi_flip_vertically_on_write(1);
+    const std::string tmp = path + ".tmp.png";
+    if (!stbi_write_png(tmp.c_str(), w, h, 4, pixels.data(), w * 4)) {
+        *why = "cannot write " + path + "; choose a path in a folder you can write to";
+        std::remove(tmp.c_str());
+        return false;
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        *why = "cannot write " + path;
+        std::remove(tmp.c_str());
+        return false;
+    }
+    return true;
+}
+
 int run_gui(const GuiOptions& o) {
     glfwSetErrorCallback([](int, const char* what) { g_glfw_error = what; });
     if (!glfwInit()) {
@@ -389,6 +381,7 @@ int run_gui(const GuiOptions& o) {
     if (!ini.empty()) ImGui::LoadIniSettingsFromDisk(ini.c_str());
     st.presenting = o.present;
     st.compare_masks = o.compare_masks;
+    set_quiz(st, o.quiz);
     st.stage_view.zoom = o.zoom;
     st.stage_view.token0 = o.pan[0], st.stage_view.col0 = o.pan[1], st.stage_view.head0 = o.pan[2];
     st.config = o.config;
@@ -396,7 +389,7 @@ int run_gui(const GuiOptions& o) {
     st.dark = !o.light;
     st.gl_renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
     st.computer = std::make_unique<TraceComputer>(epoxy_gl_version() >= 43);
-    apply_theme(st);
+    apply_theme(st.dark);
     recompute(st);
     if (o.tab == "why") {
         st.open_why = true;
@@ -429,18 +422,19 @@ int run_gui(const GuiOptions& o) {
 
         take_result(st, now);
         if (!o.screenshot.empty() && st.trace && !placed_step) {
-            st.step = std::clamp(o.step, 0, static_cast<int>(st.trace->steps.size()) - 1);
-            st.anim_start = -1e9;  // settled: no animation in the saved frame
+            go_to_step(st, o.step, now);  // as a teacher would: with --quiz, the step is asked
+            st.anim_start = -1e9;         // settled: no animation in the saved frame
             placed_step = true;
         }
-        if (st.playing && st.trace && now - st.last_advance >= st.seconds_per_step) {
+        // Playing waits while a question does.
+        if (st.playing && st.trace && !quiz_waiting(st) && now - st.last_advance >= st.seconds_per_step) {
             if (st.step + 1 < static_cast<int>(st.trace->steps.size())) go_to_step(st, st.step + 1, now);
             else st.playing = false;
             st.last_advance = now;
         }
         if (st.font_dirty) load_fonts(st);
         if (theme_dark != st.dark) {
-            apply_theme(st);
+            apply_theme(st.dark);
             theme_dark = st.dark;
         }
         apply_fullscreen(st, win, is_full, saved);
@@ -462,7 +456,7 @@ int run_gui(const GuiOptions& o) {
         int fw = 0, fh = 0;
         glfwGetFramebufferSize(win, &fw, &fh);
         glViewport(0, 0, fw, fh);
-        const ImVec4 bg = st.dark ? ImVec4(0.08f, 0.08f, 0.10f, 1) : ImVec4(0.94f, 0.94f, 0.94f, 1);
+        const ImVec4 bg = panel_background(st.dark);
         glClearColor(bg.x, bg.y, bg.z, bg.w);
         glClear(GL_COLOR_BUFFER_BIT);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
@@ -474,6 +468,23 @@ int run_gui(const GuiOptions& o) {
             const std::string path = st.screenshot_dir + "/" + name;
             std::string why;
             st.last_screenshot = save_png(path, fw, fh, &why) ? "saved " + path : why;
+        }
+        if (st.handout_requested) {
+            st.handout_requested = false;
+            char name[64];
+            std::snprintf(name, sizeof name, "headsplit-handout-%ld", static_cast<long>(std::time(nullptr)));
+            const std::string dir = st.screenshot_dir + "/" + name;
+            if (!st.trace || st.shapes_only) {
+                st.last_screenshot = "no handout: this configuration is shown as shapes only";
+            } else {
+                try {
+                    const int n = write_handout(st.trace, dir);
+                    st.last_screenshot = "saved " + dir + "/index.html (" + std::to_string(n) + " steps)";
+                } catch (const std::exception& e) {
+                    st.last_screenshot = e.what();
+                }
+                glViewport(0, 0, fw, fh);
+            }
         }
         if (!o.screenshot.empty()) {
             // Real frames until the trace is in and the layout has settled, then save one.

@@ -17,6 +17,7 @@ struct GuiOptions {
     float font_scale = 1.0f;
     bool light = false;
     bool present = false;      // start in presenter mode (F5 toggles, Escape leaves)
+    bool quiz = false;           // predict the shape (Q toggles)
     bool compare_masks = false;  // heatmaps: causal vs bidirectional side by side
     float zoom = 1.0f;           // the stage's zoom (the wheel's), 1 to 8
     std::int64_t pan[3] = {0, 0, 0};  // the stage window's first token, column, head (a drag's)
@@ -28,6 +29,10 @@ struct GuiOptions {
     std::vector<std::pair<int, int>> audit_windows;  // the sweep's window sizes
     std::vector<float> audit_fonts;                  // the sweep's font scales
 };
+
+// Reads `read_buffer` (GL_BACK: 0x0405) of the current GL context's bound framebuffer and
+// writes it as PNG through a temporary file and a rename; false and the reason otherwise.
+bool save_png(const std::string& path, int w, int h, std::string* why, unsigned read_buffer = 0x0405);
 
 // Exit code: 0, or 1 when no window can be opened (the reason on stderr, one line).
 int run_gui(const GuiOptions& options);

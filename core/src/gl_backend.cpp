@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gl/egl_context.hpp"
+#include "headsplit/egl_context.hpp"
 #include "gl/objects.hpp"
 
 namespace headsplit {

@@ -1,4 +1,4 @@
-#include "egl_context.hpp"
+#include "headsplit/egl_context.hpp"
 
 #include <dlfcn.h>
 

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The handout (issue 12): `headsplit handout --out DIR`, drawn offscreen through EGL with no
+# display. DIR gets one picture per step of the trace (1600x1000, the light theme, not blank,
+# each step its own picture) and index.html: self-contained (no network address, the pictures
+# beside it), each step's number, op, shape change and PyTorch line as `headsplit trace --json`
+# records them, and the matmul counts of loop / split / fused as their traces count them.
+# No temporary file is left. A DIR that cannot be written is refused before any work, in one line.
+# Usage: handout_test.sh PATH/TO/headsplit PATH/TO/png_stats PATH/TO/python3
+set -u
+bin=$1
+stats=$2
+python=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+unset DISPLAY WAYLAND_DISPLAY  # no display: the handout needs none
+
+check_handout() {  # name args...
+  local name=$1
+  shift
+  local dir="$work/$name"
+  "$bin" handout --out "$dir" "$@" >"$work/$name.out" 2>"$work/$name.err" || {
+    fail "$name: handout exited non-zero: $(head -c 400 "$work/$name.err")"
+    return
+  }
+  "$bin" trace --json "$work/$name.json" "$@" >/dev/null 2>&1 || { fail "$name: trace failed"; return; }
+  local rest=() skip=0 a
+  for a in "$@"; do  # the same options without --mode, for one trace per mode
+    if [ "$skip" = 1 ]; then skip=0; elif [ "$a" = --mode ]; then skip=1; else rest+=("$a"); fi
+  done
+  for m in loop split fused; do
+    "$bin" trace --json "$work/$name-$m.json" "${rest[@]}" --mode $m >/dev/null 2>&1 || fail "$name: trace --mode $m failed"
+  done
+  ls "$dir" | grep -q 'tmp' && fail "$name: a temporary file is left: $(ls "$dir")"
+  local steps
+  steps=$("$python" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["steps"]))' "$work/$name.json")
+  local pngs
+  pngs=$(ls "$dir" | grep -c '^step-[0-9][0-9]\.png$')
+  [ "$pngs" = "$steps" ] || fail "$name: $pngs pictures for $steps steps"
+  local prev=""
+  for f in "$dir"/step-*.png; do
+    read -r _ w h _ n _ b <<<"$("$stats" "$f" | grep '^size')"
+    [ "$w $h" = "1600 1000" ] || fail "$name: $(basename "$f") is ${w}x${h}, not 1600x1000"
+    [ "${n:-0}" -gt 100 ] || fail "$name: $(basename "$f") looks blank ($n colours)"
+    [ "${b:-0}" -gt 170 ] || fail "$name: $(basename "$f") is not the light theme (mean brightness $b)"
+    if [ -n "$prev" ]; then
+      d=$("$stats" "$prev" "$f" | awk '/^differ/ {print $2}')
+      "$python" -c "import sys; sys.exit(0 if float('$d') > 0.001 else 1)" || fail "$name: $(basename "$f") is the same picture as $(basename "$prev")"
+    fi
+    prev=$f
+  done
+  "$python" - "$dir/index.html" "$work/$name.json" "$work/$name-loop.json" "$work/$name-split.json" "$work/$name-fused.json" <<'PY' || fail "$name: index.html"
+import html, json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+trace = json.load(open(sys.argv[2]))
+problems = []
+if re.search(r"(https?:)?//[a-z]", page, re.I) or "<link" in page or "<script" in page:
+    problems.append("refers to something outside the folder")
+text = html.unescape(page)
+sections = re.findall(r'<section class="step">(.*?)</section>', page, re.S)
+if len(sections) != len(trace["steps"]) + 1:
+    problems.append(f"{len(sections)} sections for {len(trace['steps'])} steps and the counts")
+def shape(s): return "[" + ", ".join(str(d) for d in s) + "]"
+for s, sec in zip(trace["steps"], sections):
+    if f'src="step-{s["index"]:02d}.png"' not in sec:
+        problems.append(f"step {s['index']}: no picture step-{s['index']:02d}.png")
+    sec = html.unescape(re.sub(r"<[^>]+>", "", sec))  # the text a reader sees
+    out = s["tensors"][-1]
+    want = [f"Step {s['index']}: {s['op']}", shape(out["shape"]), "strides " + shape(out["strides"]),
+            s["code"], s["explain"]]
+    if out.get("from"):
+        link = out["from"][0]
+        if "step" in link:
+            src = next(t for t in trace["steps"][link["step"]]["tensors"] if t["name"] == link["tensor"])
+            want.append(shape(src["shape"]) + " \u2192 " + shape(out["shape"]))
+    for w in want:
+        if w not in sec:
+            problems.append(f"step {s['index']}: '{w}' missing")
+for mode, path in zip(["loop", "split", "fused"], sys.argv[3:]):
+    t = json.load(open(path))
+    n = sum(st["matmuls"] for st in t["steps"])
+    if not re.search(rf"<td>{mode}</td><td>{n}</td><td>{len(t['steps'])}</td>", page):
+        problems.append(f"the counts: {mode} should be {n} matmuls in {len(t['steps'])} steps")
+for p in problems[:10]:
+    print(p)
+sys.exit(1 if problems else 0)
+PY
+}
+
+check_handout default
+check_handout nine-words-loop --text "the quick brown fox jumps over the lazy dog" --d-in 12 --d-out 12 --heads 3 --mode loop
+check_handout dropout --dropout 0.3 --mode fused --backend gl
+
+# Refused before any work, one line, nothing written.
+for bad in /proc/headsplit-handout "$work/default/index.html"; do
+  if "$bin" handout --out "$bad" >"$work/bad.out" 2>"$work/bad.err"; then
+    fail "handout --out $bad was accepted"
+  else
+    [ "$(wc -l <"$work/bad.err")" = 1 ] || fail "handout --out $bad: not one line: $(cat "$work/bad.err")"
+    grep -q "$bad" "$work/bad.err" || fail "handout --out $bad: the message does not name it: $(cat "$work/bad.err")"
+  fi
+done
+mkdir "$work/locked" && chmod 500 "$work/locked"
+if [ "$(id -u)" != 0 ]; then  # root writes anywhere: only a user can be refused here
+  "$bin" handout --out "$work/locked" >/dev/null 2>&1 && fail "an unwritable folder was accepted"
+fi
+"$bin" handout --out "$work/big" --preset gpt3 >/dev/null 2>"$work/big.err" && fail "gpt3 (shapes only) made a handout"
+[ -z "$(ls -A "$work/big" 2>/dev/null)" ] || fail "a refused handout left files: $(ls "$work/big")"
+
+if [ "$failures" -gt 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "handout: all checks passed"
