@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
         colours.insert(a[4 * i] << 16 | a[4 * i + 1] << 8 | a[4 * i + 2]);
         brightness += (a[4 * i] + a[4 * i + 1] + a[4 * i + 2]) / 3.0;
     }
-    std::printf("size %d %d colours %zu brightness %.0f\n", w, h, colours.size(), w * h ? brightness / (w * h) : 0.0);
+    std::printf("size %d %d colours %zu brightness %.0f\n", w, h, colours.size(),
+                w > 0 && h > 0 ? brightness / (static_cast<double>(w) * h) : 0.0);
     if (argc > 2) {
         int w2 = 0, h2 = 0;
         unsigned char* b = stbi_load(argv[2], &w2, &h2, &n, 4);

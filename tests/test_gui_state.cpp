@@ -172,6 +172,15 @@ TEST_CASE("large traces compute off the UI thread; gpt3 shows shapes only", "[gu
     CHECK(st.shapes_only);
     CHECK(st.notice.find("shapes only") != std::string::npos);
     CHECK(st.trace->steps[3].tensors[0].shape == Shape{1, 96, 4, 128});
+
+    // Shapes are all a question needs: gpt3's are asked too.
+    set_quiz(st, true);
+    go_to_step(st, 3, 1.0);
+    REQUIRE(quiz_waiting(st));
+    CHECK(st.quiz.pending->answer == Shape{1, 96, 4, 128});
+    quiz_answer(st, {1, 4, 96, 128}, 2.0);  // the view's shape: as if nothing changed
+    CHECK(st.quiz.verdict.find("Not quite: [1, 4, 96, 128] is as if the step changed no shape") == 0);
+    CHECK(st.quiz.verdict.find("the step gives [1, 96, 4, 128]") != std::string::npos);
 }
 
 TEST_CASE("why weight splits: three modes measured and a T sweep growing as T^2", "[gui][why]") {

@@ -9,7 +9,7 @@ namespace {
 // Puts the question for the current step, unless it is already the one waiting.
 void ask_current(AppState& st) {
     QuizState& q = st.quiz;
-    if (!q.on || !st.trace || st.shapes_only || st.step <= q.shown_upto) return;
+    if (!q.on || !st.trace || st.step <= q.shown_upto) return;  // shapes only is enough
     if (q.pending && q.pending->step == st.step) return;
     q.pending = make_question(*st.trace, st.step, ++q.questions);
     q.typed[0] = '\0';
@@ -38,7 +38,7 @@ void set_quiz(AppState& st, bool on) {
     q.verdict.clear();
 }
 
-bool quiz_hides(const AppState& st, int s) { return st.quiz.on && !st.shapes_only && s > st.quiz.shown_upto; }
+bool quiz_hides(const AppState& st, int s) { return st.quiz.on && s > st.quiz.shown_upto; }
 
 bool quiz_waiting(const AppState& st) {
     return st.quiz.on && st.quiz.pending && st.quiz.pending->step == st.step && quiz_hides(st, st.step);
