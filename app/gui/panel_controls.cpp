@@ -205,6 +205,9 @@ void DrawControls(AppState& st, double now) {
     if (ImGui::Button("save handout")) st.handout_requested = true;
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("a picture per step and a page to print: index.html in a new folder beside the screenshots");
+    if (ImGui::Button("save take-home scripts")) st.scripts_requested = true;
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("this example as a PyTorch script and a NumPy one that rerun it and check every value");
     if (ImGui::Button("presenter mode (F5)")) st.presenting = true;
     same_line_if_fits(button_width("reset layout"));
     if (ImGui::Button("reset layout")) st.splits = AppState::Splits{};

@@ -75,6 +75,7 @@ struct AppState {
     Splits splits;
     bool screenshot_requested = false;
     bool handout_requested = false;  // "save handout": drawn after this frame, offscreen
+    bool scripts_requested = false;  // "save take-home scripts": PyTorch and NumPy
     std::string screenshot_dir = ".";
     std::string last_screenshot;
 

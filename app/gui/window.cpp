@@ -20,6 +20,7 @@
 #include <stb_image_write.h>
 
 #include "audit_sweep.hpp"
+#include "headsplit/export.hpp"
 #include "headsplit/trace_json.hpp"
 #include "driver.hpp"
 #include "handout.hpp"
@@ -327,6 +328,20 @@ std::string settings_path() {
 
 }  // namespace
 
+// "save take-home scripts": the trace on screen as lab-<time>-torch.py and lab-<time>-numpy.py
+// beside the screenshots; the line Controls shows.
+std::string save_scripts(const AppState& st) {
+    if (!st.trace || st.shapes_only) return "no scripts: this configuration is shown as shapes only";
+    const std::string stem = st.screenshot_dir + "/headsplit-lab-" + std::to_string(static_cast<long>(std::time(nullptr)));
+    try {
+        write_file_atomically(stem + "-torch.py", export_script(*st.trace, ScriptKind::PyTorch));
+        write_file_atomically(stem + "-numpy.py", export_script(*st.trace, ScriptKind::NumPy));
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "saved " + stem + "-torch.py and -numpy.py (python3 FILE reruns it)";
+}
+
 bool save_png(const std::string& path, int w, int h, std::string* why, unsigned read_buffer) {
     std::vector<unsigned char> pixels(static_cast<std::size_t>(w) * h * 4);
     glPixelStorei(GL_PACK_ALIGNMENT, 1);
@@ -468,6 +483,10 @@ int run_gui(const GuiOptions& o) {
             const std::string path = st.screenshot_dir + "/" + name;
             std::string why;
             st.last_screenshot = save_png(path, fw, fh, &why) ? "saved " + path : why;
+        }
+        if (st.scripts_requested) {
+            st.scripts_requested = false;
+            st.last_screenshot = save_scripts(st);
         }
         if (st.handout_requested) {
             st.handout_requested = false;
