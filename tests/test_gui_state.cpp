@@ -246,6 +246,7 @@ TEST_CASE("quiz: the next step is asked before it is drawn, scored, and explaine
     go_to_step(st, 3, 4.0);  // transpose: [1, 2, 3, 3]
     REQUIRE(quiz_waiting(st));
     quiz_answer(st, *parse_shape_answer("1x2x3x3"), 5.0);  // typed
+    CHECK(st.last_advance == 5.0);  // playing shows the answered step a whole step's time
     CHECK(st.quiz.asked == 2);
     CHECK(st.quiz.right == 1);
     CHECK(st.quiz.answered_right);
@@ -261,10 +262,18 @@ TEST_CASE("quiz: the next step is asked before it is drawn, scored, and explaine
     recompute(st);
     settle(st);
     REQUIRE(quiz_waiting(st));
+    CHECK(st.quiz.verdict.empty());  // the last verdict was about the old shapes
     CHECK(st.quiz.pending->step == 4);
     CHECK(st.quiz.pending->answer == Shape{1, 3, 3, 3});
     CHECK(quiz_hides(st, 4));
     CHECK_FALSE(quiz_hides(st, 3));
+
+    // A key or a button answers with an option of the question it ends (a reference into it).
+    const Shape right_one = st.quiz.pending->answer;
+    const QuizOption& chosen = st.quiz.pending->options[static_cast<std::size_t>(st.quiz.pending->right)];
+    quiz_answer(st, chosen.shape, 8.0);
+    CHECK(st.quiz.answered_right);
+    CHECK(st.quiz.verdict.find("Right: " + shape_str(right_one)) == 0);
 
     // The score stays until reset; off, nothing is hidden.
     quiz_reset_score(st);

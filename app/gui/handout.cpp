@@ -82,35 +82,14 @@ public:
     Offscreen() : previous_(ImGui::GetCurrentContext()), audit_was_(layout_audit().enabled) {
         glGetIntegerv(GL_FRAMEBUFFER_BINDING, &previous_fbo_);
         layout_audit().enabled = false;
-        context_ = ImGui::CreateContext();
-        ImGui::SetCurrentContext(context_);
-        ImGuiIO& io = ImGui::GetIO();
-        io.IniFilename = nullptr;
-        io.DisplaySize = ImVec2(kWidth, kHeight);
-        io.DeltaTime = 1.0f / 60;
-        add_fonts(kFontScale);
-        apply_theme(false);
-        if (!ImGui_ImplOpenGL3_Init("#version 330")) throw std::runtime_error("the handout cannot draw: no OpenGL 3.3 here");
-        backend_ = true;
-        glGenTextures(1, &texture_);
-        glBindTexture(GL_TEXTURE_2D, texture_);
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, kWidth, kHeight, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-        glGenFramebuffers(1, &fbo_);
-        glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
-        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, texture_, 0);
-        if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE)
-            throw std::runtime_error("the handout cannot draw: no offscreen framebuffer of " + std::to_string(kWidth) + "x" +
-                                     std::to_string(kHeight));
+        try {
+            set_up();
+        } catch (...) {
+            release();  // a constructor that throws gets no destructor: the window must get its state back
+            throw;
+        }
     }
-    ~Offscreen() {
-        if (backend_) ImGui_ImplOpenGL3_Shutdown();
-        ImGui::DestroyContext(context_);
-        ImGui::SetCurrentContext(previous_);
-        glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(previous_fbo_));
-        if (fbo_) glDeleteFramebuffers(1, &fbo_);
-        if (texture_) glDeleteTextures(1, &texture_);
-        layout_audit().enabled = audit_was_;
-    }
+    ~Offscreen() { release(); }
     Offscreen(const Offscreen&) = delete;
     Offscreen& operator=(const Offscreen&) = delete;
 
@@ -139,6 +118,42 @@ public:
     }
 
 private:
+    void set_up() {
+        context_ = ImGui::CreateContext();
+        ImGui::SetCurrentContext(context_);
+        ImGuiIO& io = ImGui::GetIO();
+        io.IniFilename = nullptr;
+        io.DisplaySize = ImVec2(kWidth, kHeight);
+        io.DeltaTime = 1.0f / 60;
+        add_fonts(kFontScale);
+        apply_theme(false);
+        if (!ImGui_ImplOpenGL3_Init("#version 330")) throw std::runtime_error("the handout cannot draw: no OpenGL 3.3 here");
+        backend_ = true;
+        glGenTextures(1, &texture_);
+        glBindTexture(GL_TEXTURE_2D, texture_);
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, kWidth, kHeight, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+        glGenFramebuffers(1, &fbo_);
+        glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
+        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, texture_, 0);
+        if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE)
+            throw std::runtime_error("the handout cannot draw: no offscreen framebuffer of " + std::to_string(kWidth) + "x" +
+                                     std::to_string(kHeight));
+    }
+
+    // Gives back what set_up made, however far it got.
+    void release() {
+        if (backend_) ImGui_ImplOpenGL3_Shutdown();
+        if (context_) ImGui::DestroyContext(context_);
+        context_ = nullptr;
+        backend_ = false;
+        ImGui::SetCurrentContext(previous_);
+        glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(previous_fbo_));
+        if (fbo_) glDeleteFramebuffers(1, &fbo_);
+        if (texture_) glDeleteTextures(1, &texture_);
+        fbo_ = texture_ = 0;
+        layout_audit().enabled = audit_was_;
+    }
+
     ImGuiContext* previous_ = nullptr;
     ImGuiContext* context_ = nullptr;
     bool audit_was_ = false;

@@ -21,7 +21,7 @@ struct Line {
 
 // The module's listing: its header and return from the narration module, and between them
 // each step's own line (loop mode's body once, inside the for loop, for the head shown).
-std::vector<Line> listing(const Trace& tr, int current) {
+std::vector<Line> listing(const AppState& st, const Trace& tr, int current) {
     const Config& c = tr.config;
     std::vector<Line> out;
     for (const std::string& text : module_header(c)) out.push_back({text, -1, ""});
@@ -40,7 +40,8 @@ std::vector<Line> listing(const Trace& tr, int current) {
             for (const Step& o : tr.steps)
                 if (o.head == cur_head && o.op == s.op) step = o.index;
         const TensorRecord& t = tr.steps[step].tensors.back();
-        out.push_back({std::string(in_loop ? "      " : "    ") + s.code, step, shape_str(t.shape)});
+        out.push_back({std::string(in_loop ? "      " : "    ") + s.code, step,
+                       quiz_hides(st, step) ? std::string("[?]") : shape_str(t.shape)});  // the quiz's answer
     }
     out.push_back({"    " + module_return(c), -1, ""});
     return out;
@@ -102,7 +103,7 @@ std::vector<Piece> colour_line(const std::string& line, bool dark) {
 // when a line is wider than it. The shapes stand in a column after the longest line.
 void DrawCode(const AppState& st) {
     if (!st.trace) return;
-    const std::vector<Line> lines = listing(*st.trace, st.step);
+    const std::vector<Line> lines = listing(st, *st.trace, st.step);
     ImGui::PushFont(code_font());
     const ImVec4 dim = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
     float code_w = 0;

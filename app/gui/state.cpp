@@ -44,7 +44,7 @@ bool quiz_waiting(const AppState& st) {
     return st.quiz.on && st.quiz.pending && st.quiz.pending->step == st.step && quiz_hides(st, st.step);
 }
 
-void quiz_answer(AppState& st, const Shape& given, double now) {
+void quiz_answer(AppState& st, Shape given, double now) {
     if (!quiz_waiting(st)) return;
     QuizState& q = st.quiz;
     const QuizQuestion question = *q.pending;
@@ -66,6 +66,7 @@ void quiz_answer(AppState& st, const Shape& given, double now) {
                     ". " + s.explain;
     }
     st.anim_start = now;  // now the step is drawn, moving in from the one before
+    st.last_advance = now;  // playing shows it (and the verdict) a whole step's time
 }
 
 void quiz_reset_score(AppState& st) { st.quiz.asked = st.quiz.right = 0; }
@@ -100,7 +101,10 @@ void apply_result(AppState& st, ComputeResult r, double now) {
     // is asked again from the new trace; the later ones are hidden again.
     if (st.quiz.on) {
         st.quiz.pending.reset();
-        st.quiz.shown_upto = was_waiting ? st.step - 1 : st.step;
+        st.quiz.answered_step = -1;  // the verdict was about the old shapes
+        st.quiz.verdict.clear();
+        // Steps jumped over and never shown stay hidden.
+        st.quiz.shown_upto = std::min(st.quiz.shown_upto, was_waiting ? st.step - 1 : st.step);
         ask_current(st);
     }
 }

@@ -129,7 +129,7 @@ bool quiz_hides(const AppState& st, int s);
 bool quiz_waiting(const AppState& st);
 // Answers the pending question with `given` (a choice or a typed shape): scores it, writes
 // the verdict, and draws the step, animating into it as any step does.
-void quiz_answer(AppState& st, const Shape& given, double now);
+void quiz_answer(AppState& st, Shape given, double now);  // by value: callers pass an option of the question it ends
 void quiz_reset_score(AppState& st);
 // Asks for the trace of st.config.
 void recompute(AppState& st);
