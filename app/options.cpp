@@ -63,13 +63,31 @@ std::int64_t parse_count(const char* name, const std::string& value, std::int64_
 
 void add_config_options(CLI::App& cmd, ConfigOptions& o) {
     cmd.add_option("--preset", o.preset, list(preset_names()) + " (default cat-sleeps)");
-    o.text_option = cmd.add_option("--text", o.text, "the sentence; tokens are its whitespace-separated words");
+    o.text_option = cmd.add_option("--text", o.texts,
+                                   "the sentence; tokens are its whitespace-separated words. Give it again for a "
+                                   "batch: shorter sentences are padded and masked")
+                        ->expected(1)
+                        ->allow_extra_args(false)
+                        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd.add_option("--tokens", o.tokens, "N synthetic tokens t1 .. tN instead of the preset's text");
     cmd.add_option("--d-in", o.d_in, "embedding size of each input token");
     cmd.add_option("--d-out", o.d_out, "size of queries, keys, values and the output");
     cmd.add_option("--heads", o.heads, "number of heads; must divide D_out");
+    cmd.add_option("--kv-heads", o.kv_heads,
+                   "key/value heads, each shared by heads / N query heads (grouped-query attention; 1: multi-query); "
+                   "must divide heads (default: heads)");
+    cmd.add_option("--context", o.contexts,
+                   "cross-attention: keys and values come from this text; once for the whole batch or once per --text")
+        ->expected(1)
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd.add_option("--context-tokens", o.context_tokens, "cross-attention with S synthetic context tokens c1 .. cS");
+    cmd.add_option("--d-context", o.d_context, "width of a context token (default D_in)");
+    cmd.add_option("--decode-from", o.decode_from,
+                   "run the first P tokens at once, then one token at a time with a KV cache (0 < P < T)");
     cmd.add_option("--seed", o.seed, "seed of the generated inputs and weights (default 0)");
-    cmd.add_flag("--causal,!--no-causal", o.causal, "mask future tokens (default on)");
+    o.causal_option = cmd.add_flag("--causal,!--no-causal", o.causal,
+                                   "mask future tokens (default on; off with --context)");
     cmd.add_option("--mode", o.mode, "loop | split (default) | fused");
     cmd.add_option("--backend", o.backend, "cpu (default) | gl");
     cmd.add_option("--dropout", o.dropout, "attention dropout probability p in [0, 1) (default 0)");
@@ -78,7 +96,8 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o) {
     cmd.add_flag("--qkv-bias", o.qkv_bias, "add a bias to W_query, W_key, W_value (off, as in the seeds)");
     cmd.add_option("--memory-budget", o.memory_budget, "refuse runs needing more (default 2GiB)");
     for (const char* name : {"--preset", "--tokens", "--d-in", "--d-out", "--heads", "--seed", "--mode", "--backend",
-                             "--dropout", "--memory-budget"}) {
+                             "--dropout", "--memory-budget", "--kv-heads", "--context-tokens", "--d-context",
+                             "--decode-from"}) {
         cmd.get_option(name)->check(
             [](const std::string& v) { return v.empty() ? std::string("the value is empty") : std::string(); });
     }
@@ -86,18 +105,47 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o) {
 
 CheckedConfig make_config(const ConfigOptions& o) {
     Config c = config_from_preset(o.preset);
-    if (!o.text.empty() && !o.tokens.empty())
+    if (!o.texts.empty() && !o.tokens.empty())
         throw ConfigError("--text and --tokens both choose the tokens; give one of them");
-    if (!o.text.empty() || (o.text_option && o.text_option->count() > 0)) {
-        c.tokens = split_words(o.text);
+    if (!o.texts.empty()) {
+        std::vector<std::vector<std::string>> sentences;
+        for (const std::string& text : o.texts) {
+            sentences.push_back(split_words(text));
+            if (sentences.back().empty())
+                throw ConfigError("--text \"" + text + "\" has no words; give at least one, e.g. --text \"the cat sleeps\"");
+        }
+        c.set_sentences(std::move(sentences));
         c.embeddings.clear();
-        if (c.tokens.empty())
-            throw ConfigError("--text \"" + o.text + "\" has no words; give at least one, e.g. --text \"the cat sleeps\"");
     }
     if (!o.tokens.empty()) {
-        c.tokens = synthetic_tokens(parse_count("--tokens", o.tokens, 1, kMaxTokens));
+        c.set_sentences({synthetic_tokens(parse_count("--tokens", o.tokens, 1, kMaxTokens))});
         c.embeddings.clear();
     }
+    if (!o.contexts.empty() && !o.context_tokens.empty())
+        throw ConfigError("--context and --context-tokens both choose the context; give one of them");
+    for (const std::string& text : o.contexts) {
+        c.context.push_back(split_words(text));
+        if (c.context.back().empty())
+            throw ConfigError("--context \"" + text + "\" has no words; give at least one, e.g. --context \"le chat dort\"");
+    }
+    if (!o.context_tokens.empty()) {
+        std::vector<std::string> seq = synthetic_tokens(parse_count("--context-tokens", o.context_tokens, 1, kMaxTokens));
+        for (std::string& t : seq) t[0] = 'c';
+        c.context = {seq};
+    }
+    if (!o.d_context.empty()) c.d_context = parse_count("--d-context", o.d_context, 1, kMaxDim);
+    if (!o.kv_heads.empty()) {
+        const std::int64_t heads = o.heads.empty() ? c.heads : parse_count("--heads", o.heads, 1, kMaxDim);
+        c.kv_heads = parse_count("--kv-heads", o.kv_heads, 0, kMaxDim);
+        if (c.kv_heads == 0)
+            throw ConfigError("--kv-heads 0 leaves the queries no keys; use a divisor of heads = " + std::to_string(heads) +
+                              ": " + [&] {
+                                  std::string d;
+                                  for (std::int64_t v : divisors(heads)) d += (d.empty() ? "" : ", ") + std::to_string(v);
+                                  return d;
+                              }() + " (" + std::to_string(heads) + " is plain multi-head attention, 1 is multi-query)");
+    }
+    if (!o.decode_from.empty()) c.decode_from = parse_count("--decode-from", o.decode_from, 1, kMaxTokens);
     if (!o.d_in.empty()) {
         c.d_in = parse_count("--d-in", o.d_in, 1, kMaxDim);
         c.embeddings.clear();
@@ -118,7 +166,8 @@ CheckedConfig make_config(const ConfigOptions& o) {
         else throw ConfigError("--backend " + o.backend + " is not a backend; use cpu or gl");
     }
     if (!o.memory_budget.empty()) c.memory_budget = parse_bytes(o.memory_budget);
-    c.causal = o.causal;
+    // Cross-attention sees the whole context: no causal mask unless --causal is given.
+    c.causal = c.cross() && (!o.causal_option || o.causal_option->count() == 0) ? false : o.causal;
     c.out_proj = !o.no_out_proj;
     c.scale_first = o.scale_first;
     c.qkv_bias = o.qkv_bias;

@@ -12,16 +12,21 @@ namespace headsplit::app {
 
 struct ConfigOptions {
     std::string preset = "cat-sleeps";
-    std::string text, tokens, d_in, d_out, heads, seed, dropout, mode, backend, memory_budget;
+    std::vector<std::string> texts;     // --text, once per sentence of the batch
+    std::vector<std::string> contexts;  // --context, once (shared) or once per sentence
+    std::string tokens, d_in, d_out, heads, seed, dropout, mode, backend, memory_budget;
+    std::string kv_heads, context_tokens, d_context, decode_from;
     bool causal = true;
     bool no_out_proj = false;
     bool scale_first = false;
     bool qkv_bias = false;
-    CLI::Option* text_option = nullptr;  // tells --text "" from no --text
+    CLI::Option* text_option = nullptr;    // tells --text "" from no --text
+    CLI::Option* causal_option = nullptr;  // tells --causal given from the default
 };
 
-// Adds --preset --text --tokens --d-in --d-out --heads --seed --causal/--no-causal --mode
-// --backend --dropout --no-out-proj --scale-first --qkv-bias --memory-budget to `cmd`.
+// Adds --preset --text --tokens --d-in --d-out --heads --kv-heads --context --context-tokens
+// --d-context --decode-from --seed --causal/--no-causal --mode --backend --dropout
+// --no-out-proj --scale-first --qkv-bias --memory-budget to `cmd`.
 void add_config_options(CLI::App& cmd, ConfigOptions& o);
 
 // The Config they describe (the preset, then each option given on top), through the one

@@ -67,13 +67,19 @@ void print_step_table(const Trace& tr, std::ostream& out) {
     out << "HeadSplit trace: " << quoted_text(c) << "  B=" << c.batch << " T=" << c.num_tokens()
         << " D_in=" << c.d_in << " D_out=" << c.d_out << " heads=" << c.heads << " head_dim=" << c.head_dim()
         << "  mode=" << mode_name(c.mode) << " backend=" << backend_name(c.backend)
-        << (c.causal ? " causal" : " not-causal") << "\n\n";
+        << (c.causal ? " causal" : " not-causal");
+    if (c.grouped()) out << " kv_heads=" << c.kv_head_count();
+    if (c.cross()) out << " context S=" << c.num_keys() << " D_context=" << c.context_dim();
+    if (c.padded()) out << " padded";
+    if (c.decoding()) out << " decode_from=" << c.decode_from;
+    out << "\n\n";
     out << std::left << std::setw(6) << "step" << std::setw(20) << "op" << std::setw(34) << "tensors"
         << std::setw(20) << "shape" << std::setw(22) << "memory" << std::right << std::setw(8) << "matmuls"
         << std::setw(11) << "ms" << "\n";
     for (const Step& s : tr.steps) {
         std::string op = op_name(s.op);
         if (s.head >= 0) op += " (head " + std::to_string(s.head) + ")";
+        if (s.round >= 0) op += s.round == 0 ? " (prefill)" : " (r" + std::to_string(s.round) + ")";
         const TensorRecord& first = s.tensors.front();
         out << std::left << std::setw(6) << s.index << std::setw(20) << op << std::setw(34) << tensor_names(s)
             << std::setw(20) << shape_str(first.shape) << std::setw(22) << storage_label(first.storage)
@@ -85,11 +91,13 @@ void print_step_table(const Trace& tr, std::ostream& out) {
     out << "\ntotal: " << tr.steps.size() << " steps, " << tr.total_matmuls() << " matmuls, "
         << std::setprecision(3) << flops / 1e6 << " MFLOP, " << tr.total_ms() << " ms\n";
 
-    // The journey of the data's shape, skipping repeats (loop mode repeats per head).
+    // The journey of the data's shape (each step's first tensor: x, queries, ..., output),
+    // skipping repeats (loop mode repeats per head) and the steps on keys and values only.
     std::string journey;
     Shape last;
     for (const Step& s : tr.steps) {
-        const Shape& shape = s.tensors.back().shape;
+        if (s.op == Op::CacheAppend || s.op == Op::RepeatKv) continue;
+        const Shape& shape = s.tensors.front().shape;
         if (shape == last) continue;
         journey += (journey.empty() ? "" : " -> ") + shape_str(shape);
         last = shape;
@@ -100,6 +108,7 @@ void print_step_table(const Trace& tr, std::ostream& out) {
 void print_step_values(const Step& s, std::ostream& out) {
     out << "\nstep " << s.index << ": " << op_name(s.op);
     if (s.head >= 0) out << " (head " << s.head << ")";
+    if (s.round >= 0) out << (s.round == 0 ? " (prefill)" : " (round " + std::to_string(s.round) + ")");
     out << "\n  " << s.code << "\n  " << s.explain << "\n";
     for (const TensorRecord& t : s.tensors) {
         out << "  " << t.name << " " << shape_str(t.shape) << "  strides " << shape_str(t.strides) << "  offset "

@@ -4,7 +4,11 @@
 //   mode 0, mask:    s[..., i, j] = -inf for j > i        scores.masked_fill_(causal, -inf)
 //   mode 1, scale:   s *= factor                         scores.div_(sqrt(head_dim))
 //   mode 2, softmax: out = softmax(s, dim=-1)            torch.softmax(scores, dim=-1)
-//   s, out [B, H, T, T] (or [B, T, T] padded to 4-D); any strides.
+//   mode 3, padding: s[b, ..., i, j] = -inf where key_mask[b, j] != 0
+//                    scores.masked_fill_(key_padding_mask[:, None, None, :], -inf)
+//                    the mask [B, S] is bound as `o`, at out_offset with out_strides.zw
+//                    (b, j); row r belongs to batch element r / group_rows.
+//   s, out [B, H, T, S] (or [B, T, S] padded to 4-D); any strides.
 // Dispatch: ceil(rows / 64) workgroups (x, then y past 65535).
 layout(local_size_x = 64) in;
 
@@ -20,6 +24,7 @@ uniform ivec4 in_strides;
 uniform int in_offset;
 uniform ivec4 out_strides;
 uniform int out_offset;
+uniform int group_rows;
 
 void main() {
     int row = linear_invocation(64u);
@@ -28,11 +33,15 @@ void main() {
     int cols = shape.w;
     int i = row % shape.z;  // the query's token position
     int ip = in_offset + strided_offset(row * cols, shape, in_strides);
-    int op = out_offset + strided_offset(row * cols, shape, out_strides);
+    int op = mode == 3 ? 0 : out_offset + strided_offset(row * cols, shape, out_strides);
     int sc = in_strides.w, oc = out_strides.w;
 
     if (mode == 0) {
         for (int j = i + 1; j < cols; ++j) s[ip + j * sc] = NEG_INF;
+    } else if (mode == 3) {
+        int m = out_offset + (row / group_rows) * out_strides.z;
+        for (int j = 0; j < cols; ++j)
+            if (o[m + j * out_strides.w] != 0.0) s[ip + j * sc] = NEG_INF;
     } else if (mode == 1) {
         for (int j = 0; j < cols; ++j) s[ip + j * sc] *= factor;
     } else {

@@ -45,9 +45,12 @@ class BadInput(Exception):
 class Ref:
     """Torch's version of one recorded tensor."""
 
-    def __init__(self, name, t, kind):
+    def __init__(self, name, t, kind, layout=None):
         self.name = name
         self.kind = kind  # the storage the trace should record: new, view, in_place, copy
+        # strides and offset to expect: torch's own for views, in-place tensors and windows
+        # of a larger buffer (the KV cache); row-major for the rest
+        self.layout = layout or ("torch" if kind in (VIEW, IN_PLACE) else "row_major")
         self.values = t.detach().clone()  # snapshot: later in-place steps change t
         self.stride = tuple(t.stride())
         self.offset = t.storage_offset()
@@ -61,12 +64,13 @@ class Reference:
         self.steps = []  # (op, head, [Ref])
         self._alive = []  # keep every tensor alive so no storage address is reused
 
-    def step(self, op, head, *tensors):
+    def step(self, op, head, *tensors, round=None):
         refs = []
-        for name, t, kind in tensors:
+        for entry in tensors:
+            name, t, kind = entry[:3]
             self._alive.append(t)
-            refs.append(Ref(name, t, kind))
-        self.steps.append((op, head, refs))
+            refs.append(Ref(name, t, kind, *entry[3:]))
+        self.steps.append((op, head, round, refs))
 
 
 def as_tensor(entry, what, shape=None):
@@ -106,6 +110,13 @@ def recorded_dropout_masks(doc):
     return masks
 
 
+def token_lists(value, what):
+    if not isinstance(value, list) or not value or not all(
+            isinstance(seq, list) and seq and all(isinstance(t, str) for t in seq) for seq in value):
+        raise BadInput(f"{what} is not a list of non-empty token lists")
+    return value
+
+
 def reference(doc, problems):
     """Recompute the forward pass with torch; returns a Reference."""
     try:
@@ -113,19 +124,26 @@ def reference(doc, problems):
         mode = cfg["mode"]
         d_in, d_out, num_heads = int(cfg["d_in"]), int(cfg["d_out"]), int(cfg["heads"])
         head_dim = int(cfg["head_dim"])
+        kv_heads = int(cfg.get("kv_heads", num_heads))
+        decode_from = int(cfg.get("decode_from", 0))
         causal, out_proj = bool(cfg["causal"]), bool(cfg["out_proj"])
         qkv_bias, scale_first = bool(cfg["qkv_bias"]), bool(cfg["scale_first"])
         p = float(cfg["dropout"])
         weights = doc["weights"]
         x_entry = doc["inputs"]["x"]
+        cross = "context" in cfg
     except (KeyError, TypeError, ValueError) as e:
         raise BadInput(f"config/inputs/weights incomplete: {e!r}") from e
     if mode not in ("loop", "split", "fused"):
         raise BadInput(f"unknown mode {mode!r}")
     if num_heads < 1 or d_out % num_heads or head_dim != d_out // num_heads:
         raise BadInput(f"heads={num_heads}, head_dim={head_dim} do not fit d_out={d_out}")
+    if kv_heads < 1 or num_heads % kv_heads:
+        raise BadInput(f"kv_heads={kv_heads} does not divide heads={num_heads}")
     if not 0.0 <= p < 1.0:
         raise BadInput(f"dropout {p} is not in [0, 1)")
+    group = num_heads // kv_heads
+    kv_dim = kv_heads * head_dim
 
     x = as_tensor(x_entry, "inputs.x")
     if x.dim() != 3 or x.shape[2] != d_in:
@@ -133,8 +151,38 @@ def reference(doc, problems):
     b, num_tokens = x.shape[0], x.shape[1]
     if "batch" in cfg and cfg["batch"] != b:
         raise BadInput(f"config.batch={cfg['batch']} but inputs.x has batch {b}")
-    if isinstance(cfg.get("tokens"), list) and len(cfg["tokens"]) != num_tokens:
-        raise BadInput(f"config has {len(cfg['tokens'])} tokens but inputs.x has {num_tokens}")
+    sentences = token_lists(cfg.get("batch_tokens", [cfg.get("tokens")]), "config.batch_tokens")
+    if len(sentences) != b or max(len(seq) for seq in sentences) != num_tokens:
+        raise BadInput(f"config.batch_tokens ({len(sentences)} sentences, longest {max(len(q) for q in sentences)}) "
+                       f"do not fit inputs.x {list(x.shape)}")
+    if isinstance(cfg.get("tokens"), list) and cfg["tokens"] != sentences[0]:
+        raise BadInput("config.tokens is not the first sentence of config.batch_tokens")
+    if not 0 <= decode_from < num_tokens:
+        raise BadInput(f"decode_from={decode_from} is not in [0, T={num_tokens})")
+
+    # The keys' side: the text itself, or the context (cross-attention).
+    if cross:
+        contexts = token_lists(cfg["context"], "config.context")
+        d_kv_in = int(cfg["d_context"])
+        kv_in = as_tensor(doc["inputs"].get("context", {}), "inputs.context")
+        num_keys = max(len(seq) for seq in contexts)
+        if list(kv_in.shape) != [b, num_keys, d_kv_in]:
+            raise BadInput(f"inputs.context has shape {list(kv_in.shape)}, expected {[b, num_keys, d_kv_in]}")
+        key_lengths = [len(contexts[0 if len(contexts) == 1 else i]) for i in range(b)]
+    else:
+        d_kv_in, kv_in, num_keys = d_in, x, num_tokens
+        key_lengths = [len(seq) for seq in sentences]
+    # The key padding mask, derived from the token lists (true = padding), and the one the
+    # trace gives must be the same.
+    derived = torch.tensor([[j >= n for j in range(num_keys)] for n in key_lengths], dtype=torch.bool)
+    padded = bool(derived.any())
+    if padded:
+        entry = doc["inputs"].get("key_padding_mask")
+        if not isinstance(entry, dict) or entry.get("shape") != [b, num_keys] or entry.get("data") != derived.flatten().tolist():
+            problems.append(f"inputs.key_padding_mask is not the padding of the token lists ({derived.tolist()})")
+    elif "key_padding_mask" in doc["inputs"]:
+        problems.append("inputs.key_padding_mask is given but no sentence is padded")
+    key_padding_mask = derived
 
     def weight(key, shape):
         if key not in weights:
@@ -142,31 +190,43 @@ def reference(doc, problems):
         return as_tensor(weights[key], f"weights.{key}", shape)
 
     w_query = weight("w_query", [d_out, d_in])
-    w_key = weight("w_key", [d_out, d_in])
-    w_value = weight("w_value", [d_out, d_in])
+    w_key = weight("w_key", [kv_dim, d_kv_in])
+    w_value = weight("w_value", [kv_dim, d_kv_in])
     b_query = b_key = b_value = None
     if qkv_bias:
         b_query = weight("b_query", [d_out])
-        b_key = weight("b_key", [d_out])
-        b_value = weight("b_value", [d_out])
+        b_key = weight("b_key", [kv_dim])
+        b_value = weight("b_value", [kv_dim])
     if out_proj:
         w_out, b_out = weight("w_out", [d_out, d_out]), weight("b_out", [d_out])
 
     masks = recorded_dropout_masks(doc)
     ref = Reference()
-    causal_mask = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)
+    rnd = [None]  # the decoding round the next steps belong to
 
-    def mask_scale_softmax_dropout(attn_scores, head):
-        """mask/scale (in place, in the configured order), softmax, dropout."""
-        for op in (("scale", "mask") if scale_first else ("mask", "scale")):
-            if op == "mask" and causal:
-                attn_scores.masked_fill_(causal_mask, -torch.inf)
-                ref.step("mask", head, ("attn_scores", attn_scores, IN_PLACE))
+    def step(op, head, *tensors):
+        ref.step(op, head, *tensors, round=rnd[0])
+
+    def attention_rows(queries, keys, values, head, causal_here):
+        """scores, masks and scale (in the configured order), softmax, dropout, context."""
+        attn_scores = queries @ keys.transpose(-2, -1)
+        step("scores", head, ("attn_scores", attn_scores, NEW))
+        tq, tk = attn_scores.shape[-2], attn_scores.shape[-1]
+        pad = key_padding_mask[:, :tk]
+        pad = pad[:, None, :] if attn_scores.dim() == 3 else pad[:, None, None, :]
+        order = ("scale", "mask", "pad_mask") if scale_first else ("mask", "pad_mask", "scale")
+        for op in order:
+            if op == "mask" and causal_here:
+                attn_scores.masked_fill_(torch.triu(torch.ones(tq, tk, dtype=torch.bool), diagonal=1), -torch.inf)
+                step("mask", head, ("attn_scores", attn_scores, IN_PLACE))
+            elif op == "pad_mask" and padded:
+                attn_scores.masked_fill_(pad, -torch.inf)
+                step("pad_mask", head, ("attn_scores", attn_scores, IN_PLACE))
             elif op == "scale":
                 attn_scores.div_(math.sqrt(head_dim))
-                ref.step("scale", head, ("attn_scores", attn_scores, IN_PLACE))
+                step("scale", head, ("attn_scores", attn_scores, IN_PLACE))
         attn_weights = torch.softmax(attn_scores, dim=-1)
-        ref.step("softmax", head, ("attn_weights", attn_weights, NEW))
+        step("softmax", head, ("attn_weights", attn_weights, NEW))
         if p > 0:
             index, mask = masks.get(head, (None, None))
             if mask is None or list(mask.shape) != list(attn_weights.shape):
@@ -176,77 +236,197 @@ def reference(doc, problems):
                 problems.append(f"step {index} (dropout{head_label(head)}) tensor dropout_mask: "
                                 f"holds {bad}, not only 0s and 1s")
             attn_weights = attn_weights * mask / (1.0 - p)
-            ref.step("dropout", head, ("dropout_mask", mask, NEW),
-                     ("attn_weights", attn_weights, NEW))
-        return attn_weights
+            step("dropout", head, ("dropout_mask", mask, NEW), ("attn_weights", attn_weights, NEW))
+        context_vec = attn_weights @ values
+        step("context", head, ("context_vec", context_vec, NEW))
+        return context_vec
 
-    ref.step("input", None, ("x", x, NEW))
-
-    if mode == "loop":
-        contexts = []
-        for h in range(num_heads):
-            rows = slice(h * head_dim, (h + 1) * head_dim)
-            part = lambda bias: None if bias is None else bias[rows]
-            W_query = linear(d_in, head_dim, w_query[rows], part(b_query))
-            W_key = linear(d_in, head_dim, w_key[rows], part(b_key))
-            W_value = linear(d_in, head_dim, w_value[rows], part(b_value))
-            queries, keys, values = W_query(x), W_key(x), W_value(x)
-            ref.step("project", h, ("queries", queries, NEW), ("keys", keys, NEW),
-                     ("values", values, NEW))
-            attn_scores = queries @ keys.transpose(1, 2)
-            ref.step("scores", h, ("attn_scores", attn_scores, NEW))
-            attn_weights = mask_scale_softmax_dropout(attn_scores, h)
-            context_vec = attn_weights @ values
-            ref.step("context", h, ("context_vec", context_vec, NEW))
-            contexts.append(context_vec)
-        context_vec = torch.cat(contexts, dim=-1)
-        ref.step("concat", None, ("context_vec", context_vec, COPY))
-    else:
+    def project(q_in, k_in):
+        """Q, K, V of all heads: three nn.Linear, or one stacked and split."""
         if mode == "fused":
             cat_bias = None if not qkv_bias else torch.cat([b_query, b_key, b_value])
-            W_qkv = linear(d_in, 3 * d_out, torch.cat([w_query, w_key, w_value]), cat_bias)
-            qkv = W_qkv(x)
-            ref.step("project", None, ("qkv", qkv, NEW))
-            queries, keys, values = qkv.chunk(3, dim=-1)
-            ref.step("split", None, ("queries", queries, VIEW), ("keys", keys, VIEW),
-                     ("values", values, VIEW))
+            W_qkv = linear(d_in, d_out + 2 * kv_dim, torch.cat([w_query, w_key, w_value]), cat_bias)
+            qkv = W_qkv(q_in)
+            step("project", None, ("qkv", qkv, NEW))
+            queries, keys, values = qkv.split([d_out, kv_dim, kv_dim], dim=-1)
+            step("split", None, ("queries", queries, VIEW), ("keys", keys, VIEW), ("values", values, VIEW))
         else:
-            W_query = linear(d_in, d_out, w_query, b_query)
-            W_key = linear(d_in, d_out, w_key, b_key)
-            W_value = linear(d_in, d_out, w_value, b_value)
-            queries, keys, values = W_query(x), W_key(x), W_value(x)
-            ref.step("project", None, ("queries", queries, NEW), ("keys", keys, NEW),
-                     ("values", values, NEW))
-        queries = queries.view(b, num_tokens, num_heads, head_dim)
-        keys = keys.view(b, num_tokens, num_heads, head_dim)
-        values = values.view(b, num_tokens, num_heads, head_dim)
-        ref.step("view", None, ("queries", queries, VIEW), ("keys", keys, VIEW),
-                 ("values", values, VIEW))
-        queries, keys, values = queries.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2)
-        ref.step("transpose", None, ("queries", queries, VIEW), ("keys", keys, VIEW),
-                 ("values", values, VIEW))
-        attn_scores = queries @ keys.transpose(2, 3)
-        ref.step("scores", None, ("attn_scores", attn_scores, NEW))
-        attn_weights = mask_scale_softmax_dropout(attn_scores, None)
-        context_vec = attn_weights @ values
-        ref.step("context", None, ("context_vec", context_vec, NEW))
-        context_vec = context_vec.transpose(1, 2)
-        ref.step("transpose_back", None, ("context_vec", context_vec, VIEW))
-        context_vec = context_vec.contiguous().view(b, num_tokens, d_out)
-        ref.step("merge", None, ("context_vec", context_vec, COPY))
+            queries = linear(d_in, d_out, w_query, b_query)(q_in)
+            keys = linear(d_kv_in, kv_dim, w_key, b_key)(k_in)
+            values = linear(d_kv_in, kv_dim, w_value, b_value)(k_in)
+            step("project", None, ("queries", queries, NEW), ("keys", keys, NEW), ("values", values, NEW))
+        return queries, keys, values
 
-    if out_proj:
+    def heads(queries, keys, values):
+        n_q, n_k = queries.shape[1], keys.shape[1]
+        queries = queries.view(b, n_q, num_heads, head_dim)
+        keys = keys.view(b, n_k, kv_heads, head_dim)
+        values = values.view(b, n_k, kv_heads, head_dim)
+        step("view", None, ("queries", queries, VIEW), ("keys", keys, VIEW), ("values", values, VIEW))
+        queries, keys, values = queries.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2)
+        step("transpose", None, ("queries", queries, VIEW), ("keys", keys, VIEW), ("values", values, VIEW))
+        return queries, keys, values
+
+    def repeat(keys, values):
+        if group == 1:
+            return keys, values
+        keys = keys.repeat_interleave(group, dim=1)
+        values = values.repeat_interleave(group, dim=1)
+        step("repeat_kv", None, ("keys", keys, COPY), ("values", values, COPY))
+        return keys, values
+
+    def merge(context_vec):
+        n = context_vec.shape[2]
+        context_vec = context_vec.transpose(1, 2)
+        step("transpose_back", None, ("context_vec", context_vec, VIEW))
+        context_vec = context_vec.contiguous().view(b, n, d_out)
+        step("merge", None, ("context_vec", context_vec, COPY))
+        return context_vec
+
+    def output_of(context_vec):
+        if not out_proj:
+            return context_vec
         output = linear(d_out, d_out, w_out, b_out)(context_vec)
-        ref.step("out_proj", None, ("output", output, NEW))
+        step("out_proj", None, ("output", output, NEW))
+        return output
+
+    inputs = [("x", x, NEW)]
+    if cross:
+        inputs.append(("context", kv_in, NEW))
+    if padded:
+        inputs.append(("key_padding_mask", key_padding_mask.float(), NEW))
+    step("input", None, *inputs)
+
+    if decode_from:
+        # Prefill the first P tokens, then one token per round against the KV cache.
+        cache_k = x.new_zeros(b, kv_heads, num_tokens, head_dim)
+        cache_v = x.new_zeros(b, kv_heads, num_tokens, head_dim)
+        outputs = []
+        for r in range(num_tokens - decode_from + 1):
+            rnd[0] = r
+            pos, n = (0, decode_from) if r == 0 else (decode_from + r - 1, 1)
+            rows = x[:, pos:pos + n]
+            queries, keys, values = heads(*project(rows, rows))
+            cache_k[:, :, pos:pos + n] = keys
+            cache_v[:, :, pos:pos + n] = values
+            keys, values = cache_k[:, :, :pos + n], cache_v[:, :, :pos + n]
+            kind = COPY if r == 0 else IN_PLACE
+            step("cache_append", None, ("keys", keys, kind, "torch"), ("values", values, kind, "torch"))
+            keys, values = repeat(keys, values)
+            outputs.append(output_of(merge(attention_rows(queries, keys, values, None, r == 0))))
+        rnd[0] = None
+        result = torch.cat(outputs, dim=1)
+        step("assemble", None, ("output" if out_proj else "context_vec", result, COPY))
+        # Independently of the rounds: the same numbers as one full causal pass.
+        full = full_pass(x, x, w_query, w_key, w_value, b_query, b_key, b_value,
+                         (w_out, b_out) if out_proj else None, num_heads, kv_heads, key_padding_mask, True)
+        diff = (full - result).abs().max().item()
+        if not diff <= 1e-5:
+            problems.append(f"decoding: the assembled output differs from one full causal pass by {diff:.3g} (> 1e-5)")
+    elif mode == "loop":
+        contexts = []
+        for h in range(num_heads):
+            g = h // group
+            q_rows = slice(h * head_dim, (h + 1) * head_dim)
+            kv_rows = slice(g * head_dim, (g + 1) * head_dim)
+            part = lambda bias, rows: None if bias is None else bias[rows]
+            W_query = linear(d_in, head_dim, w_query[q_rows], part(b_query, q_rows))
+            W_key = linear(d_kv_in, head_dim, w_key[kv_rows], part(b_key, kv_rows))
+            W_value = linear(d_kv_in, head_dim, w_value[kv_rows], part(b_value, kv_rows))
+            queries, keys, values = W_query(x), W_key(kv_in), W_value(kv_in)
+            step("project", h, ("queries", queries, NEW), ("keys", keys, NEW), ("values", values, NEW))
+            contexts.append(attention_rows(queries, keys, values, h, causal))
+        context_vec = torch.cat(contexts, dim=-1)
+        step("concat", None, ("context_vec", context_vec, COPY))
+        output_of(context_vec)
+    else:
+        queries, keys, values = heads(*project(x, kv_in))
+        keys, values = repeat(keys, values)
+        output_of(merge(attention_rows(queries, keys, values, None, causal)))
+
+    if padded and not decode_from:
+        check_against_mha(cfg, ref, x, kv_in, w_query, w_key, w_value, b_query, b_key, b_value,
+                          (w_out, b_out) if out_proj else None, key_padding_mask, problems)
     return ref
+
+
+def full_pass(x, kv_in, w_query, w_key, w_value, b_query, b_key, b_value, out, num_heads, kv_heads,
+              key_padding_mask, causal):
+    """Grouped-query attention written as plainly as possible: per head, per batch element,
+    softmax over the keys that are allowed. No views, no repeat, no cache."""
+    b, t, _ = x.shape
+    s = kv_in.shape[1]
+    head_dim = w_query.shape[0] // num_heads
+    group = num_heads // kv_heads
+    q = torch.nn.functional.linear(x, w_query, b_query)
+    k = torch.nn.functional.linear(kv_in, w_key, b_key)
+    v = torch.nn.functional.linear(kv_in, w_value, b_value)
+    out_rows = torch.zeros(b, t, num_heads * head_dim)
+    for n in range(b):
+        for h in range(num_heads):
+            g = h // group
+            qh = q[n, :, h * head_dim:(h + 1) * head_dim]
+            kh = k[n, :, g * head_dim:(g + 1) * head_dim]
+            vh = v[n, :, g * head_dim:(g + 1) * head_dim]
+            scores = (qh @ kh.T) / math.sqrt(head_dim)
+            allowed = ~key_padding_mask[n][None, :].expand(t, s)
+            if causal:
+                allowed = allowed & torch.ones(t, s, dtype=torch.bool).tril()
+            scores = scores.masked_fill(~allowed, -torch.inf)
+            out_rows[n, :, h * head_dim:(h + 1) * head_dim] = torch.softmax(scores, dim=-1) @ vh
+    if out is None:
+        return out_rows
+    return torch.nn.functional.linear(out_rows, out[0], out[1])
+
+
+def check_against_mha(cfg, ref, x, kv_in, w_query, w_key, w_value, b_query, b_key, b_value, out,
+                      key_padding_mask, problems):
+    """A padded batch's output, padded query rows included, against torch's own
+    nn.MultiheadAttention with key_padding_mask, where its parameters can hold the trace's
+    (D_in = D_out, one key/value head per head, Q/K/V bias and output projection, no dropout);
+    elsewhere against full_pass()."""
+    d_in, d_out, num_heads = int(cfg["d_in"]), int(cfg["d_out"]), int(cfg["heads"])
+    kv_heads = int(cfg.get("kv_heads", num_heads))
+    causal = bool(cfg["causal"])
+    final = ref.steps[-1][3][-1].values
+    mha_fits = (d_in == d_out and kv_heads == num_heads and b_query is not None and out is not None
+                and float(cfg["dropout"]) == 0)
+    if mha_fits:
+        d_kv = kv_in.shape[2]
+        mha = nn.MultiheadAttention(d_out, num_heads, bias=True, batch_first=True,
+                                    kdim=d_kv, vdim=d_kv)
+        if d_kv == d_out:
+            mha.in_proj_weight.copy_(torch.cat([w_query, w_key, w_value]))
+        else:
+            mha.q_proj_weight.copy_(w_query)
+            mha.k_proj_weight.copy_(w_key)
+            mha.v_proj_weight.copy_(w_value)
+        mha.in_proj_bias.copy_(torch.cat([b_query, b_key, b_value]))
+        mha.out_proj.weight.copy_(out[0])
+        mha.out_proj.bias.copy_(out[1])
+        t, s = x.shape[1], kv_in.shape[1]
+        attn_mask = torch.ones(t, s, dtype=torch.bool).triu(1) if causal else None
+        expected, _ = mha(x, kv_in, kv_in, key_padding_mask=key_padding_mask, attn_mask=attn_mask,
+                          need_weights=False)
+        what = "nn.MultiheadAttention with key_padding_mask"
+    else:
+        expected = full_pass(x, kv_in, w_query, w_key, w_value, b_query, b_key, b_value, out,
+                             num_heads, kv_heads, key_padding_mask, causal)
+        what = "a per-head, per-sentence softmax over the allowed keys"
+    if float(cfg["dropout"]) > 0:
+        return  # the trace's dropout mask is not known to either
+    diff = (expected - final).abs().max().item()
+    if not diff <= TOLERANCE:
+        problems.append(f"padded batch: the output differs from {what} by {diff:.3g}")
 
 
 def head_label(head):
     return "" if head is None else f", head {head}"
 
 
-def signature(op, head, names):
-    return f"{op}{'' if head is None else f'[head {head}]'}({', '.join(names)})"
+def signature(op, head, names, round=None):
+    return (f"{op}{'' if head is None else f'[head {head}]'}{'' if round is None else f'[round {round}]'}"
+            f"({', '.join(names)})")
 
 
 def row_major(shape):
@@ -268,9 +448,13 @@ def compare(ref, rec):
     issues = []
     if rec["view"] != (ref.kind == VIEW) or rec["storage"] != ref.kind:
         issues.append(f"storage {rec['storage']!r} (view={rec['view']}), torch's is {ref.kind!r}")
-    if ref.kind == VIEW:
+    if ref.kind == VIEW and ref.layout == "torch":
         if list(rec["strides"]) != list(ref.stride) or rec["offset"] != ref.offset:
             issues.append(f"strides {rec['strides']} offset {rec['offset']}, torch's view has "
+                          f"strides {list(ref.stride)} offset {ref.offset}")
+    elif ref.layout == "torch":
+        if list(rec["strides"]) != list(ref.stride) or rec["offset"] != ref.offset:
+            issues.append(f"strides {rec['strides']} offset {rec['offset']}, torch's tensor has "
                           f"strides {list(ref.stride)} offset {ref.offset}")
     elif list(rec["strides"]) != row_major(shape) or rec["offset"] != 0:
         issues.append(f"strides {rec['strides']} offset {rec['offset']}, expected row-major "
@@ -310,9 +494,9 @@ def check_links(doc, problems):
             if not isinstance(links, list):
                 problems.append(f"{where}: no from list")
                 continue
-            source = (i == 0 and t["name"] == "x") or t["name"] == "dropout_mask"
+            source = (i == 0 and t["name"] in ("x", "context", "key_padding_mask")) or t["name"] == "dropout_mask"
             if source != (len(links) == 0):
-                problems.append(f"{where}: from {links} (only x and the dropout mask have none)")
+                problems.append(f"{where}: from {links} (only the inputs and the dropout mask have none)")
             for n, link in enumerate(links):
                 if set(link) == {"weight"}:
                     if link["weight"] not in doc.get("weights", {}):
@@ -353,14 +537,14 @@ def check_file(path):
         with torch.no_grad():
             ref = reference(doc, problems)
         steps = doc["steps"]
-        recorded = [signature(s["op"], s.get("head"), [t["name"] for t in s["tensors"]])
+        recorded = [signature(s["op"], s.get("head"), [t["name"] for t in s["tensors"]], s.get("round"))
                     for s in steps]
     except BadInput as e:
         return 2, [f"oracle: {path}: bad input: {e}"]
     except (KeyError, TypeError, ValueError, RuntimeError) as e:
         return 2, [f"oracle: {path}: bad input: {e!r}"]
 
-    expected = [signature(op, head, [r.name for r in refs]) for op, head, refs in ref.steps]
+    expected = [signature(op, head, [r.name for r in refs], rnd) for op, head, rnd, refs in ref.steps]
     if recorded != expected:
         at = next((i for i, (a, b) in enumerate(zip(recorded, expected)) if a != b),
                   min(len(recorded), len(expected)))
@@ -374,7 +558,7 @@ def check_file(path):
     buffer_of = {}  # torch storage address -> recorded buffer id
     seen_buffers = set()
     try:
-        for i, (s, (op, head, refs)) in enumerate(zip(steps, ref.steps)):
+        for i, (s, (op, head, _, refs)) in enumerate(zip(steps, ref.steps)):
             if s.get("index") != i:
                 problems.append(f"step {i} ({op}{head_label(head)}): index field is {s.get('index')}")
             for r, t in zip(refs, s["tensors"]):

@@ -32,13 +32,38 @@ configs=(
   "--tokens 17 --d-in 20 --d-out 20 --heads 4 --seed 3"
   "--tokens 65 --d-in 33 --d-out 17 --heads 17 --mode loop"
   "--preset gpt2-small --tokens 17"
+  # grouped-query and multi-query attention
+  "--kv-heads 1"
+  "--tokens 9 --d-in 12 --d-out 12 --heads 6 --kv-heads 2"
+  "--tokens 9 --d-in 12 --d-out 12 --heads 6 --kv-heads 3 --mode loop --qkv-bias"
+  "--tokens 9 --d-in 12 --d-out 12 --heads 6 --kv-heads 2 --mode fused --qkv-bias --scale-first"
+  "--tokens 5 --d-in 8 --d-out 8 --heads 4 --kv-heads 2 --dropout 0.25 --mode loop"
+  # cross-attention
+  "--context \"le chat dort bien\""
+  "--context-tokens 7 --d-context 10 --heads 3 --mode loop"
+  "--context \"a b c\" --causal --kv-heads 1"
+  "--context-tokens 5 --d-context 4 --tokens 4 --d-in 8 --d-out 8 --heads 4 --kv-heads 2 --qkv-bias --dropout 0.2"
+  # padded batches
+  "--text \"the cat sleeps\" --text \"a dog\""
+  "--text \"the cat sleeps on the mat\" --text \"a dog\" --text \"birds sing\" --mode loop --qkv-bias"
+  "--text \"the cat sleeps\" --text \"a dog\" --mode fused --qkv-bias --no-causal"
+  "--text \"one two three four\" --text \"five\" --scale-first --kv-heads 1"
+  "--text \"x y z\" --text \"p q\" --dropout 0.3 --qkv-bias"
+  "--text \"the cat sleeps\" --text \"a dog\" --context \"le chat dort\" --context \"un chien\" --qkv-bias"
+  "--text \"the cat sleeps\" --text \"a dog\" --context \"le chat\" --d-context 6 --kv-heads 1 --mode loop"
+  # decoding with a KV cache
+  "--decode-from 1"
+  "--tokens 6 --decode-from 3 --d-in 8 --d-out 8 --heads 4 --kv-heads 2"
+  "--tokens 5 --decode-from 2 --mode fused --qkv-bias --kv-heads 1 --scale-first"
+  "--text \"the cat sleeps today\" --text \"a dog\" --decode-from 1 --qkv-bias"
+  "--tokens 4 --decode-from 2 --no-out-proj --heads 3"
+  "--preset gpt2-small --tokens 9 --kv-heads 4 --decode-from 5"
 )
 files=()
 i=0
 for cfg in "${configs[@]}"; do
   f="$work/trace_$i.json"
-  # shellcheck disable=SC2086
-  if ! "$bin" trace --backend "$backend" $cfg --json "$f" >/dev/null; then
+  if ! eval "\"\$bin\" trace --backend \"\$backend\" $cfg --json \"\$f\"" >/dev/null; then
     echo "FAIL: headsplit trace --backend $backend $cfg"
     exit 1
   fi
@@ -64,10 +89,43 @@ unlinked = json.loads(json.dumps(doc))
 unlinked["steps"][4]["tensors"][0]["from"] = []          # scores made from nothing
 json.dump(unlinked, open(sys.argv[5], "w"))
 PY
-for bad in nudged missing forward unlinked; do
+# ... and corrupted traces of the variants: a repeated key/value head that is not a copy, a
+# padded key let through, a padding mask that does not follow the sentences, a decoding
+# round's cache row and the assembled output nudged.
+"$python" - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+def load(i): return json.load(open(f"{work}/trace_{i}.json"))
+def first(doc, op): return next(s for s in doc["steps"] if s["op"] == op)
+def find(predicate):
+    for i in range(100):
+        try: doc = load(i)
+        except OSError: break
+        if predicate(doc): return doc
+    raise SystemExit("no trace for a negative control")
+cfg = lambda d: d["config"]
+gqa = find(lambda d: cfg(d)["kv_heads"] < cfg(d)["heads"] and not cfg(d)["decode_from"])
+first(gqa, "repeat_kv")["tensors"][0]["data"][-1] += 1e-3
+json.dump(gqa, open(f"{work}/gqa.json", "w"))
+pad = find(lambda d: "key_padding_mask" in d["inputs"] and not cfg(d)["decode_from"] and cfg(d)["mode"] == "split")
+t = first(pad, "pad_mask")["tensors"][0]
+t["data"][t["data"].index(None, len(t["data"]) // 2)] = 0.0   # a -inf of the second sentence made finite
+json.dump(pad, open(f"{work}/pad.json", "w"))
+pad2 = find(lambda d: "key_padding_mask" in d["inputs"])
+pad2["inputs"]["key_padding_mask"]["data"] = [False] * len(pad2["inputs"]["key_padding_mask"]["data"])
+json.dump(pad2, open(f"{work}/padmask.json", "w"))
+dec = find(lambda d: cfg(d)["decode_from"] > 0)
+appends = [s for s in dec["steps"] if s["op"] == "cache_append"]
+appends[-1]["tensors"][0]["data"][-1] += 1e-3
+json.dump(dec, open(f"{work}/cache.json", "w"))
+dec = find(lambda d: cfg(d)["decode_from"] > 0)
+dec["steps"][-1]["tensors"][0]["data"][0] += 1e-3
+json.dump(dec, open(f"{work}/assembled.json", "w"))
+PY
+for bad in nudged missing forward unlinked gqa pad padmask cache assembled; do
   if "$python" "$here/oracle.py" "$work/$bad.json" >/dev/null 2>&1; then
     echo "FAIL: the oracle accepted the $bad trace"
     exit 1
   fi
 done
-echo "oracle: ${#files[@]} traces match PyTorch; corrupted traces are rejected"
+echo "oracle: ${#files[@]} traces match PyTorch; 9 corrupted traces are rejected"

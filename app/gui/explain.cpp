@@ -94,7 +94,12 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
     const std::int64_t col = idx.back();
     const std::int64_t head = s.head >= 0 ? s.head : (idx.size() == 4 ? idx[1] : 0);
     auto token = [&](std::int64_t i) {
-        return i >= 0 && i < c.num_tokens() ? "\"" + c.tokens[static_cast<std::size_t>(i)] + "\"" : std::string("?");
+        return i >= 0 && i < c.num_tokens() ? "\"" + c.token_at(batch, i) + "\"" : std::string("?");
+    };
+    const std::vector<std::string> keys = c.key_tokens(std::min(batch, c.batch - 1));
+    auto key_token = [&](std::int64_t j) {
+        return j >= 0 && j < static_cast<std::int64_t>(keys.size()) ? "\"" + keys[static_cast<std::size_t>(j)] + "\""
+                                                                     : std::string("?");
     };
     const std::string tok_row = token(row);
     // A source the explanation needs is missing: say so, and recompute nothing.
@@ -114,30 +119,38 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
             // and picks by column; a loop head uses its block of rows.
             if (t.from.size() < 2 || !src[0]) return missing(), e;
             const std::size_t n_weights = t.from.size() >= 4 && t.from[3].is_weight() && t.from[3].weight[0] == 'w' ? 3 : 1;
-            const std::int64_t part = n_weights == 3 ? col / D : 0;
-            std::int64_t out_row = n_weights == 3 ? col % D : col;
-            if (s.head >= 0) out_row = s.head * hd + col;
+            // Fused columns: queries [0, D), keys [D, D + KV), values [D + KV, D + 2 KV).
+            const std::int64_t KV = c.kv_width();
+            const std::int64_t part = n_weights == 3 ? (col < D ? 0 : col < D + KV ? 1 : 2) : 0;
+            std::int64_t out_row = n_weights == 3 ? (part == 0 ? col : col - D - (part - 1) * KV) : col;
+            const bool is_query = n_weights == 3 ? part == 0 : t.from[1].weight == "w_query";
+            if (s.head >= 0) out_row = (is_query ? s.head : s.head / c.group_size()) * hd + col;
             const Source& wlink = t.from[1 + static_cast<std::size_t>(part)];
             const std::vector<float>* w = weight(wlink);
             const std::size_t bias_at = 1 + n_weights + static_cast<std::size_t>(part);
             const std::vector<float>* b = bias_at < t.from.size() ? weight(t.from[bias_at]) : nullptr;
             if (!w) return missing(), e;
+            // The input row: x's (decoding: the token this round reads) or the context's.
+            const std::int64_t in_dim = src[0]->shape.back();
+            const std::int64_t in_row = s.round > 0 ? c.decode_from + s.round - 1 + row : row;
+            const bool from_context = t.from[0].tensor == "context";
             std::vector<double> xs, ws;
-            for (std::int64_t i = 0; i < Di; ++i) {
-                xs.push_back(at(*src[0], {batch, row, i}));
-                ws.push_back((*w)[static_cast<std::size_t>(out_row * Di + i)]);
+            for (std::int64_t i = 0; i < in_dim; ++i) {
+                xs.push_back(at(*src[0], {batch, in_row, i}));
+                ws.push_back((*w)[static_cast<std::size_t>(out_row * in_dim + i)]);
             }
             double sum = 0;
             const std::string terms = dot_text(xs, ws, &sum);
-            e.lines.push_back("x[" + std::to_string(row) + "] (token " + tok_row + ") · " + wlink.weight + "[" +
+            e.lines.push_back((from_context ? "context[" : "x[") + std::to_string(in_row) + "] (token " +
+                              (from_context ? key_token(in_row) : token(in_row)) + ") · " + wlink.weight + "[" +
                               std::to_string(out_row) + "] (row " + std::to_string(out_row) + " of the nn.Linear weight)");
             e.lines.push_back("= " + terms);
             if (b && !b->empty()) {
                 sum += (*b)[static_cast<std::size_t>(out_row)];
                 e.lines.push_back("+ bias " + num((*b)[static_cast<std::size_t>(out_row)]));
             }
-            e.lines.push_back("= " + num(sum) + "   (feature " + std::to_string(out_row % D) + " belongs to head " +
-                              std::to_string((out_row % D) / hd) + ")");
+            e.lines.push_back("= " + num(sum) + "   (feature " + std::to_string(out_row) + " belongs to " +
+                              (is_query ? "head " : "key/value head ") + std::to_string(out_row / hd) + ")");
             e.recomputed = sum;
             break;
         }
@@ -171,7 +184,7 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
             }
             double sum = 0;
             const std::string terms = dot_text(a, b, &sum);
-            e.lines.push_back("head " + std::to_string(head) + ": query of " + tok_row + " · key of " + token(col));
+            e.lines.push_back("head " + std::to_string(head) + ": query of " + tok_row + " · key of " + key_token(col));
             e.lines.push_back("= " + terms);
             e.lines.push_back("= " + num(sum));
             e.recomputed = sum;
@@ -242,7 +255,7 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
         case Op::Context: {
             if (src.size() < 2 || !src[0] || !src[1]) return missing(), e;
             const Matrix w{src[0], batch, head}, v{src[1], batch, head};
-            const std::int64_t T = c.num_tokens();
+            const std::int64_t T = src[0]->shape.back();  // the keys this row weighs
             std::vector<double> ws, vs;
             for (std::int64_t j = 0; j < T; ++j) {
                 ws.push_back(w.get(row, j));
@@ -294,6 +307,72 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
             e.lines.push_back("= " + terms + " + " + num(bias));
             e.lines.push_back("= " + num(sum));
             e.recomputed = sum;
+            break;
+        }
+        case Op::PadMask: {
+            if (src.size() < 2 || !src[0] || !src[1]) return missing(), e;
+            const TensorRecord& mask = *src[1];
+            const bool padded = mask.data[static_cast<std::size_t>(batch * mask.shape.back() + col)] != 0.0f;
+            if (padded) {
+                e.lines.push_back("key " + std::to_string(col) + " of sentence " + std::to_string(batch) +
+                                  " is <pad>: no query may look at it,");
+                e.lines.push_back("so the score becomes -inf (0 after softmax)");
+                e.recomputed = -std::numeric_limits<double>::infinity();
+            } else {
+                const float kept = src[0]->data[static_cast<std::size_t>(index)];
+                e.lines.push_back(key_token(col) + " is a real token of sentence " + std::to_string(batch) + ": the score " +
+                                  num(kept) + " of " + named(t.from[0]) + " is kept");
+                e.recomputed = kept;
+            }
+            break;
+        }
+        case Op::RepeatKv: {
+            if (src.empty() || !src[0]) return missing(), e;
+            const std::int64_t g = idx[1] / c.group_size();
+            const Shape from_idx{idx[0], g, idx[2], idx[3]};
+            e.lines.push_back("query head " + std::to_string(idx[1]) + " uses key/value head " + std::to_string(g) +
+                              " (heads " + std::to_string(g * c.group_size()) + " to " +
+                              std::to_string(g * c.group_size() + c.group_size() - 1) + " share it): a copy of");
+            e.lines.push_back(named(t.from[0]) + index_str(from_idx) + " = " + num(at(*src[0], from_idx)));
+            e.recomputed = at(*src[0], from_idx);
+            break;
+        }
+        case Op::CacheAppend: {
+            // The cache so far: the rows this step wrote come from its last link, older rows
+            // from the cache before (first link, same buffer).
+            if (src.empty() || !src.back()) return missing(), e;
+            const TensorRecord& fresh = *src.back();
+            const std::int64_t first_new = t.shape[2] - fresh.shape[2];
+            if (idx[2] >= first_new) {
+                const Shape from_idx{idx[0], idx[1], idx[2] - first_new, idx[3]};
+                e.lines.push_back("position " + std::to_string(idx[2]) + " was written by this step: " +
+                                  named(t.from.back()) + index_str(from_idx));
+                e.recomputed = at(fresh, from_idx);
+            } else {
+                if (src.size() < 2 || !src[0]) return missing(), e;
+                e.lines.push_back("position " + std::to_string(idx[2]) + " was already in the cache: " +
+                                  named(t.from[0]) + index_str(idx) + " (not moved)");
+                e.recomputed = at(*src[0], idx);
+            }
+            e.lines.push_back(address_line(t, idx, address));
+            break;
+        }
+        case Op::Assemble: {
+            // Part k covers the rows after those of parts 0 .. k-1.
+            std::int64_t first = 0;
+            for (std::size_t k = 0; k < src.size(); ++k) {
+                if (!src[k]) return missing(), e;
+                const std::int64_t n = src[k]->shape[1];
+                if (row < first + n) {
+                    const Shape from_idx{batch, row - first, col};
+                    e.lines.push_back("token " + tok_row + " came out of " +
+                                      (k == 0 ? std::string("the prefill") : "round " + std::to_string(k)) + ": " +
+                                      named(t.from[k]) + index_str(from_idx));
+                    e.recomputed = at(*src[k], from_idx);
+                    break;
+                }
+                first += n;
+            }
             break;
         }
         case Op::Count: break;

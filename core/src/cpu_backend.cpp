@@ -176,6 +176,23 @@ public:
         s = xt::where(future, ninf, s);
     }
 
+    void masked_fill(const TensorDesc& scores, const TensorDesc& key_mask) override {
+        ++stats_.dispatches;
+        const std::int64_t cols = scores.shape.back();
+        const std::int64_t n_rows = scores.numel() / std::max<std::int64_t>(cols, 1);
+        const std::int64_t rows_per_batch = n_rows / std::max<std::int64_t>(key_mask.shape[0], 1);
+        const float ninf = -std::numeric_limits<float>::infinity();
+        const float* m = buffers_.at(key_mask.buffer).data() + key_mask.offset;
+        std::vector<float>& buf = buffers_.at(scores.buffer);
+        for (std::int64_t r = 0; r < n_rows; ++r) {
+            const float* mb = m + (r / rows_per_batch) * key_mask.strides[0];
+            const std::int64_t row_start = element_offset(scores.shape, scores.strides, scores.offset, r * cols);
+            const std::int64_t sc = scores.strides.back();
+            for (std::int64_t j = 0; j < cols; ++j)
+                if (mb[j * key_mask.strides[1]] != 0.0f) buf[static_cast<std::size_t>(row_start + j * sc)] = ninf;
+        }
+    }
+
     void scale(const TensorDesc& t, float factor) override {
         ++stats_.dispatches;
         if (dense(t)) {

@@ -34,9 +34,13 @@ public:
         step_.index = static_cast<int>(steps_.size());
         step_.op = op;
         step_.head = head;
+        step_.round = round_;
         readback_.clear();
         start_ = Clock::now();
     }
+
+    // Steps begun from now on belong to this decoding round (-1: none).
+    void set_round(int round) { round_ = round; }
 
     void computed(std::int64_t matmuls, double flops) {
         backend_.finish();
@@ -62,7 +66,7 @@ public:
     }
 
     void end() {
-        Narration words = narrate(step_.op, config_, step_.head);
+        Narration words = narrate(step_.op, config_, step_.head, step_.round);
         step_.code = std::move(words.code);
         step_.explain = std::move(words.explain);
         steps_.push_back(std::move(step_));
@@ -75,6 +79,7 @@ private:
     std::vector<Step>& steps_;
     const bool values_;
     Step step_;
+    int round_ = -1;
     std::map<int, std::vector<float>> readback_;
     Clock::time_point start_;
 };
@@ -106,36 +111,50 @@ public:
     Forward(const Config& c, const Inputs& in, const Weights& w, Backend& be, Resources& res, std::vector<Step>& steps,
             Work work, bool record_values)
         : c_(c), in_(in), w_(w), be_(be), res_(res), rec_(c, be, steps, record_values), work_(work),
-          B(c.batch), T(c.num_tokens()), Di(c.d_in), D(c.d_out), H(c.heads), hd(c.head_dim()) {}
+          B(c.batch), T(c.num_tokens()), S(c.num_keys()), Di(c.d_in), Dk(c.key_dim()), D(c.d_out), H(c.heads),
+          G(c.kv_head_count()), hd(c.head_dim()), KV(c.kv_width()) {}
 
     // Q, K, V only (the bench's "projections" stage): one matmul each, one fused, or 3 per head.
     void run_projections() {
         input();
-        if (c_.mode == Mode::Fused) project_fused();
-        else if (c_.mode == Mode::Split) project_split();
-        else {
+        const Inputs2 in = whole_inputs();
+        if (c_.mode == Mode::Loop) {
             const QkvLinears w = upload_qkv();
-            for (std::int64_t h = 0; h < H; ++h) project_head(h, w);
+            for (std::int64_t h = 0; h < H; ++h) project_head(h, w, in);
+        } else {
+            project(in);
         }
     }
 
     void run() {
         input();
+        if (c_.decoding()) {
+            decode();
+            return;
+        }
+        const Inputs2 in = whole_inputs();
         Val ctx;
         if (c_.mode == Mode::Loop) {
-            ctx = loop_heads();
+            ctx = loop_heads(in);
         } else {
-            Qkv qkv = c_.mode == Mode::Fused ? project_fused() : project_split();
-            qkv = heads_view(qkv);
-            ctx = attention(qkv, -1);
-            ctx = merge(ctx);
+            Qkv qkv = heads_view(project(in), T, S);
+            if (c_.grouped()) qkv = repeat_kv(qkv);
+            ctx = merge(attention(qkv, -1, c_.causal, key_mask_.t.buffer >= 0 ? &key_mask_ : nullptr), T);
         }
-        if (c_.out_proj) out_proj(ctx);
+        if (c_.out_proj) out_proj(ctx, T);
     }
 
 private:
     struct Qkv {
         Val q, k, v;
+    };
+    // What the projections read: the queries' rows (x, or some of its tokens when decoding)
+    // and the keys' and values' rows (the same, or the context in cross-attention).
+    struct Inputs2 {
+        Val q;
+        std::int64_t tq = 0;
+        Val kv;
+        std::int64_t tk = 0;
     };
 
     // An nn.Linear on the backend: weight [out, in] and, when present, bias [out], with the
@@ -191,9 +210,18 @@ private:
         ++res_.next_activation;
         return id;
     }
+    TensorDesc fresh(const Shape& shape) { return contiguous(alloc(shape), shape); }
 
-    // A [B, T, n] tensor looked at as the 2-D [B*T, n] matrix the projection multiplies.
-    static TensorDesc rows(const TensorDesc& t) { return view(t, {t.shape[0] * t.shape[1], t.shape[2]}); }
+    // c = a @ w^T (+ b): a [B, n, in] as one [B*n, in] matrix when its rows lie back to back,
+    // else batched over B (some tokens of x, when decoding).
+    void linear(const TensorDesc& a, const Linear& w, const TensorDesc& c) {
+        if (a.is_contiguous()) {
+            be_.matmul(view(a, {a.shape[0] * a.shape[1], a.shape[2]}), w.w, true, w.bias(),
+                       view(c, {c.shape[0] * c.shape[1], c.shape[2]}));
+        } else {
+            be_.matmul(a, w.w, true, w.bias(), c);
+        }
+    }
 
     // Records queries, keys and values made from (per tensor) `from`.
     Qkv record_qkv(const TensorDesc& q, const TensorDesc& k, const TensorDesc& v, Storage storage,
@@ -202,63 +230,73 @@ private:
                 rec_.tensor("values", v, storage, vf)};
     }
 
-    // ---- step 0: x [B, T, D_in] -----------------------------------------------------
+    // ---- step 0: x [B, T, D_in] (and the context [B, S, D_context], the key padding mask [B, S])
     void input() {
         rec_.begin(Op::Input);
         const TensorDesc x = contiguous(upload_made(B * T * Di, [&] { return in_.x; }), {B, T, Di});
+        TensorDesc context, key_mask;
+        if (c_.cross()) context = contiguous(upload_made(B * S * Dk, [&] { return in_.context; }), {B, S, Dk});
+        if (c_.padded()) key_mask = contiguous(upload_made(B * S, [&] { return in_.key_padding_mask; }), {B, S});
         rec_.computed(0, 0);
         x_ = rec_.tensor("x", x, Storage::New, {});
+        if (c_.cross()) context_ = rec_.tensor("context", context, Storage::New, {});
+        if (c_.padded()) key_mask_ = rec_.tensor("key_padding_mask", key_mask, Storage::New, {});
         rec_.end();
     }
+
+    Inputs2 whole_inputs() const { return {x_, T, c_.cross() ? context_ : x_, S}; }
 
     struct QkvLinears {
         Linear q, k, v;
     };
     QkvLinears upload_qkv() {
-        return {upload_linear("w_query", "b_query", D, Di), upload_linear("w_key", "b_key", D, Di),
-                upload_linear("w_value", "b_value", D, Di)};
+        return {upload_linear("w_query", "b_query", D, Di), upload_linear("w_key", "b_key", KV, Dk),
+                upload_linear("w_value", "b_value", KV, Dk)};
     }
 
-    // Three matmuls x @ W^T into new [B, T, width] tensors, counted and recorded (the caller
-    // opens and closes the step): split mode with the whole weights, loop mode with a head's.
-    Qkv project_three(const QkvLinears& w, std::int64_t width) {
-        const auto fresh = [&] { return contiguous(alloc({B, T, width}), {B, T, width}); };
-        const TensorDesc q = fresh(), k = fresh(), v = fresh();
-        be_.matmul(rows(x_.t), w.q.w, true, w.q.bias(), rows(q));
-        be_.matmul(rows(x_.t), w.k.w, true, w.k.bias(), rows(k));
-        be_.matmul(rows(x_.t), w.v.w, true, w.v.bias(), rows(v));
-        rec_.computed(3, 3 * 2.0 * B * T * Di * width);
-        return record_qkv(q, k, v, Storage::New, w.q.links(x_.src), w.k.links(x_.src), w.v.links(x_.src));
+    // Three matmuls x @ W^T into new tensors, counted and recorded (the caller opens and
+    // closes the step): split mode with the whole weights, loop mode with a head's.
+    Qkv project_three(const QkvLinears& w, const Inputs2& in) {
+        const std::int64_t qw = w.q.w.shape[0], kw = w.k.w.shape[0];
+        const TensorDesc q = fresh({B, in.tq, qw}), k = fresh({B, in.tk, kw}), v = fresh({B, in.tk, kw});
+        linear(in.q.t, w.q, q);
+        linear(in.kv.t, w.k, k);
+        linear(in.kv.t, w.v, v);
+        rec_.computed(3, 2.0 * B * (in.tq * Di * qw + 2.0 * in.tk * Dk * kw));
+        return record_qkv(q, k, v, Storage::New, w.q.links(in.q.src), w.k.links(in.kv.src), w.v.links(in.kv.src));
     }
 
-    // ---- step 1 (split): Q, K, V = x @ W^T, one D_in x D_out matmul each ---------------
-    Qkv project_split() {
+    Qkv project(const Inputs2& in) { return c_.mode == Mode::Fused ? project_fused(in) : project_split(in); }
+
+    // ---- step 1 (split): Q, K, V = x @ W^T, one matmul each ---------------------------
+    Qkv project_split(const Inputs2& in) {
         const QkvLinears w = upload_qkv();
         rec_.begin(Op::Project);
-        const Qkv t = project_three(w, D);
+        const Qkv t = project_three(w, in);
         rec_.end();
         return t;
     }
 
-    // ---- steps 1-2 (fused): qkv = x @ W_qkv^T, one D_in x 3*D_out matmul, then chunk ----
-    Qkv project_fused() {
-        // W_qkv is W_query, W_key, W_value stacked row-wise ([3*D_out, D_in] in nn.Linear layout).
+    // ---- steps 1-2 (fused): qkv = x @ W_qkv^T, one matmul, then split -------------------
+    Qkv project_fused(const Inputs2& in) {
+        // W_qkv is W_query, W_key, W_value stacked row-wise ([D_out + 2 kv_width, D_in]).
         auto stack = [](const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v) {
             std::vector<float> all(q);
             all.insert(all.end(), k.begin(), k.end());
             all.insert(all.end(), v.begin(), v.end());
             return all;
         };
-        const TensorDesc w =
-            contiguous(upload_made(3 * D * Di, [&] { return stack(w_.w_query, w_.w_key, w_.w_value); }), {3 * D, Di});
-        TensorDesc b;
+        const std::int64_t width = D + 2 * KV;
+        Linear w{contiguous(upload_made(width * Di, [&] { return stack(w_.w_query, w_.w_key, w_.w_value); }),
+                            {width, Di}),
+                 TensorDesc{}, c_.qkv_bias, "", ""};
         if (c_.qkv_bias)
-            b = contiguous(upload_made(3 * D, [&] { return stack(w_.b_query, w_.b_key, w_.b_value); }), {3 * D});
+            w.b = contiguous(upload_made(width, [&] { return stack(w_.b_query, w_.b_key, w_.b_value); }), {width});
         rec_.begin(Op::Project);
-        const TensorDesc qkv = contiguous(alloc({B, T, 3 * D}), {B, T, 3 * D});
-        be_.matmul(rows(x_.t), w, true, c_.qkv_bias ? &b : nullptr, rows(qkv));
-        rec_.computed(1, 2.0 * B * T * Di * 3 * D);
-        std::vector<Source> from{x_.src, Source::of_weight("w_query"), Source::of_weight("w_key"),
+        const TensorDesc qkv = fresh({B, in.tq, width});
+        linear(in.q.t, w, qkv);
+        rec_.computed(1, 2.0 * B * in.tq * Di * width);
+        std::vector<Source> from{in.q.src, Source::of_weight("w_query"), Source::of_weight("w_key"),
                                  Source::of_weight("w_value")};
         if (c_.qkv_bias)
             for (const char* bias : {"b_query", "b_key", "b_value"}) from.push_back(Source::of_weight(bias));
@@ -267,19 +305,18 @@ private:
 
         rec_.begin(Op::Split);
         rec_.computed(0, 0);
-        const Qkv t = record_qkv(narrow_last(qkv, 0, D), narrow_last(qkv, D, D), narrow_last(qkv, 2 * D, D),
+        const Qkv t = record_qkv(narrow_last(qkv, 0, D), narrow_last(qkv, D, KV), narrow_last(qkv, D + KV, KV),
                                  Storage::View, {whole.src}, {whole.src}, {whole.src});
         rec_.end();
         return t;
     }
 
-    // ---- view [B,T,D_out] -> [B,T,H,hd], then transpose -> [B,H,T,hd] -----------------
-    Qkv heads_view(const Qkv& in) {
-        const Shape split_shape{B, T, H, hd};
+    // ---- view [B,T,D_out] -> [B,T,H,hd] (keys, values: G heads), then transpose -> [B,H,T,hd]
+    Qkv heads_view(const Qkv& in, std::int64_t tq, std::int64_t tk) {
         rec_.begin(Op::View);
         rec_.computed(0, 0);
-        const Qkv viewed = record_qkv(view(in.q.t, split_shape), view(in.k.t, split_shape), view(in.v.t, split_shape),
-                                      Storage::View, {in.q.src}, {in.k.src}, {in.v.src});
+        const Qkv viewed = record_qkv(view(in.q.t, {B, tq, H, hd}), view(in.k.t, {B, tk, G, hd}),
+                                      view(in.v.t, {B, tk, G, hd}), Storage::View, {in.q.src}, {in.k.src}, {in.v.src});
         rec_.end();
 
         rec_.begin(Op::Transpose);
@@ -290,30 +327,50 @@ private:
         return t;
     }
 
+    // ---- GQA / MQA: keys, values [B,G,S,hd] -> [B,H,S,hd], KV head g for query heads
+    // g*r .. g*r+r-1 (repeat_interleave). The copy reads the source through an expand-style
+    // view with stride 0 on the repeat axis.
+    Qkv repeat_kv(const Qkv& t) {
+        const std::int64_t r = c_.group_size();
+        const auto repeat = [&](const TensorDesc& src) {
+            const Shape& s = src.strides;
+            const std::int64_t n = src.shape[2];
+            const TensorDesc expanded{src.buffer, src.offset, {B, G, r, n, hd}, {s[0], s[1], 0, s[2], s[3]}};
+            const TensorDesc out = fresh({B, H, n, hd});
+            be_.copy(expanded, view(out, {B, G, r, n, hd}));
+            return out;
+        };
+        rec_.begin(Op::RepeatKv);
+        const TensorDesc k = repeat(t.k.t), v = repeat(t.v.t);
+        rec_.computed(0, 0);
+        const Val keys = rec_.tensor("keys", k, Storage::Copy, {t.k.src});
+        const Val values = rec_.tensor("values", v, Storage::Copy, {t.v.src});
+        rec_.end();
+        return {t.q, keys, values};
+    }
+
     // ---- scores, mask, scale, softmax, dropout, context: for all heads (head = -1) or one
-    // head (loop mode). q, k, v: [..., T, hd]. Returns context_vec [..., T, hd].
-    Val attention(const Qkv& t, int head) {
+    // head (loop mode). q: [..., Tq, hd], k, v: [..., Tk, hd]. Returns context_vec [..., Tq, hd].
+    Val attention(const Qkv& t, int head, bool causal, const Val* key_mask) {
         const std::int64_t heads_here = head < 0 ? H : 1;
+        const std::int64_t tq = t.q.t.shape[t.q.t.rank() - 2], tk = t.k.t.shape[t.k.t.rank() - 2];
         Shape tt = t.q.t.shape;
-        tt.back() = T;  // [..., T, T]
+        tt.back() = tk;  // [..., Tq, Tk]
 
         rec_.begin(Op::Scores, head);
-        const TensorDesc grid = contiguous(alloc(tt), tt);
+        const TensorDesc grid = fresh(tt);
         be_.matmul(t.q.t, t.k.t, true, nullptr, grid);
-        rec_.computed(1, 2.0 * B * heads_here * T * T * hd);
+        rec_.computed(1, 2.0 * B * heads_here * tq * tk * hd);
         Val scores = rec_.tensor("attn_scores", grid, Storage::New, {t.q.src, t.k.src});
         rec_.end();
 
-        if (c_.scale_first) {
-            scores = scale(scores, head);
-            scores = mask(scores, head);
-        } else {
-            scores = mask(scores, head);
-            scores = scale(scores, head);
-        }
+        if (c_.scale_first) scores = scale(scores, head);
+        if (causal) scores = mask(scores, head);
+        if (key_mask) scores = pad_mask(scores, head, *key_mask, tk);
+        if (!c_.scale_first) scores = scale(scores, head);
 
         rec_.begin(Op::Softmax, head);
-        const TensorDesc probs = contiguous(alloc(tt), tt);
+        const TensorDesc probs = fresh(tt);
         be_.softmax(scores.t, probs);
         rec_.computed(0, 0);
         Val weights = rec_.tensor("attn_weights", probs, Storage::New, {scores.src});
@@ -324,20 +381,29 @@ private:
         rec_.begin(Op::Context, head);
         Shape ctx_shape = tt;
         ctx_shape.back() = hd;
-        const TensorDesc ctx = contiguous(alloc(ctx_shape), ctx_shape);
+        const TensorDesc ctx = fresh(ctx_shape);
         be_.matmul(weights.t, t.v.t, false, nullptr, ctx);
-        rec_.computed(1, 2.0 * B * heads_here * T * T * hd);
+        rec_.computed(1, 2.0 * B * heads_here * tq * tk * hd);
         const Val out = rec_.tensor("context_vec", ctx, Storage::New, {weights.src, t.v.src});
         rec_.end();
         return out;
     }
 
     Val mask(const Val& scores, int head) {
-        if (!c_.causal) return scores;
         rec_.begin(Op::Mask, head);
         be_.causal_mask(scores.t);
         rec_.computed(0, 0);
         const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src});
+        rec_.end();
+        return out;
+    }
+
+    // Padded keys (the first tk columns of the [B, S] key padding mask) become -inf.
+    Val pad_mask(const Val& scores, int head, const Val& key_mask, std::int64_t tk) {
+        rec_.begin(Op::PadMask, head);
+        be_.masked_fill(scores.t, TensorDesc{key_mask.t.buffer, key_mask.t.offset, {B, tk}, key_mask.t.strides});
+        rec_.computed(0, 0);
+        const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src, key_mask.src});
         rec_.end();
         return out;
     }
@@ -352,11 +418,11 @@ private:
     }
 
     Val dropout(const Val& weights, int head) {
-        // The mask is cut from one [B, H, T, T] draw, so loop mode's heads drop the same cells
+        // The mask is cut from one [B, H, T, S] draw, so loop mode's heads drop the same cells
         // as the batched modes. It is drawn whenever the pass computes, whether or not values
         // are recorded.
         const TensorDesc keep_mask = contiguous(upload_made(numel(weights.t.shape), [&] {
-            const std::int64_t per_head = T * T;
+            const std::int64_t per_head = T * S;
             std::vector<float> keep_all = make_dropout_mask(c_.seed, B * H * per_head, c_.dropout);
             if (head < 0) return keep_all;
             std::vector<float> keep;
@@ -367,7 +433,7 @@ private:
             return keep;
         }), weights.t.shape);
         rec_.begin(Op::Dropout, head);
-        const TensorDesc out = contiguous(alloc(weights.t.shape), weights.t.shape);
+        const TensorDesc out = fresh(weights.t.shape);
         be_.multiply(weights.t, keep_mask, static_cast<float>(1.0 / (1.0 - c_.dropout)), out);
         rec_.computed(0, 0);
         const Val mask_rec = rec_.tensor("dropout_mask", keep_mask, Storage::New, {});
@@ -376,35 +442,39 @@ private:
         return result;
     }
 
-    // ---- transpose back [B,H,T,hd] -> [B,T,H,hd], then merge (copy) -> [B,T,D_out] ------
-    Val merge(const Val& ctx) {
+    // ---- transpose back [B,H,n,hd] -> [B,n,H,hd], then merge (copy) -> [B,n,D_out] ------
+    Val merge(const Val& ctx, std::int64_t n) {
         rec_.begin(Op::TransposeBack);
         rec_.computed(0, 0);
         const Val back = rec_.tensor("context_vec", transpose(ctx.t, 1, 2), Storage::View, {ctx.src});
         rec_.end();
 
         rec_.begin(Op::Merge);
-        const int buf = alloc({B, T, D});
+        const int buf = alloc({B, n, D});
         be_.copy(back.t, contiguous(buf, back.t.shape));
         rec_.computed(0, 0);
-        const Val merged = rec_.tensor("context_vec", contiguous(buf, {B, T, D}), Storage::Copy, {back.src});
+        const Val merged = rec_.tensor("context_vec", contiguous(buf, {B, n, D}), Storage::Copy, {back.src});
         rec_.end();
         return merged;
     }
 
-    // ---- loop mode: per head h, three [D_in, hd] matmuls and its own attention; concat ---
-    // Head h's three small projections (loop mode).
-    Qkv project_head(std::int64_t h, const QkvLinears& w) {
+    // ---- loop mode: per head h, three small matmuls and its own attention; concat -------
+    // Head h's three small projections: its rows of W_query, and those of its KV head's
+    // W_key and W_value (head h / (H / G)).
+    Qkv project_head(std::int64_t h, const QkvLinears& w, const Inputs2& in) {
+        const std::int64_t g = h / c_.group_size();
         rec_.begin(Op::Project, static_cast<int>(h));
-        const Qkv t = project_three({w.q.head(h, hd), w.k.head(h, hd), w.v.head(h, hd)}, hd);
+        const Qkv t = project_three({w.q.head(h, hd), w.k.head(g, hd), w.v.head(g, hd)}, in);
         rec_.end();
         return t;
     }
 
-    Val loop_heads() {
+    Val loop_heads(const Inputs2& in) {
         const QkvLinears w = upload_qkv();
         std::vector<Val> outputs;
-        for (std::int64_t h = 0; h < H; ++h) outputs.push_back(attention(project_head(h, w), static_cast<int>(h)));
+        for (std::int64_t h = 0; h < H; ++h)
+            outputs.push_back(attention(project_head(h, w, in), static_cast<int>(h), c_.causal,
+                                        key_mask_.t.buffer >= 0 ? &key_mask_ : nullptr));
 
         rec_.begin(Op::Concat);
         const int buf = alloc({B, T, D});
@@ -419,15 +489,74 @@ private:
         return merged;
     }
 
-    // ---- output projection [B,T,D_out] @ W_out^T + b_out ------------------------------
-    void out_proj(const Val& ctx) {
+    // ---- output projection [B,n,D_out] @ W_out^T + b_out ------------------------------
+    Val out_proj(const Val& ctx, std::int64_t n) {
         const Linear w = upload_linear("w_out", "b_out", D, D);
         rec_.begin(Op::OutProj);
-        const TensorDesc out = contiguous(alloc({B, T, D}), {B, T, D});
-        be_.matmul(rows(ctx.t), w.w, true, w.bias(), rows(out));
-        rec_.computed(1, 2.0 * B * T * D * D);
-        rec_.tensor("output", out, Storage::New, w.links(ctx.src));
+        const TensorDesc out = fresh({B, n, D});
+        linear(ctx.t, w, out);
+        rec_.computed(1, 2.0 * B * n * D * D);
+        const Val result = rec_.tensor("output", out, Storage::New, w.links(ctx.src));
         rec_.end();
+        return result;
+    }
+
+    // ---- decoding: round 0 runs the first P tokens at once (prefill, causal); round r runs
+    // token P + r - 1 alone against the KV cache [B, G, T, hd], which grows by one position
+    // per round. Then the outputs of all rounds are assembled into [B, T, D_out].
+    void decode() {
+        const std::int64_t P = c_.decode_from;
+        const TensorDesc cache_k = fresh({B, G, T, hd}), cache_v = fresh({B, G, T, hd});
+        Qkv cache;  // the cache so far (keys, values), as last recorded
+        std::vector<std::pair<std::int64_t, Val>> outputs;  // (first token, [B, n, D_out])
+        for (int round = 0; round <= T - P; ++round) {
+            const std::int64_t pos = round == 0 ? 0 : P + round - 1, n = round == 0 ? P : 1;
+            rec_.set_round(round);
+            const TensorDesc rows{x_.t.buffer, pos * Di, {B, n, Di}, {T * Di, Di, 1}};
+            const Val x{rows, x_.src};
+            Qkv qkv = heads_view(project({x, n, x, n}), n, n);
+            cache = cache_append(qkv, cache, cache_k, cache_v, pos, n);
+            qkv = {qkv.q, cache.k, cache.v};
+            if (c_.grouped()) qkv = repeat_kv(qkv);
+            Val ctx = merge(attention(qkv, -1, round == 0, key_mask_.t.buffer >= 0 ? &key_mask_ : nullptr), n);
+            if (c_.out_proj) ctx = out_proj(ctx, n);
+            outputs.emplace_back(pos, ctx);
+        }
+        rec_.set_round(-1);
+
+        rec_.begin(Op::Assemble);
+        const int buf = alloc({B, T, D});
+        std::vector<Source> from;
+        for (const auto& [pos, out] : outputs) {
+            be_.copy(out.t, TensorDesc{buf, pos * D, out.t.shape, {T * D, D, 1}});
+            from.push_back(out.src);
+        }
+        rec_.computed(0, 0);
+        rec_.tensor(c_.out_proj ? "output" : "context_vec", contiguous(buf, {B, T, D}), Storage::Copy, from);
+        rec_.end();
+    }
+
+    // Writes the n new positions' keys and values (from `t`, [B, G, n, hd]) into the cache at
+    // `pos` and records the cache so far, [B, G, pos + n, hd], a view of the cache buffer:
+    // the prefill's write fills it (copy), each later one adds a row in place.
+    Qkv cache_append(const Qkv& t, const Qkv& before, const TensorDesc& cache_k, const TensorDesc& cache_v,
+                     std::int64_t pos, std::int64_t n) {
+        const auto window = [&](const TensorDesc& cache, std::int64_t first, std::int64_t len) {
+            return TensorDesc{cache.buffer, cache.offset + first * hd, {B, G, len, hd}, cache.strides};
+        };
+        rec_.begin(Op::CacheAppend);
+        be_.copy(t.k.t, window(cache_k, pos, n));
+        be_.copy(t.v.t, window(cache_v, pos, n));
+        rec_.computed(0, 0);
+        const bool first = pos == 0;
+        const Storage storage = first ? Storage::Copy : Storage::InPlace;
+        const auto from = [&](const Val& old, const Val& fresh_rows) {
+            return first ? std::vector<Source>{fresh_rows.src} : std::vector<Source>{old.src, fresh_rows.src};
+        };
+        const Val k = rec_.tensor("keys", window(cache_k, 0, pos + n), storage, from(before.k, t.k));
+        const Val v = rec_.tensor("values", window(cache_v, 0, pos + n), storage, from(before.v, t.v));
+        rec_.end();
+        return {t.q, k, v};
     }
 
     const Config& c_;
@@ -437,8 +566,8 @@ private:
     Resources& res_;
     Recorder rec_;
     const Work work_;
-    const std::int64_t B, T, Di, D, H, hd;
-    Val x_;
+    const std::int64_t B, T, S, Di, Dk, D, H, G, hd, KV;
+    Val x_, context_, key_mask_;
 };
 
 void check_sizes(const Config& c, const Inputs& in, const Weights& w) {
@@ -447,14 +576,17 @@ void check_sizes(const Config& c, const Inputs& in, const Weights& w) {
             throw ConfigError(std::string(what) + " holds " + std::to_string(v.size()) + " numbers, expected " +
                               std::to_string(n));
     };
+    const std::int64_t kv = c.kv_width();
     expect(in.x, c.batch * c.num_tokens() * c.d_in, "x");
+    expect(in.context, c.cross() ? c.batch * c.num_keys() * c.key_dim() : 0, "context");
+    expect(in.key_padding_mask, c.padded() ? c.batch * c.num_keys() : 0, "key_padding_mask");
     expect(w.w_query, c.d_out * c.d_in, "w_query");
-    expect(w.w_key, c.d_out * c.d_in, "w_key");
-    expect(w.w_value, c.d_out * c.d_in, "w_value");
+    expect(w.w_key, kv * c.key_dim(), "w_key");
+    expect(w.w_value, kv * c.key_dim(), "w_value");
     if (c.qkv_bias) {
         expect(w.b_query, c.d_out, "b_query");
-        expect(w.b_key, c.d_out, "b_key");
-        expect(w.b_value, c.d_out, "b_value");
+        expect(w.b_key, kv, "b_key");
+        expect(w.b_value, kv, "b_value");
     }
     if (c.out_proj) {
         expect(w.w_out, c.d_out * c.d_out, "w_out");
@@ -481,6 +613,7 @@ public:
     std::int64_t used_bytes() const override { return 0; }
     void matmul(const TensorDesc&, const TensorDesc&, bool, const TensorDesc*, const TensorDesc&) override {}
     void causal_mask(const TensorDesc&) override {}
+    void masked_fill(const TensorDesc&, const TensorDesc&) override {}
     void scale(const TensorDesc&, float) override {}
     void softmax(const TensorDesc&, const TensorDesc&) override {}
     void multiply(const TensorDesc&, const TensorDesc&, float, const TensorDesc&) override {}
@@ -517,10 +650,16 @@ MemoryEstimate estimate_memory(const Config& c) {
     // Inputs and weights are held twice on the host (the caller's, the trace's copy); fused
     // mode stacks W_qkv once more while uploading it; a recorded step reads back at most its
     // largest buffer at a time.
-    double host = static_cast<double>(c.batch * c.num_tokens() * c.d_in) + 3.0 * c.d_out * c.d_in +
-                  (c.qkv_bias ? 3.0 * c.d_out : 0) + (c.out_proj ? static_cast<double>(c.d_out) * (c.d_out + 1) : 0);
+    const double kv = static_cast<double>(c.kv_width()), D = static_cast<double>(c.d_out);
+    const double inputs = static_cast<double>(c.batch) *
+                          (static_cast<double>(c.num_tokens()) * static_cast<double>(c.d_in) +
+                           (c.cross() ? static_cast<double>(c.num_keys()) * static_cast<double>(c.key_dim()) : 0) +
+                           (c.padded() ? static_cast<double>(c.num_keys()) : 0));
+    const double qkv_weights = D * static_cast<double>(c.d_in) + 2 * kv * static_cast<double>(c.key_dim()) +
+                               (c.qkv_bias ? D + 2 * kv : 0);
+    double host = inputs + qkv_weights + (c.out_proj ? D * (D + 1) : 0);
     host *= 2;
-    if (c.mode == Mode::Fused) host += 3.0 * c.d_out * c.d_in + (c.qkv_bias ? 3.0 * c.d_out : 0);
+    if (c.mode == Mode::Fused) host += qkv_weights;
     double trace = 0, readback = 0;  // readback: the most one step holds (each buffer read once)
     for (const Step& s : shapes.steps) {
         std::map<int, double> read;

@@ -282,6 +282,10 @@ std::vector<std::string> statements(const Step& s, const Config& c, ScriptKind k
             return {torch ? "context_vec = torch.cat(context_vecs, dim=-1)" : "context_vec = np.concatenate(context_vecs, axis=-1)"};
         case Op::OutProj:
             return {torch ? s.code : "output = context_vec @ self.W_out.T + self.b_out"};
+        case Op::CacheAppend:
+        case Op::RepeatKv:
+        case Op::PadMask:
+        case Op::Assemble:
         case Op::Count: break;
     }
     throw std::invalid_argument(std::string("export: no script line for op ") + op_name(s.op));
@@ -560,6 +564,15 @@ std::int64_t script_values(const Trace& tr) {
 }
 
 void check_script_size(const Trace& tr) {
+    const Config& c = tr.config;
+    if (c.grouped() || c.cross() || c.batch > 1 || c.decoding())
+        throw ConfigError(std::string("take-home scripts are written for plain multi-head attention on one sentence; "
+                                      "this configuration has ") +
+                          (c.grouped() ? "--kv-heads " + std::to_string(c.kv_heads)
+                           : c.cross() ? std::string("a --context")
+                           : c.batch > 1 ? std::to_string(c.batch) + " sentences"
+                                         : "--decode-from " + std::to_string(c.decode_from)) +
+                          "; export it without that option (headsplit trace --json writes any configuration)");
     const std::int64_t n = script_values(tr);
     if (n > kMaxScriptValues)
         throw ConfigError("a take-home script holds at most " + std::to_string(kMaxScriptValues) +

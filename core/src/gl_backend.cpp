@@ -203,6 +203,10 @@ public:
 
     void causal_mask(const TensorDesc& scores) override { rows(0, 1.0f, scores, scores, "causal mask"); }
     void scale(const TensorDesc& t, float factor) override { rows(1, factor, t, t, "scale"); }
+    void masked_fill(const TensorDesc& scores, const TensorDesc& key_mask) override {
+        const std::int64_t n_rows = scores.numel() / std::max<std::int64_t>(scores.shape.back(), 1);
+        rows(3, 1.0f, scores, key_mask, "padding mask", n_rows / std::max<std::int64_t>(key_mask.shape[0], 1));
+    }
     void softmax(const TensorDesc& in, const TensorDesc& out) override { rows(2, 1.0f, in, out, "softmax"); }
 
     void multiply(const TensorDesc& a, const TensorDesc& b, float factor, const TensorDesc& out) override {
@@ -235,6 +239,7 @@ private:
             std::swap(kernel_, k);
         }
         causal_mask(out);
+        masked_fill(out, m);
         scale(out, 0.5f);
         softmax(m, out);
         multiply(m, m, 2.0f, out);
@@ -277,7 +282,8 @@ private:
         glUniform2i(p.uniform((x + "_strides").c_str()), static_cast<GLint>(row_stride), static_cast<GLint>(col_stride));
     }
 
-    void rows(int mode, float factor, const TensorDesc& in, const TensorDesc& out, const char* what) {
+    void rows(int mode, float factor, const TensorDesc& in, const TensorDesc& out, const char* what,
+              std::int64_t group_rows = 1) {
         current();
         const Padded pi = pad4(in), po = pad4(out);
         glUseProgram(rows_.id());
@@ -288,6 +294,7 @@ private:
         glUniform1i(rows_.uniform("in_offset"), static_cast<GLint>(in.offset));
         glUniform4iv(rows_.uniform("out_strides"), 1, po.strides.data());
         glUniform1i(rows_.uniform("out_offset"), static_cast<GLint>(out.offset));
+        glUniform1i(rows_.uniform("group_rows"), static_cast<GLint>(std::max<std::int64_t>(group_rows, 1)));
         bind(0, in);
         bind(1, out);
         const std::int64_t n_rows = in.numel() / std::max<std::int64_t>(in.shape.back(), 1);
@@ -299,6 +306,17 @@ private:
         if (x.shape != out.shape || (y && y->shape != out.shape))
             throw std::invalid_argument(std::string(what) + ": shapes " + shape_str(x.shape) + " and " +
                                         shape_str(out.shape) + " differ");
+        if (out.rank() > 4) {  // the kernel takes 4 dims: one dispatch per index of the first
+            const auto slice = [](const TensorDesc& t, std::int64_t i) {
+                return TensorDesc{t.buffer, t.offset + i * t.strides[0], Shape(t.shape.begin() + 1, t.shape.end()),
+                                  Shape(t.strides.begin() + 1, t.strides.end())};
+            };
+            for (std::int64_t i = 0; i < out.shape[0]; ++i) {
+                const TensorDesc yi = y ? slice(*y, i) : TensorDesc{};
+                elementwise(slice(x, i), y ? &yi : nullptr, factor, slice(out, i), what);
+            }
+            return;
+        }
         const Padded px = pad4(x), po = pad4(out);
         const Padded py = y ? pad4(*y) : Padded{};
         ComputeProgram& p = elementwise_;

@@ -44,27 +44,35 @@ Inputs make_inputs(const Config& c) {
         in.x = c.embeddings;
         return in;
     }
-    in.x.reserve(static_cast<std::size_t>(c.batch * c.num_tokens() * c.d_in));
-    for (std::int64_t b = 0; b < c.batch; ++b) {
-        for (const auto& token : c.tokens) {
-            Rng rng(c.seed ^ fnv1a(token));
-            for (std::int64_t i = 0; i < c.d_in; ++i) in.x.push_back(rng.uniform(-1.0f, 1.0f));
-        }
-    }
+    const auto embed = [&](const std::string& token, std::int64_t width, std::vector<float>& out) {
+        Rng rng(c.seed ^ fnv1a(token));
+        for (std::int64_t i = 0; i < width; ++i) out.push_back(rng.uniform(-1.0f, 1.0f));
+    };
+    const std::int64_t T = c.num_tokens(), S = c.num_keys();
+    in.x.reserve(static_cast<std::size_t>(c.batch * T * c.d_in));
+    for (std::int64_t b = 0; b < c.batch; ++b)
+        for (std::int64_t t = 0; t < T; ++t) embed(c.token_at(b, t), c.d_in, in.x);
+    if (c.cross())
+        for (std::int64_t b = 0; b < c.batch; ++b)
+            for (const std::string& token : c.key_tokens(b)) embed(token, c.context_dim(), in.context);
+    if (c.padded())
+        for (std::int64_t b = 0; b < c.batch; ++b)
+            for (std::int64_t j = 0; j < S; ++j) in.key_padding_mask.push_back(j >= c.key_length(b) ? 1.0f : 0.0f);
     return in;
 }
 
 Weights make_weights(const Config& c) {
     Weights w;
     const float in_bound = 1.0f / std::sqrt(static_cast<float>(c.d_in));
-    const std::int64_t n = c.d_out * c.d_in;
-    w.w_query = fill(c.seed, kQuery, n, in_bound);
-    w.w_key = fill(c.seed, kKey, n, in_bound);
-    w.w_value = fill(c.seed, kValue, n, in_bound);
+    const float kv_bound = 1.0f / std::sqrt(static_cast<float>(c.key_dim()));
+    const std::int64_t kv = c.kv_width();
+    w.w_query = fill(c.seed, kQuery, c.d_out * c.d_in, in_bound);
+    w.w_key = fill(c.seed, kKey, kv * c.key_dim(), kv_bound);
+    w.w_value = fill(c.seed, kValue, kv * c.key_dim(), kv_bound);
     if (c.qkv_bias) {
         w.b_query = fill(c.seed, kBiasQ, c.d_out, in_bound);
-        w.b_key = fill(c.seed, kBiasK, c.d_out, in_bound);
-        w.b_value = fill(c.seed, kBiasV, c.d_out, in_bound);
+        w.b_key = fill(c.seed, kBiasK, kv, kv_bound);
+        w.b_value = fill(c.seed, kBiasV, kv, kv_bound);
     }
     if (c.out_proj) {
         const float out_bound = 1.0f / std::sqrt(static_cast<float>(c.d_out));

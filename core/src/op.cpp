@@ -6,8 +6,9 @@ namespace headsplit {
 
 namespace {
 const char* const kOpNames[] = {
-    "input",   "project", "split",   "view",    "transpose",      "scores", "mask",   "scale",
-    "softmax", "dropout", "context", "transpose_back", "merge", "concat", "out_proj",
+    "input",   "project", "split",          "view",  "transpose", "cache_append", "repeat_kv",
+    "scores",  "mask",    "pad_mask",       "scale", "softmax",   "dropout",      "context",
+    "transpose_back",     "merge",          "concat", "out_proj", "assemble",
 };
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == kOpCount,
               "kOpNames must name every Op exactly once");

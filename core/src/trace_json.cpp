@@ -47,17 +47,30 @@ std::string trace_to_json(const Trace& tr) {
         {"backend", backend_name(c.backend)}, {"seed", c.seed},    {"dropout", c.dropout},
         {"out_proj", c.out_proj},     {"qkv_bias", c.qkv_bias},    {"scale_first", c.scale_first},
     };
+    doc["config"]["kv_heads"] = c.kv_head_count();
+    doc["config"]["decode_from"] = c.decode_from;
+    doc["config"]["batch_tokens"] = c.sentences();
+    if (c.cross()) {
+        doc["config"]["context"] = c.context;
+        doc["config"]["d_context"] = c.context_dim();
+    }
     doc["inputs"]["x"] = tensor({c.batch, c.num_tokens(), c.d_in}, tr.inputs.x);
+    if (c.cross()) doc["inputs"]["context"] = tensor({c.batch, c.num_keys(), c.key_dim()}, tr.inputs.context);
+    if (c.padded()) {
+        Json mask = Json::array();
+        for (float v : tr.inputs.key_padding_mask) mask.push_back(v != 0.0f);
+        doc["inputs"]["key_padding_mask"] = Json{{"shape", Shape{c.batch, c.num_keys()}}, {"data", std::move(mask)}};
+    }
 
     Json& w = doc["weights"];
     const Weights& wt = tr.weights;
     w["w_query"] = tensor({c.d_out, c.d_in}, wt.w_query);
-    w["w_key"] = tensor({c.d_out, c.d_in}, wt.w_key);
-    w["w_value"] = tensor({c.d_out, c.d_in}, wt.w_value);
+    w["w_key"] = tensor({c.kv_width(), c.key_dim()}, wt.w_key);
+    w["w_value"] = tensor({c.kv_width(), c.key_dim()}, wt.w_value);
     if (c.qkv_bias) {
         w["b_query"] = tensor({c.d_out}, wt.b_query);
-        w["b_key"] = tensor({c.d_out}, wt.b_key);
-        w["b_value"] = tensor({c.d_out}, wt.b_value);
+        w["b_key"] = tensor({c.kv_width()}, wt.b_key);
+        w["b_value"] = tensor({c.kv_width()}, wt.b_value);
     }
     if (c.out_proj) {
         w["w_out"] = tensor({c.d_out, c.d_out}, wt.w_out);
@@ -71,6 +84,7 @@ std::string trace_to_json(const Trace& tr) {
                    {"ms", s.ms},             {"dispatches", s.stats.dispatches},
                    {"workgroups", s.stats.workgroups}};
         if (s.head >= 0) js["head"] = s.head;
+        if (s.round >= 0) js["round"] = s.round;
         Json ts = Json::array();
         for (const TensorRecord& t : s.tensors) {
             Json from = Json::array();

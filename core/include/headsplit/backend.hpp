@@ -44,13 +44,17 @@ public:
                         const TensorDesc* bias, const TensorDesc& c) = 0;
     // scores[..., i, j] = -inf where j > i (in place).
     virtual void causal_mask(const TensorDesc& scores) = 0;
+    // scores[b, ..., i, j] = -inf where key_mask[b, j] != 0 (in place): the key padding mask.
+    //   scores: [B, ..., T, S]; key_mask: [B, S], any strides.
+    virtual void masked_fill(const TensorDesc& scores, const TensorDesc& key_mask) = 0;
     // t *= factor (in place).
     virtual void scale(const TensorDesc& t, float factor) = 0;
     // out = softmax(in, dim=-1); in and out must not overlap.
     virtual void softmax(const TensorDesc& in, const TensorDesc& out) = 0;
     // out = a * b * factor, elementwise (dropout: weights * keep_mask / (1 - p)).
     virtual void multiply(const TensorDesc& a, const TensorDesc& b, float factor, const TensorDesc& out) = 0;
-    // dst = src element by element in row-major order of the shape (the .contiguous() copy).
+    // dst = src element by element in row-major order of the shape (the .contiguous() copy;
+    // with a stride of 0 in src, repeat_interleave). Any rank.
     virtual void copy(const TensorDesc& src, const TensorDesc& dst) = 0;
 
     // Blocks until all submitted work is done, so that a step's time is its compute time.

@@ -1,6 +1,7 @@
 #pragma once
 // What one forward pass computes: the text, the dimensions, the mode and switches.
 // validate() refuses every bad value with one line that names it and says what works.
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -30,10 +31,24 @@ struct Config {
     // Optional fixed input rows [T * D_in] (the journey preset's embeddings); when empty,
     // x is generated from the seed and the token strings.
     std::vector<float> embeddings;
+    // Every sentence of a batch, the first equal to `tokens`; empty for one sentence. Shorter
+    // sentences are padded at the end to the longest with kPadToken and masked as keys.
+    // Set both (and `batch`) through set_sentences().
+    std::vector<std::vector<std::string>> batch_tokens;
     std::int64_t batch = 1;
     std::int64_t d_in = 6;
     std::int64_t d_out = 6;
     std::int64_t heads = 2;
+    // Key/value heads, each shared by heads / kv_heads query heads (grouped-query attention;
+    // 1 is multi-query attention). 0: one per query head, plain multi-head attention.
+    std::int64_t kv_heads = 0;
+    // Cross-attention: keys and values come from these token sequences (one shared by the
+    // whole batch, or one per sentence), not from the text. Empty: self-attention.
+    std::vector<std::vector<std::string>> context;
+    std::int64_t d_context = 0;  // width of a context token; 0: D_in
+    // Decoding with a KV cache: 0 off; P: the first P tokens run at once (prefill), then each
+    // later token alone, its keys and values appended to the cache.
+    std::int64_t decode_from = 0;
     bool causal = true;
     Mode mode = Mode::Split;
     BackendKind backend = BackendKind::Cpu;
@@ -44,9 +59,36 @@ struct Config {
     bool scale_first = false;  // false: mask then scale (as the seeds); true: scale then mask (nanoGPT)
     std::uint64_t memory_budget = kDefaultMemoryBudget;
 
-    std::int64_t num_tokens() const { return static_cast<std::int64_t>(tokens.size()); }
+    // T: the longest sentence (every sentence is padded to it).
+    std::int64_t num_tokens() const;
     std::int64_t head_dim() const { return heads > 0 ? d_out / heads : 0; }
+
+    // Every sentence (batch_tokens, or just `tokens`).
+    std::vector<std::vector<std::string>> sentences() const;
+    // Replaces the text: tokens = the first sentence, batch = their count.
+    void set_sentences(std::vector<std::vector<std::string>> all);
+    // Row t of sentence b as the model sees it: its token, or kPadToken past its end.
+    std::string token_at(std::int64_t b, std::int64_t t) const;
+
+    std::int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
+    std::int64_t kv_width() const { return kv_head_count() * head_dim(); }  // columns of keys, values
+    std::int64_t group_size() const { return heads / std::max<std::int64_t>(kv_head_count(), 1); }
+    bool grouped() const { return kv_head_count() != heads; }
+
+    bool cross() const { return !context.empty(); }
+    std::int64_t context_dim() const { return d_context > 0 ? d_context : d_in; }
+    // The keys' side: its width (D_context or D_in), its length S (context or text), the
+    // tokens of batch element b as keys (padded), and whether any key is padding.
+    std::int64_t key_dim() const { return cross() ? context_dim() : d_in; }
+    std::int64_t num_keys() const;
+    std::vector<std::string> key_tokens(std::int64_t b) const;
+    std::int64_t key_length(std::int64_t b) const;  // real (unpadded) keys of batch element b
+    bool padded() const;
+    bool decoding() const { return decode_from > 0; }
 };
+
+// The filler token of padded rows.
+extern const char* const kPadToken;
 
 // Throws ConfigError naming the first bad value. Does not check the memory budget
 // (see estimate_memory / check_memory_budget in engine.hpp).

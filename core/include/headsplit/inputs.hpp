@@ -28,15 +28,18 @@ private:
 std::uint64_t fnv1a(const std::string& s);
 
 struct Inputs {
-    std::vector<float> x;  // [B, T, D_in], row-major
+    std::vector<float> x;                 // [B, T, D_in], row-major; padded rows are kPadToken's
+    std::vector<float> context;           // [B, S, D_context] with cross-attention, else empty
+    std::vector<float> key_padding_mask;  // [B, S]: 1 where the key is padding; empty unless padded
 };
 
 // Weights in PyTorch nn.Linear layout: weight [out_features, in_features], so that
 // nn.Linear.weight.copy_() takes them as they are. Row block h*head_dim .. (h+1)*head_dim-1
 // of w_query is head h's query weight (columns of W_Q in the math layout x @ W_Q).
 struct Weights {
-    std::vector<float> w_query, w_key, w_value;  // [D_out, D_in]
-    std::vector<float> b_query, b_key, b_value;  // [D_out], empty unless qkv_bias
+    std::vector<float> w_query;                  // [D_out, D_in]
+    std::vector<float> w_key, w_value;           // [kv_width, key_dim]: G heads, D_in or D_context
+    std::vector<float> b_query, b_key, b_value;  // [D_out], [kv_width]: empty unless qkv_bias
     std::vector<float> w_out;                    // [D_out, D_out], empty unless out_proj
     std::vector<float> b_out;                    // [D_out], empty unless out_proj
 
@@ -45,7 +48,8 @@ struct Weights {
 };
 
 // x: a token's row depends only on (seed, token text), so a repeated word gets the same
-// embedding; uniform in [-1, 1). Fixed embeddings from a preset are used as they are.
+// embedding; uniform in [-1, 1). Fixed embeddings from a preset are used as they are. The
+// context rows are made the same way, at D_context; the key padding mask from the lengths.
 Inputs make_inputs(const Config& c);
 
 // nn.Linear's default init range: uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)).

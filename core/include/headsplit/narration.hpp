@@ -17,7 +17,9 @@ struct Narration {
 
 // The words for op `op` of configuration `c`; `head` >= 0 for loop mode's per-head steps,
 // whose code line is written for any head (`self.heads[h]`), as inside the for loop.
-Narration narrate(Op op, const Config& c, int head = -1);
+// `round` >= 1: a decoding round (one token, at position decode_from + round - 1); 0: the
+// prefill of the first decode_from tokens.
+Narration narrate(Op op, const Config& c, int head = -1, int round = -1);
 
 // The PyTorch module for c.mode up to `def forward(self, x):` (class, __init__, layers).
 std::vector<std::string> module_header(const Config& c);

@@ -10,8 +10,11 @@ enum class Op {
     Split,          // fused only: qkv.chunk(3, dim=-1)        [B,T,3*D_out] -> 3 x [B,T,D_out]
     View,           // .view(B, T, H, head_dim)                no data moved
     Transpose,      // .transpose(1, 2)                        no data moved
+    CacheAppend,    // decode: keys, values written into the KV cache [B,G,T,hd]; the cache so far is a view
+    RepeatKv,       // GQA/MQA: each of G key/value heads repeated for its H/G query heads   copy
     Scores,         // Q @ K^T                                 [B,H,T,T]
     Mask,           // masked_fill_(causal, -inf)              in place
+    PadMask,        // masked_fill_(key_padding_mask, -inf)    in place (padded batches)
     Scale,          // / sqrt(head_dim)                        in place
     Softmax,        // softmax(dim=-1)                         [B,H,T,T]
     Dropout,        // dropout(p) on the attention weights     [B,H,T,T]
@@ -20,6 +23,7 @@ enum class Op {
     Merge,          // .contiguous().view(B, T, D_out)         copy
     Concat,         // loop only: torch.cat(heads, dim=-1)     copy
     OutProj,        // context @ W_out^T + b_out               [B,T,D_out]
+    Assemble,       // decode: the prefill's and each round's outputs side by side   [B,T,D_out] copy
     Count
 };
 

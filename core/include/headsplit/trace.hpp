@@ -61,6 +61,7 @@ struct Step {
     int index = 0;
     Op op = Op::Input;
     int head = -1;               // loop mode: the head this step belongs to; -1 otherwise
+    int round = -1;              // decoding: 0 for the prefill, r for the r-th token decoded alone; -1 otherwise
     std::string code;            // the PyTorch-equivalent line
     std::string explain;         // one sentence
     std::int64_t matmuls = 0;    // matmul calls (a batched matmul over heads counts 1)
