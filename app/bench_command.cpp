@@ -99,6 +99,8 @@ void BenchCommand::add_to(CLI::App& parent) {
     cmd->add_option("--tokens", tokens, "tokens for --preset (default 128 for the GPT presets)");
     cmd->add_option("--backend", backend, "cpu | gl | all (default all)");
     cmd->add_option("--dropout", dropout, "attention dropout p in [0, 1) for every shape (default 0)");
+    cmd->add_option("--kv-heads", kv_heads,
+                    "key/value heads for every shape (grouped-query attention); must divide each shape's heads");
     cmd->add_option("--repeat", repeat, "timed runs after a warm-up; the median is reported (at least 5, default 5)");
     cmd->add_option("--json", json_path, "write the results as JSON (format headsplit-bench v1)");
     cmd->add_flag("--vs-torch", vs_torch,
@@ -124,6 +126,11 @@ int BenchCommand::run() const {
     }
     if (!dropout.empty())
         for (Shape3& s : shapes) s.config.dropout = parse_real("--dropout", dropout);
+    if (!kv_heads.empty())
+        for (Shape3& s : shapes) {
+            s.config.kv_heads = parse_count("--kv-heads", kv_heads, 1, kMaxDim);
+            s.label += " kv" + std::to_string(s.config.kv_heads);
+        }
     for (const Shape3& s : shapes) check_config(s.config).require_budget();
     if (!json_path.empty()) check_writable(json_path);  // now, not after minutes of measuring
 
@@ -151,7 +158,8 @@ int BenchCommand::run() const {
             Backend* be = &backend;
             const Config& c = shape.config;
             std::cout << "\n" << shape.label << ": T=" << c.num_tokens() << " D_in=" << c.d_in << " D_out=" << c.d_out
-                      << " heads=" << c.heads << " head_dim=" << c.head_dim() << " on " << backend_name(kind)
+                      << " heads=" << c.heads << " kv_heads=" << c.kv_head_count() << " head_dim=" << c.head_dim()
+                      << " on " << backend_name(kind)
                       << " (median of " << reps << " runs)\n";
             std::cout << std::left << std::setw(16) << "stage" << std::setw(7) << "mode" << std::right << std::setw(11)
                       << "median ms" << std::setw(10) << "min ms" << std::setw(10) << "max ms" << std::setw(9) << "matmuls"

@@ -8,7 +8,7 @@
 namespace headsplit::app {
 
 struct BenchCommand {
-    std::string preset, tokens, backend = "all", repeat = "5", json_path, dropout;
+    std::string preset, tokens, backend = "all", repeat = "5", json_path, dropout, kv_heads;
     bool vs_torch = false;
 
     void add_to(CLI::App& parent);

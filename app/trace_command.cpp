@@ -73,7 +73,7 @@ void print_step_table(const Trace& tr, std::ostream& out) {
     if (c.padded()) out << " padded";
     if (c.decoding()) out << " decode_from=" << c.decode_from;
     out << "\n\n";
-    out << std::left << std::setw(6) << "step" << std::setw(20) << "op" << std::setw(34) << "tensors"
+    out << std::left << std::setw(6) << "step" << std::setw(26) << "op" << std::setw(34) << "tensors"
         << std::setw(20) << "shape" << std::setw(22) << "memory" << std::right << std::setw(8) << "matmuls"
         << std::setw(11) << "ms" << "\n";
     for (const Step& s : tr.steps) {
@@ -81,7 +81,7 @@ void print_step_table(const Trace& tr, std::ostream& out) {
         if (s.head >= 0) op += " (head " + std::to_string(s.head) + ")";
         if (s.round >= 0) op += s.round == 0 ? " (prefill)" : " (r" + std::to_string(s.round) + ")";
         const TensorRecord& first = s.tensors.front();
-        out << std::left << std::setw(6) << s.index << std::setw(20) << op << std::setw(34) << tensor_names(s)
+        out << std::left << std::setw(6) << s.index << std::setw(26) << op << std::setw(34) << tensor_names(s)
             << std::setw(20) << shape_str(first.shape) << std::setw(22) << storage_label(first.storage)
             << std::right << std::setw(8) << s.matmuls << std::setw(11) << std::fixed << std::setprecision(3)
             << s.ms << "\n";
@@ -103,6 +103,13 @@ void print_step_table(const Trace& tr, std::ostream& out) {
         last = shape;
     }
     out << "shapes: " << journey << "\n";
+    // What generation keeps per token: keys and values of kv_heads heads, in every layer.
+    out << "kv cache: " << kv_cache_bytes_per_token(c) << " bytes per token per layer (2 x " << c.kv_head_count()
+        << " kv heads x " << c.head_dim() << " x float32)";
+    if (c.layers > 1)
+        out << "; " << human_bytes(static_cast<double>(model_kv_cache_bytes_per_token(c))) << " per token for all "
+            << c.layers << " layers in fp16";
+    out << "\n";
 }
 
 void print_step_values(const Step& s, std::ostream& out) {

@@ -14,6 +14,18 @@ out=$("$bin" trace) || fail "headsplit trace exited $?"
 grep -qF 'shapes: [1, 3, 6] -> [1, 3, 2, 3] -> [1, 2, 3, 3] -> [1, 3, 2, 3] -> [1, 3, 6]' <<<"$out" ||
   fail "trace does not print the journey of shapes: $out"
 [ "$(grep -cE '^[0-9]+ ' <<<"$out")" = 12 ] || fail "trace does not print 12 steps"
+# 1a. The variants print their shape story and what the KV cache holds.
+out=$("$bin" trace --preset llama3-8b --tokens 4) || fail "trace --preset llama3-8b exited $?"
+grep -qF 'kv_heads=8' <<<"$out" || fail "llama3-8b does not say kv_heads=8: $out"
+grep -qF 'kv cache: 8192 bytes per token per layer' <<<"$out" || fail "llama3-8b's cache per token: $out"
+grep -qE '^[0-9]+ +repeat_kv +keys, values +\[1, 32, 4, 128\] +copy' <<<"$out" || fail "llama3-8b has no repeat_kv to 32 heads: $out"
+out=$("$bin" trace --decode-from 2) || fail "trace --decode-from 2 exited $?"
+grep -qE '^[0-9]+ +cache_append \(r1\) +keys, values +\[1, 2, 3, 3\] +in place' <<<"$out" || fail "decode: no in-place append in round 1: $out"
+grep -qE '^[0-9]+ +assemble +output +\[1, 3, 6\] +copy' <<<"$out" || fail "decode: no assembled output: $out"
+out=$("$bin" trace --text "the cat sleeps" --text "a dog" --context "le chat" --context "un chien dort") ||
+  fail "trace with a batch and contexts exited $?"
+grep -qE '^[0-9]+ +scores +attn_scores +\[2, 2, 3, 3\]' <<<"$out" || fail "batched cross-attention scores: $out"
+grep -qE '^[0-9]+ +pad_mask ' <<<"$out" || fail "batched cross-attention has no pad_mask step: $out"
 # 1b. The GPT-2 presets between small and xl run.
 for preset in gpt2-medium gpt2-large; do
   "$bin" trace --preset "$preset" >/dev/null 2>"$work/stderr" || fail "trace --preset $preset exited $?: $(cat "$work/stderr")"
@@ -21,7 +33,8 @@ done
 
 # 2. --help lists every option.
 help=$("$bin" trace --help) || fail "trace --help exited $?"
-for opt in --preset --text --tokens --d-in --d-out --heads --seed --causal --no-causal --mode --backend \
+for opt in --preset --text --tokens --d-in --d-out --heads --kv-heads --context --context-tokens --d-context \
+           --decode-from --seed --causal --no-causal --mode --backend \
            --dropout --no-out-proj --scale-first --qkv-bias --memory-budget --json --step; do
   grep -q -- "$opt" <<<"$help" || fail "trace --help does not list $opt"
 done
@@ -74,6 +87,27 @@ check_refused 2 "dropout p = -0.1 is outside [0, 1)" trace --dropout -0.1
 check_refused 2 "--dropout 1e999" trace --dropout 1e999
 check_refused 2 "has no words" trace --text ""
 check_refused 2 "--tokens needs a value" trace --preset gpt2-small --tokens
+# Issue 13's options: GQA / MQA, cross-attention, padded batches, decoding.
+check_refused 2 "--kv-heads 0 leaves the queries no keys; use a divisor of heads = 2: 1, 2" trace --kv-heads 0
+check_refused 2 "kv_heads = 3 is more than heads = 2" trace --kv-heads 3
+check_refused 2 "kv_heads = 5 does not divide heads = 12" trace --preset gpt2-small --kv-heads 5
+check_refused 2 "--kv-heads -1" trace --kv-heads -1
+check_refused 2 "--kv-heads x is not a whole number" trace --kv-heads x
+check_refused 2 "--decode-from 0 is out of range" trace --decode-from 0
+check_refused 2 "outside 0 < P < T = 3; use 1 to 2" trace --decode-from 3
+check_refused 2 "only under a causal mask" trace --decode-from 1 --no-causal
+check_refused 2 "use --mode split or fused with --decode-from" trace --decode-from 1 --mode loop
+check_refused 2 "without dropout" trace --decode-from 2 --dropout 0.1
+check_refused 2 "no cache to grow" trace --decode-from 2 --context "a b"
+check_refused 2 "--context \"  \" has no words" trace --context "  "
+check_refused 2 "--context-tokens 0 is out of range" trace --context-tokens 0
+check_refused 2 "--context and --context-tokens" trace --context "a" --context-tokens 2
+check_refused 2 "S = 4 tokens and the text T = 3" trace --context "a b c d" --causal
+check_refused 2 "use --mode split or loop" trace --context "a b" --mode fused
+check_refused 2 "there is no context" trace --d-context 4
+check_refused 2 "2 contexts for 3 sentences" trace --text a --text b --text c --context x --context y
+check_refused 2 "--text \"\" has no words" trace --text "a b" --text ""
+check_refused 2 "over the memory budget" trace --preset gpt2-small --text "$(printf 'w%.0s ' $(seq 2000))" --text a --text b
 # A very long sentence (20,000 words, near the kernel's 128 KiB limit on one argument):
 # refused by the memory budget with the estimate, before anything is allocated.
 long_text=$(printf 'word %.0s' $(seq 20000))

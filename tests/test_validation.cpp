@@ -95,7 +95,7 @@ TEST_CASE("unknown preset lists the known ones", "[validation]") {
         config_from_preset("gpt5");
         FAIL("no error");
     } catch (const ConfigError& e) {
-        CHECK_THAT(e.what(), Equals("unknown preset \"gpt5\"; presets: cat-sleeps, journey, gpt2-small, gpt2-medium, gpt2-large, gpt2-xl, gpt3"));
+        CHECK_THAT(e.what(), Equals("unknown preset \"gpt5\"; presets: cat-sleeps, journey, gpt2-small, gpt2-medium, gpt2-large, gpt2-xl, gpt3, llama2-7b, llama3-8b"));
     }
 }
 

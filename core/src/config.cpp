@@ -79,6 +79,24 @@ bool Config::padded() const {
     return false;
 }
 
+ParamCounts attention_params(const Config& c) {
+    ParamCounts p;
+    const std::int64_t kv = c.kv_width();
+    p.query = c.d_out * c.d_in + (c.qkv_bias ? c.d_out : 0);
+    p.key = kv * c.key_dim() + (c.qkv_bias ? kv : 0);
+    p.value = p.key;
+    p.out = c.out_proj ? c.d_out * c.d_out + c.d_out : 0;
+    return p;
+}
+
+std::int64_t kv_cache_bytes_per_token(const Config& c, int bytes_per_value) {
+    return 2 * c.kv_width() * bytes_per_value;
+}
+
+std::int64_t model_kv_cache_bytes_per_token(const Config& c, int bytes_per_value) {
+    return c.layers * kv_cache_bytes_per_token(c, bytes_per_value);
+}
+
 std::vector<std::string> split_words(const std::string& text) {
     std::istringstream in(text);
     std::vector<std::string> words;
@@ -202,14 +220,14 @@ void validate(const Config& c) {
             throw ConfigError("decode from P = " + std::to_string(c.decode_from) + " is outside 0 < P < T = " +
                               std::to_string(T) + (T > 1 ? "; use 1 to " + std::to_string(T - 1)
                                                          : "; decoding needs at least 2 tokens"));
+        if (c.cross())
+            throw ConfigError("with a context the keys and values are all known before the first token, so there is "
+                              "no cache to grow; drop --context or --decode-from");
         if (!c.causal)
             throw ConfigError("decoding one token at a time gives the full pass only under a causal mask (a token "
                               "never sees later ones); drop --no-causal or --decode-from");
         if (c.mode == Mode::Loop)
             throw ConfigError("decoding is shown with all heads at once; use --mode split or fused with --decode-from");
-        if (c.cross())
-            throw ConfigError("with a context the keys and values are all known before the first token, so there is "
-                              "no cache to grow; drop --context or --decode-from");
         if (c.dropout > 0)
             throw ConfigError("generation runs without dropout (eval mode); drop --dropout or --decode-from");
     }

@@ -439,7 +439,7 @@ def show(op, head=None, **tensors):
     """Prints the step's row as `headsplit trace` does (the shape of its first tensor) and
     keeps a copy of its values (the next in-place step would change them)."""
     shape = list(next(iter(tensors.values())).shape)
-    print(f"{len(STEPS):<6}{label(op, head):<20}{', '.join(tensors):<34}{shape}")
+    print(f"{len(STEPS):<6}{label(op, head):<26}{', '.join(tensors):<34}{shape}")
     STEPS.append((op, head, [(name, list(t.shape), t.flatten().tolist()) for name, t in tensors.items()]))
 
 
@@ -634,7 +634,7 @@ std::string export_script(const Trace& tr, ScriptKind kind) {
     w.line(0, "def main():");
     w.line(4, "print(" + py_string(std::string("HeadSplit take-home script (") + lib.name + "): " + config_line(c)) + ")");
     w.line(4, "print()");
-    w.line(4, "print(f\"{'step':<6}{'op':<20}{'tensors':<34}shape\")");
+    w.line(4, "print(f\"{'step':<6}{'op':<26}{'tensors':<34}shape\")");
     w.line(4, std::string("x = ") + lib.make + "(X, " + list_str({c.batch, c.num_tokens(), c.d_in}) + ")");
     if (torch) {
         w.line(4, "model = " + class_name(c) + "(D_IN, D_OUT, NUM_HEADS, context_length=x.shape[1])");

@@ -21,6 +21,8 @@ std::vector<Preset> load_presets() {
         preset.d_in = p.at("d_in").get<std::int64_t>();
         preset.d_out = p.at("d_out").get<std::int64_t>();
         preset.heads = p.at("heads").get<std::int64_t>();
+        preset.kv_heads = p.value("kv_heads", std::int64_t{0});
+        preset.layers = p.value("layers", std::int64_t{1});
         if (p.contains("embeddings"))
             for (const auto& row : p.at("embeddings"))
                 for (const auto& v : row) preset.embeddings.push_back(v.get<float>());
@@ -52,6 +54,8 @@ Config config_from_preset(const std::string& name) {
         c.d_in = p.d_in;
         c.d_out = p.d_out;
         c.heads = p.heads;
+        c.kv_heads = p.kv_heads == p.heads ? 0 : p.kv_heads;
+        c.layers = p.layers;
         return c;
     }
     std::string names;

@@ -49,6 +49,9 @@ struct Config {
     // Decoding with a KV cache: 0 off; P: the first P tokens run at once (prefill), then each
     // later token alone, its keys and values appended to the cache.
     std::int64_t decode_from = 0;
+    // The whole model's attention layers (a preset's); HeadSplit runs one. Only the
+    // whole-model KV-cache figures use it.
+    std::int64_t layers = 1;
     bool causal = true;
     Mode mode = Mode::Split;
     BackendKind backend = BackendKind::Cpu;
@@ -86,6 +89,20 @@ struct Config {
     bool padded() const;
     bool decoding() const { return decode_from > 0; }
 };
+
+// Parameters of the attention layer, weights and biases: W_query [D_out, D_in], W_key and
+// W_value [kv_width, key_dim], W_out [D_out, D_out] (+ b_out).
+struct ParamCounts {
+    std::int64_t query = 0, key = 0, value = 0, out = 0;
+    std::int64_t total() const { return query + key + value + out; }
+};
+ParamCounts attention_params(const Config& c);
+
+// What the KV cache holds per token: keys and values of kv_heads heads of head_dim, at
+// `bytes_per_value` (4: float32, as HeadSplit stores them; 2: fp16/bf16, as models ship);
+// for one layer, and for all c.layers.
+std::int64_t kv_cache_bytes_per_token(const Config& c, int bytes_per_value = 4);
+std::int64_t model_kv_cache_bytes_per_token(const Config& c, int bytes_per_value = 2);
 
 // The filler token of padded rows.
 extern const char* const kPadToken;

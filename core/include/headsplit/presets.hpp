@@ -13,6 +13,8 @@ struct Preset {
     std::string text;                   // empty for the synthetic presets
     std::int64_t default_tokens = 0;    // synthetic presets: tokens when --tokens is absent
     std::int64_t d_in = 0, d_out = 0, heads = 0;
+    std::int64_t kv_heads = 0;          // grouped-query attention; 0: one per head
+    std::int64_t layers = 1;            // the model's attention layers (for whole-model cache figures)
     std::vector<float> embeddings;      // optional fixed x rows
 };
 
