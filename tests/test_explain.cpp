@@ -7,21 +7,18 @@
 
 using namespace headsplit;
 
-TEST_CASE("every cell's explanation arrives at its value", "[explain]") {
-    const Mode mode = GENERATE(Mode::Loop, Mode::Split, Mode::Fused);
-    const double dropout = GENERATE(0.0, 0.3);
-    Config c;
-    c.mode = mode;
-    c.dropout = dropout;
-    c.qkv_bias = true;
-    const Trace tr = test::run_cpu(c);
+namespace {
+
+// Explains every cell of every step of `tr` (the dropout mask's too unless skipped) and
+// holds each recomputed value to the recorded one; returns how many were explained.
+int check_every_cell(const Trace& tr, bool skip_dropout_mask) {
     int explained = 0;
     for (const Step& s : tr.steps)
         for (std::size_t t = 0; t < s.tensors.size(); ++t) {
-            if (s.tensors[t].name == "dropout_mask") continue;
+            if (skip_dropout_mask && s.tensors[t].name == "dropout_mask") continue;
             for (std::size_t i = 0; i < s.tensors[t].data.size(); ++i) {
                 const gui::Explanation e = gui::explain_cell(tr, s.index, static_cast<int>(t), static_cast<std::int64_t>(i));
-                INFO(op_name(s.op) << " " << e.title);
+                INFO("step " << s.index << " " << op_name(s.op) << " " << e.title);
                 REQUIRE_FALSE(e.lines.empty());
                 REQUIRE_FALSE(std::isnan(e.recomputed));
                 const float v = s.tensors[t].data[i];
@@ -30,6 +27,43 @@ TEST_CASE("every cell's explanation arrives at its value", "[explain]") {
                 ++explained;
             }
         }
+    return explained;
+}
+
+}  // namespace
+
+TEST_CASE("every cell's explanation arrives at its value", "[explain]") {
+    const Mode mode = GENERATE(Mode::Loop, Mode::Split, Mode::Fused);
+    const double dropout = GENERATE(0.0, 0.3);
+    Config c;
+    c.mode = mode;
+    c.dropout = dropout;
+    c.qkv_bias = true;
+    const Trace tr = test::run_cpu(c);
+    const int explained = check_every_cell(tr, true);
+    CHECK(explained > 100);
+}
+
+TEST_CASE("every cell of the variants' steps is explained to its value", "[explain][variants]") {
+    // GQA (repeat_kv), cross-attention (keys from the context), a padded batch (the mask, the
+    // padding step, the second sentence's rows), decoding (the cache, rounds, assemble).
+    const int which = GENERATE(range(0, 6));
+    Config c;
+    c.qkv_bias = true;
+    c.d_in = c.d_out = 8;
+    c.heads = 4;
+    c.tokens = split_words("the cat sleeps here");
+    switch (which) {
+        case 0: c.kv_heads = 2; break;
+        case 1: c.kv_heads = 1, c.mode = Mode::Fused; break;
+        case 2: c.context = {split_words("le chat dort")}, c.causal = false, c.d_context = 5, c.mode = Mode::Loop; break;
+        case 3: c.set_sentences({split_words("the cat sleeps here"), split_words("a dog")}), c.kv_heads = 2; break;
+        case 4: c.decode_from = 2, c.kv_heads = 2; break;
+        case 5: c.set_sentences({split_words("the cat sleeps here"), split_words("a dog")}), c.decode_from = 1,
+                c.mode = Mode::Fused; break;
+    }
+    INFO("variant " << which);
+    const int explained = check_every_cell(test::run_cpu(c), false);
     CHECK(explained > 100);
 }
 

@@ -46,6 +46,25 @@ std::vector<AuditCase> audit_cases() {
     AuditCase quiz{"nine-words-quiz", nine, {}, false};
     quiz.quiz = true;
     out.push_back(quiz);
+    // Issue 13's views: key/value heads shared (kv0 panels in their group's colour), a padded
+    // batch (sentence blocks, <pad> rows, padding drawn apart from the future), cross-attention
+    // (T x S grids, context tokens), and decoding (rounds, the cache growing).
+    Config mqa = nine;
+    mqa.kv_heads = 1;
+    out.push_back({"nine-words-mqa", mqa, {}, false});
+    Config batch = base;
+    batch.set_sentences({split_words("the quick brown fox jumps"), split_words("a lazy dog"), split_words("it sleeps")});
+    out.push_back({"batch-padded", batch, {}, false});
+    Config cross = base;
+    cross.context = {split_words("le chat dort sur le tapis")};
+    cross.causal = false;
+    cross.kv_heads = 1;
+    out.push_back({"cross-mqa", cross, {}, false});
+    Config decode = base;
+    decode.tokens = split_words("the cat sleeps here");
+    decode.decode_from = 3;
+    decode.kv_heads = 1;
+    out.push_back({"decode", decode, {}, false});
     return out;
 }
 
@@ -59,6 +78,8 @@ bool AuditSweep::settled(const AppState& st, int fb_w, int fb_h) const {
     return fb_w == w && fb_h == h && !st.font_dirty && st.trace && !st.computer->busy() &&
            st.trace->config.tokens == want.tokens && st.trace->config.mode == want.mode &&
            st.trace->config.d_out == want.d_out && st.trace->config.heads == want.heads &&
+           st.trace->config.kv_heads == want.kv_heads && st.trace->config.batch_tokens == want.batch_tokens &&
+           st.trace->config.context == want.context && st.trace->config.decode_from == want.decode_from &&
            (!cases_[case_].compare_masks || st.other_mask);
 }
 

@@ -1,6 +1,7 @@
 #include "compute.hpp"
 
 #include <chrono>
+#include <optional>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -21,7 +22,7 @@ double now_seconds() {
 }  // namespace
 
 bool is_small(const Config& c) {
-    return c.num_tokens() <= 32 && c.d_out <= 128 && c.d_in <= 128;
+    return c.num_tokens() <= 32 && c.num_keys() <= 32 && c.batch <= 4 && c.d_out <= 128 && c.d_in <= 128;
 }
 
 TraceComputer::TraceComputer(bool window_gl) : window_gl_(window_gl) {}
@@ -75,10 +76,16 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
         r.trace = compute(checked);
         if (job.other_mask) {
             // The mask changes neither the inputs nor the weights, nor the memory the pass needs.
+            // A flip the configuration cannot take (decoding needs the mask; a context of
+            // another length cannot have one) leaves the comparison out.
             Config flipped = c;
             flipped.causal = !c.causal;
-            const CheckedConfig other = check_config(flipped);
-            if (other.fits_budget()) r.other_mask = compute(other);
+            std::optional<CheckedConfig> other;
+            try {
+                other = check_config(flipped);
+            } catch (const ConfigError&) {
+            }
+            if (other && other->fits_budget()) r.other_mask = compute(*other);
         }
     } catch (const ConfigError& e) {
         r.error = e.what();

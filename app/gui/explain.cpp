@@ -101,12 +101,30 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
         return j >= 0 && j < static_cast<std::int64_t>(keys.size()) ? "\"" + keys[static_cast<std::size_t>(j)] + "\""
                                                                      : std::string("?");
     };
-    const std::string tok_row = token(row);
+    // A decoding round's query rows start at its token; keys and values count from 0.
+    const bool key_rows = t.name == "keys" || t.name == "values" || t.name == "context";
+    const std::int64_t q_offset = s.round > 0 && !key_rows ? c.decode_from + s.round - 1 : 0;
+    const std::string tok_row = key_rows && c.cross() ? key_token(row) : token(row + q_offset);
     // A source the explanation needs is missing: say so, and recompute nothing.
     auto missing = [&] { e.lines.push_back("(the trace does not link this tensor to its sources)"); };
 
     switch (s.op) {
         case Op::Input: {
+            if (t.name == "key_padding_mask") {  // [B, S]: row = the sentence
+                const bool pad = tr.inputs.key_padding_mask[static_cast<std::size_t>(index)] != 0.0f;
+                const std::vector<std::string> sent = c.key_tokens(idx[0]);
+                e.lines.push_back("key " + std::to_string(col) + " of sentence " + std::to_string(idx[0]) + " is " +
+                                  (pad ? "padding (<pad>): true, masked later" : "\"" + sent[static_cast<std::size_t>(col)] +
+                                                                                  "\", a real token: false"));
+                e.recomputed = pad ? 1.0 : 0.0;
+                break;
+            }
+            if (t.name == "context") {
+                e.lines.push_back("feature " + std::to_string(col) + " of context token " + key_token(row) + "'s embedding");
+                e.lines.push_back("keys and values are made from these rows, queries from x");
+                e.recomputed = tr.inputs.context[static_cast<std::size_t>(index)];
+                break;
+            }
             e.lines.push_back("feature " + std::to_string(col) + " of token " + tok_row + "'s embedding");
             e.lines.push_back(c.embeddings.empty() ? "generated from seed " + std::to_string(c.seed) +
                                                          " and the word itself, so a repeated word gets the same row"

@@ -70,7 +70,7 @@ std::string picture_name(int step) {
 
 // The step's result and what it was made from (its first link), as the caption shows them.
 std::string shape_change(const Trace& tr, const Step& s) {
-    const TensorRecord& out = s.tensors.back();
+    const TensorRecord& out = s.result();
     const TensorRecord* in = out.from.empty() ? nullptr : tr.source(out.from.front());
     return (in ? shape_str(in->shape) + " &rarr; " : std::string()) + shape_str(out.shape);
 }
@@ -208,7 +208,7 @@ table.counts { border-collapse: collapse; } table.counts td, table.counts th { b
     h += "</table>\n";
 
     for (const Step& s : tr.steps) {
-        const TensorRecord& out = s.tensors.back();
+        const TensorRecord& out = s.result();
         const bool moved = out.storage == Storage::New || out.storage == Storage::Copy;
         h += "<section class=\"step\">\n<h2>Step " + std::to_string(s.index) + ": " + op_name(s.op) +
              (s.head >= 0 ? " (head " + std::to_string(s.head) + ")" : "") + " &nbsp; <span class=\"shape\">" +

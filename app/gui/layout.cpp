@@ -31,10 +31,42 @@ std::vector<Axis> axes_of(const Step& s, const TensorRecord& t) {
         if (s.op == Op::View || s.op == Op::TransposeBack) return {Axis::Batch, Axis::Token, Axis::Head, Axis::Feature};
         return {Axis::Batch, Axis::Head, Axis::Token, last};
     }
+    if (t.shape.size() == 2) return {Axis::Batch, Axis::Key};  // the key padding mask
     return {Axis::Batch, Axis::Token, last};
 }
 
+namespace {
+
+bool key_side(const Step& s, const TensorRecord& t) {
+    return s.op != Op::Input ? t.name == "keys" || t.name == "values" : t.name == "context";
+}
+
+}  // namespace
+
 StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim, const LayoutLimits& lim) {
+    Config c;
+    c.heads = heads;
+    c.d_out = heads * head_dim;
+    c.tokens.clear();
+    return layout_step(s, c, lim);
+}
+
+std::string row_name(const Config& c, const TensorLayout& tl, std::int64_t b, std::int64_t r) {
+    if (tl.batch_rows) return "s" + std::to_string(r);
+    const std::int64_t pos = tl.row_offset + r;
+    if (tl.key_rows) {
+        if (b >= c.batch || c.tokens.empty()) return "";
+        const std::vector<std::string> keys = c.key_tokens(b);
+        return pos < static_cast<std::int64_t>(keys.size()) ? keys[static_cast<std::size_t>(pos)] : "";
+    }
+    if (b >= c.batch || pos >= c.num_tokens() || c.tokens.empty()) return "";
+    return c.token_at(b, pos);
+}
+
+StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& lim) {
+    const std::int64_t heads = config.heads, head_dim = config.head_dim();
+    const std::int64_t group = std::max<std::int64_t>(config.group_size(), 1), kv_width = config.kv_width();
+    const bool grouped = config.grouped();
     StepLayout out;
     float x0 = 0;
     for (const TensorRecord& t : s.tensors) {
@@ -42,17 +74,23 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
         tl.name = t.name;
         tl.axes = axes_of(s, t);
         tl.x = x0;
+        tl.key_rows = key_side(s, t);
+        tl.batch_rows = t.shape.size() == 2;
+        tl.row_offset = s.round > 0 && !tl.key_rows ? config.decode_from + s.round - 1 : 0;
         const std::int64_t n = numel(t.shape);
         tl.cells.resize(static_cast<std::size_t>(n));
         const bool split = tl.axes.size() == 4;
         const bool head_rows = split && tl.axes[1] == Axis::Head;  // [B, H, T, X]
-        const std::int64_t T = t.shape[split ? (head_rows ? 2 : 1) : 1];
+        const std::int64_t T = tl.batch_rows ? t.shape[0] : t.shape[split ? (head_rows ? 2 : 1) : 1];
         const std::int64_t X = t.shape.back();
         const std::int64_t H = split ? t.shape[head_rows ? 1 : 2] : 1;
+        const std::int64_t B = tl.batch_rows ? 1 : t.shape[0];
+        tl.kv_heads = grouped && split && tl.key_rows && H != heads;
         const std::int64_t rows_shown = std::min(T, lim.tokens);
         const std::int64_t cols_shown = std::min(X, tl.axes.back() == Axis::Key ? lim.tokens : lim.features);
         const std::int64_t heads_shown = std::min(H, lim.heads);
         const std::int64_t col_limit = tl.axes.back() == Axis::Key ? lim.tokens : lim.features;
+        tl.batches = std::min(B, std::max<std::int64_t>(lim.batch, 1));
         tl.rows = T, tl.cols = X, tl.heads = H;
         tl.token0 = std::clamp<std::int64_t>(lim.token0, 0, T - rows_shown);
         tl.col0 = std::clamp<std::int64_t>(lim.col0, 0, X - cols_shown);
@@ -61,26 +99,47 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
         out.max_col0 = std::max(out.max_col0, X - std::min(X, col_limit));
         out.max_head0 = std::max(out.max_head0, H - heads_shown);
         // Features of a [B, T, D_out] tensor, or the 3 x D_out of qkv, belong to heads in blocks of
-        // head_dim; the input x and the output projection mix them.
-        const bool by_head = !split && tl.axes.back() == Axis::Feature && s.op != Op::Input && s.op != Op::OutProj &&
+        // head_dim; the input x and the output projection mix them. Keys and values of grouped-
+        // query attention belong to key/value heads, coloured as the first query head each serves.
+        const bool mixed = tl.batch_rows || s.op == Op::Input || s.op == Op::OutProj || s.op == Op::Assemble;
+        const bool kv_cols = !split && !mixed && tl.key_rows && head_dim > 0 && s.head < 0;
+        const bool qkv_cols = !split && !mixed && t.name == "qkv" && head_dim > 0;
+        const bool by_head = !split && !mixed && !kv_cols && !qkv_cols && tl.axes.back() == Axis::Feature &&
                              s.head < 0 && head_dim > 0 && X % (heads * head_dim) == 0;
+        const std::int64_t D = heads * head_dim;
+        auto column_head = [&](std::int64_t col) -> int {
+            if (kv_cols) return static_cast<int>((col % std::max<std::int64_t>(kv_width, 1)) / head_dim * group);
+            if (qkv_cols)
+                return static_cast<int>(col < D ? col / head_dim : ((col - D) % std::max<std::int64_t>(kv_width, 1)) / head_dim * group);
+            if (by_head) return static_cast<int>((col % D) / head_dim);
+            if (s.head >= 0 && tl.key_rows && grouped) return static_cast<int>(s.head / group * group);
+            return mixed ? -1 : s.head;
+        };
         float w = 0, h = 0;
         Shape ix;
+        std::vector<std::int64_t> batch_of(static_cast<std::size_t>(n), 0);
         for (std::int64_t i = 0; i < n; ++i) {
-            unravel(t.shape, i, ix);  // [B, T, X] or [B, T|H, H|T, X]
-            std::int64_t row = ix.size() >= 2 ? ix[1] : 0, hd_index = 0;
+            unravel(t.shape, i, ix);  // [B, T, X], [B, T|H, H|T, X] or [B, S]
+            std::int64_t row = tl.batch_rows ? ix[0] : ix.size() >= 2 ? ix[1] : 0, hd_index = 0;
             if (split) {
                 row = head_rows ? ix[2] : ix[1];
                 hd_index = head_rows ? ix[1] : ix[2];
             }
+            const std::int64_t b = tl.batch_rows ? 0 : ix[0];
+            batch_of[static_cast<std::size_t>(i)] = b;
             Cell& c = tl.cells[static_cast<std::size_t>(i)];
-            c.head = split ? static_cast<int>(hd_index)
-                           : by_head ? static_cast<int>((ix.back() % (heads * head_dim)) / head_dim) : s.head;
+            if (split) {
+                const std::int64_t q_head = tl.kv_heads ? hd_index * group : hd_index;
+                c.head = static_cast<int>(grouped && tl.key_rows ? q_head / group * group : q_head);
+            } else {
+                c.head = column_head(ix.back());
+            }
             // Positions count from the window's start.
             const std::int64_t col = ix.back() - tl.col0;
             row -= tl.token0;
             hd_index -= tl.head0;
-            c.visible = row >= 0 && row < rows_shown && col >= 0 && col < cols_shown && hd_index >= 0 && hd_index < heads_shown;
+            c.visible = b < tl.batches && row >= 0 && row < rows_shown && col >= 0 && col < cols_shown &&
+                        hd_index >= 0 && hd_index < heads_shown;
             if (!c.visible) {
                 ++tl.hidden;
                 continue;
@@ -101,15 +160,18 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
             w = std::max(w, c.x + 1);
             h = std::max(h, c.y + 1);
         }
-        for (Cell& c : tl.cells) {
+        // Sentence b's block sits under sentence b - 1's.
+        tl.block_height = h;
+        for (std::size_t i = 0; i < tl.cells.size(); ++i) {
+            Cell& c = tl.cells[i];
             c.x += tl.x;
-            c.y += tl.y;
+            c.y += tl.y + static_cast<float>(batch_of[i]) * (h + kBatchGap);
         }
         tl.width = w;
-        tl.height = h;
+        tl.height = static_cast<float>(tl.batches) * h + static_cast<float>(tl.batches - 1) * kBatchGap;
         x0 += w + kTensorGap;
         out.width = tl.x + w;
-        out.height = std::max(out.height, h);
+        out.height = std::max(out.height, tl.height);
         out.tensors.push_back(std::move(tl));
     }
     return out;

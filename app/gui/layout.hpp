@@ -7,7 +7,9 @@
 //   [B, T, H, F]   tokens as rows, each row split into H groups of head_dim (a gap between)
 //   [B, H, T, F]   one panel per head, stacked: T rows x head_dim columns each
 //   [B, H, T, T']  one T x T score grid per head, stacked
-// Several tensors of a step (queries, keys, values) stand side by side.
+//   [B, S]         the key padding mask: a row per sentence
+// Several tensors of a step (queries, keys, values) stand side by side; the sentences of a
+// batch are blocks one under the other.
 #include <string>
 #include <vector>
 
@@ -26,6 +28,7 @@ struct LayoutLimits {
     std::int64_t heads = 4;      // head groups / panels shown
     std::int64_t features = 12;  // feature columns shown (per head where split)
     bool heads_across = false;   // [B, H, T, X]: head panels side by side instead of stacked
+    std::int64_t batch = 4;      // sentences shown, one block under the other
     // Where the window starts (panned): the first token row, column (feature or key) and head
     // shown. Each tensor clamps them so that its window stays full.
     std::int64_t token0 = 0, col0 = 0, head0 = 0;
@@ -39,7 +42,9 @@ LayoutLimits layout_variant(int v);
 
 struct Cell {
     float x = 0, y = 0;  // top-left, cell units, relative to the step's origin
-    int head = -1;       // head the value belongs to (colour); -1 when mixed or none
+    // Head the value belongs to (colour); -1 when mixed or none. Keys and values of grouped-
+    // query attention take the colour of the first query head their key/value head serves.
+    int head = -1;
     bool visible = false;
 };
 
@@ -51,6 +56,13 @@ struct TensorLayout {
     std::int64_t hidden = 0;                    // elements beyond the limits
     std::int64_t token0 = 0, col0 = 0, head0 = 0;  // the window's start (clamped)
     std::int64_t rows = 0, cols = 0, heads = 0;    // the full extent of each axis
+    // Sentences: how many blocks are drawn and each block's height (cells, without the gap).
+    std::int64_t batches = 1;
+    float block_height = 0;
+    bool key_rows = false;       // rows are keys (the context, keys and values): key tokens
+    bool batch_rows = false;     // rows are sentences (the key padding mask)
+    bool kv_heads = false;       // its head axis counts key/value heads (grouped, before repeat_kv)
+    std::int64_t row_offset = 0; // position of the first row (a decoding round's token)
 };
 
 struct StepLayout {
@@ -76,9 +88,16 @@ Pan pan_window(LayoutLimits& lim, const StepLayout& lay, float dx, float dy);
 constexpr float kHeadGap = 0.4f;    // between head groups in a row
 constexpr float kPanelGap = 0.8f;   // between stacked head panels
 constexpr float kTensorGap = 1.5f;  // between tensors of one step
+constexpr float kBatchGap = 1.0f;   // between the blocks of two sentences
 
-// `head_dim` and `heads` come from the trace's config.
+// The sizes, key/value heads, tokens and decoding rounds come from the trace's config.
+StepLayout layout_step(const Step& s, const Config& c, const LayoutLimits& limits = {});
+// The same for a plain multi-head configuration of `heads` heads of `head_dim`.
 StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim, const LayoutLimits& limits = {});
+
+// The name of row `r` of sentence `b` in a tensor laid out as `tl`: its token (a key token
+// for key rows, from the round's position when decoding), or the sentence for the mask.
+std::string row_name(const Config& c, const TensorLayout& tl, std::int64_t b, std::int64_t r);
 
 // For every element of `to` (its tensors one after another, row-major), the index of the
 // same value's element in `from` (flattened the same way), or -1 when it has none there.

@@ -15,10 +15,10 @@ void DrawCaption(const AppState& st) {
         ImGui::TextUnformatted("computing ...");
         return;
     }
-    const TensorRecord& out = s->tensors.back();
+    const TensorRecord& out = s->result();
     const TensorRecord* in = out.from.empty() ? nullptr : st.trace->source(out.from.front());
     std::string caption = "Step " + std::to_string(s->index) + " of " + std::to_string(st.trace->steps.size() - 1) + ": " +
-                          op_name(s->op) + (s->head >= 0 ? " (head " + std::to_string(s->head) + ")" : "") + "   " +
+                          op_name(s->op) + (s->part().empty() ? "" : " (" + s->part() + ")") + "   " +
                           (in ? shape_str(in->shape) + " -> " : "") +
                           (quiz_hides(st, s->index) ? std::string("?") : shape_str(out.shape));
     if (st.quiz.on) caption += "   (score " + std::to_string(st.quiz.right) + " / " + std::to_string(st.quiz.asked) + ")";

@@ -39,7 +39,7 @@ std::vector<Line> listing(const AppState& st, const Trace& tr, int current) {
         if (s.head == 0 && cur_head >= 0)
             for (const Step& o : tr.steps)
                 if (o.head == cur_head && o.op == s.op) step = o.index;
-        const TensorRecord& t = tr.steps[step].tensors.back();
+        const TensorRecord& t = tr.steps[step].result();
         out.push_back({std::string(in_loop ? "      " : "    ") + s.code, step,
                        quiz_hides(st, step) ? std::string("[?]") : shape_str(t.shape)});  // the quiz's answer
     }

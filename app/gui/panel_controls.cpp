@@ -2,6 +2,7 @@
 // trace at once; a refused value shows why inline and the last good trace stays.
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include <imgui.h>
 
@@ -13,10 +14,48 @@ namespace headsplit::gui {
 
 namespace {
 
-std::string joined_tokens(const Config& c) {
+std::string joined(const std::vector<std::string>& words) {
     std::string s;
-    for (const auto& t : c.tokens) s += (s.empty() ? "" : " ") + t;
+    for (const auto& t : words) s += (s.empty() ? "" : " ") + t;
     return s;
+}
+
+// A text box that shows `words` unless the user is typing in it; true when edited, with the
+// text in `out`.
+bool words_box(const char* id, const char* hint, const std::vector<std::string>& words, std::string& out) {
+    struct Box {
+        char text[2048] = {};
+        std::string shown = "\x01";
+    };
+    static std::map<std::string, Box> boxes;
+    Box& box = boxes[id];
+    const std::string now = joined(words);
+    if (box.shown != now && !ImGui::IsAnyItemActive()) {
+        std::snprintf(box.text, sizeof box.text, "%s", now.c_str());
+        box.shown = now;
+    }
+    if (!ImGui::InputTextWithHint(id, hint, box.text, sizeof box.text)) return false;
+    box.shown = out = box.text;
+    return true;
+}
+
+// A slider over a list of allowed values; true when one was picked.
+bool list_slider(const char* label, const std::vector<std::int64_t>& values, std::int64_t& value) {
+    if (values.empty()) return false;
+    const int last = static_cast<int>(values.size()) - 1;
+    int idx = static_cast<int>(std::find(values.begin(), values.end(), value) - values.begin());
+    idx = std::clamp(idx, 0, last);
+    const std::string shown = std::to_string(values[static_cast<std::size_t>(idx)]);
+    // AlwaysClamp: a number typed with Ctrl+click is an index here and must stay in range.
+    if (!ImGui::SliderInt(label, &idx, 0, last, shown.c_str(), ImGuiSliderFlags_AlwaysClamp)) return false;
+    value = values[static_cast<std::size_t>(std::clamp(idx, 0, last))];
+    return true;
+}
+
+void dim_wrapped(const std::string& text) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", text.c_str());
+    ImGui::PopStyleColor();
 }
 
 }  // namespace
@@ -43,21 +82,39 @@ void DrawControls(AppState& st, double now) {
         ImGui::EndCombo();
     }
 
-    static char text[2048];
-    static std::string shown;
-    const std::string tokens = joined_tokens(c);
-    if (shown != tokens && !ImGui::IsAnyItemActive()) {
-        std::snprintf(text, sizeof text, "%s", tokens.c_str());
-        shown = tokens;
+    // The sentences of the batch: the first, then one box per further sentence with its
+    // remove button; shorter ones are padded to the longest.
+    const std::vector<std::vector<std::string>> sentences = c.sentences();
+    std::string typed;
+    for (std::size_t b = 0; b < sentences.size(); ++b) {
+        const std::string id = "##text" + std::to_string(b);
+        const bool removable = b > 0;
+        ImGui::SetNextItemWidth(removable ? -button_width("x") - ImGui::GetStyle().ItemSpacing.x : -1);
+        if (words_box(id.c_str(), b == 0 ? "type a sentence" : "another sentence", sentences[b], typed)) {
+            set_sentence(c, b, typed);
+            changed = true;
+        }
+        if (removable) {
+            ImGui::SameLine();
+            ImGui::PushID(static_cast<int>(b));
+            if (ImGui::Button("x")) {
+                remove_sentence(c, b);
+                changed = true;
+            }
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("remove this sentence from the batch");
+            ImGui::PopID();
+        }
     }
-    ImGui::SetNextItemWidth(-1);
-    if (ImGui::InputTextWithHint("##text", "type a sentence", text, sizeof text)) {
-        shown = text;
-        c.tokens = split_words(text);
-        c.embeddings.clear();
+    if (ImGui::Button("add a sentence")) {
+        // A shorter one, so the padding shows at once: the first sentence without its last word.
+        std::vector<std::string> shorter = sentences.front();
+        if (shorter.size() > 1) shorter.pop_back();
+        set_sentence(c, sentences.size(), joined(shorter));
         changed = true;
     }
-    ImGui::TextDisabled("%d tokens", static_cast<int>(c.tokens.size()));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("a batch: B sentences side by side, the shorter ones padded and masked");
+    same_line_if_fits(ImGui::CalcTextSize("B = 9, T = 999 tokens").x);
+    ImGui::TextDisabled("B = %lld, T = %lld tokens", static_cast<long long>(c.batch), static_cast<long long>(c.num_tokens()));
 
     ImGui::Separator();
     section_title("Sizes");
@@ -84,13 +141,9 @@ void DrawControls(AppState& st, double now) {
         if (c.heads < 1 || c.d_out % c.heads != 0)
             ImGui::TextDisabled("heads = %lld does not divide D_out = %lld; pick one below", static_cast<long long>(c.heads),
                                 static_cast<long long>(c.d_out));
-        int idx = static_cast<int>(std::find(divs.begin(), divs.end(), c.heads) - divs.begin());
-        const int last = static_cast<int>(divs.size()) - 1;
-        idx = std::clamp(idx, 0, last);
-        const std::string heads_label = std::to_string(divs[idx]);
-        // AlwaysClamp: a number typed with Ctrl+click is an index here and must stay in range.
-        if (ImGui::SliderInt("heads", &idx, 0, last, heads_label.c_str(), ImGuiSliderFlags_AlwaysClamp)) {
-            c.heads = divs[std::clamp(idx, 0, last)];
+        if (list_slider("heads", divs, c.heads)) {
+            const std::string why = fit_kv_heads(c);
+            if (!why.empty()) st.notice = why;
             changed = true;
         }
         ImGui::TextDisabled("head_dim = %lld / %lld = %lld", static_cast<long long>(c.d_out),
@@ -137,6 +190,72 @@ void DrawControls(AppState& st, double now) {
         c.seed = static_cast<std::uint64_t>(std::max(0, seed));
         changed = true;
     }
+
+    ImGui::Separator();
+    section_title("Beyond multi-head attention");
+    // Key/value heads: only divisors of heads, each serving heads / KV heads query heads.
+    if (c.heads >= 1 && c.d_out % c.heads == 0) {
+        std::int64_t kv = c.kv_head_count();
+        if (list_slider("KV heads", divisors(c.heads), kv)) {
+            c.kv_heads = kv == c.heads ? 0 : kv;
+            changed = true;
+        }
+        const std::int64_t g = c.kv_head_count();
+        dim_wrapped(g == c.heads ? "one key/value head per head: plain multi-head attention"
+                    : g == 1    ? "1 key/value head shared by all " + std::to_string(c.heads) + " heads: multi-query attention"
+                                : std::to_string(g) + " key/value heads, each shared by " + std::to_string(c.group_size()) +
+                                      " heads: grouped-query attention");
+        for (std::int64_t k = 2; k < c.heads; ++k) {
+            if (c.heads % k == 0) continue;
+            dim_wrapped("not " + std::to_string(k) + " KV heads: " + std::to_string(c.heads) + " heads / " +
+                        std::to_string(k) + " is not a whole group");
+            break;  // one example is enough
+        }
+    }
+    // Cross-attention: keys and values from a second text.
+    bool cross = c.cross();
+    if (ImGui::Checkbox("cross-attention", &cross)) {
+        if (cross) {
+            c.context = {split_words("le chat dort")};
+            c.causal = false;  // a decoder sees its whole context
+            c.decode_from = 0;
+        } else {
+            c.context.clear();
+            c.d_context = 0;
+        }
+        changed = true;
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("queries from the sentence, keys and values from a context text");
+    if (c.cross()) {
+        ImGui::SetNextItemWidth(-1);
+        if (words_box("##context", "the context", c.context.front(), typed)) {
+            c.context = {split_words(typed)};
+            changed = true;
+        }
+        ImGui::TextDisabled("S = %lld context tokens", static_cast<long long>(c.num_keys()));
+    }
+    // Decoding: prefill P tokens, then one at a time with a KV cache.
+    bool decode = c.decoding();
+    if (ImGui::Checkbox("decode with a KV cache", &decode)) {
+        c.decode_from = decode ? std::max<std::int64_t>(1, c.num_tokens() / 2) : 0;
+        if (decode) {
+            c.causal = true;
+            c.dropout = 0;
+            if (c.mode == Mode::Loop) c.mode = Mode::Split;
+        }
+        changed = true;
+    }
+    if (c.decoding()) {
+        int from = static_cast<int>(c.decode_from);
+        const int last = static_cast<int>(std::max<std::int64_t>(1, c.num_tokens() - 1));
+        if (ImGui::SliderInt("prefill P", &from, 1, last, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+            c.decode_from = std::clamp(from, 1, last);
+            changed = true;
+        }
+        dim_wrapped("tokens 0 to " + std::to_string(c.decode_from - 1) + " at once, then " +
+                    std::to_string(std::max<std::int64_t>(0, c.num_tokens() - c.decode_from)) + " rounds of one token");
+    }
+
     int backend = static_cast<int>(c.backend);
     ImGui::TextUnformatted("backend");
     same_line_if_fits(toggle_width("GL"));

@@ -16,24 +16,30 @@ namespace headsplit::gui {
 
 namespace {
 
+const ImU32 kCausalFill = IM_COL32(35, 35, 35, 255);
+const ImU32 kPaddingFill = IM_COL32(45, 60, 90, 255);
+
 bool is_grid(Op op) {
     return op == Op::Scores || op == Op::Mask || op == Op::Scale || op == Op::Softmax || op == Op::Dropout;
 }
 
-// The grid steps to show: the current one if it is one, else every head's final weights.
+// The grid steps to show: the current one if it is one, else every head's final weights
+// (when decoding, those of the step's round; the prefill's outside the rounds).
 std::vector<const Step*> grids_for(const Trace& tr, int step) {
     const Step& s = tr.steps[step];
     if (is_grid(s.op)) return {&s};
+    const int round = tr.config.decoding() ? std::max(s.round, 0) : -1;
     // The weights each context step actually used (dropout's when there is one): its links.
     std::vector<const Step*> out;
     for (const Step& g : tr.steps) {
-        if (g.op != Op::Context || g.tensors.empty() || g.tensors.back().from.empty()) continue;
+        if (g.op != Op::Context || g.round != round || g.tensors.empty() || g.tensors.back().from.empty()) continue;
         if (const Step* w = tr.source_step(g.tensors.back().from.front())) out.push_back(w);
     }
     return out;
 }
 
-// Each map: [T, T] for one head. Batched steps hold all heads, loop steps one each.
+// Each map: [rows, keys] for one head of one sentence. Batched steps hold all heads, loop
+// steps one each; `block` counts maps of rows x keys into the tensor's data.
 struct Map {
     const Step* step;
     const TensorRecord* t;
@@ -43,14 +49,16 @@ struct Map {
     std::string title;  // "head 1", or with the mask it ran under in the comparison
 };
 
-std::vector<Map> maps_of(const std::vector<const Step*>& grids, bool mine) {
+std::vector<Map> maps_of(const std::vector<const Step*>& grids, bool mine, std::int64_t sentence) {
     std::vector<Map> maps;
     for (const Step* g : grids) {
-        const TensorRecord* t = &g->tensors.back();  // the step's result (dropout records its mask first)
+        const TensorRecord* t = &g->result();  // dropout records its mask first
+        const std::int64_t b = std::min(sentence, t->shape[0] - 1);
         if (t->shape.size() == 4)
-            for (std::int64_t h = 0; h < t->shape[1]; ++h) maps.push_back({g, t, static_cast<int>(h), h, mine, ""});
+            for (std::int64_t h = 0; h < t->shape[1]; ++h)
+                maps.push_back({g, t, static_cast<int>(h), b * t->shape[1] + h, mine, ""});
         else
-            maps.push_back({g, t, g->head, 0, mine, ""});
+            maps.push_back({g, t, g->head, b, mine, ""});
     }
     for (Map& m : maps) m.title = "head " + std::to_string(m.head);
     return maps;
@@ -61,7 +69,7 @@ std::vector<Map> maps_of(const std::vector<const Step*>& grids, bool mine) {
 // the last grid of that head before it (what the scores are without a mask).
 std::vector<const Step*> matching_grids(const Trace& tr, int step, const Trace& other) {
     const Step& s = tr.steps[step];
-    if (!is_grid(s.op)) return grids_for(other, 0);
+    if (!is_grid(s.op)) return grids_for(other, std::min<int>(step, static_cast<int>(other.steps.size()) - 1));
     const Step* best = nullptr;
     for (const Step& o : other.steps) {
         if (o.head != s.head || !is_grid(o.op)) continue;
@@ -99,7 +107,8 @@ void DrawHeatmaps(AppState& st) {
     }
     const bool weights = grids.front()->op == Op::Softmax || grids.front()->op == Op::Dropout;
 
-    std::vector<Map> maps = maps_of(grids, true);
+    const std::int64_t sentence = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - 1);
+    std::vector<Map> maps = maps_of(grids, true, sentence);
     if (st.focus_head >= static_cast<int>(maps.size())) st.focus_head = -1;
     // Causal vs bidirectional: the chosen head (the focused one, else the first) beside the
     // same head of the trace with the mask flipped, each titled with the mask it ran under.
@@ -107,7 +116,7 @@ void DrawHeatmaps(AppState& st) {
                            st.other_mask->config.causal != c.causal;
     const int heads_here = static_cast<int>(maps.size());
     if (comparing) {
-        const std::vector<Map> theirs = maps_of(matching_grids(tr, st.step, *st.other_mask), false);
+        const std::vector<Map> theirs = maps_of(matching_grids(tr, st.step, *st.other_mask), false, sentence);
         const std::size_t f = static_cast<std::size_t>(std::max(st.focus_head, 0));
         if (f < theirs.size()) {
             Map a = maps[f], b = theirs[f];
@@ -119,10 +128,22 @@ void DrawHeatmaps(AppState& st) {
         maps = {maps[static_cast<std::size_t>(st.focus_head)]};
         maps[0].title += "  (click: all heads)";
     }
-    const std::int64_t T = c.num_tokens();
+    // Each map is rows x keys: T x T, T x S with a context, 1 x t in a decoding round.
+    const TensorRecord& grid0 = *maps.front().t;
+    const std::int64_t R = grid0.shape[grid0.shape.size() - 2], T = grid0.shape.back();
+    const std::int64_t row0 = grids.front()->round > 0 ? c.decode_from + grids.front()->round - 1 : 0;
+    const std::vector<std::string> keys = c.key_tokens(sentence);
+    auto query_token = [&](std::int64_t i) { return c.token_at(sentence, row0 + i); };
+    auto key_token = [&](std::int64_t j) { return j < static_cast<std::int64_t>(keys.size()) ? keys[static_cast<std::size_t>(j)] : ""; };
+    // A masked key: padding (the key padding mask says so) or the future (the causal mask).
+    const std::vector<float>& pad = tr.inputs.key_padding_mask;
+    auto is_padding = [&](std::int64_t j) {
+        const std::size_t at = static_cast<std::size_t>(sentence * c.num_keys() + j);
+        return at < pad.size() && pad[at] != 0.0f;
+    };
     // Up to 48 tokens per map are drawn (the first ones, said in the header line): beyond
     // that a cell is a few pixels and drawing every one costs more than a frame.
-    const std::int64_t N = std::min<std::int64_t>(T, 48);
+    const std::int64_t N = std::min<std::int64_t>(T, 48), NR = std::min<std::int64_t>(R, 48);
 
     // One line of controls and what is shown, then the maps, then the legend line.
     // Keeps the next control on this line when it fits, else starts a new one.
@@ -133,6 +154,15 @@ void DrawHeatmaps(AppState& st) {
     if (st.focus_head >= 0 && !comparing) {
         if (ImGui::SmallButton("all heads")) st.focus_head = -1;
         audit_last_item("all heads");
+        ImGui::SameLine();
+    }
+    if (c.batch > 1) {
+        // Which sentence of the batch the maps show.
+        int b = static_cast<int>(sentence);
+        ImGui::SetNextItemWidth(4 * ImGui::GetFontSize());
+        if (ImGui::SliderInt("sentence", &b, 0, static_cast<int>(c.batch) - 1, "%d", ImGuiSliderFlags_AlwaysClamp))
+            st.heat_sentence = b;
+        audit_last_item("sentence");
         ImGui::SameLine();
     }
     const char* compare_label = "causal vs bidirectional";
@@ -162,6 +192,8 @@ void DrawHeatmaps(AppState& st) {
                            ? std::string(op_name(grids.front()->op)) + ", step " + std::to_string(grids.front()->index)
                            : "the weights each head's context used";
     if (N < T) what += " (the first " + std::to_string(N) + " of " + std::to_string(T) + " tokens)";
+    if (c.batch > 1) what += ", sentence " + std::to_string(sentence);
+    if (grids.front()->round > 0) what += ", round " + std::to_string(grids.front()->round);
     if (ImGui::CalcTextSize(what.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
     ImGui::TextDisabled("%s", what.c_str());
     audit_last_item(what);
@@ -176,16 +208,18 @@ void DrawHeatmaps(AppState& st) {
     if (ImGui::GetScrollMaxX() <= 0) avail.y -= ImGui::GetStyle().ScrollbarSize;
     // Row labels: the widest token, cut to 8 letters at most.
     float label_w = 0;
-    for (const std::string& tok : c.tokens) label_w = std::max(label_w, ImGui::CalcTextSize(tok.substr(0, 8).c_str()).x);
+    for (std::int64_t i = 0; i < NR; ++i)
+        label_w = std::max(label_w, ImGui::CalcTextSize(query_token(i).substr(0, 8).c_str()).x);
     label_w = std::min(label_w, 6.0f * font) + 6;
     const float gap = font;
     const float legend_h = line_h + 4;
-    const MapTiling tiling = tile_maps(static_cast<int>(maps.size()), N, avail.x, avail.y - legend_h, label_w,
-                                       2 * line_h /* title, key labels */, gap);
+    // Tiled as square maps of the larger side, so that 1 x t rows of a round stay readable.
+    const MapTiling tiling = tile_maps(static_cast<int>(maps.size()), std::max(N, NR), avail.x, avail.y - legend_h,
+                                       label_w, 2 * line_h /* title, key labels */, gap);
     // As large as the panel allows. Floors, below which the panel scrolls instead: up to 4
     // tokens the size that shows a number, up to 12 tokens 32 px drawn (a projector's back row),
     // beyond that 6 px.
-    const float floor_px = N <= 4 ? value_cell() : N <= 12 ? 33.0f : 6.0f;  // 33: a cell is drawn 1 px smaller
+    const float floor_px = std::max(N, NR) <= 4 ? value_cell() : std::max(N, NR) <= 12 ? 33.0f : 6.0f;  // 33: drawn 1 px smaller
     const float cell = std::clamp(tiling.cell, floor_px, std::max(floor_px, 5.0f * font));
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -195,17 +229,17 @@ void DrawHeatmaps(AppState& st) {
     float bound = 0;
     if (!weights)
         for (const Map& m : maps)
-            for (std::int64_t i = 0; i < T * T; ++i) {
-                const float v = m.t->data[static_cast<std::size_t>(m.block * T * T + i)];
+            for (std::int64_t i = 0; i < R * T; ++i) {
+                const float v = m.t->data[static_cast<std::size_t>(m.block * R * T + i)];
                 if (std::isfinite(v)) bound = std::max(bound, std::fabs(v));
             }
     // Labels: every k-th row / key when the cells are smaller than a label.
     const int row_stride = label_stride(cell, font);
     float key_need = 0;
-    for (const std::string& tok : c.tokens) key_need = std::max(key_need, ImGui::CalcTextSize(tok.substr(0, 3).c_str()).x);
+    for (std::int64_t j = 0; j < N; ++j) key_need = std::max(key_need, ImGui::CalcTextSize(key_token(j).substr(0, 3).c_str()).x);
     const int key_stride = label_stride(cell, key_need + 4);
 
-    const float map_w = label_w + N * cell + gap, map_h = 2 * line_h + N * cell + gap;
+    const float map_w = label_w + N * cell + gap, map_h = 2 * line_h + NR * cell + gap;
     for (std::size_t mi = 0; mi < maps.size(); ++mi) {
         const Map& m = maps[mi];
         const int col = static_cast<int>(mi) % tiling.columns, row = static_cast<int>(mi) / tiling.columns;
@@ -214,22 +248,27 @@ void DrawHeatmaps(AppState& st) {
         const float y0 = y_title + line_h;
         draw_label(dl, {x0, y_title}, head_color(m.head), fit_text(m.title, N * cell));
         // Row max per row for the per-row scale.
-        for (std::int64_t i = 0; i < N; ++i) {
-            const float* row_v = &m.t->data[static_cast<std::size_t>(m.block * T * T + i * T)];
+        for (std::int64_t i = 0; i < NR; ++i) {
+            const float* row_v = &m.t->data[static_cast<std::size_t>(m.block * R * T + i * T)];
             float row_max = 0;
             for (std::int64_t j = 0; j < T; ++j)
                 if (std::isfinite(row_v[j])) row_max = std::max(row_max, row_v[j]);
             if (i % row_stride == 0)
                 draw_label(dl, {x0 - label_w, y0 + i * cell + cell * 0.5f - font * 0.5f}, text_col,
-                           fit_text(c.tokens[static_cast<std::size_t>(i)], label_w - 6));
+                           fit_text(query_token(i), label_w - 6));
             for (std::int64_t j = 0; j < N; ++j) {
                 const float v = row_v[j];
                 const ImVec2 p0(x0 + j * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
                 ImU32 fill;
-                if (std::isinf(v)) {
-                    fill = IM_COL32(35, 35, 35, 255);
+                if (std::isinf(v) && is_padding(j)) {
+                    fill = kPaddingFill;  // padding: a cross on slate, the key is no token at all
                     dl->AddRectFilled(p0, p1, fill);
-                    dl->AddLine(p0, p1, IM_COL32(120, 120, 120, 255), 1.5f);  // hatched: masked
+                    dl->AddLine(p0, p1, IM_COL32(150, 170, 200, 255), 1.5f);
+                    dl->AddLine({p0.x, p1.y}, {p1.x, p0.y}, IM_COL32(150, 170, 200, 255), 1.5f);
+                } else if (std::isinf(v)) {
+                    fill = kCausalFill;
+                    dl->AddRectFilled(p0, p1, fill);
+                    dl->AddLine(p0, p1, IM_COL32(120, 120, 120, 255), 1.5f);  // hatched: the future
                 } else {
                     float shade = v;
                     if (weights && st.heat_scale == AppState::HeatScale::PerRow) shade = row_max > 0 ? v / row_max : 0;
@@ -241,10 +280,11 @@ void DrawHeatmaps(AppState& st) {
                 cell_value(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), v, true);
                 if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                     dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 255), 0, 0, 2.5f);
-                    ImGui::SetTooltip("%s: \"%s\" -> \"%s\" = %s", m.title.c_str(), c.tokens[static_cast<std::size_t>(i)].c_str(),
-                                      c.tokens[static_cast<std::size_t>(j)].c_str(), format_cell(v).c_str());
+                    ImGui::SetTooltip("%s: \"%s\" -> \"%s\" = %s%s", m.title.c_str(), query_token(i).c_str(),
+                                      key_token(j).c_str(), format_cell(v).c_str(),
+                                      std::isinf(v) ? (is_padding(j) ? " (padding)" : " (future)") : "");
                     const int tensor = static_cast<int>(m.t - &m.step->tensors[0]);
-                    if (m.mine) st.hover = Hover{true, m.step->index, tensor, m.block * T * T + i * T + j};
+                    if (m.mine) st.hover = Hover{true, m.step->index, tensor, m.block * R * T + i * T + j};
                     if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) && !comparing)
                         st.focus_head = st.focus_head >= 0 ? -1 : static_cast<int>(mi);
                 }
@@ -252,8 +292,8 @@ void DrawHeatmaps(AppState& st) {
         }
         // Key tokens along the bottom, every k-th, cut to the room they have.
         for (std::int64_t j = 0; j < N; j += key_stride)
-            draw_label(dl, {x0 + j * cell + 1, y0 + N * cell + 2}, dim_col,
-                       fit_text(c.tokens[static_cast<std::size_t>(j)], std::min<std::int64_t>(key_stride, N - j) * cell - 4));
+            draw_label(dl, {x0 + j * cell + 1, y0 + NR * cell + 2}, dim_col,
+                       fit_text(key_token(j), std::min<std::int64_t>(key_stride, N - j) * cell - 4));
     }
 
     // Legend, on its own line under the maps: the colour scale with its range, the -inf swatch.
@@ -269,9 +309,17 @@ void DrawHeatmaps(AppState& st) {
     }
     x += sw + 6;
     x += draw_label(dl, {x, ly}, text_col, hi_s).x + 2 * font;
-    dl->AddRectFilled({x, ly + 2}, {x + font - 4, ly + font - 2}, IM_COL32(35, 35, 35, 255));
+    dl->AddRectFilled({x, ly + 2}, {x + font - 4, ly + font - 2}, kCausalFill);
     x += font;
-    x += draw_label(dl, {x, ly}, text_col, "-inf (masked)").x;
+    x += draw_label(dl, {x, ly}, text_col, c.padded() ? "-inf (future)" : "-inf (masked)").x;
+    if (c.padded()) {
+        x += font;
+        dl->AddRectFilled({x, ly + 2}, {x + font - 4, ly + font - 2}, kPaddingFill);
+        dl->AddLine({x, ly + 2}, {x + font - 4, ly + font - 2}, IM_COL32(150, 170, 200, 255), 1.5f);
+        dl->AddLine({x, ly + font - 2}, {x + font - 4, ly + 2}, IM_COL32(150, 170, 200, 255), 1.5f);
+        x += font;
+        x += draw_label(dl, {x, ly}, text_col, "-inf (padding)").x;
+    }
     const float maps_w = tiling.columns * map_w;
     ImGui::Dummy({std::max(maps_w, x - origin.x) + 4, ly + line_h - origin.y});
 }

@@ -55,7 +55,7 @@ const StepLayout& layout_of(const std::shared_ptr<const Trace>& tr, int step, in
     lim.head0 = std::clamp<std::int64_t>(view.head0, 0, 0xffff);
     const std::int64_t key = -1 - (variant + 8 * (lim.token0 + 0x10000 * (lim.col0 + 0x10000 * lim.head0)));
     if (StepLayout* hit = cache.find(tr, step, tr, key)) return *hit;
-    return cache.add(tr, step, tr, key, layout_step(tr->steps[step], tr->config.heads, tr->config.head_dim(), lim));
+    return cache.add(tr, step, tr, key, layout_step(tr->steps[step], tr->config, lim));
 }
 
 const std::vector<int>& match_of(const std::shared_ptr<const Trace>& from, int from_step,
@@ -158,7 +158,7 @@ void DrawStage(AppState& st, double now) {
     DrawQuizVerdict(st);
     const Trace& tr = *st.trace;
     const Config& c = tr.config;
-    ImGui::Text("Step %d: %s%s", s->index, op_name(s->op), s->head >= 0 ? (" (head " + std::to_string(s->head) + ")").c_str() : "");
+    ImGui::Text("Step %d: %s%s", s->index, op_name(s->op), s->part().empty() ? "" : (" (" + s->part() + ")").c_str());
     ImGui::SameLine();
     const TensorRecord& first = s->tensors.front();
     ImGui::TextColored(storage_color(first.storage), "   %s", storage_sentence(first.storage));
@@ -291,42 +291,66 @@ void DrawStage(AppState& st, double now) {
     if (!L.tensors.empty()) {
         const TensorLayout& tl = L.tensors.front();
         const bool head_rows = tl.axes.size() == 4 && tl.axes[1] == Axis::Head;
-        const std::int64_t T = c.num_tokens();
-        const std::int64_t panels = head_rows ? std::min<std::int64_t>(s->tensors[0].shape[1], layout_variant(variant).heads) : 1;
-        const std::int64_t rows = std::min<std::int64_t>(T, layout_variant(variant).tokens);
-        // Token names on every k-th row, so that two never overlap; the head name on each
-        // panel's first row.
-        const int stride = label_stride(cell, ImGui::GetTextLineHeight());
         const LayoutLimits lim = layout_variant(variant);
+        const std::int64_t panels = head_rows ? std::min<std::int64_t>(tl.heads, lim.heads) : 1;
+        const std::int64_t rows = std::min<std::int64_t>(tl.rows, lim.tokens);
+        // Token names on every k-th row, so that two never overlap; the head name on each
+        // panel's first row; a sentence's number on its block's first row when there are several.
+        const int stride = label_stride(cell, ImGui::GetTextLineHeight());
+        const bool batched = tl.batches > 1;
+        auto head_name = [&](const TensorLayout& t, std::int64_t h) {
+            return (t.kv_heads ? "kv" : "h") + std::to_string(t.head0 + h);
+        };
+        auto head_colour_of = [&](const TensorLayout& t, std::int64_t h) {
+            const std::int64_t head = t.head0 + h;
+            return head_color(static_cast<int>(t.kv_heads ? head * c.group_size() : head));
+        };
         if (across) {
             // One name per head panel above it; the token names once, on the left.
-            const std::int64_t cols = std::min<std::int64_t>(s->tensors[0].shape.back(),
-                                                             tl.axes.back() == Axis::Key ? lim.tokens : lim.features);
+            const std::int64_t cols = std::min<std::int64_t>(tl.cols, tl.axes.back() == Axis::Key ? lim.tokens : lim.features);
             const float panel_w = (cols + kPanelGap) * cell;
-            const std::int64_t heads_here = std::min<std::int64_t>(s->tensors[0].shape[1], lim.heads);
-            for (std::size_t ti = 0; ti < L.tensors.size(); ++ti)
-                for (std::int64_t h = 0; h < heads_here; ++h) {
-                    const int head = static_cast<int>(L.tensors[ti].head0 + h);
-                    label({grid0.x + L.tensors[ti].x * cell + h * panel_w, origin.y + line}, head_color(head),
-                          fit_text("h" + std::to_string(head), panel_w - 4));
-                }
-            for (std::int64_t r = 0; r < std::min<std::int64_t>(T, lim.tokens); r += stride)
-                label({label_x, grid0.y + r * cell + cell * 0.5f - font * 0.5f}, ImGui::GetColorU32(ImGuiCol_Text),
-                      fit_text(c.tokens[static_cast<std::size_t>(tl.token0 + r)], label_w - 6));
-        }
-        for (std::int64_t h = 0; h < (across ? 0 : panels); ++h)
-            for (std::int64_t r = 0; r < std::min<std::int64_t>(rows, lim.tokens); ++r) {
-                const bool head_line = head_rows && r == 0;
-                if (r % stride != 0) continue;
-                // Stacked panels: a token too close above the next panel's head name is skipped.
-                if (head_rows && h + 1 < panels && (rows - r - 1 + kPanelGap) * cell < ImGui::GetTextLineHeight()) continue;
-                const float y = grid0.y + (head_rows ? h * (rows + kPanelGap) + r : r) * cell + cell * 0.5f - font * 0.5f;
-                std::string name = c.tokens[static_cast<std::size_t>(tl.token0 + r)];
-                const int head = static_cast<int>(tl.head0 + h);
-                if (head_line) name = "h" + std::to_string(head) + " " + name;
-                const ImU32 col = head_rows ? head_color(head) : ImGui::GetColorU32(ImGuiCol_Text);
-                label({label_x, y}, col, fit_text(name, label_w - 6));
+            for (std::size_t ti = 0; ti < L.tensors.size(); ++ti) {
+                const TensorLayout& t = L.tensors[ti];
+                if (!(t.axes.size() == 4 && t.axes[1] == Axis::Head)) continue;
+                for (std::int64_t h = 0; h < std::min<std::int64_t>(t.heads, lim.heads); ++h)
+                    label({grid0.x + t.x * cell + h * panel_w, origin.y + line}, head_colour_of(t, h),
+                          fit_text(head_name(t, h), panel_w - 4));
             }
+        }
+        // The left column's labels: each panel's (and sentence's) first row first, then the
+        // other rows where they do not touch a label already placed.
+        struct RowLabel {
+            float y;
+            std::string text;
+            ImU32 colour;
+            bool first;
+        };
+        std::vector<RowLabel> wanted;
+        for (std::int64_t b = 0; b < tl.batches; ++b) {
+            const float block_y = grid0.y + static_cast<float>(b) * (tl.block_height + kBatchGap) * cell;
+            for (std::int64_t h = 0; h < (across ? 1 : panels); ++h)
+                for (std::int64_t r = 0; r < rows; ++r) {
+                    const bool first_line = r == 0 && ((head_rows && !across) || batched);
+                    if (r % stride != 0 && !first_line) continue;
+                    const float y = block_y + (head_rows && !across ? h * (rows + kPanelGap) + r : r) * cell + cell * 0.5f -
+                                    font * 0.5f;
+                    std::string name = row_name(c, tl, b, tl.token0 + r);
+                    if (first_line && head_rows && !across) name = head_name(tl, h) + " " + name;
+                    if (first_line && batched && h == 0) name = "s" + std::to_string(b) + " " + name;
+                    const ImU32 col = head_rows && !across ? head_colour_of(tl, h) : ImGui::GetColorU32(ImGuiCol_Text);
+                    wanted.push_back({y, name, col, first_line});
+                }
+        }
+        std::stable_sort(wanted.begin(), wanted.end(), [](const RowLabel& a, const RowLabel& b) { return a.first > b.first; });
+        const float label_h = ImGui::GetTextLineHeight();
+        std::vector<float> placed;
+        for (const RowLabel& l : wanted) {
+            bool clear = true;
+            for (float y : placed) clear &= std::fabs(y - l.y) >= label_h;
+            if (!clear) continue;
+            placed.push_back(l.y);
+            label({label_x, l.y}, l.colour, fit_text(l.text, label_w - 6));
+        }
     }
 
     // The cells.

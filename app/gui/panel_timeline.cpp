@@ -50,10 +50,12 @@ void DrawTimeline(AppState& st, double now) {
     const float tile_h = ImGui::GetTextLineHeight() * 2 + 10;
     for (const Step& s : steps) {
         char label[128];
-        const TensorRecord& t = s.tensors.back();
+        const TensorRecord& t = s.result();
         const std::string shape = quiz_hides(st, s.index) ? "[?]" : shape_str(t.shape);
         if (s.head >= 0)
             std::snprintf(label, sizeof label, "%d %s h%d\n%s##step%d", s.index, op_name(s.op), s.head, shape.c_str(), s.index);
+        else if (s.round >= 0)
+            std::snprintf(label, sizeof label, "%d %s r%d\n%s##step%d", s.index, op_name(s.op), s.round, shape.c_str(), s.index);
         else
             std::snprintf(label, sizeof label, "%d %s\n%s##step%d", s.index, op_name(s.op), shape.c_str(), s.index);
         ImVec4 tint = storage_tint(t.storage);

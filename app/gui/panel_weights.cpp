@@ -17,26 +17,37 @@ namespace {
 
 struct Counts {
     std::int64_t projections = 0, total = 0;
+    std::string refused;  // why this mode cannot run the configuration (cross-attention fused, ...)
 };
 
 // Matmul counts per mode from the engine's own walk through the steps (plan(): no compute).
 Counts counts(Config c, Mode m) {
     static std::map<std::string, Counts> cache;
     c.mode = m;
-    const std::string key = std::to_string(c.num_tokens()) + "/" + std::to_string(c.d_in) + "/" + std::to_string(c.d_out) +
-                            "/" + std::to_string(c.heads) + "/" + std::to_string(static_cast<int>(m)) + "/" +
-                            std::to_string(c.out_proj) + std::to_string(c.causal) + std::to_string(c.dropout > 0);
+    const std::string key = std::to_string(c.batch) + "/" + std::to_string(c.num_tokens()) + "/" +
+                            std::to_string(c.num_keys()) + "/" + std::to_string(c.d_in) + "/" + std::to_string(c.d_out) +
+                            "/" + std::to_string(c.heads) + "/" + std::to_string(c.kv_head_count()) + "/" +
+                            std::to_string(c.key_dim()) + "/" + std::to_string(c.decode_from) + "/" +
+                            std::to_string(static_cast<int>(m)) + "/" + std::to_string(c.out_proj) +
+                            std::to_string(c.causal) + std::to_string(c.dropout > 0) + std::to_string(c.cross()) +
+                            std::to_string(c.padded());
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
     Counts n;
-    const Trace t = plan(c);
-    for (const Step& s : t.steps) {
-        n.total += s.matmuls;
-        if (s.op == Op::Project) n.projections += s.matmuls;
+    try {
+        const Trace t = plan(c);
+        for (const Step& s : t.steps) {
+            n.total += s.matmuls;
+            if (s.op == Op::Project) n.projections += s.matmuls;
+        }
+    } catch (const ConfigError& e) {
+        n.refused = e.what();
     }
     if (cache.size() > 256) cache.clear();
     return cache[key] = n;
 }
+
+std::string thousands(std::int64_t v) { return grouped(v); }
 
 }  // namespace
 
@@ -60,18 +71,61 @@ void DrawWeightSplit(AppState& st) {
             ImGui::TableNextColumn();
             ImGui::TextColored(m == c.mode ? ImVec4(1, 0.85f, 0.3f, 1) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s",
                                mode_name(m));
+            if (!n.refused.empty()) {
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", n.refused.c_str());
+                ImGui::TableNextColumn();
+                ImGui::TextDisabled("-");
+                ImGui::TableNextColumn();
+                ImGui::TextDisabled("-");
+                ImGui::TableNextColumn();
+                ImGui::TextDisabled("not with this configuration (hover the mode: why)");
+                continue;
+            }
             ImGui::TableNextColumn();
             ImGui::Text("%lld", static_cast<long long>(n.projections));
             ImGui::TableNextColumn();
             ImGui::Text("%lld", static_cast<long long>(n.total));
             ImGui::TableNextColumn();
-            if (m == Mode::Loop) ImGui::Text("3 x %lld of %lld x %lld", static_cast<long long>(H), static_cast<long long>(Di), static_cast<long long>(hd));
-            else if (m == Mode::Split) ImGui::Text("3 of %lld x %lld", static_cast<long long>(Di), static_cast<long long>(D));
-            else ImGui::Text("1 of %lld x %lld", static_cast<long long>(Di), static_cast<long long>(3 * D));
+            const auto ll = [](std::int64_t v) { return static_cast<long long>(v); };
+            if (m == Mode::Loop) ImGui::Text("3 x %lld of %lld x %lld", ll(H), ll(Di), ll(hd));
+            else if (m == Mode::Split && !c.grouped() && !c.cross()) ImGui::Text("3 of %lld x %lld", ll(Di), ll(D));
+            else if (m == Mode::Split)
+                ImGui::Text("%lld x %lld, 2 of %lld x %lld", ll(Di), ll(D), ll(c.key_dim()), ll(c.kv_width()));
+            else ImGui::Text("1 of %lld x %lld", ll(Di), ll(D + 2 * c.kv_width()));
         }
         ImGui::EndTable();
     }
     ImGui::TextDisabled("%s", parameter_line(c).c_str());
+
+    // What sharing keys and values saves: MHA, this configuration's GQA, MQA side by side.
+    if (c.heads > 1 && ImGui::BeginTable("kv", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+        const std::string all_layers = c.layers > 1 ? std::to_string(c.layers) + " layers, fp16" : "";
+        ImGui::TableSetupColumn("KV heads");
+        ImGui::TableSetupColumn("W_key + W_value");
+        ImGui::TableSetupColumn("KV cache / token (1 layer, fp32)");
+        ImGui::TableSetupColumn(all_layers.c_str());
+        ImGui::TableHeadersRow();
+        std::vector<std::int64_t> kvs{c.heads};
+        if (c.grouped() && c.kv_head_count() > 1) kvs.push_back(c.kv_head_count());
+        kvs.push_back(1);
+        for (std::int64_t kv : kvs) {
+            Config v = c;
+            v.kv_heads = kv == c.heads ? 0 : kv;
+            const ParamCounts p = attention_params(v);
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            const std::string name = std::to_string(kv) + (kv == c.heads ? " (MHA)" : kv == 1 ? " (MQA)" : " (GQA)");
+            ImGui::TextColored(kv == c.kv_head_count() ? ImVec4(1, 0.85f, 0.3f, 1) : ImGui::GetStyleColorVec4(ImGuiCol_Text),
+                               "%s", name.c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(thousands(p.key + p.value).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted((thousands(kv_cache_bytes_per_token(v)) + " bytes").c_str());
+            ImGui::TableNextColumn();
+            if (c.layers > 1) ImGui::TextUnformatted(human_bytes(static_cast<double>(model_kv_cache_bytes_per_token(v))).c_str());
+        }
+        ImGui::EndTable();
+    }
 
     // W_Q in math layout [D_in, D_out]: column j belongs to head j / head_dim. Cells as large
     // as the panel allows; floors, below which the panel scrolls: the size that shows a number

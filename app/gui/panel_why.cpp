@@ -30,9 +30,53 @@ void plot_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& 
 
 }  // namespace
 
+// What generation keeps: the KV cache growing by one token's keys and values per token, for
+// MHA, this configuration's grouped-query attention and MQA. From the configuration alone.
+void draw_kv_cache(const Config& c) {
+    std::vector<std::int64_t> kvs{c.heads};
+    if (c.grouped() && c.kv_head_count() > 1) kvs.push_back(c.kv_head_count());
+    if (c.heads > 1) kvs.push_back(1);
+    // Tokens to plot: the sequence on screen, or 4096 for the model presets (a long context).
+    const std::int64_t n = c.layers > 1 ? 4096 : std::max<std::int64_t>(c.num_tokens(), 8);
+    std::string line = "KV cache per token, one layer in float32" +
+                       std::string(c.layers > 1 ? " (all " + std::to_string(c.layers) + " layers in fp16)" : "") + ": ";
+    for (std::size_t i = 0; i < kvs.size(); ++i) {
+        Config v = c;
+        v.kv_heads = kvs[i] == c.heads ? 0 : kvs[i];
+        const std::string what = kvs[i] == c.heads ? "MHA" : kvs[i] == 1 ? "MQA" : "GQA";
+        line += (i ? ", " : "") + what + " (" + std::to_string(kvs[i]) + " KV heads) " +
+                grouped(kv_cache_bytes_per_token(v)) + " bytes" +
+                (c.layers > 1 ? " (" + human_bytes(static_cast<double>(model_kv_cache_bytes_per_token(v))) + ")" : "");
+    }
+    ImGui::TextWrapped("%s", line.c_str());
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float lh = ImGui::GetTextLineHeightWithSpacing();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const ImVec2 o = ImGui::GetCursorScreenPos();
+    const float h = std::clamp(avail.y * 0.35f, 4.5f * lh, 8 * lh), w = std::min(avail.x - 10, 40 * ImGui::GetFontSize());
+    const ImVec2 p0(o.x + 4, o.y + 4), p1(o.x + w, o.y + h);
+    dl->AddRect({p0.x - 4, p0.y - 4}, {p1.x + 4, p1.y + 4}, ImGui::GetColorU32(ImGuiCol_Border));
+    const double top = 2.0 * static_cast<double>(n) * static_cast<double>(c.d_out) * 4;  // MHA at n tokens
+    for (std::size_t i = 0; i < kvs.size(); ++i) {
+        Config v = c;
+        v.kv_heads = kvs[i] == c.heads ? 0 : kvs[i];
+        const double end = static_cast<double>(n) * static_cast<double>(kv_cache_bytes_per_token(v));
+        const ImVec2 a(p0.x, p1.y), b(p1.x, p1.y - static_cast<float>(end / top) * (p1.y - p0.y));
+        const ImU32 col = head_color(static_cast<int>(kvs[i] == c.heads ? 0 : kvs[i] == 1 ? 2 : 1));
+        dl->AddLine(a, b, col, 2.5f);
+        // The legend, a line each under the axis note (line ends may lie on each other).
+        const std::string label = (kvs[i] == c.heads ? "MHA: " : kvs[i] == 1 ? "MQA: " : "GQA: ") + human_bytes(end);
+        dl->AddText({p0.x + 2, p0.y + (static_cast<float>(i) + 1) * lh}, col, label.c_str());
+    }
+    const std::string axis = "cache after 0 .. " + std::to_string(n) + " tokens, one layer";
+    dl->AddText({p0.x + 2, p0.y}, ImGui::GetColorU32(ImGuiCol_TextDisabled), axis.c_str());
+    ImGui::Dummy({w + 8, h + 10});
+}
+
 void DrawWhy(AppState& st) {
     // The shape on screen: the last good trace's (the controls may hold a refused value).
     const Config& c = st.trace ? st.trace->config : st.config;
+    draw_kv_cache(c);
     const bool running = st.why && !st.why->result;
     if (st.why && !st.why->result && st.why->future.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
         st.why->result = std::make_shared<WhyResult>(st.why->future.get());

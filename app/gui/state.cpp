@@ -121,7 +121,35 @@ std::string set_d_out(Config& c, std::int64_t d_out) {
                             std::to_string(d_out) + " / " + std::to_string(c.heads) + " is not whole); now " +
                             std::to_string(best) + " heads";
     c.heads = best;
+    const std::string kv = fit_kv_heads(c);
+    return kv.empty() ? why : why + "; " + kv;
+}
+
+std::string fit_kv_heads(Config& c) {
+    if (c.kv_heads == 0 || c.heads < 1 || (c.kv_heads <= c.heads && c.heads % c.kv_heads == 0)) return "";
+    std::int64_t best = 1;
+    for (std::int64_t d : divisors(c.heads))
+        if (d <= c.kv_heads) best = d;
+    const std::string why = std::to_string(c.kv_heads) + " KV heads cannot serve " + std::to_string(c.heads) +
+                            " heads in equal groups; now " + std::to_string(best) + " KV heads";
+    c.kv_heads = best == c.heads ? 0 : best;
     return why;
+}
+
+void set_sentence(Config& c, std::size_t b, const std::string& text) {
+    std::vector<std::vector<std::string>> all = c.sentences();
+    if (b >= all.size()) all.resize(b + 1);
+    all[b] = split_words(text);
+    c.set_sentences(std::move(all));
+    c.embeddings.clear();
+}
+
+void remove_sentence(Config& c, std::size_t b) {
+    std::vector<std::vector<std::string>> all = c.sentences();
+    if (b >= all.size() || all.size() == 1) return;
+    all.erase(all.begin() + static_cast<std::ptrdiff_t>(b));
+    c.set_sentences(std::move(all));
+    if (c.context.size() > 1 && b < c.context.size()) c.context.erase(c.context.begin() + static_cast<std::ptrdiff_t>(b));
 }
 
 }  // namespace headsplit::gui

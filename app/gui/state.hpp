@@ -84,6 +84,7 @@ struct AppState {
     enum class HeatScale { Unit, PerRow, Log };
     HeatScale heat_scale = HeatScale::Unit;
     int focus_head = -1;
+    int heat_sentence = 0;  // the sentence of a batch the maps show
     // Causal vs bidirectional: one head's maps side by side, the other one from other_mask, a
     // trace of the same configuration with the mask flipped (computed with the trace).
     bool compare_masks = false;
@@ -136,5 +137,12 @@ void recompute(AppState& st);
 // Sets D_out; when the head count no longer divides it, picks the nearest divisor below and
 // returns a one-line notice saying so ("" otherwise).
 std::string set_d_out(Config& c, std::int64_t d_out);
+// After the head count changed: key/value heads that no longer divide it become the nearest
+// divisor below; returns a one-line notice saying so ("" otherwise).
+std::string fit_kv_heads(Config& c);
+// Sentence `b` of the batch becomes `text`'s words (b = batch size: a new sentence); an empty
+// text is kept as it is typed and refused by the check, with the reason.
+void set_sentence(Config& c, std::size_t b, const std::string& text);
+void remove_sentence(Config& c, std::size_t b);
 
 }  // namespace headsplit::gui

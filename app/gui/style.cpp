@@ -194,10 +194,17 @@ std::string grouped(std::int64_t n) {
 }
 
 std::string parameter_line(const Config& c) {
-    const std::int64_t per_layer = 3 * c.d_in * c.d_out + (c.out_proj ? c.d_out * c.d_out : 0);
-    std::string s = "attention weights per layer: 3 x " + std::to_string(c.d_in) + " x " + std::to_string(c.d_out) +
-                    (c.out_proj ? " + " + std::to_string(c.d_out) + "^2" : "") + " = " + grouped(per_layer);
-    if (c.preset == "gpt3" && c.d_out == 12288) s += "; x 96 layers = " + grouped(96 * per_layer) + " (about a third of 175B)";
+    // Weights only (no biases), as the attention layer's size is usually told.
+    const std::int64_t kv = c.kv_width(), Dk = c.key_dim();
+    const std::int64_t per_layer = c.d_in * c.d_out + 2 * Dk * kv + (c.out_proj ? c.d_out * c.d_out : 0);
+    std::string sizes = kv == c.d_out && Dk == c.d_in
+                            ? "3 x " + std::to_string(c.d_in) + " x " + std::to_string(c.d_out)
+                            : std::to_string(c.d_in) + " x " + std::to_string(c.d_out) + " + 2 x " + std::to_string(Dk) +
+                                  " x " + std::to_string(kv);
+    std::string s = "attention weights per layer: " + sizes + (c.out_proj ? " + " + std::to_string(c.d_out) + "^2" : "") +
+                    " = " + grouped(per_layer);
+    if (c.layers > 1) s += "; x " + std::to_string(c.layers) + " layers = " + grouped(c.layers * per_layer);
+    if (c.preset == "gpt3" && c.d_out == 12288) s += " (about a third of 175B)";
     return s;
 }
 

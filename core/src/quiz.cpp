@@ -58,7 +58,7 @@ QuizQuestion make_question(const Trace& tr, int step, std::uint64_t seed) {
     QuizQuestion q;
     q.step = step;
     const Step& s = tr.steps.at(static_cast<std::size_t>(step));
-    const TensorRecord& out = s.tensors.back();
+    const TensorRecord& out = s.result();
     q.answer = out.shape;
     if (!out.from.empty())
         if (const TensorRecord* in = tr.source(out.from.front())) q.input = in->shape;

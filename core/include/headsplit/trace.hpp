@@ -71,6 +71,17 @@ struct Step {
     std::vector<TensorRecord> tensors;
 
     const TensorRecord* find(const std::string& name) const;
+    // What the step gives: its last tensor (dropout records its mask before the weights),
+    // except the input step's, which is x (the context and the key padding mask follow it).
+    const TensorRecord& result() const { return op == Op::Input ? tensors.front() : tensors.back(); }
+    // Which part of the pass the step belongs to, for people: "head 1", "prefill", "round 2",
+    // or "" for a step of the whole pass.
+    std::string part() const {
+        if (head >= 0) return "head " + std::to_string(head);
+        if (round == 0) return "prefill";
+        if (round > 0) return "round " + std::to_string(round);
+        return "";
+    }
 };
 
 struct Trace {
