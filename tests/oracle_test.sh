@@ -58,6 +58,16 @@ configs=(
   "--text \"the cat sleeps today\" --text \"a dog\" --decode-from 1 --qkv-bias"
   "--tokens 4 --decode-from 2 --no-out-proj --heads 3"
   "--preset gpt2-small --tokens 9 --kv-heads 4 --decode-from 5"
+  # more combinations
+  "--preset gpt2-small --tokens 12 --kv-heads 4 --mode fused --qkv-bias"
+  "--preset gpt2-small --tokens 6 --kv-heads 1 --mode loop"
+  "--text \"a b c d\" --text \"e f\" --text \"g h i\" --kv-heads 2 --heads 6 --d-out 12 --d-in 5 --decode-from 2 --mode fused"
+  "--text \"a b c\" --text \"d e f g h\" --context \"u v w x\" --kv-heads 1 --scale-first --no-out-proj"
+  "--text \"a b c\" --text \"d\" --context \"u v w\" --causal --qkv-bias --mode loop"
+  "--text \"one two three\" --text \"four\" --mode loop --kv-heads 1 --no-causal --dropout 0.1"
+  "--text \"one two three four five\" --text \"six seven\" --no-out-proj --mode fused --kv-heads 1"
+  "--context-tokens 9 --d-context 16 --tokens 2 --d-in 12 --d-out 12 --heads 4 --kv-heads 2 --mode loop --dropout 0.2 --scale-first"
+  "--tokens 7 --decode-from 6 --d-in 8 --d-out 16 --heads 8 --kv-heads 4 --qkv-bias"
 )
 files=()
 i=0

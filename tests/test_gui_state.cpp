@@ -282,3 +282,46 @@ TEST_CASE("quiz: the next step is asked before it is drawn, scored, and explaine
     CHECK_FALSE(quiz_waiting(st));
     CHECK_FALSE(quiz_hides(st, 10));
 }
+
+TEST_CASE("the variants' controls: KV heads follow heads, sentences come and go, decoding follows T", "[gui][variants]") {
+    AppState st = make_state();
+    // 12 heads sharing 4 key/value heads; heads 12 -> 6: 4 no longer divides, 3 does.
+    st.config.d_in = st.config.d_out = 24;
+    st.config.heads = 12;
+    st.config.kv_heads = 4;
+    st.config.heads = 6;
+    const std::string why = fit_kv_heads(st.config);
+    CHECK(why == "4 KV heads cannot serve 6 heads in equal groups; now 3 KV heads");
+    CHECK(st.config.kv_heads == 3);
+    // D_out 24 -> 20: 6 heads no longer divide, 5 do, and 3 KV heads become 1.
+    const std::string d_why = set_d_out(st.config, 20);
+    CHECK(st.config.heads == 5);
+    CHECK(st.config.kv_heads == 1);
+    CHECK(d_why.find("now 1 KV heads") != std::string::npos);
+    recompute(st);
+    settle(st);
+    REQUIRE(st.trace);
+    CHECK(shape_at(st, Op::RepeatKv) == Shape{1, 5, 3, 4});
+
+    // A second and a third sentence: B = 3, padded to the longest; the keys' padding step shows.
+    set_sentence(st.config, 1, "a dog");
+    set_sentence(st.config, 2, "birds sing in the trees");
+    recompute(st);
+    settle(st);
+    CHECK(st.trace->config.batch == 3);
+    CHECK(st.trace->config.num_tokens() == 5);
+    CHECK(shape_at(st, Op::PadMask) == Shape{3, 5, 5, 5});
+    // An emptied sentence is refused with the reason; the last good trace stays.
+    set_sentence(st.config, 1, "   ");
+    recompute(st);
+    settle(st);
+    CHECK(st.error.find("sentence 2 of the batch has no tokens") != std::string::npos);
+    CHECK(st.trace->config.batch == 3);
+    remove_sentence(st.config, 1);
+    remove_sentence(st.config, 1);
+    recompute(st);
+    settle(st);
+    CHECK(st.error.empty());
+    CHECK(st.trace->config.batch == 1);
+    for (const Step& s : st.trace->steps) CHECK(s.op != Op::PadMask);
+}

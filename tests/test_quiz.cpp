@@ -94,3 +94,50 @@ TEST_CASE("typed answers in the usual forms", "[quiz]") {
         CHECK_FALSE(parse_shape_answer(bad));
     }
 }
+
+TEST_CASE("the variants' steps are asked too, with their own slips", "[quiz][variants]") {
+    std::vector<Config> configs;
+    Config gqa;
+    gqa.d_in = gqa.d_out = 8;
+    gqa.heads = 4;
+    gqa.kv_heads = 2;
+    configs.push_back(gqa);
+    Config cross = gqa;
+    cross.context = {split_words("le chat dort sur le tapis")};
+    cross.causal = false;
+    configs.push_back(cross);
+    Config batch = gqa;
+    batch.set_sentences({split_words("the cat sleeps"), split_words("a dog")});
+    configs.push_back(batch);
+    Config decode = gqa;
+    decode.tokens = split_words("the cat sleeps here");
+    decode.decode_from = 2;
+    configs.push_back(decode);
+    int asked = 0;
+    std::set<std::string> slips;
+    for (const Config& c : configs) {
+        const Trace tr = test::run_cpu(c);
+        for (const Step& s : tr.steps) {
+            INFO("step " << s.index << " " << op_name(s.op));
+            const QuizQuestion q = make_question(tr, s.index, 3);
+            REQUIRE(q.options.size() == 4);
+            std::set<Shape> distinct;
+            for (const QuizOption& o : q.options) {
+                distinct.insert(o.shape);
+                CHECK(o.mistake.empty() == (o.shape == s.result().shape));
+                slips.insert(o.mistake);
+            }
+            CHECK(distinct.size() == 4);
+            CHECK(q.answer == s.result().shape);
+            ++asked;
+        }
+    }
+    CHECK(asked > 60);
+    // The input step's answer is x, not the key padding mask recorded after it.
+    CHECK(make_question(test::run_cpu(batch), 0, 1).answer == Shape{2, 3, 8});
+    // repeat_kv offers the key/value heads left unrepeated; a round's append offers the new
+    // row alone; cross-attention's scores offer the square grid.
+    CHECK(slips.count("the key/value heads left at 2 (repeat_interleave makes one per query head)") == 1);
+    CHECK(slips.count("only the new token, not the cache so far") == 1);
+    CHECK(slips.count("a square T x T grid, but the keys are the context's S tokens") == 1);
+}

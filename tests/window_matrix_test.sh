@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every bottom tab x both backends x the option combinations a teacher reaches (dropout in
 # each mode, Q/K/V bias, no output projection, scale first, no causal mask, journey,
-# heads = D_out, one token, a ten-word sentence): each window renders, exits 0 and saves a
+# heads = D_out, one token, a ten-word sentence; issue 13's MQA, a padded batch of two,
+# cross-attention, decoding): each window renders, exits 0 and saves a
 # non-blank PNG. The why tab measures the shape (its first runs record nothing), which is
 # where dropout used to crash.
 # Usage: window_matrix_test.sh PATH/TO/headsplit PATH/TO/png_stats   (run inside xvfb-run)
@@ -27,6 +28,10 @@ combos=(
   "--heads 6"
   "--text cat"
   "ten-words"
+  "--kv-heads 1"
+  "two-sentences"
+  "--context-tokens 5 --kv-heads 1"
+  "--decode-from 1 --kv-heads 1"
 )
 sentence="the quick brown fox jumps over the lazy sleeping dog"
 for tab in heatmaps weights why; do
@@ -37,6 +42,8 @@ for tab in heatmaps weights why; do
       runs=$((runs + 1))
       if [ "$combo" = ten-words ]; then
         "$bin" --screenshot "$shot" --step 6 --tab "$tab" --backend "$backend" --text "$sentence" 2>"$work/err"
+      elif [ "$combo" = two-sentences ]; then
+        "$bin" --screenshot "$shot" --step 6 --tab "$tab" --backend "$backend" --text "$sentence" --text "a dog" 2>"$work/err"
       else
         # shellcheck disable=SC2086
         "$bin" --screenshot "$shot" --step 6 --tab "$tab" --backend "$backend" $combo 2>"$work/err"

@@ -59,10 +59,11 @@ void Driver::random_change(AppState& st, GLFWwindow* win, double now) {
         bad_value(st);
         return;
     }
-    switch (pick(14)) {
+    switch (pick(18)) {
         case 0: {
             const auto divs = divisors(c.d_out);
             c.heads = divs[pick(static_cast<int>(divs.size()))];
+            fit_kv_heads(c);
             break;
         }
         case 1: {
@@ -72,10 +73,10 @@ void Driver::random_change(AppState& st, GLFWwindow* win, double now) {
         }
         case 2: c.d_in = 1 + pick(64), c.embeddings.clear(); break;
         case 3: {
-            c.tokens.clear();
+            std::string text;
             const int n = pick(17);  // 0 words: the refused case
-            for (int i = 0; i < n; ++i) c.tokens.push_back(kWords[pick(16)]);
-            c.embeddings.clear();
+            for (int i = 0; i < n; ++i) text += std::string(i ? " " : "") + kWords[pick(16)];
+            set_sentence(c, static_cast<std::size_t>(pick(static_cast<int>(c.batch))), text);
             break;
         }
         case 4: c.mode = static_cast<Mode>(pick(3)); break;
@@ -92,6 +93,21 @@ void Driver::random_change(AppState& st, GLFWwindow* win, double now) {
             c = p;
             break;
         }
+        // Issue 13's controls: KV heads, a sentence added or removed, the context, decoding.
+        case 13: {
+            const auto divs = divisors(c.heads);
+            if (!divs.empty()) c.kv_heads = divs[pick(static_cast<int>(divs.size()))];
+            break;
+        }
+        case 14:
+            if (c.batch < 3 && pick(2)) set_sentence(c, static_cast<std::size_t>(c.batch), kWords[pick(16)]);
+            else remove_sentence(c, static_cast<std::size_t>(c.batch - 1));
+            break;
+        case 15:
+            if (c.cross()) c.context.clear();
+            else c.context = {{kWords[pick(16)], kWords[pick(16)]}}, c.causal = false;
+            break;
+        case 16: c.decode_from = c.decoding() ? 0 : 1 + pick(static_cast<int>(std::max<std::int64_t>(c.num_tokens(), 1))); break;
         default: {
             // Keys through GLFW's callback, as a keyboard would send them.
             const int keys[] = {GLFW_KEY_RIGHT, GLFW_KEY_LEFT, GLFW_KEY_HOME, GLFW_KEY_END, GLFW_KEY_SPACE};
@@ -125,8 +141,8 @@ void Driver::bad_value(AppState& st) {
         case 7: c.dropout = nan; break;
         case 8: c.dropout = 1.5; break;
         case 9: c.dropout = -0.25; break;
-        case 10: c.tokens.clear(); break;        // the text box emptied
-        default: c.tokens = split_words(" \t  "); break;  // whitespace only
+        case 10: set_sentence(c, 0, ""); break;        // the text box emptied
+        default: set_sentence(c, 0, " \t  "); break;  // whitespace only
     }
     c.embeddings.clear();
     bad_trace_ = st.trace.get();

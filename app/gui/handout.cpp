@@ -51,10 +51,16 @@ std::string sentence(const std::vector<std::string>& tokens) {
 // preset's own embeddings, which no option spells).
 std::string rerun_options(const Config& c) {
     if (!c.embeddings.empty()) return "";
-    std::string o = "--text \"" + sentence(c.tokens) + "\" --d-in " + std::to_string(c.d_in) + " --d-out " +
-                    std::to_string(c.d_out) + " --heads " + std::to_string(c.heads) + " --mode " + mode_name(c.mode) +
-                    " --seed " + std::to_string(c.seed);
-    if (!c.causal) o += " --no-causal";
+    std::string o;
+    for (const std::vector<std::string>& s : c.sentences()) o += "--text \"" + sentence(s) + "\" ";
+    o += "--d-in " + std::to_string(c.d_in) + " --d-out " + std::to_string(c.d_out) + " --heads " +
+         std::to_string(c.heads) + " --mode " + mode_name(c.mode) + " --seed " + std::to_string(c.seed);
+    if (c.grouped()) o += " --kv-heads " + std::to_string(c.kv_head_count());
+    for (const std::vector<std::string>& s : c.context) o += " --context \"" + sentence(s) + "\"";
+    if (c.d_context > 0) o += " --d-context " + std::to_string(c.d_context);
+    if (c.decoding()) o += " --decode-from " + std::to_string(c.decode_from);
+    if (c.causal && c.cross()) o += " --causal";
+    if (!c.causal && !c.cross()) o += " --no-causal";
     if (c.dropout > 0) o += " --dropout " + format_number(c.dropout);
     if (c.qkv_bias) o += " --qkv-bias";
     if (c.scale_first) o += " --scale-first";
@@ -226,9 +232,14 @@ table.counts { border-collapse: collapse; } table.counts td, table.counts th { b
     for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused}) {
         Config other = c;
         other.mode = m;
-        const Trace p = plan(other);
-        h += "<tr><td>" + std::string(mode_name(m)) + "</td><td>" + std::to_string(p.total_matmuls()) + "</td><td>" +
-             std::to_string(p.steps.size()) + "</td></tr>\n";
+        try {
+            const Trace p = plan(other);
+            h += "<tr><td>" + std::string(mode_name(m)) + "</td><td>" + std::to_string(p.total_matmuls()) + "</td><td>" +
+                 std::to_string(p.steps.size()) + "</td></tr>\n";
+        } catch (const ConfigError& e) {  // a mode this configuration cannot take (fused cross-attention, ...)
+            h += "<tr><td>" + std::string(mode_name(m)) + "</td><td>-</td><td>not with this configuration: " +
+                 html_escape(e.what()) + "</td></tr>\n";
+        }
     }
     h += "</table>\n<p>The same numbers in every mode; loop runs a small matmul per head, split one large one per "
          "projection, fused one for Q, K and V together.</p>\n</section>\n</body>\n</html>\n";

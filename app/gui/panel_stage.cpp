@@ -79,10 +79,14 @@ bool is_grid(Op op) {
 
 float ease(float t) { return t < 0.5f ? 2 * t * t : 1 - std::pow(-2 * t + 2, 2.0f) / 2; }
 
-std::string axes_text(const TensorRecord& t, const std::vector<Axis>& axes, std::int64_t head_dim) {
+std::string axes_text(const TensorRecord& t, const TensorLayout& tl, const Config& c) {
+    const std::int64_t head_dim = c.head_dim();
+    const std::vector<Axis>& axes = tl.axes;
     std::string s = "[";
     for (std::size_t i = 0; i < axes.size(); ++i) {
         std::string a = axis_label(axes[i]);
+        if (axes[i] == Axis::Head && tl.kv_heads) a = "H_kv";  // key/value heads, before repeat_kv
+        if (axes[i] == Axis::Token && tl.key_rows && c.cross()) a = "S";  // the context's tokens
         if (axes[i] == Axis::Feature) a = t.shape[i] == head_dim && axes.size() == 4 ? "head_dim" : "D";
         s += (i ? ", " : "") + a;
     }
@@ -267,7 +271,7 @@ void DrawStage(AppState& st, double now) {
         const float block_w = tl.width * cell + (ti + 1 < L.tensors.size() ? kTensorGap * cell * 0.8f : 1e9f);
         label({grid0.x + tl.x * cell, origin.y}, ImGui::GetColorU32(ImGuiCol_Text), fit_text(rec.name, block_w));
         if (same && ti > 0) continue;
-        std::string axes = (same && s->tensors.size() > 1 ? "each " : "") + axes_text(rec, tl.axes, c.head_dim());
+        std::string axes = (same && s->tensors.size() > 1 ? "each " : "") + axes_text(rec, tl, c);
         std::string strides = "strides " + shape_str(rec.strides) + (rec.offset ? ", offset " + std::to_string(rec.offset) : "");
         if (!same) {
             axes = fit_text(rec.name + " " + shape_str(rec.shape), block_w);

@@ -10,10 +10,26 @@ namespace headsplit {
 namespace {
 
 // The slips, most instructive first; each returns nothing when it does not apply.
-std::vector<QuizOption> mistakes(const Shape& a, const Shape& in, const Config& c) {
-    const std::int64_t T = c.num_tokens(), H = c.heads, hd = c.head_dim();
+std::vector<QuizOption> mistakes(const Step& step, const Shape& a, const Shape& in, const Config& c) {
+    const std::int64_t T = c.num_tokens(), H = c.heads, hd = c.head_dim(), G = c.kv_head_count();
     std::vector<QuizOption> out;
-    auto add = [&](Shape s, const char* why) { out.push_back({std::move(s), why}); };
+    auto add = [&](Shape s, std::string why) { out.push_back({std::move(s), std::move(why)}); };
+    // The slips of the steps after plain multi-head attention come first.
+    if (step.op == Op::RepeatKv && a.size() == 4) {
+        add(in, "the key/value heads left at " + std::to_string(G) + " (repeat_interleave makes one per query head)");
+        add({a[0], a[1] * c.group_size(), a[2], a[3]}, "each query head's copy repeated again");
+    }
+    if (step.op == Op::CacheAppend && a.size() == 4) {
+        if (!in.empty()) add({a[0], a[1], step.round > 0 ? 1 : a[2], a[3]}, "only the new token, not the cache so far");
+        add({a[0], a[1], T, a[3]}, "the whole preallocated cache, not the part filled so far");
+        add({a[0], H, a[2], a[3]}, "the cache holding every query head (it holds the key/value heads)");
+    }
+    if ((step.op == Op::Scores || step.op == Op::Softmax) && a.size() >= 3 && a[a.size() - 2] != a.back()) {
+        Shape s = a;
+        s.back() = a[a.size() - 2];
+        add(s, step.round > 0 ? "a square grid, but one new query meets every key so far"
+                              : "a square T x T grid, but the keys are the context's S tokens");
+    }
     if (!in.empty() && in != a) add(in, "as if the step changed no shape");
     if (a.size() == 4) {
         Shape s = a;
@@ -69,7 +85,7 @@ QuizQuestion make_question(const Trace& tr, int step, std::uint64_t seed) {
             if (o.shape == sh) return false;
         return true;
     };
-    for (QuizOption& m : mistakes(q.answer, q.input, tr.config))
+    for (QuizOption& m : mistakes(s, q.answer, q.input, tr.config))
         if (opts.size() < 4 && fresh(m.shape)) opts.push_back(std::move(m));
     // Small examples make many slips coincide (D_in = D_out, T = head_dim): a last dim off
     // by one, two, ... fills the rest, each still a distinct wrong shape.
