@@ -52,6 +52,15 @@ check_config dropout --dropout 0.3
 check_config dropout-loop --dropout 0.3 --mode loop --qkv-bias
 check_config dropout-fused --dropout 0.5 --mode fused --qkv-bias --scale-first --no-out-proj
 check_config bidirectional --no-causal --tokens 17 --d-in 20 --d-out 20 --heads 4 --seed 3
+# Issue 13: GQA / MQA in each mode, cross-attention, a padded batch, decoding, combined.
+check_config gqa --tokens 5 --d-in 8 --d-out 8 --heads 4 --kv-heads 2 --qkv-bias
+check_config mqa-loop --kv-heads 1 --mode loop --qkv-bias --dropout 0.2
+check_config gqa-fused --tokens 5 --d-in 8 --d-out 8 --heads 4 --kv-heads 2 --mode fused --qkv-bias
+check_config cross-loop --context "le chat dort sur le tapis" --d-context 4 --mode loop
+check_config batch-cross --text "the cat sleeps" --text "a dog" --context "le chat" --context "un chien dort" --kv-heads 1
+check_config batch-fused --text "the cat sleeps on the mat" --text "a dog" --mode fused --no-causal --dropout 0.3
+check_config decode --text "the cat sleeps here" --text "a dog" --decode-from 2 --kv-heads 1 --qkv-bias
+check_config decode-fused --tokens 5 --decode-from 3 --mode fused --no-out-proj --scale-first
 
 # The dropout configurations really drop: the trace's mask holds 0s, and the scripts have them.
 for name in dropout dropout-loop dropout-fused; do
@@ -79,8 +88,8 @@ if kind == "nudge":
     m = re.compile(r"(?m)^ +(-?[0-9][0-9.e+-]*),").search(text, text.index(marker))
 elif kind == "unmask":
     m = re.compile(r"(-inf),").search(text, text.index(marker))
-else:
-    start = text.index("\n", text.index("DROPOUT_MASK = ["))
+else:  # flip a 1 of the DROPOUT_MASK (or of the list named after "flip:") to 0
+    start = text.index("\n", text.index((marker or "DROPOUT_MASK") + " = ["))
     m = re.compile(r"\b(1),").search(text, start)
 new = {"nudge": "0.123", "unmask": "-9.5", "flip": "0"}[kind]
 open(path, "w").write(text[:m.start(1)] + new + text[m.end(1):])
@@ -106,6 +115,13 @@ for kind in torch numpy; do
   cp "$work/dropout.$kind.py" "$work/flipped.$kind.py"
   corrupt "$work/flipped.$kind.py" flip
   expect_mismatch "a dropout mask cell flipped ($kind)" "$work/flipped.$kind.py" "8 (dropout)"
+  # Issue 13: a padded key let through in the trace, and a padding flag lost in the input.
+  cp "$work/batch-cross.$kind.py" "$work/unpadded.$kind.py"
+  corrupt "$work/unpadded.$kind.py" "unmask:    # step 6: pad_mask"
+  expect_mismatch "a padded key's -inf made finite ($kind)" "$work/unpadded.$kind.py" "6 (pad_mask)"
+  cp "$work/batch-cross.$kind.py" "$work/padflag.$kind.py"
+  corrupt "$work/padflag.$kind.py" "flip:KEY_PADDING_MASK"
+  expect_mismatch "a key padding flag flipped ($kind)" "$work/padflag.$kind.py" "0 (input)"
 done
 
 # 3. Refusals: one line on stderr naming the problem, the exit code, no file left behind.

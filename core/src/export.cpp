@@ -222,7 +222,101 @@ std::string config_line(const Config& c) {
     if (c.scale_first) line += " scale-first";
     if (c.qkv_bias) line += " qkv-bias";
     if (!c.out_proj) line += " no-out-proj";
+    if (c.grouped()) line += " kv_heads=" + std::to_string(c.kv_head_count());
+    if (c.cross()) line += " context S=" + std::to_string(c.num_keys()) + " D_context=" + std::to_string(c.context_dim());
+    if (c.padded()) line += " padded";
+    if (c.decoding()) line += " decode_from=" + std::to_string(c.decode_from);
     return line;
+}
+
+// Plain multi-head self-attention on one sentence: every step's PyTorch line runs as written.
+bool plain(const Config& c) { return !c.grouped() && !c.cross() && c.batch == 1 && !c.decoding(); }
+
+// The rows of x a decoding round reads ("x[:, 3:4]"), or x.
+std::string x_rows(const Step& s, const Config& c) {
+    if (s.round < 0) return "x";
+    const std::int64_t pos = s.round == 0 ? 0 : c.decode_from + s.round - 1, n = s.round == 0 ? c.decode_from : 1;
+    return "x[:, " + std::to_string(pos) + ":" + std::to_string(pos + n) + "]";
+}
+
+// The statements of a step of GQA / MQA, cross-attention, a padded batch or decoding, where the
+// code panel's line stands for the idea but needs its sizes spelled out to run.
+std::vector<std::string> variant_statements(const Step& s, const Config& c, ScriptKind kind) {
+    const bool torch = kind == ScriptKind::PyTorch;
+    const bool per_head = s.head >= 0;
+    const std::string xr = x_rows(s, c), kv_in = c.cross() ? "context" : xr;
+    const std::string qb = c.qkv_bias ? " + self.b_query" : "", kb = c.qkv_bias ? " + self.b_key" : "",
+                      vb = c.qkv_bias ? " + self.b_value" : "";
+    switch (s.op) {
+        case Op::Input:
+            return {c.cross() ? "b, num_tokens, d_in = x.shape; num_keys = context.shape[1]" : "b, num_tokens, d_in = x.shape"};
+        case Op::Project:
+            if (per_head) {
+                if (torch)
+                    return {"queries = self.heads[h].W_query(x)", "keys = self.heads[h].W_key(" + kv_in + ")",
+                            "values = self.heads[h].W_value(" + kv_in + ")"};
+                return {"g = h // (self.num_heads // self.num_kv_heads)  # the key/value head that head h uses",
+                        "q_rows = slice(h * self.head_dim, (h + 1) * self.head_dim)",
+                        "kv_rows = slice(g * self.head_dim, (g + 1) * self.head_dim)",
+                        std::string("queries = x @ self.W_query[q_rows].T") + (c.qkv_bias ? " + self.b_query[q_rows]" : ""),
+                        "keys = " + kv_in + " @ self.W_key[kv_rows].T" + (c.qkv_bias ? " + self.b_key[kv_rows]" : ""),
+                        "values = " + kv_in + " @ self.W_value[kv_rows].T" + (c.qkv_bias ? " + self.b_value[kv_rows]" : "")};
+            }
+            if (c.mode == Mode::Fused)
+                return {torch ? "qkv = self.W_qkv(" + xr + ")" : "qkv = " + xr + " @ self.W_qkv.T" + (c.qkv_bias ? " + self.b_qkv" : "")};
+            if (torch)
+                return {"queries, keys, values = self.W_query(" + xr + "), self.W_key(" + kv_in + "), self.W_value(" + kv_in + ")"};
+            return {"queries = " + xr + " @ self.W_query.T" + qb, "keys = " + kv_in + " @ self.W_key.T" + kb,
+                    "values = " + kv_in + " @ self.W_value.T" + vb};
+        case Op::Split:
+            return {torch ? "queries, keys, values = qkv.split([self.d_out, self.kv_dim, self.kv_dim], dim=-1)"
+                          : "queries, keys, values = np.split(qkv, [self.d_out, self.d_out + self.kv_dim], axis=-1)"};
+        case Op::View: {
+            const std::string f = torch ? ".view(" : ".reshape(";
+            return {"queries = queries" + f + "b, queries.shape[1], self.num_heads, self.head_dim)",
+                    "keys = keys" + f + "b, keys.shape[1], self.num_kv_heads, self.head_dim)",
+                    "values = values" + f + "b, values.shape[1], self.num_kv_heads, self.head_dim)"};
+        }
+        case Op::CacheAppend: {
+            const std::int64_t pos = s.round == 0 ? 0 : c.decode_from + s.round - 1, n = s.round == 0 ? c.decode_from : 1;
+            const std::string window = std::to_string(pos) + ":" + std::to_string(pos + n), upto = std::to_string(pos + n);
+            std::vector<std::string> out;
+            if (s.round == 0)
+                for (const char* cache : {"cache_k", "cache_v"})
+                    out.push_back(std::string("self.") + cache + " = " +
+                                  (torch ? "keys.new_zeros(b, self.num_kv_heads, num_tokens, self.head_dim)"
+                                         : "np.zeros((b, self.num_kv_heads, num_tokens, self.head_dim), dtype=np.float32)") +
+                                  "  # allocated once for every position");
+            out.push_back("self.cache_k[:, :, " + window + "] = keys");
+            out.push_back("self.cache_v[:, :, " + window + "] = values");
+            out.push_back("keys, values = self.cache_k[:, :, :" + upto + "], self.cache_v[:, :, :" + upto + "]");
+            return out;
+        }
+        case Op::RepeatKv:
+            if (torch)
+                return {"keys = keys.repeat_interleave(self.num_heads // self.num_kv_heads, dim=1)",
+                        "values = values.repeat_interleave(self.num_heads // self.num_kv_heads, dim=1)"};
+            return {"keys = np.repeat(keys, self.num_heads // self.num_kv_heads, axis=1)",
+                    "values = np.repeat(values, self.num_heads // self.num_kv_heads, axis=1)"};
+        case Op::Mask:
+            return {torch ? "attn_scores.masked_fill_(self.mask.bool()[:attn_scores.shape[-2], :attn_scores.shape[-1]], -torch.inf)"
+                          : "attn_scores[..., self.mask[:attn_scores.shape[-2], :attn_scores.shape[-1]]] = -np.inf"};
+        case Op::PadMask: {
+            const std::string pad = std::string("key_padding_mask[:, None, ") + (per_head ? "" : "None, ") +
+                                    ":attn_scores.shape[-1]]";
+            return {torch ? "attn_scores.masked_fill_(" + pad + ", -torch.inf)"
+                          : "attn_scores[np.broadcast_to(" + pad + ", attn_scores.shape)] = -np.inf"};
+        }
+        case Op::Merge:
+            return {torch ? "context_vec = context_vec.contiguous().view(b, context_vec.shape[1], self.d_out)"
+                          : "context_vec = np.ascontiguousarray(context_vec).reshape(b, context_vec.shape[1], self.d_out)"};
+        case Op::Assemble: {
+            const std::string out = c.out_proj ? "output" : "context_vec";
+            return {out + (torch ? " = torch.cat(outputs, dim=1)" : " = np.concatenate(outputs, axis=1)")};
+        }
+        default: break;
+    }
+    return {};  // the plain statement serves
 }
 
 // The class name the code panel uses for this mode ("class MultiHeadAttention(nn.Module):").
@@ -237,6 +331,8 @@ std::string class_name(const Config& c) {
 std::vector<std::string> statements(const Step& s, const Config& c, ScriptKind kind) {
     const bool torch = kind == ScriptKind::PyTorch;
     const bool per_head = s.head >= 0;
+    if (!plain(c))
+        if (std::vector<std::string> v = variant_statements(s, c, kind); !v.empty()) return v;
     switch (s.op) {
         case Op::Input:
             return {s.code};
@@ -293,7 +389,8 @@ std::vector<std::string> statements(const Step& s, const Config& c, ScriptKind k
 
 // show("view", queries=queries, keys=keys, values=values): prints the row, keeps the values.
 std::string show_call(const Step& s) {
-    std::string call = std::string("show(\"") + op_name(s.op) + "\"" + (s.head >= 0 ? ", h" : "");
+    std::string call = std::string("show(\"") + op_name(s.op) + "\"" + (s.head >= 0 ? ", h" : "") +
+                       (s.round >= 0 ? ", rnd=" + std::to_string(s.round) : "");
     for (const TensorRecord& t : s.tensors) call += ", " + t.name + "=" + t.name;
     return call + ")";
 }
@@ -313,7 +410,9 @@ std::string explain_for_script(const Step& s) {
 // forward(self, x): every step of the trace in its order; loop mode's per-head steps once,
 // inside the for loop over heads (as the code panel lists them).
 void write_forward(Writer& w, const Trace& tr, ScriptKind kind) {
-    w.line(4, "def forward(self, x):");
+    const Config& c = tr.config;
+    w.line(4, c.cross() || c.padded() ? "def forward(self, x, context=None, key_padding_mask=None):" : "def forward(self, x):");
+    if (c.decoding()) w.line(8, "outputs = []  # the prefill's rows, then one row per round");
     bool in_loop = false;
     for (const Step& s : tr.steps) {
         if (s.head > 0) continue;
@@ -330,6 +429,9 @@ void write_forward(Writer& w, const Trace& tr, ScriptKind kind) {
         w.lines(indent, statements(s, tr.config, kind));
         w.line(indent, show_call(s));
         if (in_loop && s.op == Op::Context) w.line(indent, "context_vecs.append(context_vec)");
+        // A decoding round ends with its output (or its merged context without W_out).
+        if (s.round >= 0 && (s.op == Op::OutProj || (s.op == Op::Merge && !c.out_proj)))
+            w.line(indent, std::string("outputs.append(") + (c.out_proj ? "output" : "context_vec") + ")");
     }
     w.blank();
     w.line(8, module_return(tr.config));
@@ -340,8 +442,14 @@ void write_forward(Writer& w, const Trace& tr, ScriptKind kind) {
 std::vector<std::string> weight_lines(const Config& c, const char* make, const std::string& prefix = "") {
     const std::string w = prefix.empty() ? "w_query" : prefix + "W_query", b = prefix + "b_query";
     std::vector<std::string> out = for_qkv(w + " = " + make + "(W_QUERY, [D_OUT, D_IN])");
-    if (c.qkv_bias)
-        for (const std::string& l : for_qkv(b + " = " + make + "(B_QUERY, [D_OUT])")) out.push_back(l);
+    if (!plain(c))  // keys and values: kv_heads heads, from D_in or D_context
+        for (std::size_t i = 1; i < 3; ++i) out[i] = replace_words(out[i], {"D_OUT", "D_IN"}, {"KV_DIM", "D_KV_IN"});
+    if (c.qkv_bias) {
+        std::vector<std::string> bias = for_qkv(b + " = " + make + "(B_QUERY, [D_OUT])");
+        if (!plain(c))
+            for (std::size_t i = 1; i < 3; ++i) bias[i] = replace_words(bias[i], {"D_OUT"}, {"KV_DIM"});
+        out.insert(out.end(), bias.begin(), bias.end());
+    }
     return out;
 }
 
@@ -351,9 +459,14 @@ void write_torch_module(Writer& w, const Config& c) {
         w.line(0, "class Head(nn.Module):");
         w.line(4, "\"\"\"One head's own projections (loop mode): three d_in x head_dim weights.\"\"\"");
         w.blank();
-        w.line(4, "def __init__(self, d_in, head_dim):");
+        w.line(4, "def __init__(self, d_in, head_dim, d_kv_in=None):");
         w.line(8, "super().__init__()");
         w.lines(8, for_qkv("self.W_query = nn.Linear(d_in, head_dim, bias=" + bias + ")"));
+        if (!plain(c)) {
+            w.line(8, "# keys and values read the context (or x) and are shared within a group of heads");
+            w.lines(8, {"self.W_key = nn.Linear(d_kv_in or d_in, head_dim, bias=" + bias + ")",
+                        "self.W_value = nn.Linear(d_kv_in or d_in, head_dim, bias=" + bias + ")"});
+        }
         w.blank();
         w.blank();
     }
@@ -361,12 +474,19 @@ void write_torch_module(Writer& w, const Config& c) {
     w.line(4, "def __init__(self, d_in, d_out, num_heads, context_length):");
     w.line(8, "super().__init__()");
     w.line(8, "self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads");
+    if (!plain(c)) w.line(8, "self.num_kv_heads, self.kv_dim = NUM_KV_HEADS, KV_DIM  # keys and values: kv heads");
     if (c.mode == Mode::Loop)
-        w.line(8, "self.heads = nn.ModuleList([Head(d_in, self.head_dim) for _ in range(num_heads)])");
+        w.line(8, plain(c) ? "self.heads = nn.ModuleList([Head(d_in, self.head_dim) for _ in range(num_heads)])"
+                           : "self.heads = nn.ModuleList([Head(d_in, self.head_dim, D_KV_IN) for _ in range(num_heads)])");
     else if (c.mode == Mode::Fused)
-        w.line(8, "self.W_qkv = nn.Linear(d_in, 3 * d_out, bias=" + bias + ")");
-    else
+        w.line(8, plain(c) ? "self.W_qkv = nn.Linear(d_in, 3 * d_out, bias=" + bias + ")"
+                           : "self.W_qkv = nn.Linear(d_in, d_out + 2 * self.kv_dim, bias=" + bias + ")");
+    else if (plain(c))
         w.lines(8, for_qkv("self.W_query = nn.Linear(d_in, d_out, bias=" + bias + ")"));
+    else
+        w.lines(8, {"self.W_query = nn.Linear(d_in, d_out, bias=" + bias + ")",
+                    "self.W_key = nn.Linear(D_KV_IN, self.kv_dim, bias=" + bias + ")",
+                    "self.W_value = nn.Linear(D_KV_IN, self.kv_dim, bias=" + bias + ")"});
     if (c.out_proj) w.line(8, "self.out_proj = nn.Linear(d_out, d_out)");
     if (c.causal)
         w.line(8, "self.register_buffer(\"mask\", torch.triu(torch.ones(context_length, context_length), diagonal=1))");
@@ -385,8 +505,18 @@ void write_torch_loader(Writer& w, const Config& c) {
     if (c.mode == Mode::Loop) {
         w.line(8, "for h, head in enumerate(model.heads):");
         w.line(12, "rows = slice(h * model.head_dim, (h + 1) * model.head_dim)  # head h's rows of W");
-        w.lines(12, for_qkv("head.W_query.weight.copy_(w_query[rows])"));
-        if (c.qkv_bias) w.lines(12, for_qkv("head.W_query.bias.copy_(b_query[rows])"));
+        if (plain(c)) {
+            w.lines(12, for_qkv("head.W_query.weight.copy_(w_query[rows])"));
+            if (c.qkv_bias) w.lines(12, for_qkv("head.W_query.bias.copy_(b_query[rows])"));
+        } else {
+            w.line(12, "g = h // (model.num_heads // model.num_kv_heads)  # its key/value head's rows");
+            w.line(12, "kv_rows = slice(g * model.head_dim, (g + 1) * model.head_dim)");
+            w.lines(12, {"head.W_query.weight.copy_(w_query[rows])", "head.W_key.weight.copy_(w_key[kv_rows])",
+                         "head.W_value.weight.copy_(w_value[kv_rows])"});
+            if (c.qkv_bias)
+                w.lines(12, {"head.W_query.bias.copy_(b_query[rows])", "head.W_key.bias.copy_(b_key[kv_rows])",
+                             "head.W_value.bias.copy_(b_value[kv_rows])"});
+        }
     } else if (c.mode == Mode::Fused) {
         w.line(8, "# W_qkv is W_query, W_key and W_value stacked row-wise");
         w.line(8, "model.W_qkv.weight.copy_(torch.cat([w_query, w_key, w_value]))");
@@ -407,6 +537,7 @@ void write_numpy_module(Writer& w, const Config& c) {
     w.blank();
     w.line(4, "def __init__(self, context_length):");
     w.line(8, "self.d_out, self.num_heads, self.head_dim = D_OUT, NUM_HEADS, D_OUT // NUM_HEADS");
+    if (!plain(c)) w.line(8, "self.num_kv_heads, self.kv_dim = NUM_KV_HEADS, KV_DIM  # keys and values: kv heads");
     if (c.mode == Mode::Fused) {
         w.lines(8, weight_lines(c, "array"));
         w.line(8, "# W_qkv is W_query, W_key and W_value stacked row-wise");
@@ -431,15 +562,17 @@ void write_numpy_module(Writer& w, const Config& c) {
 const char* const kShowAndCheck = R"PY(STEPS = []  # what this script computed: (op, head, [(tensor, shape, values)]) per step
 
 
-def label(op, head):
+def label(op, head, rnd=None):
+    if rnd is not None:  # decoding: the prefill, then round 1, 2, ...
+        return f"{op} (prefill)" if rnd == 0 else f"{op} (r{rnd})"
     return op if head is None else f"{op} (head {head})"
 
 
-def show(op, head=None, **tensors):
+def show(op, head=None, rnd=None, **tensors):
     """Prints the step's row as `headsplit trace` does (the shape of its first tensor) and
     keeps a copy of its values (the next in-place step would change them)."""
     shape = list(next(iter(tensors.values())).shape)
-    print(f"{len(STEPS):<6}{label(op, head):<26}{', '.join(tensors):<34}{shape}")
+    print(f"{len(STEPS):<6}{label(op, head, rnd):<26}{', '.join(tensors):<34}{shape}")
     STEPS.append((op, head, [(name, list(t.shape), t.flatten().tolist()) for name, t in tensors.items()]))
 
 
@@ -493,7 +626,7 @@ def check():
 // each head's [B, T, T] put back at its head.
 std::vector<float> dropout_mask(const Trace& tr) {
     const Config& c = tr.config;
-    const std::int64_t T = c.num_tokens(), per_head = T * T;
+    const std::int64_t T = c.num_tokens(), per_head = T * c.num_keys();
     std::vector<float> mask(static_cast<std::size_t>(c.batch * c.heads * per_head));
     for (const Step& s : tr.steps) {
         const TensorRecord* m = s.op == Op::Dropout ? s.find("dropout_mask") : nullptr;
@@ -514,24 +647,30 @@ void write_data(Writer& w, const Trace& tr) {
     w.line(0, "inf = math.inf  # -inf: a masked attention score");
     w.blank();
     const std::string in = "[" + std::to_string(c.d_out) + ", " + std::to_string(c.d_in) + "]";
+    const std::string kv_in = list_str({c.kv_width(), c.key_dim()});
     const std::string out = "[" + std::to_string(c.d_out) + ", " + std::to_string(c.d_out) + "]";
-    const std::string bias = "[" + std::to_string(c.d_out) + "]";
+    const std::string bias = "[" + std::to_string(c.d_out) + "]", kv_bias = list_str({c.kv_width()});
     w.values(0, "X = [  # x " + list_str({c.batch, c.num_tokens(), c.d_in}), tr.inputs.x, "]");
+    if (c.cross())
+        w.values(0, "CONTEXT = [  # the context " + list_str({c.batch, c.num_keys(), c.key_dim()}), tr.inputs.context, "]");
+    if (c.padded())
+        w.values(0, "KEY_PADDING_MASK = [  # " + list_str({c.batch, c.num_keys()}) + ", 1: a padded key",
+                 tr.inputs.key_padding_mask, "]");
     w.values(0, "W_QUERY = [  # " + in + ", nn.Linear's [out_features, in_features]", wt.w_query, "]");
-    w.values(0, "W_KEY = [  # " + in, wt.w_key, "]");
-    w.values(0, "W_VALUE = [  # " + in, wt.w_value, "]");
+    w.values(0, "W_KEY = [  # " + kv_in, wt.w_key, "]");
+    w.values(0, "W_VALUE = [  # " + kv_in, wt.w_value, "]");
     if (c.qkv_bias) {
         w.values(0, "B_QUERY = [  # " + bias, wt.b_query, "]");
-        w.values(0, "B_KEY = [  # " + bias, wt.b_key, "]");
-        w.values(0, "B_VALUE = [  # " + bias, wt.b_value, "]");
+        w.values(0, "B_KEY = [  # " + kv_bias, wt.b_key, "]");
+        w.values(0, "B_VALUE = [  # " + kv_bias, wt.b_value, "]");
     }
     if (c.out_proj) {
         w.values(0, "W_OUT = [  # " + out, wt.w_out, "]");
         w.values(0, "B_OUT = [  # " + bias, wt.b_out, "]");
     }
     if (c.dropout > 0) {
-        const Shape shape{c.batch, c.heads, c.num_tokens(), c.num_tokens()};
-        w.line(0, "DROPOUT_MASK_SHAPE = " + list_str(shape) + "  # [b, heads, tokens, tokens]");
+        const Shape shape{c.batch, c.heads, c.num_tokens(), c.num_keys()};
+        w.line(0, "DROPOUT_MASK_SHAPE = " + list_str(shape) + "  # [b, heads, tokens, keys]");
         w.values(0, "DROPOUT_MASK = [  # 1: kept, 0: dropped (drawn by headsplit from the seed)", dropout_mask(tr), "]");
     }
     w.blank();
@@ -554,25 +693,18 @@ const char* script_kind_name(ScriptKind kind) { return kind == ScriptKind::PyTor
 
 std::int64_t script_values(const Trace& tr) {
     const Config& c = tr.config;
-    std::int64_t n = c.batch * c.num_tokens() * c.d_in + 3 * c.d_out * c.d_in;
-    if (c.qkv_bias) n += 3 * c.d_out;
+    std::int64_t n = c.batch * c.num_tokens() * c.d_in + c.d_out * c.d_in + 2 * c.kv_width() * c.key_dim();
+    if (c.cross()) n += c.batch * c.num_keys() * c.key_dim();
+    if (c.padded()) n += c.batch * c.num_keys();
+    if (c.qkv_bias) n += c.d_out + 2 * c.kv_width();
     if (c.out_proj) n += c.d_out * c.d_out + c.d_out;
-    if (c.dropout > 0) n += c.batch * c.heads * c.num_tokens() * c.num_tokens();
+    if (c.dropout > 0) n += c.batch * c.heads * c.num_tokens() * c.num_keys();
     for (const Step& s : tr.steps)
         for (const TensorRecord& t : s.tensors) n += numel(t.shape);
     return n;
 }
 
 void check_script_size(const Trace& tr) {
-    const Config& c = tr.config;
-    if (c.grouped() || c.cross() || c.batch > 1 || c.decoding())
-        throw ConfigError(std::string("take-home scripts are written for plain multi-head attention on one sentence; "
-                                      "this configuration has ") +
-                          (c.grouped() ? "--kv-heads " + std::to_string(c.kv_heads)
-                           : c.cross() ? std::string("a --context")
-                           : c.batch > 1 ? std::to_string(c.batch) + " sentences"
-                                         : "--decode-from " + std::to_string(c.decode_from)) +
-                          "; export it without that option (headsplit trace --json writes any configuration)");
     const std::int64_t n = script_values(tr);
     if (n > kMaxScriptValues)
         throw ConfigError("a take-home script holds at most " + std::to_string(kMaxScriptValues) +
@@ -612,6 +744,10 @@ std::string export_script(const Trace& tr, ScriptKind kind) {
     w.line(0, lib.imports);
     w.line(0, "D_IN, D_OUT, NUM_HEADS = " + std::to_string(c.d_in) + ", " + std::to_string(c.d_out) + ", " +
                   std::to_string(c.heads));
+    if (!plain(c))
+        w.line(0, "NUM_KV_HEADS, KV_DIM, D_KV_IN = " + std::to_string(c.kv_head_count()) + ", " +
+                      std::to_string(c.kv_width()) + ", " + std::to_string(c.key_dim()) +
+                      "  # key/value heads, their width, what keys and values read");
     if (c.dropout > 0) w.line(0, "DROPOUT = " + exact(c.dropout, false));
     w.line(0, "TOLERANCE = " + exact(kScriptTolerance, false) +
                   "  # float32 in another order of additions moves values by about 1e-7 .. 1e-6");
@@ -636,14 +772,24 @@ std::string export_script(const Trace& tr, ScriptKind kind) {
     w.line(4, "print()");
     w.line(4, "print(f\"{'step':<6}{'op':<26}{'tensors':<34}shape\")");
     w.line(4, std::string("x = ") + lib.make + "(X, " + list_str({c.batch, c.num_tokens(), c.d_in}) + ")");
+    std::string args = "x";
+    if (c.cross()) {
+        w.line(4, std::string("context = ") + lib.make + "(CONTEXT, " + list_str({c.batch, c.num_keys(), c.key_dim()}) + ")");
+        args += ", context=context";
+    }
+    if (c.padded()) {
+        w.line(4, std::string("key_padding_mask = ") + lib.make + "(KEY_PADDING_MASK, " +
+                      list_str({c.batch, c.num_keys()}) + ")" + (torch ? ".bool()" : ".astype(bool)") + "  # true: padding");
+        args += ", key_padding_mask=key_padding_mask";
+    }
     if (torch) {
         w.line(4, "model = " + class_name(c) + "(D_IN, D_OUT, NUM_HEADS, context_length=x.shape[1])");
         w.line(4, "load_weights(model)");
         w.line(4, "with torch.no_grad():");
-        w.line(8, "model(x)");
+        w.line(8, "model(" + args + ")");
     } else {
         w.line(4, "model = " + class_name(c) + "(context_length=x.shape[1])");
-        w.line(4, "model.forward(x)");
+        w.line(4, "model.forward(" + args + ")");
     }
     w.line(4, "return check()");
     w.blank();
