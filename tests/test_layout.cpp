@@ -1,6 +1,7 @@
 // The stage's layout logic without a window: after view, transpose and merge every cell
 // lands where its value says it should, and is matched to the cell it came from.
 #include <cmath>
+#include <set>
 
 #include <catch2/catch.hpp>
 
@@ -191,4 +192,53 @@ TEST_CASE("head panels side by side pan by whole heads when every column shows",
     const StepLayout moved = layout_step(tr.steps[3], 6, 8, l);
     CHECK(moved.tensors[0].cells[static_cast<std::size_t>(2 * 8 * 8)].x == 0.0f);  // head 2's first cell leads
     CHECK(moved.tensors[0].cells[static_cast<std::size_t>(2 * 8 * 8)].head == 2);
+}
+
+TEST_CASE("sentences of a batch are blocks one under the other; shared keys take their group's colour", "[layout][variants]") {
+    Config c;
+    c.d_in = c.d_out = 8;
+    c.heads = 4;
+    c.kv_heads = 2;
+    c.set_sentences({split_words("the cat sleeps"), split_words("a dog")});
+    const Trace tr = test::run_cpu(c);
+    for (const Step& s : tr.steps) {
+        INFO("step " << s.index << " " << op_name(s.op));
+        const StepLayout L = layout_step(s, c);
+        for (std::size_t ti = 0; ti < L.tensors.size(); ++ti) {
+            const TensorLayout& tl = L.tensors[ti];
+            const TensorRecord& t = s.tensors[ti];
+            // No two visible cells of a tensor share a place: the sentences do not overlap.
+            std::set<std::pair<int, int>> places;
+            for (const Cell& cell : tl.cells)
+                if (cell.visible) CHECK(places.insert({static_cast<int>(std::lround(cell.x * 4)), static_cast<int>(std::lround(cell.y * 4))}).second);
+            if (t.shape.size() < 3) continue;
+            CHECK(tl.batches == 2);
+            // Sentence 1's first cell sits a block and a gap under sentence 0's.
+            const std::size_t per_sentence = static_cast<std::size_t>(numel(t.shape) / 2);
+            CHECK(tl.cells[per_sentence].y == Approx(tl.cells[0].y + tl.block_height + kBatchGap));
+            CHECK(row_name(c, tl, 1, 2) == "<pad>");  // "a dog" padded to 3
+        }
+        // Keys with 2 key/value heads for 4 query heads: head g's cells take query head 2g's colour.
+        if (s.op == Op::Transpose) {
+            const TensorLayout& keys = L.tensors[1];
+            CHECK(keys.kv_heads);
+            const std::int64_t per_head = 3 * 2;  // T x head_dim
+            CHECK(keys.cells[0].head == 0);
+            CHECK(keys.cells[static_cast<std::size_t>(per_head)].head == 2);
+        }
+        if (s.op == Op::RepeatKv) {
+            const TensorLayout& keys = L.tensors[0];  // [2, 4, 3, 2]: heads 0, 1 share kv 0
+            CHECK_FALSE(keys.kv_heads);
+            CHECK(keys.cells[6].head == 0);   // query head 1's copy: its group's colour
+            CHECK(keys.cells[12].head == 2);  // query head 2: kv head 1
+        }
+    }
+    // One sentence shown from the second: its rows are the second sentence's tokens.
+    LayoutLimits one;
+    one.batch = 1;
+    one.batch0 = 1;
+    const StepLayout L = layout_step(tr.steps[0], c, one);
+    CHECK(L.tensors[0].batch0 == 1);
+    CHECK(row_name(c, L.tensors[0], 1, 0) == "a");
+    CHECK(L.tensors[0].cells[0].visible == false);  // sentence 0 is not drawn
 }

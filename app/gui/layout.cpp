@@ -17,13 +17,10 @@ const char* axis_label(Axis a) {
     return "?";
 }
 
-namespace {
-
 bool is_grid_op(Op op) {
-    return op == Op::Scores || op == Op::Mask || op == Op::Scale || op == Op::Softmax || op == Op::Dropout;
+    return op == Op::Scores || op == Op::Mask || op == Op::PadMask || op == Op::Scale || op == Op::Softmax ||
+           op == Op::Dropout;
 }
-
-}  // namespace
 
 std::vector<Axis> axes_of(const Step& s, const TensorRecord& t) {
     const Axis last = is_grid_op(s.op) ? Axis::Key : Axis::Feature;
@@ -91,6 +88,8 @@ StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& 
         const std::int64_t heads_shown = std::min(H, lim.heads);
         const std::int64_t col_limit = tl.axes.back() == Axis::Key ? lim.tokens : lim.features;
         tl.batches = std::min(B, std::max<std::int64_t>(lim.batch, 1));
+        const std::int64_t first_b = std::clamp<std::int64_t>(lim.batch0, 0, B - tl.batches);
+        tl.batch0 = first_b;
         tl.rows = T, tl.cols = X, tl.heads = H;
         tl.token0 = std::clamp<std::int64_t>(lim.token0, 0, T - rows_shown);
         tl.col0 = std::clamp<std::int64_t>(lim.col0, 0, X - cols_shown);
@@ -125,7 +124,7 @@ StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& 
                 row = head_rows ? ix[2] : ix[1];
                 hd_index = head_rows ? ix[1] : ix[2];
             }
-            const std::int64_t b = tl.batch_rows ? 0 : ix[0];
+            const std::int64_t b = tl.batch_rows ? 0 : ix[0] - first_b;  // its block among those shown
             batch_of[static_cast<std::size_t>(i)] = b;
             Cell& c = tl.cells[static_cast<std::size_t>(i)];
             if (split) {
@@ -138,7 +137,7 @@ StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& 
             const std::int64_t col = ix.back() - tl.col0;
             row -= tl.token0;
             hd_index -= tl.head0;
-            c.visible = b < tl.batches && row >= 0 && row < rows_shown && col >= 0 && col < cols_shown &&
+            c.visible = b >= 0 && b < tl.batches && row >= 0 && row < rows_shown && col >= 0 && col < cols_shown &&
                         hd_index >= 0 && hd_index < heads_shown;
             if (!c.visible) {
                 ++tl.hidden;

@@ -18,6 +18,10 @@
 namespace headsplit::gui {
 
 enum class Axis { Batch, Token, Head, Feature, Key };
+
+// The steps whose result is a grid of scores or weights, [.., rows, keys]: scores, the masks,
+// scale, softmax, dropout.
+bool is_grid_op(Op op);
 const char* axis_label(Axis a);  // "B", "T", "H", "head_dim" / "D", "T (keys)"
 
 // The meaning of each dim of tensor `t` of step `s`.
@@ -28,7 +32,8 @@ struct LayoutLimits {
     std::int64_t heads = 4;      // head groups / panels shown
     std::int64_t features = 12;  // feature columns shown (per head where split)
     bool heads_across = false;   // [B, H, T, X]: head panels side by side instead of stacked
-    std::int64_t batch = 4;      // sentences shown, one block under the other
+    std::int64_t batch = 4;      // sentences shown, one block under the other, from batch0
+    std::int64_t batch0 = 0;
     // Where the window starts (panned): the first token row, column (feature or key) and head
     // shown. Each tensor clamps them so that its window stays full.
     std::int64_t token0 = 0, col0 = 0, head0 = 0;
@@ -57,7 +62,7 @@ struct TensorLayout {
     std::int64_t token0 = 0, col0 = 0, head0 = 0;  // the window's start (clamped)
     std::int64_t rows = 0, cols = 0, heads = 0;    // the full extent of each axis
     // Sentences: how many blocks are drawn and each block's height (cells, without the gap).
-    std::int64_t batches = 1;
+    std::int64_t batches = 1, batch0 = 0;  // sentences batch0 .. batch0 + batches - 1 are drawn
     float block_height = 0;
     bool key_rows = false;       // rows are keys (the context, keys and values): key tokens
     bool batch_rows = false;     // rows are sentences (the key padding mask)

@@ -19,15 +19,12 @@ namespace {
 const ImU32 kCausalFill = IM_COL32(35, 35, 35, 255);
 const ImU32 kPaddingFill = IM_COL32(45, 60, 90, 255);
 
-bool is_grid(Op op) {
-    return op == Op::Scores || op == Op::Mask || op == Op::Scale || op == Op::Softmax || op == Op::Dropout;
-}
 
 // The grid steps to show: the current one if it is one, else every head's final weights
 // (when decoding, those of the step's round; the prefill's outside the rounds).
 std::vector<const Step*> grids_for(const Trace& tr, int step) {
     const Step& s = tr.steps[step];
-    if (is_grid(s.op)) return {&s};
+    if (is_grid_op(s.op)) return {&s};
     const int round = tr.config.decoding() ? std::max(s.round, 0) : -1;
     // The weights each context step actually used (dropout's when there is one): its links.
     std::vector<const Step*> out;
@@ -69,10 +66,10 @@ std::vector<Map> maps_of(const std::vector<const Step*>& grids, bool mine, std::
 // the last grid of that head before it (what the scores are without a mask).
 std::vector<const Step*> matching_grids(const Trace& tr, int step, const Trace& other) {
     const Step& s = tr.steps[step];
-    if (!is_grid(s.op)) return grids_for(other, std::min<int>(step, static_cast<int>(other.steps.size()) - 1));
+    if (!is_grid_op(s.op)) return grids_for(other, std::min<int>(step, static_cast<int>(other.steps.size()) - 1));
     const Step* best = nullptr;
     for (const Step& o : other.steps) {
-        if (o.head != s.head || !is_grid(o.op)) continue;
+        if (o.head != s.head || !is_grid_op(o.op)) continue;
         if (o.op == s.op) return {&o};
         if (o.index < s.index) best = &o;
     }
@@ -188,7 +185,7 @@ void DrawHeatmaps(AppState& st) {
         // What is shown goes beside the combo when it fits, else on its own line.
         ImGui::SameLine();
     }
-    std::string what = is_grid(tr.steps[st.step].op)
+    std::string what = is_grid_op(tr.steps[st.step].op)
                            ? std::string(op_name(grids.front()->op)) + ", step " + std::to_string(grids.front()->index)
                            : "the weights each head's context used";
     if (N < T) what += " (the first " + std::to_string(N) + " of " + std::to_string(T) + " tokens)";

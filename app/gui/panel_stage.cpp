@@ -46,14 +46,18 @@ struct TraceCache {
 
 // Variant v of layout_variant() for (trace, step), its window starting at the view's offsets;
 // the cache keys variant and offsets as the second step.
+// Sentences: `batch` blocks from `batch0`.
 const StepLayout& layout_of(const std::shared_ptr<const Trace>& tr, int step, int variant,
-                            const AppState::StageView& view = {}) {
+                            const AppState::StageView& view = {}, std::int64_t batch = 4, std::int64_t batch0 = 0) {
     static TraceCache<StepLayout> cache;
     LayoutLimits lim = layout_variant(variant);
     lim.token0 = std::clamp<std::int64_t>(view.token0, 0, 0xffff);
     lim.col0 = std::clamp<std::int64_t>(view.col0, 0, 0xffff);
     lim.head0 = std::clamp<std::int64_t>(view.head0, 0, 0xffff);
-    const std::int64_t key = -1 - (variant + 8 * (lim.token0 + 0x10000 * (lim.col0 + 0x10000 * lim.head0)));
+    lim.batch = std::clamp<std::int64_t>(batch, 1, 4);
+    lim.batch0 = std::clamp<std::int64_t>(batch0, 0, 0xff);
+    const std::int64_t key = -1 - (variant + 8 * (lim.token0 + 0x10000 * (lim.col0 + 0x10000 * lim.head0))) -
+                             (std::int64_t{1} << 52) * (lim.batch + 8 * lim.batch0);
     if (StepLayout* hit = cache.find(tr, step, tr, key)) return *hit;
     return cache.add(tr, step, tr, key, layout_step(tr->steps[step], tr->config, lim));
 }
@@ -73,9 +77,6 @@ const std::vector<int>& match_of(const std::shared_ptr<const Trace>& from, int f
 }
 
 
-bool is_grid(Op op) {
-    return op == Op::Scores || op == Op::Mask || op == Op::Scale || op == Op::Softmax || op == Op::Dropout;
-}
 
 float ease(float t) { return t < 0.5f ? 2 * t * t : 1 - std::pow(-2 * t + 2, 2.0f) / 2; }
 
@@ -133,7 +134,7 @@ void handle_view(AppState& st, const StepLayout& L, int variant, float cell) {
 
 // Where the window stands in the tensor, when it does not show all of it: "tokens 16-31 of
 // 128, columns 0-11 of 2304, heads 4-7 of 12".
-std::string window_text(const TensorLayout& tl, const LayoutLimits& lim) {
+std::string window_text(const TensorLayout& tl, const LayoutLimits& lim, std::int64_t batch) {
     std::string out;
     auto range = [&](const char* what, std::int64_t start, std::int64_t shown, std::int64_t all) {
         if (shown >= all) return;
@@ -144,6 +145,10 @@ std::string window_text(const TensorLayout& tl, const LayoutLimits& lim) {
     range(tl.axes.back() == Axis::Key ? "keys" : "columns", tl.col0,
           std::min(tl.cols, tl.axes.back() == Axis::Key ? lim.tokens : lim.features), tl.cols);
     range("heads", tl.head0, std::min(tl.heads, lim.heads), tl.heads);
+    if (!tl.batch_rows && batch > tl.batches)
+        out += (out.empty() ? "" : ", ") + std::string("sentence") + (tl.batches > 1 ? "s " : " ") +
+               std::to_string(tl.batch0) + (tl.batches > 1 ? "-" + std::to_string(tl.batch0 + tl.batches - 1) : "") +
+               " of " + std::to_string(batch) + " (the heatmaps' slider picks)";
     return out;
 }
 
@@ -204,19 +209,33 @@ void DrawStage(AppState& st, double now) {
         return std::min((avail.x - bar - label_w - 10) / std::max(lay.width, 1.0f),
                         (avail.y - bar - lines * line) / std::max(lay.height + strip, 1.0f));
     };
+    // Sentences of a batch: as many blocks as keep the cells at least 14 px (down to one, the
+    // heatmaps' sentence slider choosing which).
     int variant = 0;
     float best = -1;
-    for (int level = 0; level < kLayoutVariants / 2 && best < 14.0f; ++level)
-        for (int v = 2 * level; v < 2 * level + 2; ++v) {
-            const float cell = fit_cell(layout_of(st.trace, st.step, v), v % 2 == 1);
-            if (cell > best + 0.5f) best = cell, variant = v;
+    std::int64_t batch_shown = 1;
+    const std::int64_t batch = std::min<std::int64_t>(c.batch, 4);
+    for (std::int64_t b = batch; b >= 1; --b) {
+        int v_b = 0;
+        float best_b = -1;
+        const std::int64_t b0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - b);
+        for (int level = 0; level < kLayoutVariants / 2 && best_b < 14.0f; ++level)
+            for (int v = 2 * level; v < 2 * level + 2; ++v) {
+                const float fit = fit_cell(layout_of(st.trace, st.step, v, {}, b, b0), v % 2 == 1);
+                if (fit > best_b + 0.5f) best_b = fit, v_b = v;
+            }
+        if (best_b >= 14.0f || b == 1) {
+            variant = v_b, best = best_b, batch_shown = b;
+            break;
         }
+    }
+    const std::int64_t batch0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - batch_shown);
     const bool across = variant % 2 == 1;
     AppState::StageView& view = st.stage_view;
-    const StepLayout& L = layout_of(st.trace, st.step, variant, view);
+    const StepLayout& L = layout_of(st.trace, st.step, variant, view, batch_shown, batch0);
     const float t_anim = std::clamp(static_cast<float>((now - st.anim_start) / st.anim_seconds), 0.0f, 1.0f);
     const bool animating = t_anim < 1.0f && st.from_trace && st.from_step < static_cast<int>(st.from_trace->steps.size());
-    const StepLayout* FL = animating ? &layout_of(st.from_trace, st.from_step, variant, view) : nullptr;
+    const StepLayout* FL = animating ? &layout_of(st.from_trace, st.from_step, variant, view, batch_shown, batch0) : nullptr;
     const std::vector<int>* match = animating ? &match_of(st.from_trace, st.from_step, st.trace, st.step) : nullptr;
     // Cells of the start step, flattened the way match_cells counts them.
     std::vector<const Cell*> from_cells;
@@ -285,7 +304,7 @@ void DrawStage(AppState& st, double now) {
         std::string note;
         for (const TensorLayout& tl : L.tensors)
             if (tl.hidden > 0) {
-                note = tl.name + ": " + window_text(tl, layout_variant(variant));
+                note = tl.name + ": " + window_text(tl, layout_variant(variant), c.batch);
                 break;
             }
         note += "  (drag: pan, wheel: zoom, double-click: reset)";
@@ -301,7 +320,7 @@ void DrawStage(AppState& st, double now) {
         // Token names on every k-th row, so that two never overlap; the head name on each
         // panel's first row; a sentence's number on its block's first row when there are several.
         const int stride = label_stride(cell, ImGui::GetTextLineHeight());
-        const bool batched = tl.batches > 1;
+        const bool batched = c.batch > 1;
         auto head_name = [&](const TensorLayout& t, std::int64_t h) {
             return (t.kv_heads ? "kv" : "h") + std::to_string(t.head0 + h);
         };
@@ -338,9 +357,9 @@ void DrawStage(AppState& st, double now) {
                     if (r % stride != 0 && !first_line) continue;
                     const float y = block_y + (head_rows && !across ? h * (rows + kPanelGap) + r : r) * cell + cell * 0.5f -
                                     font * 0.5f;
-                    std::string name = row_name(c, tl, b, tl.token0 + r);
+                    std::string name = row_name(c, tl, tl.batch0 + b, tl.token0 + r);
                     if (first_line && head_rows && !across) name = head_name(tl, h) + " " + name;
-                    if (first_line && batched && h == 0) name = "s" + std::to_string(b) + " " + name;
+                    if (first_line && batched && h == 0) name = "s" + std::to_string(tl.batch0 + b) + " " + name;
                     const ImU32 col = head_rows && !across ? head_colour_of(tl, h) : ImGui::GetColorU32(ImGuiCol_Text);
                     wanted.push_back({y, name, col, first_line});
                 }
@@ -364,7 +383,7 @@ void DrawStage(AppState& st, double now) {
         const TensorLayout& tl = L.tensors[ti];
         const TensorRecord& rec = s->tensors[ti];
         float scale_max = 0;
-        if (is_grid(s->op))
+        if (is_grid_op(s->op))
             for (float v : rec.data)
                 if (std::isfinite(v)) scale_max = std::max(scale_max, std::fabs(v));
         for (std::size_t i = 0; i < tl.cells.size(); ++i, ++flat) {
@@ -386,7 +405,7 @@ void DrawStage(AppState& st, double now) {
             ImU32 fill;
             if (std::isinf(v)) fill = IM_COL32(40, 40, 40, static_cast<int>(255 * alpha));
             else if (s->op == Op::Softmax || s->op == Op::Dropout) fill = sequential_color(v);
-            else if (is_grid(s->op)) fill = diverging_color(scale_max > 0 ? v / scale_max : 0);
+            else if (is_grid_op(s->op)) fill = diverging_color(scale_max > 0 ? v / scale_max : 0);
             else if (cell_at.head >= 0) fill = head_color(cell_at.head, 0.55f + 0.45f * std::min(1.0f, std::fabs(v)));
             else fill = neutral_color(st.dark);
             if (alpha < 1.0f) {
@@ -395,7 +414,7 @@ void DrawStage(AppState& st, double now) {
                 fill = ImGui::ColorConvertFloat4ToU32(f);
             }
             dl->AddRectFilled(p0, p1, fill, 3.0f);
-            if (is_grid(s->op) && cell_at.head >= 0 && tl.axes.size() == 4)
+            if (is_grid_op(s->op) && cell_at.head >= 0 && tl.axes.size() == 4)
                 dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
             cell_value(dl, p0, p1, text_on(fill), v);
             if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
