@@ -76,3 +76,29 @@ TEST_CASE("unravel and element_offset: the one index arithmetic", "[tensor]") {
     CHECK(element_offset(shape, strides, 0, 1 * 9 + 2 * 3 + 0) == 15);
     CHECK(element_offset(shape, strides, 5, 0) == 5);
 }
+
+TEST_CASE("gather's row copies equal an element-by-element read for every layout the engine makes", "[tensor]") {
+    // A buffer of distinct numbers; views of it as the engine makes them: contiguous, transposed,
+    // a chunk of qkv, a window of the KV cache, an expand with stride 0, a narrowed row of x.
+    std::vector<float> buf(2 * 3 * 4 * 5);
+    for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>(i) * 0.5f - 7.0f;
+    const TensorDesc base = contiguous(0, {2, 3, 4, 5});
+    std::vector<TensorDesc> views{
+        base,
+        transpose(base, 1, 2),
+        transpose(base, 2, 3),
+        narrow_last(view(base, {6, 20}), 5, 10),
+        TensorDesc{0, 5, {2, 3, 2, 5}, {60, 20, 5, 1}},    // cache[:, :, 1:3]
+        TensorDesc{0, 0, {2, 3, 2, 4, 5}, {60, 20, 0, 5, 1}},  // expand of a [2, 3, 4, 5] along a new axis
+        TensorDesc{0, 10, {2, 1, 5}, {60, 5, 1}},            // x[:, 2:3] of [2, 12, 5]
+    };
+    for (const TensorDesc& t : views) {
+        INFO(shape_str(t.shape) << " strides " << shape_str(t.strides) << " offset " << t.offset);
+        std::vector<float> by_element;
+        for (std::int64_t i = 0; i < t.numel(); ++i)
+            by_element.push_back(buf[static_cast<std::size_t>(element_offset(t.shape, t.strides, t.offset, i))]);
+        CHECK(gather(buf, t) == by_element);
+    }
+    // A window reaching past the buffer is refused, not read.
+    CHECK_THROWS_AS(gather(buf, TensorDesc{0, 100, {2, 20}, {20, 1}}), std::out_of_range);
+}

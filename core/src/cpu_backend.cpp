@@ -94,6 +94,11 @@ public:
         b = data;
     }
     void read(int buffer, std::vector<float>& out) override { out = buffers_.at(buffer); }
+    const float* host_view(int buffer, std::int64_t* elements) override {
+        const std::vector<float>& b = buffers_.at(buffer);
+        *elements = static_cast<std::int64_t>(b.size());
+        return b.data();
+    }
     void release_buffers() override {
         buffers_.clear();
         free_.clear();

@@ -54,12 +54,17 @@ public:
     Val tensor(const std::string& name, const TensorDesc& t, Storage storage, std::vector<Source> from) {
         TensorRecord r{name, t.shape, t.strides, t.offset, t.buffer, storage, {}, std::move(from)};
         if (values_) {
-            auto it = readback_.find(t.buffer);
-            if (it == readback_.end()) {
-                it = readback_.emplace(t.buffer, std::vector<float>()).first;
-                backend_.read(t.buffer, it->second);
+            std::int64_t size = 0;
+            if (const float* host = backend_.host_view(t.buffer, &size)) {  // host memory: no whole-buffer copy
+                r.data = gather(host, size, t);
+            } else {
+                auto it = readback_.find(t.buffer);
+                if (it == readback_.end()) {
+                    it = readback_.emplace(t.buffer, std::vector<float>()).first;
+                    backend_.read(t.buffer, it->second);
+                }
+                r.data = gather(it->second, t);
             }
-            r.data = gather(it->second, t);
         }
         step_.tensors.push_back(std::move(r));
         return {t, Source::of_step(step_.index, name)};

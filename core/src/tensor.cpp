@@ -1,5 +1,6 @@
 #include "headsplit/tensor.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace headsplit {
@@ -117,26 +118,47 @@ std::int64_t element_offset(const Shape& shape, const Shape& strides, std::int64
     return offset;
 }
 
-std::vector<float> gather(const std::vector<float>& buffer, const TensorDesc& t) {
+std::vector<float> gather(const float* buffer, std::int64_t size, const TensorDesc& t) {
     const std::int64_t n = t.numel();
-    std::vector<float> out(static_cast<std::size_t>(n));
-    if (n == 0) return out;
+    if (n == 0) return {};
     const int r = t.rank();
-    Shape index(r, 0);
+    // The span of memory the tensor reads must lie in the buffer.
+    std::int64_t lo = t.offset, hi = t.offset;
+    for (int d = 0; d < r; ++d) {
+        const std::int64_t reach = (t.shape[d] - 1) * t.strides[d];
+        (reach < 0 ? lo : hi) += reach;
+    }
+    if (lo < 0 || hi >= size)
+        throw std::out_of_range("gather: " + shape_str(t.shape) + " with strides " + shape_str(t.strides) +
+                                " reads outside its buffer of " + std::to_string(size) + " floats");
+    // One block (no zero-filling first: the values are copied straight in).
+    if (t.is_contiguous()) return std::vector<float>(buffer + t.offset, buffer + t.offset + n);
+    // Rows of the last dim (whole runs when its stride is 1), the outer dims as an odometer.
+    std::vector<float> out;
+    out.reserve(static_cast<std::size_t>(n));
+    const std::int64_t row = r > 0 ? t.shape[r - 1] : 1, step = r > 0 ? t.strides[r - 1] : 1;
+    Shape index(static_cast<std::size_t>(std::max(r - 1, 0)), 0);
     std::int64_t pos = t.offset;
-    for (std::int64_t i = 0; i < n; ++i) {
-        out[i] = buffer.at(static_cast<std::size_t>(pos));
-        // Advance the multi-index like an odometer, updating the memory position.
-        for (int d = r - 1; d >= 0; --d) {
-            if (++index[d] < t.shape[d]) {
+    for (std::int64_t done = 0; done < n; done += row) {
+        if (step == 1) {
+            out.insert(out.end(), buffer + pos, buffer + pos + row);
+        } else {
+            for (std::int64_t j = 0; j < row; ++j) out.push_back(buffer[pos + j * step]);
+        }
+        for (int d = r - 2; d >= 0; --d) {
+            if (++index[static_cast<std::size_t>(d)] < t.shape[d]) {
                 pos += t.strides[d];
                 break;
             }
             pos -= (t.shape[d] - 1) * t.strides[d];
-            index[d] = 0;
+            index[static_cast<std::size_t>(d)] = 0;
         }
     }
     return out;
+}
+
+std::vector<float> gather(const std::vector<float>& buffer, const TensorDesc& t) {
+    return gather(buffer.data(), static_cast<std::int64_t>(buffer.size()), t);
 }
 
 }  // namespace headsplit

@@ -27,6 +27,14 @@ public:
     virtual int create_buffer(std::int64_t elements) = 0;
     virtual void write(int buffer, const std::vector<float>& data) = 0;
     virtual void read(int buffer, std::vector<float>& out) = 0;  // the whole buffer
+    // A backend whose buffers are host memory lends them for reading (valid until the next
+    // call that computes or allocates; `elements` set to the size): no copy of the whole
+    // buffer to record a window of it. nullptr: use read().
+    virtual const float* host_view(int buffer, std::int64_t* elements) {
+        (void)buffer;
+        (void)elements;
+        return nullptr;
+    }
     virtual void release_buffers() = 0;
     // Releases these buffers only (a Runner's, when it ends); others stay valid.
     virtual void release(const std::vector<int>& buffers) = 0;
