@@ -171,6 +171,14 @@ CheckedConfig make_config(const ConfigOptions& o) {
     c.out_proj = !o.no_out_proj;
     c.scale_first = o.scale_first;
     c.qkv_bias = o.qkv_bias;
+    if (!o.heads.empty() && o.kv_heads.empty() && c.kv_heads != 0 && c.heads >= 1 &&
+        c.d_out % c.heads == 0 && c.heads % c.kv_heads != 0) {
+        std::string d;
+        for (std::int64_t v : divisors(c.heads)) d += (d.empty() ? "" : ", ") + std::to_string(v);
+        throw ConfigError("preset " + c.preset + " shares " + std::to_string(c.kv_heads) +
+                          " key/value heads, which cannot serve --heads " + o.heads +
+                          " in equal groups; give --kv-heads too, a divisor of " + o.heads + ": " + d);
+    }
     return check_config(c);  // the one validation entry: every value, and the memory estimate
 }
 

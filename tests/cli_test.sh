@@ -107,6 +107,7 @@ check_refused 2 "use --mode split or loop" trace --context "a b" --mode fused
 check_refused 2 "there is no context" trace --d-context 4
 check_refused 2 "2 contexts for 3 sentences" trace --text a --text b --text c --context x --context y
 check_refused 2 "--text \"\" has no words" trace --text "a b" --text ""
+check_refused 2 "preset llama3-8b shares 8 key/value heads, which cannot serve --heads 4" trace --preset llama3-8b --heads 4
 check_refused 2 "over the memory budget" trace --preset gpt2-small --text "$(printf 'w%.0s ' $(seq 2000))" --text a --text b
 # A very long sentence (20,000 words, near the kernel's 128 KiB limit on one argument):
 # refused by the memory budget with the estimate, before anything is allocated.

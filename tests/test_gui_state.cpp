@@ -325,3 +325,25 @@ TEST_CASE("the variants' controls: KV heads follow heads, sentences come and go,
     CHECK(st.trace->config.batch == 1);
     for (const Step& s : st.trace->steps) CHECK(s.op != Op::PadMask);
 }
+
+TEST_CASE("why weight splits measures the variants, leaving out the modes they refuse", "[gui][why][variants]") {
+    // A padded batch with one context per sentence (fused refused); decoding (loop refused).
+    Config cross;
+    cross.backend = BackendKind::Cpu;
+    cross.set_sentences({split_words("the cat sleeps"), split_words("a dog")});
+    cross.context = {split_words("le chat dort"), split_words("un chien")};
+    cross.causal = false;
+    cross.kv_heads = 1;
+    Config decode;
+    decode.backend = BackendKind::Cpu;
+    decode.decode_from = 1;
+    for (const Config& c : {cross, decode}) {
+        std::atomic<int> done{0}, total{0};
+        const WhyResult r = measure_why(c, 5, done, total);
+        INFO(r.error << " / " << r.notice);
+        REQUIRE(r.error.empty());
+        CHECK(r.modes.size() == 2);
+        CHECK(r.notice.find(c.decoding() ? "loop left out" : "fused left out") != std::string::npos);
+        CHECK(r.sweep.size() >= 4);
+    }
+}

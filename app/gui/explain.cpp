@@ -211,12 +211,12 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
         case Op::Mask: {
             if (src.empty() || !src[0]) return missing(), e;
             if (col > row) {
-                e.lines.push_back(token(col) + " comes after " + tok_row + ": a token may not look ahead,");
+                e.lines.push_back(key_token(col) + " comes after " + tok_row + ": a token may not look ahead,");
                 e.lines.push_back("so the score becomes -inf (0 after softmax)");
                 e.recomputed = -std::numeric_limits<double>::infinity();
             } else {
                 const float kept = src[0]->data[static_cast<std::size_t>(index)];
-                e.lines.push_back(token(col) + " is not after " + tok_row + ": the score " + num(kept) + " of " +
+                e.lines.push_back(key_token(col) + " is not after " + tok_row + ": the score " + num(kept) + " of " +
                                   named(t.from[0]) + " is kept");
                 e.recomputed = kept;
             }

@@ -217,7 +217,7 @@ table.counts { border-collapse: collapse; } table.counts td, table.counts th { b
         const TensorRecord& out = s.result();
         const bool moved = out.storage == Storage::New || out.storage == Storage::Copy;
         h += "<section class=\"step\">\n<h2>Step " + std::to_string(s.index) + ": " + op_name(s.op) +
-             (s.head >= 0 ? " (head " + std::to_string(s.head) + ")" : "") + " &nbsp; <span class=\"shape\">" +
+             (s.part().empty() ? "" : " (" + s.part() + ")") + " &nbsp; <span class=\"shape\">" +
              shape_change(tr, s) + "</span></h2>\n";
         h += "<pre>" + html_escape(s.code) + "</pre>\n";
         h += "<p>" + html_escape(s.explain) + "</p>\n";

@@ -73,7 +73,10 @@ StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& 
         tl.x = x0;
         tl.key_rows = key_side(s, t);
         tl.batch_rows = t.shape.size() == 2;
-        tl.row_offset = s.round > 0 && !tl.key_rows ? config.decode_from + s.round - 1 : 0;
+        // A round's queries, and its new token's keys and values until they join the cache, start
+        // at its token; the cache and what is read from it start at 0.
+        const bool from_cache = s.op == Op::CacheAppend || s.op == Op::RepeatKv;
+        tl.row_offset = s.round > 0 && !(tl.key_rows && from_cache) ? config.decode_from + s.round - 1 : 0;
         const std::int64_t n = numel(t.shape);
         tl.cells.resize(static_cast<std::size_t>(n));
         const bool split = tl.axes.size() == 4;

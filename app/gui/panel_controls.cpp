@@ -227,10 +227,15 @@ void DrawControls(AppState& st, double now) {
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("queries from the sentence, keys and values from a context text");
     if (c.cross()) {
-        ImGui::SetNextItemWidth(-1);
-        if (words_box("##context", "the context", c.context.front(), typed)) {
-            c.context = {split_words(typed)};
-            changed = true;
+        // One context for the whole batch, or one per sentence (from the command line): a box each.
+        for (std::size_t k = 0; k < c.context.size(); ++k) {
+            if (c.context.size() > 1) ImGui::TextDisabled("context of sentence %d", static_cast<int>(k));
+            ImGui::SetNextItemWidth(-1);
+            const std::string id = "##context" + std::to_string(k);
+            if (words_box(id.c_str(), "the context", c.context[k], typed)) {
+                c.context[k] = split_words(typed);
+                changed = true;
+            }
         }
         ImGui::TextDisabled("S = %lld context tokens", static_cast<long long>(c.num_keys()));
     }

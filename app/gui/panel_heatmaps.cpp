@@ -66,7 +66,8 @@ std::vector<Map> maps_of(const std::vector<const Step*>& grids, bool mine, std::
 // the last grid of that head before it (what the scores are without a mask).
 std::vector<const Step*> matching_grids(const Trace& tr, int step, const Trace& other) {
     const Step& s = tr.steps[step];
-    if (!is_grid_op(s.op)) return grids_for(other, std::min<int>(step, static_cast<int>(other.steps.size()) - 1));
+    // Outside the grid steps: every head's final weights (a flipped mask has no decoding rounds).
+    if (!is_grid_op(s.op)) return grids_for(other, 0);
     const Step* best = nullptr;
     for (const Step& o : other.steps) {
         if (o.head != s.head || !is_grid_op(o.op)) continue;

@@ -21,6 +21,7 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
     const auto at_length = [&](std::int64_t t) {
         Config c = config;
         c.set_sentences({synthetic_tokens(t)});
+        if (c.context.size() > 1) c.context = {c.context.front()};  // one sentence: one context
         c.embeddings.clear();
         c.decode_from = 0;
         c.mode = Mode::Split;
