@@ -8,6 +8,9 @@
 //                    scores.masked_fill_(key_padding_mask[:, None, None, :], -inf)
 //                    the mask [B, S] is bound as `o`, at out_offset with out_strides.zw
 //                    (b, j); row r belongs to batch element r / group_rows.
+//   mode 4, mask, scale and softmax in one pass (a forward that records nothing):
+//                    out = softmax(s * factor) over the keys j <= i (when `causal`) whose
+//                    key_mask[b, j] (binding 2, when use_mask) is 0; the others get 0.
 //   s, out [B, H, T, S] (or [B, T, S] padded to 4-D); any strides.
 // Dispatch: ceil(rows / 64) workgroups (x, then y past 65535).
 layout(local_size_x = 64) in;
@@ -16,6 +19,7 @@ const float NEG_INF = uintBitsToFloat(0xFF800000u);
 
 layout(std430, binding = 0) buffer InBuf { float s[]; };
 layout(std430, binding = 1) buffer OutBuf { float o[]; };
+layout(std430, binding = 2) readonly buffer MaskBuf { float key_mask[]; };
 
 uniform int mode;
 uniform float factor;
@@ -25,6 +29,9 @@ uniform int in_offset;
 uniform ivec4 out_strides;
 uniform int out_offset;
 uniform int group_rows;
+uniform int causal;
+uniform int use_mask;
+uniform ivec3 mask_layout;  // offset, batch stride, key stride
 
 void main() {
     int row = linear_invocation(64u);
@@ -33,7 +40,7 @@ void main() {
     int cols = shape.w;
     int i = row % shape.z;  // the query's token position
     int ip = in_offset + strided_offset(row * cols, shape, in_strides);
-    int op = mode == 3 ? 0 : out_offset + strided_offset(row * cols, shape, out_strides);
+    int op = mode == 3 ? 0 : out_offset + strided_offset(row * cols, shape, out_strides);  // mode 3: o is the mask
     int sc = in_strides.w, oc = out_strides.w;
 
     if (mode == 0) {
@@ -42,6 +49,21 @@ void main() {
         int m = out_offset + (row / group_rows) * out_strides.z;
         for (int j = 0; j < cols; ++j)
             if (o[m + j * out_strides.w] != 0.0) s[ip + j * sc] = NEG_INF;
+    } else if (mode == 4) {
+        int seen = causal != 0 ? min(cols, i + 1) : cols;
+        int m = mask_layout.x + (row / group_rows) * mask_layout.y;
+        float row_max = NEG_INF;
+        for (int j = 0; j < seen; ++j)
+            if (use_mask == 0 || key_mask[m + j * mask_layout.z] == 0.0) row_max = max(row_max, s[ip + j * sc] * factor);
+        float sum = 0.0;
+        for (int j = 0; j < cols; ++j) {
+            bool keep = j < seen && (use_mask == 0 || key_mask[m + j * mask_layout.z] == 0.0);
+            float e = keep ? exp(s[ip + j * sc] * factor - row_max) : 0.0;
+            o[op + j * oc] = e;
+            sum += e;
+        }
+        float inv = 1.0 / sum;
+        for (int j = 0; j < seen; ++j) o[op + j * oc] *= inv;
     } else if (mode == 1) {
         for (int j = 0; j < cols; ++j) s[ip + j * sc] *= factor;
     } else {

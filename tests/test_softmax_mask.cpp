@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "headsplit/gl_backend.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;
@@ -59,4 +60,45 @@ TEST_CASE("without the causal mask nothing is -inf and every weight is positive"
         for (const auto& t : s.tensors)
             for (float v : t.data) REQUIRE(std::isfinite(v));
     for (float w : test::find_step(tr, Op::Softmax)->tensors[0].data) CHECK(w > 0.0f);
+}
+
+TEST_CASE("the one-pass mask, scale and softmax equals the four steps, on both backends", "[softmax][fused]") {
+    // Scores [2, 3, 4, 6] (two sentences, three heads, 4 queries against 6 keys, the second
+    // sentence's last two keys padded), and a [2, 5, 5] loop-mode grid; causal or not.
+    const bool gl = GENERATE(false, true);
+    const bool causal = GENERATE(false, true);
+    std::unique_ptr<Backend> be = gl ? make_gl_backend() : make_cpu_backend();
+    for (const Shape& shape : {Shape{2, 3, 4, 6}, Shape{2, 5, 5}}) {
+        INFO((gl ? "gl " : "cpu ") << shape_str(shape) << " causal " << causal);
+        const std::int64_t n = numel(shape), S = shape.back();
+        std::vector<float> values(static_cast<std::size_t>(n));
+        Rng rng(11);
+        for (float& v : values) v = rng.uniform(-3.0f, 3.0f);
+        std::vector<float> mask(static_cast<std::size_t>(2 * S), 0.0f);
+        mask[static_cast<std::size_t>(2 * S - 1)] = mask[static_cast<std::size_t>(2 * S - 2)] = 1.0f;
+        const int a = be->create_buffer(n), b = be->create_buffer(n), m = be->create_buffer(2 * S);
+        const int fused_out = be->create_buffer(n);
+        be->write(a, values);
+        be->write(b, values);
+        be->write(m, mask);
+        const TensorDesc km = contiguous(m, {2, S});
+        // The steps one by one on a, then the fused pass reading b.
+        if (causal) be->causal_mask(contiguous(a, shape));
+        be->masked_fill(contiguous(a, shape), km);
+        be->scale(contiguous(a, shape), 0.5f);
+        const int steps_out = be->create_buffer(n);
+        be->softmax(contiguous(a, shape), contiguous(steps_out, shape));
+        be->masked_softmax(contiguous(b, shape), contiguous(fused_out, shape), 0.5f, causal, &km);
+        be->finish();
+        std::vector<float> want, got, scores_after;
+        be->read(steps_out, want);
+        be->read(fused_out, got);
+        be->read(b, scores_after);
+        CHECK(test::max_abs_diff(want, got) <= 1e-6);
+        CHECK(scores_after == values);  // the fused pass only reads the scores
+        std::int64_t zeros = 0;
+        for (float v : got) zeros += v == 0.0f;
+        CHECK(zeros >= 2 * (n / (2 * S)) / 2);  // the padded keys of the second sentence at least
+        be->release_buffers();
+    }
 }

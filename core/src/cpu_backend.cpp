@@ -243,6 +243,43 @@ public:
         ys /= row_sum;
     }
 
+    void masked_softmax(const TensorDesc& scores, const TensorDesc& out, float factor, bool causal,
+                        const TensorDesc* key_mask) override {
+        if (!dense(scores) || !dense(out)) {  // not a layout the engine makes: the steps one by one
+            copy(scores, out);
+            if (causal) causal_mask(out);
+            if (key_mask) masked_fill(out, *key_mask);
+            scale(out, factor);
+            softmax(out, out);
+            return;
+        }
+        ++stats_.dispatches;
+        const std::int64_t rows = scores.shape[scores.rank() - 2], cols = scores.shape.back();
+        const std::int64_t n_rows = scores.numel() / std::max<std::int64_t>(cols, 1);
+        const std::int64_t rows_per_batch = key_mask ? n_rows / std::max<std::int64_t>(key_mask->shape[0], 1) : 1;
+        const float* x = buffers_.at(scores.buffer).data() + scores.offset;
+        float* y = buffers_.at(out.buffer).data() + out.offset;
+        const float* m = key_mask ? buffers_.at(key_mask->buffer).data() + key_mask->offset : nullptr;
+        parallel_rows(n_rows, cols * 8, [&](std::int64_t r0, std::int64_t r1) {
+            for (std::int64_t r = r0; r < r1; ++r) {
+                const float* xr = x + r * cols;
+                float* yr = y + r * cols;
+                const float* mr = m ? m + (r / rows_per_batch) * key_mask->strides[0] : nullptr;
+                // Keys this row may see: up to its own position when causal (the rest is 0).
+                const std::int64_t seen = causal ? std::min(cols, r % rows + 1) : cols;
+                auto allowed = [&](std::int64_t j) { return !mr || mr[j * key_mask->strides[1]] == 0.0f; };
+                float mx = -std::numeric_limits<float>::infinity();
+                for (std::int64_t j = 0; j < seen; ++j)
+                    if (allowed(j)) mx = std::max(mx, xr[j] * factor);
+                float sum = 0;
+                for (std::int64_t j = 0; j < seen; ++j) sum += (yr[j] = allowed(j) ? std::exp(xr[j] * factor - mx) : 0.0f);
+                const float inv = 1.0f / sum;
+                for (std::int64_t j = 0; j < seen; ++j) yr[j] *= inv;
+                std::fill(yr + seen, yr + cols, 0.0f);
+            }
+        });
+    }
+
     void multiply(const TensorDesc& a, const TensorDesc& b, float factor, const TensorDesc& out) override {
         auto y = strided(buffers_.at(out.buffer), out);
         y = strided(buffers_.at(a.buffer), a) * strided(buffers_.at(b.buffer), b) * factor;

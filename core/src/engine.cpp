@@ -39,6 +39,7 @@ public:
         start_ = Clock::now();
     }
 
+    bool values() const { return values_; }
     // Steps begun from now on belong to this decoding round (-1: none).
     void set_round(int round) { round_ = round; }
 
@@ -369,14 +370,25 @@ private:
         Val scores = rec_.tensor("attn_scores", grid, Storage::New, {t.q.src, t.k.src});
         rec_.end();
 
-        if (c_.scale_first) scores = scale(scores, head);
-        if (causal) scores = mask(scores, head);
-        if (key_mask) scores = pad_mask(scores, head, *key_mask, tk);
-        if (!c_.scale_first) scores = scale(scores, head);
+        // Recording nothing, the mask, the padding, the scale and the softmax run as one pass per
+        // row in the softmax step (their steps stay, computing nothing): the same numbers, read
+        // and written once.
+        const bool fused = !rec_.values();
+        if (c_.scale_first) scores = scale(scores, head, fused);
+        if (causal) scores = mask(scores, head, fused);
+        if (key_mask) scores = pad_mask(scores, head, *key_mask, tk, fused);
+        if (!c_.scale_first) scores = scale(scores, head, fused);
 
         rec_.begin(Op::Softmax, head);
         const TensorDesc probs = fresh(tt);
-        be_.softmax(scores.t, probs);
+        if (fused) {
+            const TensorDesc keys_mask = key_mask ? TensorDesc{key_mask->t.buffer, key_mask->t.offset, {B, tk},
+                                                               key_mask->t.strides}
+                                                  : TensorDesc{};
+            be_.masked_softmax(scores.t, probs, scale_factor(), causal, key_mask ? &keys_mask : nullptr);
+        } else {
+            be_.softmax(scores.t, probs);
+        }
         rec_.computed(0, 0);
         Val weights = rec_.tensor("attn_weights", probs, Storage::New, {scores.src});
         rec_.end();
@@ -394,9 +406,12 @@ private:
         return out;
     }
 
-    Val mask(const Val& scores, int head) {
+    float scale_factor() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))); }
+
+    // `fused`: left to the softmax step's one pass (nothing computed here).
+    Val mask(const Val& scores, int head, bool fused) {
         rec_.begin(Op::Mask, head);
-        be_.causal_mask(scores.t);
+        if (!fused) be_.causal_mask(scores.t);
         rec_.computed(0, 0);
         const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src});
         rec_.end();
@@ -404,18 +419,18 @@ private:
     }
 
     // Padded keys (the first tk columns of the [B, S] key padding mask) become -inf.
-    Val pad_mask(const Val& scores, int head, const Val& key_mask, std::int64_t tk) {
+    Val pad_mask(const Val& scores, int head, const Val& key_mask, std::int64_t tk, bool fused) {
         rec_.begin(Op::PadMask, head);
-        be_.masked_fill(scores.t, TensorDesc{key_mask.t.buffer, key_mask.t.offset, {B, tk}, key_mask.t.strides});
+        if (!fused) be_.masked_fill(scores.t, TensorDesc{key_mask.t.buffer, key_mask.t.offset, {B, tk}, key_mask.t.strides});
         rec_.computed(0, 0);
         const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src, key_mask.src});
         rec_.end();
         return out;
     }
 
-    Val scale(const Val& scores, int head) {
+    Val scale(const Val& scores, int head, bool fused) {
         rec_.begin(Op::Scale, head);
-        be_.scale(scores.t, static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))));
+        if (!fused) be_.scale(scores.t, scale_factor());
         rec_.computed(0, 0);
         const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src});
         rec_.end();
@@ -619,6 +634,7 @@ public:
     void matmul(const TensorDesc&, const TensorDesc&, bool, const TensorDesc*, const TensorDesc&) override {}
     void causal_mask(const TensorDesc&) override {}
     void masked_fill(const TensorDesc&, const TensorDesc&) override {}
+    void masked_softmax(const TensorDesc&, const TensorDesc&, float, bool, const TensorDesc*) override {}
     void scale(const TensorDesc&, float) override {}
     void softmax(const TensorDesc&, const TensorDesc&) override {}
     void multiply(const TensorDesc&, const TensorDesc&, float, const TensorDesc&) override {}

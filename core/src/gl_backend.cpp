@@ -203,6 +203,21 @@ public:
 
     void causal_mask(const TensorDesc& scores) override { rows(0, 1.0f, scores, scores, "causal mask"); }
     void scale(const TensorDesc& t, float factor) override { rows(1, factor, t, t, "scale"); }
+    void masked_softmax(const TensorDesc& scores, const TensorDesc& out, float factor, bool causal,
+                        const TensorDesc* key_mask) override {
+        const std::int64_t n_rows = scores.numel() / std::max<std::int64_t>(scores.shape.back(), 1);
+        current();
+        glUseProgram(rows_.id());
+        glUniform1i(rows_.uniform("causal"), causal ? 1 : 0);
+        glUniform1i(rows_.uniform("use_mask"), key_mask ? 1 : 0);
+        glUniform3i(rows_.uniform("mask_layout"), key_mask ? static_cast<GLint>(key_mask->offset) : 0,
+                    key_mask ? static_cast<GLint>(key_mask->strides[0]) : 0,
+                    key_mask ? static_cast<GLint>(key_mask->strides[1]) : 0);
+        if (key_mask) bind(2, *key_mask);
+        else glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, placeholder_.id());
+        rows(4, factor, scores, out, "softmax",
+             key_mask ? n_rows / std::max<std::int64_t>(key_mask->shape[0], 1) : 1);
+    }
     void masked_fill(const TensorDesc& scores, const TensorDesc& key_mask) override {
         const std::int64_t n_rows = scores.numel() / std::max<std::int64_t>(scores.shape.back(), 1);
         rows(3, 1.0f, scores, key_mask, "padding mask", n_rows / std::max<std::int64_t>(key_mask.shape[0], 1));
@@ -242,6 +257,7 @@ private:
         masked_fill(out, m);
         scale(out, 0.5f);
         softmax(m, out);
+        masked_softmax(m, out, 0.5f, true, &m);
         multiply(m, m, 2.0f, out);
         copy(m, out);
         finish();
@@ -295,6 +311,7 @@ private:
         glUniform4iv(rows_.uniform("out_strides"), 1, po.strides.data());
         glUniform1i(rows_.uniform("out_offset"), static_cast<GLint>(out.offset));
         glUniform1i(rows_.uniform("group_rows"), static_cast<GLint>(std::max<std::int64_t>(group_rows, 1)));
+        if (mode != 4) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, placeholder_.id());  // only mode 4 reads it
         bind(0, in);
         bind(1, out);
         const std::int64_t n_rows = in.numel() / std::max<std::int64_t>(in.shape.back(), 1);

@@ -59,6 +59,12 @@ public:
     virtual void scale(const TensorDesc& t, float factor) = 0;
     // out = softmax(in, dim=-1); in and out must not overlap.
     virtual void softmax(const TensorDesc& in, const TensorDesc& out) = 0;
+    // The mask, scale and softmax steps as one pass per row (a forward that records nothing):
+    // out = softmax(where(masked, -inf, scores * factor), dim=-1), masked = j > i (causal) or
+    // key_mask[b, j] != 0 (key_mask may be nullptr). scores is only read. The numbers equal
+    // causal_mask + masked_fill + scale + softmax's.
+    virtual void masked_softmax(const TensorDesc& scores, const TensorDesc& out, float factor, bool causal,
+                                const TensorDesc* key_mask) = 0;
     // out = a * b * factor, elementwise (dropout: weights * keep_mask / (1 - p)).
     virtual void multiply(const TensorDesc& a, const TensorDesc& b, float factor, const TensorDesc& out) = 0;
     // dst = src element by element in row-major order of the shape (the .contiguous() copy;

@@ -13,7 +13,9 @@ namespace headsplit {
 struct RunOptions {
     // false: steps keep their ops, shapes, links, counts and times but no values, except the
     // final tensor (the output); no readbacks during the pass. What the bench times. Every op
-    // still computes (the dropout mask is drawn either way): recording is the only difference.
+    // still computes (the dropout mask is drawn either way), except that the mask, padding,
+    // scale and softmax steps run as one pass per row in the softmax step (the same numbers;
+    // the others' steps stay, with no compute and 0 dispatches).
     bool record_values = true;
     // Stop after the Q, K, V projections (the bench's "projections" stage).
     bool projections_only = false;
