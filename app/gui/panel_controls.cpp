@@ -269,6 +269,9 @@ void DrawControls(AppState& st, double now) {
     changed |= ImGui::RadioButton("CPU", &backend, static_cast<int>(BackendKind::Cpu));
     c.backend = static_cast<BackendKind>(backend);
 
+    // A shorter text leaves P where the prefill still has rounds after it (T < 2: no decoding).
+    if (changed && c.decoding() && c.decode_from >= c.num_tokens())
+        c.decode_from = c.num_tokens() >= 2 ? c.num_tokens() - 1 : 0;
     if (changed) recompute(st);
 
     // Status: what is on screen, and anything the teacher should know.

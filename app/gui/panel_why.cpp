@@ -32,7 +32,7 @@ void plot_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& 
 
 // What generation keeps: the KV cache growing by one token's keys and values per token, for
 // MHA, this configuration's grouped-query attention and MQA. From the configuration alone.
-void draw_kv_cache(const Config& c) {
+static void draw_kv_cache(const Config& c) {
     std::vector<std::int64_t> kvs{c.heads};
     if (c.grouped() && c.kv_head_count() > 1) kvs.push_back(c.kv_head_count());
     if (c.heads > 1) kvs.push_back(1);
