@@ -58,6 +58,16 @@ void progress(int done, int total, const std::string& what) {
 
 std::string fixed(double v, int digits = 2) { return format_fixed(v, digits); }
 
+// "128,512, 1024" -> {"128", "512", "1024"}: the items of a comma-separated list.
+std::vector<std::string> split_list(const std::string& list) {
+    std::vector<std::string> out;
+    std::string item;
+    std::istringstream in(list);
+    while (std::getline(in, item, ','))
+        if (!split_words(item).empty()) out.push_back(split_words(item).front());
+    return out;
+}
+
 // Runs the embedded PyTorch script; returns its JSON lines as a JSON array ("" on failure,
 // with the reason in `why`).
 std::string run_torch(int repeat, const std::vector<std::string>& specs, std::string* why) {
@@ -96,7 +106,10 @@ std::string run_torch(int repeat, const std::vector<std::string>& specs, std::st
 void BenchCommand::add_to(CLI::App& parent) {
     CLI::App* cmd = parent.add_subcommand("bench", "loop, split and fused side by side: median ms, matmuls, GFLOP/s, ratios");
     cmd->add_option("--preset", preset, "one preset instead of the default shapes (teaching, gpt2-small, gpt2-xl, 96 heads)");
-    cmd->add_option("--tokens", tokens, "tokens for --preset (default 128 for the GPT presets)");
+    cmd->add_option("--tokens", tokens,
+                    "tokens for --preset, one count or a list such as 128,512,1024 (default 128 for the GPT presets)");
+    cmd->add_option("--modes", modes, "the modes to time, a list (default loop,split,fused,flash)");
+    cmd->add_option("--block", block, "flash mode's tile side (default " + std::to_string(kDefaultFlashBlock) + ")");
     cmd->add_option("--backend", backend, "cpu | gl | all (default all)");
     cmd->add_option("--dropout", dropout, "attention dropout p in [0, 1) for every shape (default 0)");
     cmd->add_option("--kv-heads", kv_heads,
@@ -104,7 +117,8 @@ void BenchCommand::add_to(CLI::App& parent) {
     cmd->add_option("--repeat", repeat, "timed runs after a warm-up; the median is reported (at least 5, default 5)");
     cmd->add_option("--json", json_path, "write the results as JSON (format headsplit-bench v1)");
     cmd->add_flag("--vs-torch", vs_torch,
-                  "also time PyTorch's nn.MultiheadAttention (2 threads) at gpt2-small T=128 and T=512, beside the CPU split forward");
+                  "also time PyTorch's nn.MultiheadAttention (2 threads, causal) at each shape, beside the fastest CPU "
+                  "forward of split and flash");
 }
 
 int BenchCommand::run() const {
@@ -120,10 +134,25 @@ int BenchCommand::run() const {
         shapes = default_shapes();
     } else {
         Config c = config_from_preset(preset);
-        if (!tokens.empty()) c.tokens = synthetic_tokens(parse_count("--tokens", tokens, 1, kMaxTokens));
-        else if (preset.rfind("gpt", 0) == 0) c.tokens = synthetic_tokens(128);
-        shapes.push_back({preset, c});
+        if (tokens.empty()) {
+            if (preset.rfind("gpt", 0) == 0) c.tokens = synthetic_tokens(128);
+            shapes.push_back({preset, c});
+        }
+        for (const std::string& t : split_list(tokens)) {
+            c.set_sentences({synthetic_tokens(parse_count("--tokens", t, 1, kMaxTokens))});
+            c.embeddings.clear();
+            shapes.push_back({preset, c});
+        }
     }
+    std::vector<Mode> mode_list;
+    for (const std::string& m : split_list(modes)) {
+        const Mode all[] = {Mode::Loop, Mode::Split, Mode::Fused, Mode::Flash};
+        const auto found = std::find_if(std::begin(all), std::end(all), [&](Mode x) { return m == mode_name(x); });
+        if (found == std::end(all)) throw ConfigError("--modes: " + m + " is not a mode; use loop, split, fused or flash");
+        if (std::find(mode_list.begin(), mode_list.end(), *found) == mode_list.end()) mode_list.push_back(*found);
+    }
+    if (mode_list.empty()) throw ConfigError("--modes is empty; name at least one of loop, split, fused, flash");
+    const std::int64_t flash_block = block.empty() ? 0 : parse_count("--block", block, 1, kMaxTokens);
     if (!dropout.empty())
         for (Shape3& s : shapes) s.config.dropout = parse_real("--dropout", dropout);
     if (!kv_heads.empty())
@@ -131,12 +160,42 @@ int BenchCommand::run() const {
             s.config.kv_heads = parse_count("--kv-heads", kv_heads, 1, kMaxDim);
             s.label += " kv" + std::to_string(s.config.kv_heads);
         }
-    for (const Shape3& s : shapes) check_config(s.config).require_budget();
+    // A mode a shape cannot run (over the memory budget, or flash with dropout) is skipped
+    // with its reason; a shape no mode can run is refused now.
+    const auto config_for = [&](const Config& base, Mode m) {
+        Config c = base;
+        c.mode = m;
+        c.block = m == Mode::Flash ? flash_block : 0;
+        return c;
+    };
+    const auto refusal = [&](const Config& c) -> std::string {
+        try {
+            check_config(c).require_budget();
+        } catch (const ConfigError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    for (const Shape3& s : shapes) {
+        std::string first;
+        bool any = false;
+        for (Mode m : mode_list) {
+            const std::string why = refusal(config_for(s.config, m));
+            any = any || why.empty();
+            if (first.empty()) first = why;
+        }
+        if (!any) throw ConfigError(s.label + " at T=" + std::to_string(s.config.num_tokens()) + ": " + first);
+    }
     if (!json_path.empty()) check_writable(json_path);  // now, not after minutes of measuring
 
     const Stage stages[] = {Stage::Projections, Stage::Forward, Stage::ForwardTraced};
-    const Mode modes[] = {Mode::Loop, Mode::Split, Mode::Fused};
-    const int total = static_cast<int>(shapes.size() * backends.size() * 9);
+    const int per_backend = static_cast<int>(3 * mode_list.size());
+    const int total = static_cast<int>(shapes.size() * backends.size()) * per_backend;
+    struct TorchRow {
+        Config config;
+        double split_ms = 0, flash_ms = 0;
+    };
+    std::vector<TorchRow> vs;
     int done = 0;
     std::vector<BenchResult> all_results;
     for (const Shape3& shape : shapes) {
@@ -152,7 +211,7 @@ int BenchCommand::run() const {
             std::vector<BenchResult> results;
             done = done_before;
             if (kind != wanted && cpu_listed) {  // the CPU has its own table already
-                done += 9;
+                done += per_backend;
                 return results;
             }
             Backend* be = &backend;
@@ -166,9 +225,16 @@ int BenchCommand::run() const {
                       << std::setw(12) << "dispatches" << std::setw(10) << "GFLOP/s" << "\n";
             std::map<std::pair<Stage, Mode>, BenchResult> here;
             for (Stage stage : stages)
-                for (Mode mode : modes) {
+                for (Mode mode : mode_list) {
                     progress(done, total, shape.label + " " + backend_name(kind) + " " + stage_name(stage) + " " + mode_name(mode));
-                    BenchResult r = bench_one(c, in, w, mode, stage, *be, reps);
+                    const Config cm = config_for(c, mode);
+                    if (const std::string why = refusal(cm); !why.empty()) {
+                        ++done;
+                        std::cout << std::left << std::setw(16) << stage_name(stage) << std::setw(7) << mode_name(mode)
+                                  << "skipped: " << why << "\n";
+                        continue;
+                    }
+                    BenchResult r = bench_one(cm, in, w, mode, stage, *be, reps);
                     r.preset = shape.label;
                     ++done;
                     here[{stage, mode}] = r;
@@ -179,15 +245,35 @@ int BenchCommand::run() const {
                               << r.dispatches << std::setw(10) << fixed(r.gflops()) << "\n";
                 }
             progress(done, total, "");
-            auto ratio = [&](Stage s, Mode a, Mode b) { return here[{s, a}].median_ms / here[{s, b}].median_ms; };
-            std::cout << "ratios: projections loop/split " << fixed(ratio(Stage::Projections, Mode::Loop, Mode::Split))
-                      << "x, split/fused " << fixed(ratio(Stage::Projections, Mode::Split, Mode::Fused))
-                      << "x; forward loop/split " << fixed(ratio(Stage::Forward, Mode::Loop, Mode::Split))
-                      << "x, split/fused " << fixed(ratio(Stage::Forward, Mode::Split, Mode::Fused)) << "x\n";
-            const BenchResult& sf = here[{Stage::Forward, Mode::Split}];
-            std::cout << "split forward: " << fixed(sf.median_ms / sf.gemm_median_ms) << "x its GEMM steps ("
-                      << fixed(sf.gemm_median_ms, 3) << " ms); recording the trace costs "
-                      << fixed(here[{Stage::ForwardTraced, Mode::Split}].median_ms / sf.median_ms) << "x\n";
+            const auto ms = [&](Stage s, Mode m) {
+                const auto it = here.find({s, m});
+                return it == here.end() ? 0.0 : it->second.median_ms;
+            };
+            // "a/b 1.23x" for the ratios both of whose modes ran.
+            std::string ratios;
+            const auto ratio = [&](const char* stage_label, Stage s, Mode a, Mode b) {
+                if (ms(s, a) <= 0 || ms(s, b) <= 0) return;
+                ratios += std::string(ratios.empty() ? "" : ", ") + stage_label + " " + mode_name(a) + "/" + mode_name(b) +
+                          " " + fixed(ms(s, a) / ms(s, b)) + "x";
+            };
+            ratio("projections", Stage::Projections, Mode::Loop, Mode::Split);
+            ratio("projections", Stage::Projections, Mode::Split, Mode::Fused);
+            ratio("forward", Stage::Forward, Mode::Loop, Mode::Split);
+            ratio("forward", Stage::Forward, Mode::Split, Mode::Fused);
+            ratio("forward", Stage::Forward, Mode::Flash, Mode::Split);
+            if (!ratios.empty()) std::cout << "ratios: " << ratios << "\n";
+            for (Mode m : {Mode::Split, Mode::Flash}) {
+                const auto f = here.find({Stage::Forward, m});
+                if (f == here.end()) continue;
+                std::cout << mode_name(m) << " forward: " << fixed(f->second.median_ms / f->second.gemm_median_ms)
+                          << "x its matmul steps (" << fixed(f->second.gemm_median_ms, 3) << " ms)";
+                if (ms(Stage::ForwardTraced, m) > 0)
+                    std::cout << "; recording the trace costs " << fixed(ms(Stage::ForwardTraced, m) / f->second.median_ms)
+                              << "x";
+                std::cout << "\n";
+            }
+            if (kind == BackendKind::Cpu && (ms(Stage::Forward, Mode::Split) > 0 || ms(Stage::Forward, Mode::Flash) > 0))
+                vs.push_back({c, ms(Stage::Forward, Mode::Split), ms(Stage::Forward, Mode::Flash)});
             return results;
           }, nullptr);
           all_results.insert(all_results.end(), measured.begin(), measured.end());
@@ -196,30 +282,40 @@ int BenchCommand::run() const {
 
     std::string torch_json;
     if (vs_torch) {
-        // The CPU split forward at gpt2-small T = 128 and 512, beside nn.MultiheadAttention.
+        // Each shape's fastest CPU forward of split and flash, beside nn.MultiheadAttention
+        // at the same size (batch 1, causal, no Q/K/V bias), timed in the same run.
         std::vector<std::string> specs;
-        std::vector<BenchResult> ours;
-        for (int T : {128, 512}) {
-            Config c = config_from_preset("gpt2-small");
-            c.tokens = synthetic_tokens(T);
-            auto cpu = make_cpu_backend();
-            const Inputs in = make_inputs(c);
-            const Weights w = make_weights(c);
-            ours.push_back(bench_one(c, in, w, Mode::Split, Stage::Forward, *cpu, reps));
-            specs.push_back(std::to_string(c.d_out) + "," + std::to_string(c.heads) + "," + std::to_string(T));
+        std::vector<TorchRow> rows;
+        for (const TorchRow& r : vs) {
+            const Config& c = r.config;
+            if (c.batch != 1 || c.cross() || c.grouped() || c.dropout > 0 || !c.causal || !c.out_proj || c.qkv_bias)
+                continue;  // the PyTorch script times plain causal self-attention only
+            specs.push_back(std::to_string(c.d_out) + "," + std::to_string(c.heads) + "," + std::to_string(c.num_tokens()));
+            rows.push_back(r);
         }
         std::string why;
-        torch_json = run_torch(reps, specs, &why);
+        if (specs.empty()) why = "no CPU shape of this run is plain causal self-attention with batch 1";
+        else torch_json = run_torch(reps, specs, &why);
         if (torch_json.empty()) {
             std::cerr << "headsplit: --vs-torch: " << why << "\n";
         } else {
-            std::vector<double> rows;
-            for (const auto& r : nlohmann::json::parse(torch_json)) rows.push_back(r.at("median_ms").get<double>());
-            std::cout << "\nvs PyTorch nn.MultiheadAttention (CPU, 2 threads, same shapes, same run):\n";
-            for (std::size_t i = 0; i < ours.size() && i < rows.size(); ++i)
-                std::cout << "  gpt2-small T=" << ours[i].tokens << ": headsplit split forward " << fixed(ours[i].median_ms, 3)
-                          << " ms, torch " << fixed(rows[i], 3) << " ms, ratio headsplit/torch "
-                          << fixed(ours[i].median_ms / rows[i]) << "\n";
+            std::vector<double> torch_ms;
+            for (const auto& r : nlohmann::json::parse(torch_json)) torch_ms.push_back(r.at("median_ms").get<double>());
+            std::cout << "\nvs PyTorch nn.MultiheadAttention (CPU, 2 threads, causal, same shapes, same run; medians):\n";
+            std::cout << std::left << std::setw(22) << "shape" << std::right << std::setw(8) << "T" << std::setw(11) << "split ms"
+                      << std::setw(11) << "flash ms" << std::setw(11) << "torch ms" << std::setw(16) << "fastest/torch"
+                      << "\n";
+            for (std::size_t i = 0; i < rows.size() && i < torch_ms.size(); ++i) {
+                const TorchRow& r = rows[i];
+                double best = 0;
+                for (double v : {r.split_ms, r.flash_ms})
+                    if (v > 0 && (best == 0 || v < best)) best = v;
+                const auto cell = [](double v) { return v > 0 ? fixed(v, 3) : std::string("-"); };
+                std::cout << std::left << std::setw(22) << r.config.preset << std::right << std::setw(8)
+                          << r.config.num_tokens() << std::setw(11) << cell(r.split_ms) << std::setw(11) << cell(r.flash_ms)
+                          << std::setw(11) << fixed(torch_ms[i], 3) << std::setw(15) << fixed(best / torch_ms[i]) << "x"
+                          << (r.flash_ms > 0 && r.flash_ms == best ? "  (flash)" : "  (split)") << "\n";
+            }
         }
     }
     if (!json_path.empty()) {

@@ -88,7 +88,10 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o) {
     cmd.add_option("--seed", o.seed, "seed of the generated inputs and weights (default 0)");
     o.causal_option = cmd.add_flag("--causal,!--no-causal", o.causal,
                                    "mask future tokens (default on; off with --context)");
-    cmd.add_option("--mode", o.mode, "loop | split (default) | fused");
+    cmd.add_option("--mode", o.mode, "loop | split (default) | fused | flash");
+    cmd.add_option("--block", o.block,
+                   "flash mode's tile side: queries and keys go in blocks of N (1 to T; default " +
+                       std::to_string(kDefaultFlashBlock) + ", at most T)");
     cmd.add_option("--backend", o.backend, "cpu (default) | gl");
     cmd.add_option("--dropout", o.dropout, "attention dropout probability p in [0, 1) (default 0)");
     cmd.add_flag("--no-out-proj", o.no_out_proj, "leave out the output projection");
@@ -97,7 +100,7 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o) {
     cmd.add_option("--memory-budget", o.memory_budget, "refuse runs needing more (default 2GiB)");
     for (const char* name : {"--preset", "--tokens", "--d-in", "--d-out", "--heads", "--seed", "--mode", "--backend",
                              "--dropout", "--memory-budget", "--kv-heads", "--context-tokens", "--d-context",
-                             "--decode-from"}) {
+                             "--decode-from", "--block"}) {
         cmd.get_option(name)->check(
             [](const std::string& v) { return v.empty() ? std::string("the value is empty") : std::string(); });
     }
@@ -158,8 +161,10 @@ CheckedConfig make_config(const ConfigOptions& o) {
         if (o.mode == "loop") c.mode = Mode::Loop;
         else if (o.mode == "split") c.mode = Mode::Split;
         else if (o.mode == "fused") c.mode = Mode::Fused;
-        else throw ConfigError("--mode " + o.mode + " is not a mode; use loop, split or fused");
+        else if (o.mode == "flash") c.mode = Mode::Flash;
+        else throw ConfigError("--mode " + o.mode + " is not a mode; use loop, split, fused or flash");
     }
+    if (!o.block.empty()) c.block = parse_count("--block", o.block, 1, kMaxTokens);
     if (!o.backend.empty()) {
         if (o.backend == "cpu") c.backend = BackendKind::Cpu;
         else if (o.backend == "gl") c.backend = BackendKind::Gl;

@@ -17,21 +17,23 @@ d = json.load(open(sys.argv[1]))
 assert d["format"] == "headsplit-bench" and d["version"] == 1, d.get("format")
 rows = d["results"]
 want = {(b, s, m) for b in ("cpu", "gl") for s in ("projections", "forward", "forward_traced")
-        for m in ("loop", "split", "fused")}
+        for m in ("loop", "split", "fused", "flash")}
 have = {(r["backend"], r["stage"], r["mode"]) for r in rows}
 assert have == want, sorted(want - have)
 for r in rows:
     assert r["preset"] == "cat-sleeps" and r["tokens"] == 3, r
     assert 0 < r["min_ms"] <= r["median_ms"] <= r["max_ms"], r
-    assert r["matmuls"] == {"projections": {"loop": 6, "split": 3, "fused": 1},
-                            "forward": {"loop": 11, "split": 6, "fused": 4},
-                            "forward_traced": {"loop": 11, "split": 6, "fused": 4}}[r["stage"]][r["mode"]], r
+    # flash at T = 3: one tile (block 3), scores and p @ V: 2 matmuls where split has 2 too
+    assert r["matmuls"] == {"projections": {"loop": 6, "split": 3, "fused": 1, "flash": 3},
+                            "forward": {"loop": 11, "split": 6, "fused": 4, "flash": 6},
+                            "forward_traced": {"loop": 11, "split": 6, "fused": 4, "flash": 6}}[r["stage"]][r["mode"]], r
 med = {(r["backend"], r["stage"], r["mode"]): r["median_ms"] for r in rows}
 assert len(d["ratios"]) == 6, d["ratios"]
 for q in d["ratios"]:
     k = (q["backend"], q["stage"])
     assert math.isclose(q["loop_over_split"], med[k + ("loop",)] / med[k + ("split",)], rel_tol=1e-9), q
     assert math.isclose(q["split_over_fused"], med[k + ("split",)] / med[k + ("fused",)], rel_tol=1e-9), q
+    assert math.isclose(q["flash_over_split"], med[k + ("flash",)] / med[k + ("split",)], rel_tol=1e-9), q
 print("bench: %d results, %d ratios, all consistent" % (len(rows), len(d["ratios"])))
 PY
 [ $? = 0 ] || exit 1
@@ -50,3 +52,31 @@ for r in rows:
     assert r["median_ms"] > 0 and r["matmuls"] in (1, 3, 4, 6, 11), r
 print("bench --dropout 0.1: %d results" % len(rows))
 PY
+grep -q "^forward_traced  flash  skipped: flash mode never holds" "$work/out" || {
+  echo "FAIL: bench --dropout did not say why flash was skipped: $(grep flash "$work/out")"
+  exit 1
+}
+
+# A list of token counts and a list of modes: one table per T, each with the modes asked for.
+"$bin" bench --preset gpt2-small --tokens 8,24 --modes flash,split --block 4 --backend cpu --repeat 5 \
+  --json "$work/list.json" >"$work/out" 2>"$work/err" || {
+  echo "FAIL: bench --tokens 8,24 exited $?: $(cat "$work/err")"
+  exit 1
+}
+/usr/bin/python3 - "$work/list.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+have = sorted((r["tokens"], r["mode"], r["stage"]) for r in d["results"])
+want = sorted((t, m, s) for t in (8, 24) for m in ("split", "flash") for s in ("projections", "forward", "forward_traced"))
+assert have == want, have
+# flash at T = 24 in blocks of 4: 6 query blocks, causal: 21 tiles of 2 matmuls, + 3 + 1
+for r in d["results"]:
+    if r["mode"] == "flash" and r["stage"] == "forward":
+        assert r["matmuls"] == {8: 3 * 2 + 4, 24: 21 * 2 + 4}[r["tokens"]], r
+assert {q["tokens"] for q in d["ratios"] if "flash_over_split" in q} == {8, 24}, d["ratios"]
+print("bench --tokens 8,24 --modes flash,split: %d results" % len(d["results"]))
+PY
+[ $? = 0 ] || exit 1
+out=$("$bin" bench --preset gpt2-small --modes split,sideways 2>&1)
+[ $? = 2 ] && grep -q "sideways is not a mode" <<<"$out" || { echo "FAIL: bench --modes sideways: $out"; exit 1; }
+echo "bench: token lists, mode lists and refusals"

@@ -69,7 +69,7 @@ check_refused 2 "--text and --tokens" trace --text "a b" --tokens 3
 check_refused 2 "has no words" trace --text "   "
 check_refused 2 "dropout p = 1" trace --dropout 1
 check_refused 2 "--dropout nan is not a number" trace --dropout nan
-check_refused 2 "--mode sideways is not a mode; use loop, split or fused" trace --mode sideways
+check_refused 2 "--mode sideways is not a mode; use loop, split, fused or flash" trace --mode sideways
 check_refused 2 "--backend tpu is not a backend" trace --backend tpu
 check_refused 2 "unknown preset \"gpt5\"" trace --preset gpt5
 check_refused 2 "memory budget" trace --preset gpt3

@@ -47,7 +47,7 @@ TEST_CASE("every cell's explanation arrives at its value", "[explain]") {
 TEST_CASE("every cell of the variants' steps is explained to its value", "[explain][variants]") {
     // GQA (repeat_kv), cross-attention (keys from the context), a padded batch (the mask, the
     // padding step, the second sentence's rows), decoding (the cache, rounds, assemble).
-    const int which = GENERATE(range(0, 6));
+    const int which = GENERATE(range(0, 9));
     Config c;
     c.qkv_bias = true;
     c.d_in = c.d_out = 8;
@@ -61,6 +61,11 @@ TEST_CASE("every cell of the variants' steps is explained to its value", "[expla
         case 4: c.decode_from = 2, c.kv_heads = 2; break;
         case 5: c.set_sentences({split_words("the cat sleeps here"), split_words("a dog")}), c.decode_from = 1,
                 c.mode = Mode::Fused; break;
+        // Flash: tiles of 1 and 3 (a partial last block), GQA read in place, a padded batch.
+        case 6: c.mode = Mode::Flash, c.block = 1; break;
+        case 7: c.mode = Mode::Flash, c.block = 3, c.kv_heads = 2; break;
+        case 8: c.set_sentences({split_words("the cat sleeps here"), split_words("a dog")}), c.mode = Mode::Flash,
+                c.block = 2, c.causal = false; break;
     }
     INFO("variant " << which);
     const int explained = check_every_cell(test::run_cpu(c), false);

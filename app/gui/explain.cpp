@@ -48,6 +48,17 @@ std::string dot_text(const std::vector<double>& a, const std::vector<double>& b,
     return s;
 }
 
+// Query `row` of q dotted with key `key` of k over hd features: the terms as text, the sum.
+std::string query_key_dot(const Matrix& q, std::int64_t row, const Matrix& k, std::int64_t key, std::int64_t hd,
+                          double* sum) {
+    std::vector<double> a, b;
+    for (std::int64_t d = 0; d < hd; ++d) {
+        a.push_back(q.get(row, d));
+        b.push_back(k.get(key, d));
+    }
+    return dot_text(a, b, sum);
+}
+
 // "attn_scores of step 4"
 std::string named(const Source& link) {
     return link.is_weight() ? link.weight : link.tensor + " of step " + std::to_string(link.step);
@@ -194,14 +205,8 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
         }
         case Op::Scores: {
             if (src.size() < 2 || !src[0] || !src[1]) return missing(), e;
-            const Matrix q{src[0], batch, head}, k{src[1], batch, head};
-            std::vector<double> a, b;
-            for (std::int64_t d = 0; d < hd; ++d) {
-                a.push_back(q.get(row, d));
-                b.push_back(k.get(col, d));
-            }
             double sum = 0;
-            const std::string terms = dot_text(a, b, &sum);
+            const std::string terms = query_key_dot({src[0], batch, head}, row, {src[1], batch, head}, col, hd, &sum);
             e.lines.push_back("head " + std::to_string(head) + ": query of " + tok_row + " · key of " + key_token(col));
             e.lines.push_back("= " + terms);
             e.lines.push_back("= " + num(sum));
@@ -391,6 +396,92 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
                 }
                 first += n;
             }
+            break;
+        }
+        case Op::Tile: {
+            // The tile's rows and keys start at its blocks; m, l, acc carry on from the tile
+            // before in the same row of tiles (the last link of each).
+            const std::int64_t blk = c.flash_block(), q0 = s.tile_q * blk, k0 = s.tile_k * blk;
+            // [B, H, rows, keys or hd] or, for m and l, [B, H, rows].
+            const std::int64_t th = idx[1], tr_row = idx[2], i = q0 + tr_row;
+            const bool is_scores = t.name == "tile_scores";
+            const bool first = s.tile_k == 0;
+            const Step* prev = !first && !is_scores ? tr.source_step(t.from.back()) : nullptr;
+            if (!first && !is_scores && !prev) return missing(), e;
+            const TensorRecord* scores = src.empty() ? nullptr : src[0];
+            if (!scores || scores->data.empty()) return missing(), e;
+            const TensorRecord* m_old_rec = prev ? prev->find("m") : nullptr;
+            const double m_old = first ? -INFINITY : m_old_rec ? at(*m_old_rec, {batch, th, tr_row}) : NAN;
+            double tile_max = -INFINITY;
+            const std::int64_t nk = is_scores ? t.shape[3] : scores->shape[3];
+            for (std::int64_t j = 0; j < nk && !is_scores; ++j)
+                tile_max = std::max<double>(tile_max, at(*scores, {batch, th, tr_row, j}));
+            const double m_new = std::max(m_old, tile_max);
+            const double rescale = std::isinf(m_old) ? 0.0 : std::exp(m_old - m_new);
+            if (is_scores) {
+                if (src.size() < 2 || !src[1]) return missing(), e;
+                const std::int64_t key = k0 + col;
+                const bool padded = c.padded() && tr.inputs.key_padding_mask[static_cast<std::size_t>(
+                                                      batch * c.num_keys() + key)] != 0.0f;
+                if ((c.causal && key > i) || padded) {
+                    e.lines.push_back(key_token(key) + (padded ? " is <pad>" : " comes after " + token(i)) +
+                                      ": masked to -inf inside the tile");
+                    e.recomputed = -std::numeric_limits<double>::infinity();
+                    break;
+                }
+                double sum = 0;
+                const std::string terms =
+                    query_key_dot({src[0], batch, th}, i, {src[1], batch, th / c.group_size()}, key, hd, &sum);
+                const double root = std::sqrt(static_cast<double>(hd));
+                e.lines.push_back("head " + std::to_string(th) + ": query of " + token(i) + " · key of " + key_token(key) +
+                                  ", divided by sqrt(" + std::to_string(hd) + ")");
+                e.lines.push_back("= (" + terms + ") / " + num(root));
+                e.recomputed = sum / root;
+                e.lines.push_back("= " + num(e.recomputed));
+                break;
+            }
+            if (t.name == "m") {
+                e.lines.push_back("running max of row " + token(i) + ": max(m before " + num(m_old) + ", this tile's max " +
+                                  num(tile_max) + ")");
+                e.recomputed = m_new;
+                e.lines.push_back("= " + num(m_new));
+                break;
+            }
+            double sum = 0;
+            const bool is_acc = t.name == "acc";
+            const TensorRecord* v = is_acc && src.size() >= 3 ? src[2] : nullptr;
+            if (is_acc && !v) return missing(), e;
+            double pv = 0;
+            for (std::int64_t j = 0; j < nk; ++j) {
+                const double sc = at(*scores, {batch, th, tr_row, j});
+                const double p = std::isinf(sc) ? 0.0 : std::exp(sc - m_new);
+                sum += p;
+                if (is_acc) pv += p * at(*v, {batch, th / c.group_size(), k0 + j, col});
+            }
+            const TensorRecord* before = first ? nullptr : src.back();
+            if (!first && !before) return missing(), e;
+            const double old = first ? 0.0 : before->data.empty() ? NAN
+                                                                  : at(*before, is_acc ? Shape{batch, th, tr_row, col}
+                                                                                       : Shape{batch, th, tr_row});
+            e.lines.push_back(std::string(is_acc ? "acc" : "l") + " before " + num(old) + " × exp(m_old - m_new) = " +
+                              num(old) + " × " + num(rescale));
+            e.lines.push_back(is_acc ? "+ sum over this tile's keys of exp(score - m) × value[" + std::to_string(col) +
+                                           "] = " + num(pv)
+                                     : "+ sum over this tile's keys of exp(score - m) = " + num(sum));
+            e.recomputed = old * rescale + (is_acc ? pv : sum);
+            e.lines.push_back("= " + num(e.recomputed));
+            break;
+        }
+        case Op::Normalize: {
+            // Links: each query block's last acc, then its last l.
+            const std::int64_t qb = row / c.flash_block(), r = row % c.flash_block();
+            const std::size_t at_acc = static_cast<std::size_t>(2 * qb);
+            if (at_acc + 1 >= src.size() || !src[at_acc] || !src[at_acc + 1]) return missing(), e;
+            const double acc = at(*src[at_acc], {batch, head, r, col}), l = at(*src[at_acc + 1], {batch, head, r});
+            e.lines.push_back("token " + token(row) + ", head " + std::to_string(head) + ": acc / l = " + num(acc) + " / " +
+                              num(l));
+            e.lines.push_back("the same number as softmax(scores) @ values, without the score grid");
+            e.recomputed = acc / l;
             break;
         }
         case Op::Count: break;

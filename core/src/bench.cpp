@@ -27,6 +27,7 @@ BenchResult bench_one(const Config& config, const Inputs& in, const Weights& w, 
                       int repeat) {
     Config c = config;
     c.mode = mode;
+    if (mode != Mode::Flash) c.block = 0;
     Runner runner(c, in, w, backend);
     RunOptions options;
     options.record_values = stage == Stage::ForwardTraced;
@@ -84,7 +85,7 @@ std::string bench_json(const std::vector<BenchResult>& results, const std::strin
                         {"gflops", r.gflops()},
                         {"gemm_median_ms", r.gemm_median_ms}});
     doc["results"] = rows;
-    // The lesson's ratios, from the medians above: loop / split and split / fused per
+    // The lesson's ratios, from the medians above: loop / split, split / fused and flash / split per
     // (preset, tokens, backend, stage).
     nlohmann::json ratios = nlohmann::json::array();
     auto median = [&](const BenchResult& like, Mode m) -> double {
@@ -96,14 +97,12 @@ std::string bench_json(const std::vector<BenchResult>& results, const std::strin
     };
     for (const BenchResult& r : results) {
         if (r.mode != Mode::Split) continue;
-        const double loop = median(r, Mode::Loop), fused = median(r, Mode::Fused);
-        if (loop <= 0 || fused <= 0) continue;
-        ratios.push_back({{"preset", r.preset},
-                          {"tokens", r.tokens},
-                          {"backend", r.backend},
-                          {"stage", stage_name(r.stage)},
-                          {"loop_over_split", loop / r.median_ms},
-                          {"split_over_fused", r.median_ms / fused}});
+        const double loop = median(r, Mode::Loop), fused = median(r, Mode::Fused), flash = median(r, Mode::Flash);
+        nlohmann::json q = {{"preset", r.preset}, {"tokens", r.tokens}, {"backend", r.backend}, {"stage", stage_name(r.stage)}};
+        if (loop > 0) q["loop_over_split"] = loop / r.median_ms;
+        if (fused > 0) q["split_over_fused"] = r.median_ms / fused;
+        if (flash > 0) q["flash_over_split"] = flash / r.median_ms;
+        if (q.size() > 4) ratios.push_back(q);
     }
     doc["ratios"] = ratios;
     if (!extra.empty()) doc["vs_torch"] = nlohmann::json::parse(extra);

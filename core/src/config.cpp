@@ -11,6 +11,7 @@ const char* mode_name(Mode m) {
         case Mode::Loop: return "loop";
         case Mode::Split: return "split";
         case Mode::Fused: return "fused";
+        case Mode::Flash: return "flash";
     }
     return "?";
 }
@@ -20,6 +21,23 @@ const char* backend_name(BackendKind b) {
 }
 
 const char* const kPadToken = "<pad>";
+
+std::int64_t Config::flash_block() const {
+    const std::int64_t b = block > 0 ? block : kDefaultFlashBlock;
+    return std::max<std::int64_t>(1, std::min(b, num_tokens()));
+}
+std::int64_t Config::query_blocks() const { return (num_tokens() + flash_block() - 1) / flash_block(); }
+std::int64_t Config::key_blocks() const { return (num_keys() + flash_block() - 1) / flash_block(); }
+bool Config::tile_runs(std::int64_t i, std::int64_t j) const {
+    // The tile's first key, j * block, after its last query, (i + 1) * block - 1.
+    return !causal || j * flash_block() <= std::min((i + 1) * flash_block(), num_tokens()) - 1;
+}
+std::int64_t Config::tiles_run() const {
+    std::int64_t n = 0;
+    for (std::int64_t i = 0; i < query_blocks(); ++i)
+        for (std::int64_t j = 0; j < key_blocks(); ++j) n += tile_runs(i, j) ? 1 : 0;
+    return n;
+}
 
 std::int64_t Config::num_tokens() const {
     std::size_t t = tokens.size();
@@ -230,6 +248,21 @@ void validate(const Config& c) {
             throw ConfigError("decoding is shown with all heads at once; use --mode split or fused with --decode-from");
         if (c.dropout > 0)
             throw ConfigError("generation runs without dropout (eval mode); drop --dropout or --decode-from");
+    }
+    if (c.mode == Mode::Flash) {
+        const std::int64_t T = c.num_tokens();
+        if (c.block < 0 || c.block > T)
+            throw ConfigError("block = " + std::to_string(c.block) + " is outside 1 to T = " + std::to_string(T) +
+                              "; a tile holds at most every token, so use 1 to " + std::to_string(T));
+        if (c.dropout > 0)
+            throw ConfigError("flash mode never holds the whole weight grid that dropout would mask; drop --dropout "
+                              "or use --mode split");
+        if (c.decoding())
+            throw ConfigError("decoding runs one query row per round, with no tiles to show; drop --decode-from or "
+                              "use --mode split");
+    } else if (c.block != 0) {
+        throw ConfigError("block = " + std::to_string(c.block) + " is the tile side of flash mode, but the mode is " +
+                          mode_name(c.mode) + "; add --mode flash or drop --block");
     }
     if (!c.embeddings.empty() && c.batch != 1)
         throw ConfigError("fixed embeddings hold one sentence, but the batch has " + std::to_string(c.batch) +

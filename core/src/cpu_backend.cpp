@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <thread>
 #include <stdexcept>
@@ -72,6 +73,113 @@ void parallel_rows(std::int64_t n, std::int64_t work_per_row, Body body) {
 
 // Row-major without gaps: the engine's score grids always are, so these take plain loops.
 bool dense(const TensorDesc& t) { return t.is_contiguous(); }
+
+
+// e^x for a row of floats, in a loop the compiler vectorises (std::exp is one call per
+// number): x = n ln 2 + f with |f| <= ln 2 / 2, e^f by its degree-6 Taylor polynomial
+// (relative error under 2e-7 there), 2^n put in the exponent bits. -inf and anything below
+// -87.3 give 0; x is never above 0 here (scores minus their running max).
+void exp_row(const float* x, float* y, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float xi = std::max(x[i], -87.3f);
+        const float k = std::nearbyint(xi * 1.44269504f);
+        const float f = (xi - k * 0.693145751953125f) - k * 1.428606765330187e-06f;
+        float p = 1.0f / 720;
+        p = p * f + 1.0f / 120;
+        p = p * f + 1.0f / 24;
+        p = p * f + 1.0f / 6;
+        p = p * f + 0.5f;
+        p = p * f + 1.0f;
+        p = p * f + 1.0f;
+        const std::int32_t bits = (static_cast<std::int32_t>(k) + 127) << 23;
+        float two_k;
+        std::memcpy(&two_k, &bits, sizeof two_k);
+        y[i] = x[i] < -87.3f ? 0.0f : p * two_k;
+    }
+}
+
+// One thread's share of flash attention (FlashArgs): query block i of head h of batch
+// element b through its key blocks in range, each tile as two small GEMMs (scores, then
+// p @ V) around one pass over its rows; then (normalize) the division by l.
+struct FlashKernel {
+    const FlashArgs& a;
+    const float *q, *k, *v, *mask;
+    float *m, *l, *acc, *tile;
+    std::int64_t B, H, T, hd, S, group, blk;
+
+    bool tile_runs(std::int64_t i, std::int64_t j) const {
+        return !a.causal || j * blk <= std::min((i + 1) * blk, T) - 1;
+    }
+
+    // `scores` and `p` hold blk x blk floats each.
+    void run(std::int64_t b, std::int64_t h, std::int64_t i, float* scores, float* p) const {
+        using cxxblas::Transpose;
+        const float ninf = -std::numeric_limits<float>::infinity();
+        const std::int64_t q0 = i * blk, nq = std::min(blk, T - q0);
+        const std::int64_t bh = b * H + h, g = h / group;
+        const float* qb = q + b * a.q.strides[0] + h * a.q.strides[1] + q0 * a.q.strides[2];
+        const float* kb = k + b * a.k.strides[0] + g * a.k.strides[1];
+        const float* vb = v + b * a.v.strides[0] + g * a.v.strides[1];
+        const std::int64_t qs = a.q.strides[2], ks = a.k.strides[2], vs = a.v.strides[2];
+        float* mr = m + bh * T + q0;
+        float* lr = l + bh * T + q0;
+        float* ar = acc + (bh * T + q0) * hd;
+        const float* maskb = mask ? mask + b * a.key_mask->strides[0] : nullptr;
+        const std::int64_t mks = mask ? a.key_mask->strides[1] : 0;
+        const std::int64_t j_end = (a.k_end + blk - 1) / blk;
+        for (std::int64_t j = a.k_begin / blk; j < j_end; ++j) {
+            if (!tile_runs(i, j)) continue;
+            const std::int64_t k0 = j * blk, nk = std::min(blk, S - k0);
+            const bool fresh = k0 == 0;
+            // scores = q_blk @ k_blk^T * factor   [nq, nk]
+            cxxblas::gemm<int>(cxxblas::StorageOrder::RowMajor, Transpose::NoTrans, Transpose::Trans,
+                               static_cast<int>(nq), static_cast<int>(nk), static_cast<int>(hd), a.factor, qb,
+                               static_cast<int>(qs), kb + k0 * ks, static_cast<int>(ks), 0.0f, scores,
+                               static_cast<int>(nk));
+            for (std::int64_t r = 0; r < nq; ++r) {
+                const std::int64_t pos = q0 + r;
+                float* sr = scores + r * nk;
+                float* pr = p + r * nk;
+                // Keys this row may see in the tile: up to its own position when causal.
+                const std::int64_t seen = a.causal ? std::max<std::int64_t>(0, std::min(nk, pos - k0 + 1)) : nk;
+                std::fill(sr + seen, sr + nk, ninf);
+                if (maskb)
+                    for (std::int64_t key = 0; key < seen; ++key)
+                        if (maskb[(k0 + key) * mks] != 0.0f) sr[key] = ninf;
+                float row_max = ninf;
+                for (std::int64_t key = 0; key < seen; ++key) row_max = std::max(row_max, sr[key]);
+                const float m_old = fresh ? ninf : mr[r];
+                const float m_new = std::max(m_old, row_max);
+                // Nothing seen yet (every key so far masked): the row stays empty.
+                const float c = m_old == ninf ? 0.0f : std::exp(m_old - m_new);
+                float* arow = ar + r * hd;
+                if (fresh) std::fill(arow, arow + hd, 0.0f);
+                else if (c != 1.0f) for (std::int64_t d = 0; d < hd; ++d) arow[d] *= c;
+                float sum = 0;
+                if (m_new == ninf) {
+                    std::fill(pr, pr + nk, 0.0f);
+                } else {
+                    for (std::int64_t key = 0; key < nk; ++key) pr[key] = sr[key] - m_new;
+                    exp_row(pr, pr, nk);
+                    for (std::int64_t key = 0; key < nk; ++key) sum += pr[key];
+                }
+                lr[r] = (fresh ? 0.0f : lr[r] * c) + sum;
+                mr[r] = m_new;
+                if (tile) std::copy(sr, sr + nk, tile + (bh * blk + r) * blk);
+            }
+            // acc += p @ v_blk   [nq, hd]
+            cxxblas::gemm<int>(cxxblas::StorageOrder::RowMajor, Transpose::NoTrans, Transpose::NoTrans,
+                               static_cast<int>(nq), static_cast<int>(hd), static_cast<int>(nk), 1.0f, p,
+                               static_cast<int>(nk), vb + k0 * vs, static_cast<int>(vs), 1.0f, ar,
+                               static_cast<int>(hd));
+        }
+        if (!a.normalize) return;
+        for (std::int64_t r = 0; r < nq; ++r) {
+            const float inv = 1.0f / lr[r];
+            for (std::int64_t d = 0; d < hd; ++d) ar[r * hd + d] *= inv;
+        }
+    }
+};
 
 class CpuBackend final : public Backend {
 public:
@@ -276,6 +384,28 @@ public:
                 const float inv = 1.0f / sum;
                 for (std::int64_t j = 0; j < seen; ++j) yr[j] *= inv;
                 std::fill(yr + seen, yr + cols, 0.0f);
+            }
+        });
+    }
+
+
+    void flash_attention(const FlashArgs& a) override {
+        ++stats_.dispatches;
+        auto at = [&](const TensorDesc& t) { return buffers_.at(t.buffer).data() + t.offset; };
+        FlashKernel kern{a, at(a.q), at(a.k), at(a.v), a.key_mask ? at(*a.key_mask) : nullptr, at(a.m), at(a.l),
+                         at(a.acc), a.tile.buffer >= 0 ? at(a.tile) : nullptr,
+                         a.q.shape[0], a.q.shape[1], a.q.shape[2], a.q.shape[3], a.k.shape[2],
+                         a.q.shape[1] / std::max<std::int64_t>(a.k.shape[1], 1), std::max<std::int64_t>(a.block, 1)};
+        if (a.q_end <= a.q_begin) return;
+        const std::int64_t first = a.q_begin / kern.blk, blocks = (a.q_end - 1) / kern.blk + 1 - first;
+        const std::int64_t units = kern.B * kern.H * blocks;
+        const std::int64_t keys = std::max<std::int64_t>(a.k_end - a.k_begin, 1);
+        parallel_rows(units, kern.blk * keys * kern.hd / 4, [&](std::int64_t u0, std::int64_t u1) {
+            std::vector<float> scores(static_cast<std::size_t>(kern.blk * kern.blk));
+            std::vector<float> p(static_cast<std::size_t>(kern.blk * kern.blk));
+            for (std::int64_t u = u0; u < u1; ++u) {
+                const std::int64_t i = first + u % blocks, bh = u / blocks;
+                kern.run(bh / kern.H, bh % kern.H, i, scores.data(), p.data());
             }
         });
     }

@@ -13,6 +13,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Flash mode keeps the values of its first tiles only, up to this many numbers (128 MiB):
+// every tile of a classroom example, the first rows of tiles of a long pass.
+constexpr double kFlashTileValues = 32.0 * 1024 * 1024;
+
 // A tensor on the backend together with the trace link to where it was recorded.
 struct Val {
     TensorDesc t;
@@ -35,11 +39,19 @@ public:
         step_.op = op;
         step_.head = head;
         step_.round = round_;
+        step_.tile_values = true;
         readback_.clear();
         start_ = Clock::now();
     }
 
     bool values() const { return values_; }
+    // The step begun is flash tile (query block i, key block j); `keep`: its values are
+    // recorded (when the run records values at all).
+    void set_tile(int i, int j, bool keep) {
+        step_.tile_q = i;
+        step_.tile_k = j;
+        step_.tile_values = keep;
+    }
     // Steps begun from now on belong to this decoding round (-1: none).
     void set_round(int round) { round_ = round; }
 
@@ -54,7 +66,7 @@ public:
     // Records `t` as tensor `name` of the step, made from `from`; returns the link to it.
     Val tensor(const std::string& name, const TensorDesc& t, Storage storage, std::vector<Source> from) {
         TensorRecord r{name, t.shape, t.strides, t.offset, t.buffer, storage, {}, std::move(from)};
-        if (values_) {
+        if (values_ && step_.tile_values) {
             std::int64_t size = 0;
             if (const float* host = backend_.host_view(t.buffer, &size)) {  // host memory: no whole-buffer copy
                 r.data = gather(host, size, t);
@@ -72,7 +84,7 @@ public:
     }
 
     void end() {
-        Narration words = narrate(step_.op, config_, step_.head, step_.round);
+        Narration words = narrate(step_.op, config_, step_.head, step_.round, step_.tile_q, step_.tile_k);
         step_.code = std::move(words.code);
         step_.explain = std::move(words.explain);
         steps_.push_back(std::move(step_));
@@ -142,6 +154,8 @@ public:
         Val ctx;
         if (c_.mode == Mode::Loop) {
             ctx = loop_heads(in);
+        } else if (c_.mode == Mode::Flash) {
+            ctx = merge(flash(heads_view(project(in), T, S), key_mask_.t.buffer >= 0 ? &key_mask_ : nullptr), T);
         } else {
             Qkv qkv = heads_view(project(in), T, S);
             if (c_.grouped()) qkv = repeat_kv(qkv);
@@ -406,6 +420,90 @@ private:
         return out;
     }
 
+
+    // ---- flash mode: tiles of queries x keys with an online softmax (FlashAttention), then
+    // acc / l. Keys and values stay [B, G, S, hd]: each query head reads its group's head in
+    // place, no repeat. Recording nothing, the first tile step runs every tile and the
+    // division in one pass (the others keep their steps, with no compute).
+    Val flash(const Qkv& t, const Val* key_mask) {
+        const std::int64_t blk = c_.flash_block();
+        const TensorDesc m = fresh({B, H, T}), l = fresh({B, H, T}), acc = fresh({B, H, T, hd});
+        const TensorDesc tile = fresh({B, H, blk, blk});
+        FlashArgs a;
+        a.q = t.q.t;
+        a.k = t.k.t;
+        a.v = t.v.t;
+        a.m = m;
+        a.l = l;
+        a.acc = acc;
+        const TensorDesc keys_mask = key_mask ? TensorDesc{key_mask->t.buffer, key_mask->t.offset, {B, S},
+                                                           key_mask->t.strides}
+                                              : TensorDesc{};
+        a.key_mask = key_mask ? &keys_mask : nullptr;
+        a.factor = scale_factor();
+        a.causal = c_.causal;
+        a.block = blk;
+        const bool one_pass = !rec_.values();
+        // Rows q0 .. q0 + n - 1 of m or l ([B, H, T]), or of acc ([B, H, T, hd]).
+        const auto rows = [&](const TensorDesc& whole, std::int64_t q0, std::int64_t n) {
+            Shape shape = whole.shape, strides = whole.strides;
+            shape[2] = n;
+            return TensorDesc{whole.buffer, whole.offset + q0 * strides[2], shape, strides};
+        };
+        std::vector<Source> last;  // each query block's final acc and l
+        double kept = 0;           // tile values recorded so far
+        bool keeping = true;       // the first tiles only: once one is left out, so are the rest
+        bool ran = false;
+        for (std::int64_t i = 0; i < c_.query_blocks(); ++i) {
+            const std::int64_t q0 = i * blk, nq = std::min(blk, T - q0);
+            Val prev_m, prev_l, prev_acc;
+            for (std::int64_t j = 0; j < c_.key_blocks(); ++j) {
+                if (!c_.tile_runs(i, j)) continue;
+                const std::int64_t k0 = j * blk, nk = std::min(blk, S - k0);
+                const double values = static_cast<double>(B * H * (nq * nk + 2 * nq + nq * hd));
+                rec_.begin(Op::Tile);
+                keeping = keeping && kept + values <= kFlashTileValues;
+                if (keeping) kept += values;
+                rec_.set_tile(static_cast<int>(i), static_cast<int>(j), keeping);
+                if (!one_pass) {
+                    a.q_begin = q0, a.q_end = q0 + nq, a.k_begin = k0, a.k_end = k0 + nk;
+                    a.tile = tile;
+                    be_.flash_attention(a);
+                } else if (!ran) {
+                    a.q_begin = 0, a.q_end = T, a.k_begin = 0, a.k_end = S, a.normalize = true;
+                    be_.flash_attention(a);
+                    ran = true;
+                }
+                rec_.computed(2, 4.0 * B * H * nq * nk * hd);
+                const TensorDesc s{tile.buffer, 0, {B, H, nq, nk}, {H * blk * blk, blk * blk, blk, 1}};
+                const Val scores = rec_.tensor("tile_scores", s, Storage::New, {t.q.src, t.k.src});
+                const bool first = prev_m.src.step < 0;
+                const Storage st = first ? Storage::New : Storage::InPlace;
+                const auto from = [&](std::vector<Source> links, const Val& before) {
+                    if (!first) links.push_back(before.src);
+                    return links;
+                };
+                prev_m = rec_.tensor("m", rows(m, q0, nq), st, from({scores.src}, prev_m));
+                prev_l = rec_.tensor("l", rows(l, q0, nq), st, from({scores.src, prev_m.src}, prev_l));
+                prev_acc = rec_.tensor("acc", rows(acc, q0, nq), st, from({scores.src, prev_m.src, t.v.src}, prev_acc));
+                rec_.end();
+            }
+            last.push_back(prev_acc.src);
+            last.push_back(prev_l.src);
+        }
+
+        rec_.begin(Op::Normalize);
+        if (!one_pass) {
+            a.q_begin = 0, a.q_end = T, a.k_begin = a.k_end = 0, a.normalize = true;
+            a.tile = TensorDesc{};
+            be_.flash_attention(a);
+        }
+        rec_.computed(0, 0);
+        const Val out = rec_.tensor("context_vec", acc, Storage::InPlace, last);
+        rec_.end();
+        return out;
+    }
+
     float scale_factor() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))); }
 
     // `fused`: left to the softmax step's one pass (nothing computed here).
@@ -638,6 +736,7 @@ public:
     void scale(const TensorDesc&, float) override {}
     void softmax(const TensorDesc&, const TensorDesc&) override {}
     void multiply(const TensorDesc&, const TensorDesc&, float, const TensorDesc&) override {}
+    void flash_attention(const FlashArgs&) override {}
     void copy(const TensorDesc&, const TensorDesc&) override {}
     BackendStats take_stats() override { return {}; }
 
@@ -683,6 +782,7 @@ MemoryEstimate estimate_memory(const Config& c) {
     if (c.mode == Mode::Fused) host += qkv_weights;
     double trace = 0, readback = 0;  // readback: the most one step holds (each buffer read once)
     for (const Step& s : shapes.steps) {
+        if (!s.tile_values) continue;  // a flash tile past the first ones: no values kept
         std::map<int, double> read;
         for (const TensorRecord& t : s.tensors) {
             trace += static_cast<double>(numel(t.shape));

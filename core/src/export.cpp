@@ -382,6 +382,8 @@ std::vector<std::string> statements(const Step& s, const Config& c, ScriptKind k
         case Op::RepeatKv:
         case Op::PadMask:
         case Op::Assemble:
+        case Op::Tile:
+        case Op::Normalize:
         case Op::Count: break;
     }
     throw std::invalid_argument(std::string("export: no script line for op ") + op_name(s.op));
@@ -714,6 +716,9 @@ void check_script_size(const Trace& tr) {
 }
 
 std::string export_script(const Trace& tr, ScriptKind kind) {
+    if (tr.config.mode == Mode::Flash)
+        throw ConfigError("take-home scripts are written for loop, split and fused mode; flash mode gives the same "
+                          "numbers as split, so export --mode split");
     check_script_size(tr);
     for (const Step& s : tr.steps)
         for (const TensorRecord& t : s.tensors)

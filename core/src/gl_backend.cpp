@@ -57,6 +57,7 @@ public:
         rowdot_ = ComputeProgram("matmul_rowdot.comp", gl::shader_source("matmul_rowdot.comp"));
         rows_ = ComputeProgram("attn_rows.comp", gl::shader_source("attn_rows.comp"));
         elementwise_ = ComputeProgram("elementwise.comp", gl::shader_source("elementwise.comp"));
+        flash_ = ComputeProgram("flash.comp", gl::shader_source("flash.comp"));
         placeholder_ = Buffer(1);  // bound where a kernel's optional operand is absent
         check("compiling the kernels");
         warm_up();
@@ -224,6 +225,41 @@ public:
     }
     void softmax(const TensorDesc& in, const TensorDesc& out) override { rows(2, 1.0f, in, out, "softmax"); }
 
+    // One query row per invocation (shaders/flash.comp).
+    void flash_attention(const FlashArgs& a) override {
+        current();
+        ComputeProgram& p = flash_;
+        glUseProgram(p.id());
+        const auto i = [](std::int64_t v) { return static_cast<GLint>(v); };
+        const std::int64_t H = a.q.shape[1];
+        glUniform4i(p.uniform("dims"), i(a.q.shape[0]), i(H), i(a.q.shape[2]), i(a.q.shape[3]));
+        glUniform2i(p.uniform("keys"), i(a.k.shape[2]), i(H / std::max<std::int64_t>(a.k.shape[1], 1)));
+        for (const auto& [name, t] : {std::pair<const char*, const TensorDesc*>{"q_layout", &a.q}, {"k_layout", &a.k},
+                                      {"v_layout", &a.v}})
+            glUniform4i(p.uniform(name), i(t->offset), i(t->strides[0]), i(t->strides[1]), i(t->strides[2]));
+        glUniform3i(p.uniform("state_offsets"), i(a.m.offset), i(a.l.offset), i(a.acc.offset));
+        glUniform1i(p.uniform("tile_offset"), a.tile.buffer >= 0 ? i(a.tile.offset) : -1);
+        glUniform4i(p.uniform("range"), i(a.q_begin), i(a.q_end), i(a.k_begin), i(a.k_end));
+        glUniform1i(p.uniform("block"), i(std::max<std::int64_t>(a.block, 1)));
+        glUniform1i(p.uniform("causal"), a.causal ? 1 : 0);
+        glUniform1i(p.uniform("normalize"), a.normalize ? 1 : 0);
+        glUniform1f(p.uniform("factor"), a.factor);
+        glUniform1i(p.uniform("use_mask"), a.key_mask ? 1 : 0);
+        glUniform3i(p.uniform("mask_layout"), a.key_mask ? i(a.key_mask->offset) : 0,
+                    a.key_mask ? i(a.key_mask->strides[0]) : 0, a.key_mask ? i(a.key_mask->strides[1]) : 0);
+        bind(0, a.q);
+        bind(1, a.k);
+        bind(2, a.v);
+        bind(3, a.m);
+        bind(4, a.l);
+        bind(5, a.acc);
+        if (a.tile.buffer >= 0) bind(6, a.tile);
+        else glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 6, placeholder_.id());
+        if (a.key_mask) bind(7, *a.key_mask);
+        else glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 7, placeholder_.id());
+        dispatch_linear(a.q.shape[0] * H * std::max<std::int64_t>(a.q_end - a.q_begin, 0), 64, "flash");
+    }
+
     void multiply(const TensorDesc& a, const TensorDesc& b, float factor, const TensorDesc& out) override {
         elementwise(a, &b, factor, out, "multiply");
     }
@@ -260,6 +296,11 @@ private:
         masked_softmax(m, out, 0.5f, true, &m);
         multiply(m, m, 2.0f, out);
         copy(m, out);
+        FlashArgs f;
+        f.q = f.k = f.v = f.acc = TensorDesc{a, 0, {1, 1, 2, 2}, {4, 4, 2, 1}};
+        f.m = f.l = TensorDesc{c, 0, {1, 1, 2}, {2, 2, 1}};
+        f.block = 1, f.q_end = 2, f.k_end = 2, f.causal = f.normalize = true;
+        flash_attention(f);
         finish();
         release_buffers();
         stats_ = {};
@@ -384,7 +425,7 @@ private:
     std::unique_ptr<gl::EglContext> context_;
     MatmulKernel kernel_;
     std::int64_t max_elements_ = 0;
-    ComputeProgram plain_, blocked_, rowdot_, rows_, elementwise_;
+    ComputeProgram plain_, blocked_, rowdot_, rows_, elementwise_, flash_;
     Buffer placeholder_;
     std::vector<Buffer> buffers_;
     std::vector<int> free_;  // ids of released buffers (their slots hold an empty Buffer)

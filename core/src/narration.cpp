@@ -13,9 +13,16 @@ std::string n(std::int64_t v) { return std::to_string(v); }
 
 std::string by(std::int64_t a, std::int64_t b) { return n(a) + " x " + n(b); }
 
+// "2:4": rows first .. first + len - 1 as a Python slice.
+std::string slice(std::int64_t first, std::int64_t len) { return n(first) + ":" + n(first + len); }
+// "tokens 2-3" or "token 2".
+std::string span(const char* what, std::int64_t first, std::int64_t len) {
+    return len == 1 ? std::string(what) + " " + n(first) : std::string(what) + "s " + n(first) + "-" + n(first + len - 1);
+}
+
 }  // namespace
 
-Narration narrate(Op op, const Config& c, int head, int round) {
+Narration narrate(Op op, const Config& c, int head, int round, int tile_q, int tile_k) {
     const std::int64_t B = c.batch, Di = c.d_in, D = c.d_out, H = c.heads, hd = c.head_dim();
     const std::int64_t G = c.kv_head_count(), KV = c.kv_width(), r = c.group_size(), Dk = c.key_dim();
     // Rows of queries in this step (a round decodes one token) and keys it sees.
@@ -146,6 +153,43 @@ Narration narrate(Op op, const Config& c, int head, int round) {
             return {"context_vec = attn_weights @ values",
                     std::string("Each token's new vector is the weighted average of the value vectors, ") +
                         (all ? "for every head in one batched matmul." : "for head " + n(head) + ".")};
+        case Op::Tile: {
+            const std::int64_t blk = c.flash_block(), T = c.num_tokens(), S = c.num_keys();
+            const std::int64_t q0 = tile_q * blk, nq = std::min(blk, T - q0), k0 = tile_k * blk,
+                               nk = std::min(blk, S - k0);
+            const bool first = tile_k == 0;
+            std::int64_t last_run = 0;
+            for (std::int64_t j = 0; j < c.key_blocks(); ++j)
+                if (c.tile_runs(tile_q, j)) last_run = j;
+            const std::string args = "queries[:, :, " + slice(q0, nq) + "], keys[:, :, " + slice(k0, nk) +
+                                     "], values[:, :, " + slice(k0, nk) + "]";
+            std::string words = "Tile (" + n(tile_q) + ", " + n(tile_k) + "): " + span("query", q0, nq) + " meet " +
+                                span("key", k0, nk) + " in all " + n(H) + " heads. The " + by(nq, nk) +
+                                " scores are scaled" + (c.causal && k0 + nk - 1 > q0 ? ", masked above the diagonal" : "") +
+                                (c.padded() ? ", masked at <pad> keys" : "") + " and folded into each row's running max m and sum l; ";
+            words += first ? "this is the row's first tile, so m, l and acc start here."
+                           : "where m rises, l and acc are first rescaled by exp(m_old - m_new), then p @ V is added.";
+            const std::int64_t skipped = c.key_blocks() - 1 - last_run;
+            if (tile_k == last_run && skipped > 0)
+                words += skipped == 1 ? " Key block " + n(last_run + 1) + " lies wholly above the diagonal: skipped, never computed."
+                                      : " Key blocks " + n(last_run + 1) + " to " + n(c.key_blocks() - 1) +
+                                            " lie wholly above the diagonal: skipped, never computed.";
+            return {first ? "m, l, acc = flash_tile(" + args + ")  # new rows: m = -inf, l = 0, acc = 0"
+                          : "m, l, acc = flash_tile(" + args + ", m, l, acc)",
+                    words};
+        }
+        case Op::Normalize: {
+            const std::int64_t T = c.num_tokens(), S = c.num_keys();
+            const std::int64_t all_tiles = c.query_blocks() * c.key_blocks(), ran = c.tiles_run();
+            std::string words = "Each row's accumulator is divided by its final sum l: acc / l is exactly "
+                                "softmax(scores) @ V, from " + n(ran) + " of " + n(all_tiles) +
+                                (all_tiles == 1 ? " tile" : " tiles");
+            if (ran < all_tiles) words += " (" + n(all_tiles - ran) + " skipped above the diagonal)";
+            words += ". The " + by(T, S) + " grid per head (" +
+                     human_bytes(4.0 * static_cast<double>(B * H) * static_cast<double>(T) * static_cast<double>(S)) +
+                     " in all) was never held, only one " + by(c.flash_block(), c.flash_block()) + " tile per head.";
+            return {"context_vec = acc / l[..., None]", words};
+        }
         case Op::TransposeBack:
             return {"context_vec = context_vec.transpose(1, 2)",
                     "Heads and tokens swap back, so each token's " + n(H) +
@@ -190,6 +234,21 @@ std::vector<std::string> module_header(const Config& c) {
         const std::string kv_out = c.grouped() ? "num_kv_heads * self.head_dim" : "d_out";
         if (c.grouped()) out.push_back("    # " + n(c.kv_head_count()) + " key/value heads, each shared by " +
                                        n(c.group_size()) + " query heads");
+        out.push_back("    self.W_key = nn.Linear(" + kv_in + ", " + kv_out + ", bias=" + bias + ")");
+        out.push_back("    self.W_value = nn.Linear(" + kv_in + ", " + kv_out + ", bias=" + bias + ")");
+    } else if (c.mode == Mode::Flash) {
+        out.push_back("def flash_tile(q, k, v, m=-torch.inf, l=0.0, acc=0.0):");
+        out.push_back("  s = q @ k.transpose(2, 3) / q.shape[-1] ** 0.5  # " + by(c.flash_block(), c.flash_block()) +
+                      (c.causal ? ", then -inf above the diagonal" : ""));
+        out.push_back("  m_new = torch.maximum(torch.as_tensor(m), s.amax(-1))");
+        out.push_back("  p, rescale = torch.exp(s - m_new[..., None]), torch.exp(m - m_new)");
+        out.push_back("  return m_new, l * rescale + p.sum(-1), acc * rescale[..., None] + p @ v");
+        out.push_back("");
+        out.push_back("class FlashMultiHeadAttention(nn.Module):");
+        out.push_back("  def __init__(self, d_in, d_out, num_heads, block=" + n(c.flash_block()) + "):");
+        out.push_back("    self.W_query = nn.Linear(d_in, d_out, bias=" + bias + ")");
+        const std::string kv_in = c.cross() ? "d_context" : "d_in";
+        const std::string kv_out = c.grouped() ? "num_kv_heads * self.head_dim" : "d_out";
         out.push_back("    self.W_key = nn.Linear(" + kv_in + ", " + kv_out + ", bias=" + bias + ")");
         out.push_back("    self.W_value = nn.Linear(" + kv_in + ", " + kv_out + ", bias=" + bias + ")");
     } else {

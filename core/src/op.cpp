@@ -8,6 +8,7 @@ namespace {
 const char* const kOpNames[] = {
     "input",   "project", "split",          "view",  "transpose", "cache_append", "repeat_kv",
     "scores",  "mask",    "pad_mask",       "scale", "softmax",   "dropout",      "context",
+    "tile",    "normalize",
     "transpose_back",     "merge",          "concat", "out_proj", "assemble",
 };
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == kOpCount,

@@ -17,6 +17,32 @@ struct BackendStats {
     std::int64_t buffers_created = 0;  // new device allocations (GL reuses released buffers)
 };
 
+// Flash attention over tiles: exact attention with an online softmax that never holds a
+// whole score grid (FlashAttention). For each query block of `block` rows starting in
+// [q_begin, q_end) and each key block of `block` keys starting in [k_begin, k_end) whose tile
+// runs (Config::tile_runs: under a causal mask a tile wholly above the diagonal is skipped),
+// for every batch element and head, in key-block order:
+//   s = q_blk @ k_blk^T * factor, -inf where masked (causal: key j > query i; key_mask[b, j] != 0)
+//   m_new = max(m, rowmax s); p = exp(s - m_new); c = exp(m - m_new)
+//   l = l * c + rowsum p;  acc = acc * c + p @ v_blk;  m = m_new
+// The key block that starts at key 0 starts its rows afresh (m = -inf, l = 0, acc = 0). Then,
+// with `normalize`, every query row of [q_begin, q_end) ends as acc /= l, in place (k_begin ==
+// k_end: only that). The same numbers whichever ranges the work is cut into.
+struct FlashArgs {
+    TensorDesc q;            // [B, H, T, hd]
+    TensorDesc k, v;         // [B, G, S, hd]: query head h reads key/value head h / (H / G)
+    TensorDesc m, l;         // [B, H, T], contiguous
+    TensorDesc acc;          // [B, H, T, hd], contiguous
+    TensorDesc tile;         // buffer >= 0: [B, H, block, block], contiguous: the scores s of the
+                             // (one) tile computed, for the trace; buffer < 0: not kept
+    const TensorDesc* key_mask = nullptr;  // [B, S], or none
+    float factor = 1.0f;
+    bool causal = false;
+    bool normalize = false;
+    std::int64_t block = 1;
+    std::int64_t q_begin = 0, q_end = 0, k_begin = 0, k_end = 0;
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -65,6 +91,8 @@ public:
     // causal_mask + masked_fill + scale + softmax's.
     virtual void masked_softmax(const TensorDesc& scores, const TensorDesc& out, float factor, bool causal,
                                 const TensorDesc* key_mask) = 0;
+    // FlashArgs above.
+    virtual void flash_attention(const FlashArgs& args) = 0;
     // out = a * b * factor, elementwise (dropout: weights * keep_mask / (1 - p)).
     virtual void multiply(const TensorDesc& a, const TensorDesc& b, float factor, const TensorDesc& out) = 0;
     // dst = src element by element in row-major order of the shape (the .contiguous() copy;

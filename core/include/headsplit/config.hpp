@@ -9,10 +9,10 @@
 
 namespace headsplit {
 
-enum class Mode { Loop, Split, Fused };
+enum class Mode { Loop, Split, Fused, Flash };
 enum class BackendKind { Cpu, Gl };
 
-const char* mode_name(Mode m);            // "loop" | "split" | "fused"
+const char* mode_name(Mode m);            // "loop" | "split" | "fused" | "flash"
 const char* backend_name(BackendKind b);  // "cpu" | "gl"
 
 // A user-facing problem with the configuration; what() is one line.
@@ -24,6 +24,9 @@ public:
 constexpr std::uint64_t kDefaultMemoryBudget = 2ull << 30;  // 2 GiB
 constexpr std::int64_t kMaxDim = 65536;                     // D_in, D_out
 constexpr std::int64_t kMaxTokens = 1 << 20;
+// Flash mode's tile side when none is given (capped at T): what measured best on this
+// machine's CPU at gpt2-small sizes (README: Bench).
+constexpr std::int64_t kDefaultFlashBlock = 64;
 
 struct Config {
     std::string preset = "cat-sleeps";     // where the values came from (for display)
@@ -54,6 +57,8 @@ struct Config {
     std::int64_t layers = 1;
     bool causal = true;
     Mode mode = Mode::Split;
+    // Flash mode: queries and keys go in tiles of `block` rows (0: kDefaultFlashBlock, at most T).
+    std::int64_t block = 0;
     BackendKind backend = BackendKind::Cpu;
     std::uint64_t seed = 0;
     double dropout = 0.0;
@@ -88,6 +93,14 @@ struct Config {
     std::int64_t key_length(std::int64_t b) const;  // real (unpadded) keys of batch element b
     bool padded() const;
     bool decoding() const { return decode_from > 0; }
+    // Flash mode's tiles: their side, and how many blocks of queries (T) and keys (S).
+    std::int64_t flash_block() const;
+    std::int64_t query_blocks() const;
+    std::int64_t key_blocks() const;
+    // Whether tile (query block i, key block j) is computed: under a causal mask a tile whose
+    // every key comes after its every query is skipped.
+    bool tile_runs(std::int64_t i, std::int64_t j) const;
+    std::int64_t tiles_run() const;  // the tiles computed, of query_blocks() x key_blocks()
 };
 
 // Parameters of the attention layer, weights and biases: W_query [D_out, D_in], W_key and

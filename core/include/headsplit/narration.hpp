@@ -19,7 +19,8 @@ struct Narration {
 // whose code line is written for any head (`self.heads[h]`), as inside the for loop.
 // `round` >= 1: a decoding round (one token, at position decode_from + round - 1); 0: the
 // prefill of the first decode_from tokens.
-Narration narrate(Op op, const Config& c, int head = -1, int round = -1);
+// `tile_q`, `tile_k`: flash mode's tile (query block, key block) for its tile steps.
+Narration narrate(Op op, const Config& c, int head = -1, int round = -1, int tile_q = -1, int tile_k = -1);
 
 // The PyTorch module for c.mode up to `def forward(self, x):` (class, __init__, layers).
 std::vector<std::string> module_header(const Config& c);

@@ -19,6 +19,8 @@ enum class Op {
     Softmax,        // softmax(dim=-1)                         [B,H,T,T]
     Dropout,        // dropout(p) on the attention weights     [B,H,T,T]
     Context,        // weights @ V                             [B,H,T,head_dim]
+    Tile,           // flash: one query block x one key block: scores, running max m and sum l, accumulator
+    Normalize,      // flash: context = accumulator / l        [B,H,T,head_dim]
     TransposeBack,  // .transpose(1, 2)                        no data moved
     Merge,          // .contiguous().view(B, T, D_out)         copy
     Concat,         // loop only: torch.cat(heads, dim=-1)     copy

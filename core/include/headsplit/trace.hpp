@@ -62,6 +62,10 @@ struct Step {
     Op op = Op::Input;
     int head = -1;               // loop mode: the head this step belongs to; -1 otherwise
     int round = -1;              // decoding: 0 for the prefill, r for the r-th token decoded alone; -1 otherwise
+    // Flash mode's tile steps: the query block and key block of the tile (-1 otherwise), and
+    // whether the tile's values were kept (a long pass keeps those of its first tiles only).
+    int tile_q = -1, tile_k = -1;
+    bool tile_values = true;
     std::string code;            // the PyTorch-equivalent line
     std::string explain;         // one sentence
     std::int64_t matmuls = 0;    // matmul calls (a batched matmul over heads counts 1)
@@ -75,11 +79,12 @@ struct Step {
     // except the input step's, which is x (the context and the key padding mask follow it).
     const TensorRecord& result() const { return op == Op::Input ? tensors.front() : tensors.back(); }
     // Which part of the pass the step belongs to, for people: "head 1", "prefill", "round 2",
-    // or "" for a step of the whole pass.
+    // "tile 1,0" (query block, key block), or "" for a step of the whole pass.
     std::string part() const {
         if (head >= 0) return "head " + std::to_string(head);
         if (round == 0) return "prefill";
         if (round > 0) return "round " + std::to_string(round);
+        if (tile_q >= 0) return "tile " + std::to_string(tile_q) + "," + std::to_string(tile_k);
         return "";
     }
 };

@@ -1,0 +1,104 @@
+#version 430
+#include "common.glsl"
+// Flash attention, one query row per invocation (no shared memory, no barriers): the row
+// walks its key blocks in order, keeping its running max m and sum l and its accumulator
+// acc (hd floats) in the buffers, as FlashArgs in backend.hpp says:
+//   s = q . k_j * factor, -inf where masked (causal: j > i; key_mask[b, j] != 0)
+//   m_new = max(m, max_j s); p_j = exp(s_j - m_new); c = exp(m - m_new)
+//   l = l * c + sum_j p_j;  acc = acc * c + sum_j p_j v_j;  m = m_new
+// per tile of `block` keys. A key block that starts at key 0 starts the row afresh; with
+// `normalize` the row ends as acc /= l. Invocation r is row q_begin + r % rows of (b, h) =
+// r / rows, where rows = q_end - q_begin.
+// Dispatch: ceil(B * H * rows / 64) workgroups (x, then y past 65535).
+layout(local_size_x = 64) in;
+
+const float NEG_INF = uintBitsToFloat(0xFF800000u);
+
+layout(std430, binding = 0) readonly buffer QBuf { float q[]; };
+layout(std430, binding = 1) readonly buffer KBuf { float k[]; };
+layout(std430, binding = 2) readonly buffer VBuf { float v[]; };
+layout(std430, binding = 3) buffer MBuf { float m[]; };
+layout(std430, binding = 4) buffer LBuf { float l[]; };
+layout(std430, binding = 5) buffer AccBuf { float acc[]; };
+layout(std430, binding = 6) writeonly buffer TileBuf { float tile[]; };
+layout(std430, binding = 7) readonly buffer MaskBuf { float key_mask[]; };
+
+uniform ivec4 dims;         // B, H, T, hd
+uniform ivec2 keys;         // S, group (query heads per key/value head)
+uniform ivec4 q_layout;     // offset, batch, head, row stride (columns unit-stride)
+uniform ivec4 k_layout;
+uniform ivec4 v_layout;
+uniform ivec3 state_offsets;  // m, l, acc (each contiguous)
+uniform int tile_offset;    // the tile [B, H, block, block]; < 0: not kept
+uniform ivec4 range;        // q_begin, q_end, k_begin, k_end
+uniform int block;
+uniform int causal;
+uniform int normalize;
+uniform float factor;
+uniform int use_mask;
+uniform ivec3 mask_layout;  // offset, batch stride, key stride
+
+float score(int qp, int kp, int hd) {
+    float dot = 0.0;
+    for (int d = 0; d < hd; ++d) dot += q[qp + d] * k[kp + d];
+    return dot;
+}
+
+void main() {
+    int rows = range.y - range.x;
+    int inv = linear_invocation(64u);
+    int H = dims.y, T = dims.z, hd = dims.w, S = keys.x;
+    if (rows <= 0 || inv >= dims.x * H * rows) return;
+    int bh = inv / rows, i = range.x + inv % rows;
+    int b = bh / H, h = bh % H, g = h / keys.y;
+    int qp = q_layout.x + b * q_layout.y + h * q_layout.z + i * q_layout.w;
+    int kb = k_layout.x + b * k_layout.y + g * k_layout.z;
+    int vb = v_layout.x + b * v_layout.y + g * v_layout.z;
+    int mi = state_offsets.x + bh * T + i, li = state_offsets.y + bh * T + i;
+    int ai = state_offsets.z + (bh * T + i) * hd;
+    int qblock = i / block;
+    int maskb = mask_layout.x + b * mask_layout.y;
+
+    int j_end = (range.w + block - 1) / block;
+    for (int j = range.z / block; j < j_end; ++j) {
+        int k0 = j * block;
+        // Under a causal mask a tile wholly above the diagonal is skipped (Config::tile_runs).
+        if (causal != 0 && k0 > min((qblock + 1) * block, T) - 1) continue;
+        int nk = min(block, S - k0);
+        int seen = causal != 0 ? min(nk, i - k0 + 1) : nk;
+        bool fresh = k0 == 0;
+        // pass 1: this tile's scores (kept for the trace) and their max
+        float tile_max = NEG_INF;
+        for (int key = 0; key < nk; ++key) {
+            bool masked = key >= seen || (use_mask != 0 && key_mask[maskb + (k0 + key) * mask_layout.z] != 0.0);
+            float s = masked ? NEG_INF : score(qp, kb + (k0 + key) * k_layout.w, hd) * factor;
+            tile_max = max(tile_max, s);
+            if (tile_offset >= 0) tile[tile_offset + (bh * block + (i - qblock * block)) * block + key] = s;
+        }
+        float m_old = fresh ? NEG_INF : m[mi];
+        float m_new = max(m_old, tile_max);
+        float c = m_old == NEG_INF ? 0.0 : exp(m_old - m_new);
+        if (fresh) {
+            for (int d = 0; d < hd; ++d) acc[ai + d] = 0.0;
+        } else if (c != 1.0) {
+            for (int d = 0; d < hd; ++d) acc[ai + d] *= c;
+        }
+        // pass 2: p = exp(s - m_new), summed into l and p v into acc
+        float sum = 0.0;
+        if (m_new != NEG_INF) {
+            for (int key = 0; key < seen; ++key) {
+                if (use_mask != 0 && key_mask[maskb + (k0 + key) * mask_layout.z] != 0.0) continue;
+                float p = exp(score(qp, kb + (k0 + key) * k_layout.w, hd) * factor - m_new);
+                sum += p;
+                int vp = vb + (k0 + key) * v_layout.w;
+                for (int d = 0; d < hd; ++d) acc[ai + d] += p * v[vp + d];
+            }
+        }
+        l[li] = (fresh ? 0.0 : l[li] * c) + sum;
+        m[mi] = m_new;
+    }
+    if (normalize != 0) {
+        float inv_l = 1.0 / l[li];
+        for (int d = 0; d < hd; ++d) acc[ai + d] *= inv_l;
+    }
+}
