@@ -97,6 +97,12 @@ check_refused 2 "--decode-from 0 is out of range" trace --decode-from 0
 check_refused 2 "outside 0 < P < T = 3; use 1 to 2" trace --decode-from 3
 check_refused 2 "only under a causal mask" trace --decode-from 1 --no-causal
 check_refused 2 "use --mode split or fused with --decode-from" trace --decode-from 1 --mode loop
+# flash mode: a tile larger than the text, a tile side without flash, dropout, decoding
+check_refused 2 "block = 5 is outside 1 to T = 3" trace --mode flash --block 5
+check_refused 2 "add --mode flash or drop --block" trace --block 2
+check_refused 2 "--block 0 is" trace --mode flash --block 0
+check_refused 2 "drop --dropout or use --mode split" trace --mode flash --dropout 0.1
+check_refused 2 "drop --decode-from or use --mode split" trace --mode flash --decode-from 1
 check_refused 2 "without dropout" trace --decode-from 2 --dropout 0.1
 check_refused 2 "no cache to grow" trace --decode-from 2 --context "a b"
 check_refused 2 "--context \"  \" has no words" trace --context "  "

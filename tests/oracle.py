@@ -134,7 +134,7 @@ def reference(doc, problems):
         cross = "context" in cfg
     except (KeyError, TypeError, ValueError) as e:
         raise BadInput(f"config/inputs/weights incomplete: {e!r}") from e
-    if mode not in ("loop", "split", "fused"):
+    if mode not in ("loop", "split", "fused", "flash"):
         raise BadInput(f"unknown mode {mode!r}")
     if num_heads < 1 or d_out % num_heads or head_dim != d_out // num_heads:
         raise BadInput(f"heads={num_heads}, head_dim={head_dim} do not fit d_out={d_out}")
@@ -339,6 +339,53 @@ def reference(doc, problems):
         context_vec = torch.cat(contexts, dim=-1)
         step("concat", None, ("context_vec", context_vec, COPY))
         output_of(context_vec)
+    elif mode == "flash":
+        # FlashAttention's loop, written here from its definition: per block of query rows,
+        # per block of keys (under a causal mask only those not wholly after the rows), a
+        # running max m, a running sum l and an accumulator rescaled by exp(m_old - m_new).
+        # m, l, acc and the tile live in buffers made once; each step records windows of them.
+        block = int(cfg.get("block", 0))
+        if not 1 <= block <= num_tokens:
+            raise BadInput(f"config.block={block} is not in [1, T={num_tokens}]")
+        queries, keys, values = heads(*project(x, kv_in))
+        m_all = x.new_full((b, num_heads, num_tokens), -torch.inf)
+        l_all = x.new_zeros(b, num_heads, num_tokens)
+        acc_all = x.new_zeros(b, num_heads, num_tokens, head_dim)
+        tile = x.new_zeros(b, num_heads, block, block)
+        k_h = keys.repeat_interleave(group, dim=1)  # query head h reads key/value head h // group
+        v_h = values.repeat_interleave(group, dim=1)
+        allowed = (~key_padding_mask[:, None, None, :]).expand(b, 1, num_tokens, num_keys)
+        if causal:
+            allowed = allowed & torch.ones(num_tokens, num_keys, dtype=torch.bool).tril()
+        for q0 in range(0, num_tokens, block):
+            q1 = min(q0 + block, num_tokens)
+            for k0 in range(0, num_keys, block):
+                if causal and k0 > q1 - 1:
+                    continue  # every key of the tile comes after every query: skipped
+                k1 = min(k0 + block, num_keys)
+                s = (queries[:, :, q0:q1] @ k_h[:, :, k0:k1].transpose(2, 3)) / math.sqrt(head_dim)
+                s = s.masked_fill(~allowed[..., q0:q1, k0:k1].expand_as(s), -torch.inf)
+                window = tile[:, :, :q1 - q0, :k1 - k0]
+                window.copy_(s)
+                m_old = m_all[:, :, q0:q1].clone()
+                m_new = torch.maximum(m_old, s.amax(-1))
+                p_tile = torch.exp(s - m_new[..., None]).nan_to_num(0.0)  # a row with nothing seen: 0
+                rescale = torch.exp(m_old - m_new).nan_to_num(0.0)
+                l_all[:, :, q0:q1] = l_all[:, :, q0:q1] * rescale + p_tile.sum(-1)
+                acc_all[:, :, q0:q1] = acc_all[:, :, q0:q1] * rescale[..., None] + p_tile @ v_h[:, :, k0:k1]
+                m_all[:, :, q0:q1] = m_new
+                kind = NEW if k0 == 0 else IN_PLACE
+                step("tile", None, ("tile_scores", window, NEW, "window"), ("m", m_all[:, :, q0:q1], kind, "window"),
+                     ("l", l_all[:, :, q0:q1], kind, "window"), ("acc", acc_all[:, :, q0:q1], kind, "window"))
+        acc_all.div_(l_all[..., None])
+        step("normalize", None, ("context_vec", acc_all, IN_PLACE))
+        result = output_of(merge(acc_all))
+        # Independently of the tiles: the same numbers as the whole softmax.
+        full = full_pass(x, kv_in, w_query, w_key, w_value, b_query, b_key, b_value,
+                         (w_out, b_out) if out_proj else None, num_heads, kv_heads, key_padding_mask, causal)
+        diff = (full - result).abs().max().item()
+        if not diff <= 1e-5:
+            problems.append(f"flash: the output differs from the whole softmax by {diff:.3g} (> 1e-5)")
     else:
         queries, keys, values = heads(*project(x, kv_in))
         keys, values = repeat(keys, values)
@@ -452,7 +499,7 @@ def compare(ref, rec):
         if list(rec["strides"]) != list(ref.stride) or rec["offset"] != ref.offset:
             issues.append(f"strides {rec['strides']} offset {rec['offset']}, torch's view has "
                           f"strides {list(ref.stride)} offset {ref.offset}")
-    elif ref.layout == "torch":
+    elif ref.layout in ("torch", "window"):
         if list(rec["strides"]) != list(ref.stride) or rec["offset"] != ref.offset:
             issues.append(f"strides {rec['strides']} offset {rec['offset']}, torch's tensor has "
                           f"strides {list(ref.stride)} offset {ref.offset}")
@@ -566,7 +613,18 @@ def check_file(path):
                 diff, issues = compare(r, t)
                 max_diff = max(max_diff, diff)
                 buf = t["buffer"]
-                if r.kind in (VIEW, IN_PLACE):
+                if r.layout == "window":
+                    # A window of a buffer made up front (flash's m, l, acc and tile): every
+                    # window of one torch storage is one trace buffer, used by nothing else.
+                    if r.storage in buffer_of:
+                        if buffer_of[r.storage] != buf:
+                            issues.append(f"buffer {buf}, but torch's windows share storage with buffer "
+                                          f"{buffer_of[r.storage]}")
+                    elif buf in seen_buffers:
+                        issues.append(f"buffer {buf} was already used by an earlier step")
+                    else:
+                        buffer_of[r.storage] = buf
+                elif r.kind in (VIEW, IN_PLACE):
                     if buffer_of.get(r.storage) != buf:
                         issues.append(f"buffer {buf}, but torch shares storage with buffer "
                                       f"{buffer_of.get(r.storage)}")

@@ -68,6 +68,16 @@ configs=(
   "--text \"one two three four five\" --text \"six seven\" --no-out-proj --mode fused --kv-heads 1"
   "--context-tokens 9 --d-context 16 --tokens 2 --d-in 12 --d-out 12 --heads 4 --kv-heads 2 --mode loop --dropout 0.2 --scale-first"
   "--tokens 7 --decode-from 6 --d-in 8 --d-out 16 --heads 8 --kv-heads 4 --qkv-bias"
+  # flash: tiles of 1, a partial last block, one tile, no mask, GQA read in place, padding,
+  # cross-attention, a long pass
+  "--mode flash --block 1"
+  "--mode flash --block 2 --qkv-bias --scale-first"
+  "--mode flash"
+  "--tokens 11 --d-in 12 --d-out 12 --heads 4 --mode flash --block 4 --no-causal"
+  "--tokens 13 --d-in 12 --d-out 12 --heads 6 --kv-heads 2 --mode flash --block 5"
+  "--text \"the cat sleeps on the mat\" --text \"a dog\" --mode flash --block 2 --qkv-bias"
+  "--text \"the cat sleeps\" --text \"a dog\" --context \"le chat dort bien\" --mode flash --block 2 --kv-heads 1"
+  "--preset gpt2-small --tokens 40 --mode flash --block 16 --no-out-proj"
 )
 files=()
 i=0
@@ -131,11 +141,20 @@ json.dump(dec, open(f"{work}/cache.json", "w"))
 dec = find(lambda d: cfg(d)["decode_from"] > 0)
 dec["steps"][-1]["tensors"][0]["data"][0] += 1e-3
 json.dump(dec, open(f"{work}/assembled.json", "w"))
+# flash: a running sum nudged, and a skipped tile dropped from the step list
+fl = find(lambda d: cfg(d)["mode"] == "flash" and d["flash"]["tiles"] > 2)
+tiles = [s for s in fl["steps"] if s["op"] == "tile"]
+next(t for t in tiles[1]["tensors"] if t["name"] == "l")["data"][0] += 1e-3
+json.dump(fl, open(f"{work}/flash_l.json", "w"))
+fl = find(lambda d: cfg(d)["mode"] == "flash" and d["flash"]["tiles"] > 2)
+fl["steps"] = [s for s in fl["steps"] if not (s["op"] == "tile" and s["tile"]["key_block"] == 1)]
+for i, s in enumerate(fl["steps"]): s["index"] = i
+json.dump(fl, open(f"{work}/flash_tile.json", "w"))
 PY
-for bad in nudged missing forward unlinked gqa pad padmask cache assembled; do
+for bad in nudged missing forward unlinked gqa pad padmask cache assembled flash_l flash_tile; do
   if "$python" "$here/oracle.py" "$work/$bad.json" >/dev/null 2>&1; then
     echo "FAIL: the oracle accepted the $bad trace"
     exit 1
   fi
 done
-echo "oracle: ${#files[@]} traces match PyTorch; 9 corrupted traces are rejected"
+echo "oracle: ${#files[@]} traces match PyTorch; 11 corrupted traces are rejected"

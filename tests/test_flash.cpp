@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "gui/explain.hpp"
+#include "headsplit/export.hpp"
 #include "headsplit/gl_backend.hpp"
 #include "helpers.hpp"
 
@@ -148,7 +150,7 @@ TEST_CASE("a corrupted tile is caught by the explanation's recomputation", "[fla
     // l after the second tile of a row = l before * exp(m_old - m_new) + this tile's sum: the
     // record must agree before corruption and disagree after.
     TensorRecord& l = const_cast<TensorRecord&>(*tile->find("l"));
-    const Step* before = tr.source_step(l.from.back());
+    const Step* before = tr.source_step(l.from.front());  // updated in place: the rows before come first
     REQUIRE(before);
     const TensorRecord& scores = *tile->find("tile_scores");
     const TensorRecord& m_new = *tile->find("m");
@@ -161,8 +163,15 @@ TEST_CASE("a corrupted tile is caught by the explanation's recomputation", "[fla
     }
     const double expect = l_old.data[0] * std::exp(m_old.data[0] - m_new.data[0]) + sum;
     CHECK(l.data[0] == Approx(expect).epsilon(1e-5));
-    l.data[0] += 0.01f;
-    CHECK(l.data[0] != Approx(expect).epsilon(1e-5));
+    const int l_at = static_cast<int>(tile->find("l") - tile->tensors.data());
+    const gui::Explanation clean = gui::explain_cell(tr, tile->index, l_at, 0);
+    CHECK(clean.recomputed == Approx(expect).epsilon(1e-5));
+    // Corrupt a score the update read: the explanation's l no longer matches the record.
+    TensorRecord& s_rec = const_cast<TensorRecord&>(*tile->find("tile_scores"));
+    REQUIRE(std::isfinite(s_rec.data[0]));
+    s_rec.data[0] += 0.5f;
+    const gui::Explanation bad = gui::explain_cell(tr, tile->index, l_at, 0);
+    CHECK(bad.recomputed != Approx(l.data[0]).epsilon(1e-3));
 }
 
 TEST_CASE("flash at T = 8192 fits the budget that split's score grid breaks", "[flash][memory]") {
@@ -205,4 +214,9 @@ TEST_CASE("flash refuses what it cannot show, in one line", "[flash][validation]
     Config s = as_split(small(3, 6, 2, 2));
     s.block = 2;
     CHECK_THAT(error_of(s), Contains("add --mode flash or drop --block"));
+}
+
+TEST_CASE("take-home scripts send flash mode to split, whose numbers it gives", "[flash][export]") {
+    const Trace tr = test::run_cpu(small(3, 6, 2, 2));
+    CHECK_THROWS_WITH(export_script(tr, ScriptKind::PyTorch), Contains("so export --mode split"));
 }

@@ -406,9 +406,19 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
             const std::int64_t th = idx[1], tr_row = idx[2], i = q0 + tr_row;
             const bool is_scores = t.name == "tile_scores";
             const bool first = s.tile_k == 0;
-            const Step* prev = !first && !is_scores ? tr.source_step(t.from.back()) : nullptr;
+            // The links by name: this step's tile_scores (and m, values), and the same tensor
+            // of the tile before, whose rows this step updates in place.
+            const auto link_to = [&](const std::string& name, bool this_step) -> int {
+                for (std::size_t n = 0; n < t.from.size(); ++n)
+                    if (t.from[n].tensor == name && (t.from[n].step == s.index) == this_step) return static_cast<int>(n);
+                return -1;
+            };
+            const int before_at = is_scores ? -1 : link_to(t.name, false);
+            const Step* prev = before_at >= 0 ? tr.source_step(t.from[static_cast<std::size_t>(before_at)]) : nullptr;
             if (!first && !is_scores && !prev) return missing(), e;
-            const TensorRecord* scores = src.empty() ? nullptr : src[0];
+            const int scores_at = link_to("tile_scores", true);
+            const TensorRecord* scores = is_scores ? (src.empty() ? nullptr : src[0])
+                                         : scores_at >= 0 ? src[static_cast<std::size_t>(scores_at)] : nullptr;
             if (!scores || scores->data.empty()) return missing(), e;
             const TensorRecord* m_old_rec = prev ? prev->find("m") : nullptr;
             const double m_old = first ? -INFINITY : m_old_rec ? at(*m_old_rec, {batch, th, tr_row}) : NAN;
@@ -449,7 +459,8 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
             }
             double sum = 0;
             const bool is_acc = t.name == "acc";
-            const TensorRecord* v = is_acc && src.size() >= 3 ? src[2] : nullptr;
+            const int values_at = link_to("values", false);
+            const TensorRecord* v = is_acc && values_at >= 0 ? src[static_cast<std::size_t>(values_at)] : nullptr;
             if (is_acc && !v) return missing(), e;
             double pv = 0;
             for (std::int64_t j = 0; j < nk; ++j) {
@@ -458,7 +469,7 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
                 sum += p;
                 if (is_acc) pv += p * at(*v, {batch, th / c.group_size(), k0 + j, col});
             }
-            const TensorRecord* before = first ? nullptr : src.back();
+            const TensorRecord* before = first ? nullptr : src[static_cast<std::size_t>(before_at)];
             if (!first && !before) return missing(), e;
             const double old = first ? 0.0 : before->data.empty() ? NAN
                                                                   : at(*before, is_acc ? Shape{batch, th, tr_row, col}

@@ -479,8 +479,9 @@ private:
                 const Val scores = rec_.tensor("tile_scores", s, Storage::New, {t.q.src, t.k.src});
                 const bool first = prev_m.src.step < 0;
                 const Storage st = first ? Storage::New : Storage::InPlace;
+                // Updated in place: the rows as they were come first (the buffer they share).
                 const auto from = [&](std::vector<Source> links, const Val& before) {
-                    if (!first) links.push_back(before.src);
+                    if (!first) links.insert(links.begin(), before.src);
                     return links;
                 };
                 prev_m = rec_.tensor("m", rows(m, q0, nq), st, from({scores.src}, prev_m));

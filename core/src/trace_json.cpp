@@ -50,6 +50,18 @@ std::string trace_to_json(const Trace& tr) {
     doc["config"]["kv_heads"] = c.kv_head_count();
     doc["config"]["decode_from"] = c.decode_from;
     doc["config"]["batch_tokens"] = c.sentences();
+    if (c.mode == Mode::Flash) {
+        // The tiles: how many ran of how many, and which kept their values (the first ones).
+        std::int64_t kept = 0;
+        for (const Step& s : tr.steps) kept += s.op == Op::Tile && s.tile_values ? 1 : 0;
+        doc["config"]["block"] = c.flash_block();
+        doc["flash"] = {{"block", c.flash_block()},
+                        {"query_blocks", c.query_blocks()},
+                        {"key_blocks", c.key_blocks()},
+                        {"tiles", c.tiles_run()},
+                        {"skipped_tiles", c.query_blocks() * c.key_blocks() - c.tiles_run()},
+                        {"tiles_with_values", kept}};
+    }
     if (c.cross()) {
         doc["config"]["context"] = c.context;
         doc["config"]["d_context"] = c.context_dim();
@@ -85,6 +97,14 @@ std::string trace_to_json(const Trace& tr) {
                    {"workgroups", s.stats.workgroups}};
         if (s.head >= 0) js["head"] = s.head;
         if (s.round >= 0) js["round"] = s.round;
+        if (s.tile_q >= 0) {
+            const std::int64_t blk = c.flash_block(), q0 = s.tile_q * blk, k0 = s.tile_k * blk;
+            js["tile"] = {{"query_block", s.tile_q},
+                          {"key_block", s.tile_k},
+                          {"rows", {q0, std::min(q0 + blk, c.num_tokens())}},
+                          {"keys", {k0, std::min(k0 + blk, c.num_keys())}},
+                          {"values", s.tile_values}};
+        }
         Json ts = Json::array();
         for (const TensorRecord& t : s.tensors) {
             Json from = Json::array();
