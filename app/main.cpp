@@ -1,5 +1,7 @@
 // headsplit: the one executable. The visualizer by default; subcommands `trace`,
 // `kernels`, `bench` and `export` run headless.
+#include <malloc.h>
+
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -77,6 +79,11 @@ int fail(int code, const std::string& message) {
 
 int main(int argc, char** argv) {
     using namespace headsplit;
+    // A trace's tensors are large blocks that the next run (the window recomputes on every
+    // change, the bench repeats) allocates again: keep freed memory in the heap for them
+    // instead of unmapping it and faulting fresh zeroed pages in each time.
+    mallopt(M_MMAP_THRESHOLD, 512 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1024 << 20);
     CLI::App cli{"HeadSplit: multi-head attention with weight splits, run for real and traced step by step."};
     cli.require_subcommand(0, 1);
     app::TraceCommand trace;

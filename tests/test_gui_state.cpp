@@ -183,7 +183,7 @@ TEST_CASE("large traces compute off the UI thread; gpt3 shows shapes only", "[gu
     CHECK(st.quiz.verdict.find("the step gives [1, 96, 4, 128]") != std::string::npos);
 }
 
-TEST_CASE("why weight splits: three modes measured and a T sweep growing as T^2", "[gui][why]") {
+TEST_CASE("why weight splits: the modes measured and a T sweep growing as T^2, flash's tiles beside it", "[gui][why]") {
     Config c;  // the cat example, on each backend, with and without dropout (the job's first
     c.backend = GENERATE(BackendKind::Cpu, BackendKind::Gl);  // runs record nothing: issue 10's crash)
     c.dropout = GENERATE(0.0, 0.1);
@@ -191,17 +191,26 @@ TEST_CASE("why weight splits: three modes measured and a T sweep growing as T^2"
     const WhyResult r = measure_why(c, 5, done, total);
     REQUIRE(r.error.empty());
     CHECK(done == total);
-    REQUIRE(r.modes.size() == 3);
+    // Flash runs without dropout: left out with it, and said why.
+    REQUIRE(r.modes.size() == (c.dropout > 0 ? 3u : 4u));
+    CHECK((c.dropout > 0) == (r.notice.find("flash left out") != std::string::npos));
     CHECK(r.modes[0].mode == Mode::Loop);
     CHECK(r.modes[0].matmuls == 11);
     CHECK(r.modes[1].matmuls == 6);
     CHECK(r.modes[2].matmuls == 4);
+    if (c.dropout == 0) CHECK(r.modes[3].matmuls == 6);  // T = 3 is one tile: 3 + 2 + 1
     for (const BenchResult& b : r.modes) CHECK(b.median_ms > 0);
     REQUIRE(r.sweep.size() >= 4);
     for (std::size_t i = 1; i < r.sweep.size(); ++i) {
         CHECK(r.sweep[i].tokens == 2 * r.sweep[i - 1].tokens);
         CHECK(r.sweep[i].score_bytes == 4 * r.sweep[i - 1].score_bytes);  // quadratic in T
+        CHECK((r.sweep[i].flash_ms > 0) == (c.dropout == 0));
     }
+    // Past one block (64) flash holds a tile and two numbers per row: linear in T, not T^2.
+    const SweepPoint& last = r.sweep.back();
+    REQUIRE(last.tokens >= 128);
+    CHECK(last.flash_bytes == 4.0 * c.heads * (64 * 64 + 2.0 * last.tokens));
+    CHECK(last.flash_bytes < last.score_bytes / 2);
 }
 
 TEST_CASE("quiz: the next step is asked before it is drawn, scored, and explained", "[gui][quiz]") {
@@ -342,8 +351,9 @@ TEST_CASE("why weight splits measures the variants, leaving out the modes they r
         const WhyResult r = measure_why(c, 5, done, total);
         INFO(r.error << " / " << r.notice);
         REQUIRE(r.error.empty());
-        CHECK(r.modes.size() == 2);
+        CHECK(r.modes.size() == (c.decoding() ? 2u : 3u));  // flash takes the context, not decoding
         CHECK(r.notice.find(c.decoding() ? "loop left out" : "fused left out") != std::string::npos);
+        CHECK(c.decoding() == (r.notice.find("flash left out") != std::string::npos));
         CHECK(r.sweep.size() >= 4);
     }
 }

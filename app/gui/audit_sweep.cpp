@@ -65,6 +65,16 @@ std::vector<AuditCase> audit_cases() {
     decode.decode_from = 3;
     decode.kv_heads = 1;
     out.push_back({"decode", decode, {}, false});
+    // Issue 14's flash mode: tile steps (scores, m, l, acc) and the tiles panel (the ghost grid,
+    // skipped tiles, m and l per row, the memory strip), one key per tile and a padded batch.
+    Config flash = base;
+    flash.mode = Mode::Flash;
+    flash.block = 1;
+    out.push_back({"flash-block1", flash, {}, false});
+    Config flash_batch = batch;
+    flash_batch.mode = Mode::Flash;
+    flash_batch.block = 2;
+    out.push_back({"flash-batch", flash_batch, {}, false});
     return out;
 }
 
@@ -80,6 +90,7 @@ bool AuditSweep::settled(const AppState& st, int fb_w, int fb_h) const {
            st.trace->config.d_out == want.d_out && st.trace->config.heads == want.heads &&
            st.trace->config.kv_heads == want.kv_heads && st.trace->config.batch_tokens == want.batch_tokens &&
            st.trace->config.context == want.context && st.trace->config.decode_from == want.decode_from &&
+           st.trace->config.block == want.block &&
            (!cases_[case_].compare_masks || st.other_mask);
 }
 

@@ -23,7 +23,9 @@ bool is_grid_op(Op op) {
 }
 
 std::vector<Axis> axes_of(const Step& s, const TensorRecord& t) {
-    const Axis last = is_grid_op(s.op) ? Axis::Key : Axis::Feature;
+    const Axis last = is_grid_op(s.op) || t.name == "tile_scores" ? Axis::Key : Axis::Feature;
+    // Flash's running max and sum: one number per row of each head ([B, H, rows]).
+    if (s.op == Op::Tile && t.shape.size() == 3) return {Axis::Batch, Axis::Head, Axis::Token, Axis::Feature};
     if (t.shape.size() == 4) {
         if (s.op == Op::View || s.op == Op::TransposeBack) return {Axis::Batch, Axis::Token, Axis::Head, Axis::Feature};
         return {Axis::Batch, Axis::Head, Axis::Token, last};
@@ -70,21 +72,25 @@ StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& 
         TensorLayout tl;
         tl.name = t.name;
         tl.axes = axes_of(s, t);
+        // A flash tile's m and l, [B, H, rows], lie out as [B, H, rows, 1]: a column per head panel.
+        const Shape shape = tl.axes.size() == 4 && t.shape.size() == 3 ? Shape{t.shape[0], t.shape[1], t.shape[2], 1}
+                                                                        : t.shape;
         tl.x = x0;
         tl.key_rows = key_side(s, t);
-        tl.batch_rows = t.shape.size() == 2;
+        tl.batch_rows = shape.size() == 2;
         // A round's queries, and its new token's keys and values until they join the cache, start
         // at its token; the cache and what is read from it start at 0.
         const bool from_cache = s.op == Op::CacheAppend || s.op == Op::RepeatKv;
         tl.row_offset = s.round > 0 && !(tl.key_rows && from_cache) ? config.decode_from + s.round - 1 : 0;
-        const std::int64_t n = numel(t.shape);
+        if (s.tile_q >= 0) tl.row_offset = s.tile_q * config.flash_block();  // a tile's rows start at its query block
+        const std::int64_t n = numel(shape);
         tl.cells.resize(static_cast<std::size_t>(n));
         const bool split = tl.axes.size() == 4;
         const bool head_rows = split && tl.axes[1] == Axis::Head;  // [B, H, T, X]
-        const std::int64_t T = tl.batch_rows ? t.shape[0] : t.shape[split ? (head_rows ? 2 : 1) : 1];
-        const std::int64_t X = t.shape.back();
-        const std::int64_t H = split ? t.shape[head_rows ? 1 : 2] : 1;
-        const std::int64_t B = tl.batch_rows ? 1 : t.shape[0];
+        const std::int64_t T = tl.batch_rows ? shape[0] : shape[split ? (head_rows ? 2 : 1) : 1];
+        const std::int64_t X = shape.back();
+        const std::int64_t H = split ? shape[head_rows ? 1 : 2] : 1;
+        const std::int64_t B = tl.batch_rows ? 1 : shape[0];
         tl.kv_heads = grouped && split && tl.key_rows && H != heads;
         const std::int64_t rows_shown = std::min(T, lim.tokens);
         const std::int64_t cols_shown = std::min(X, tl.axes.back() == Axis::Key ? lim.tokens : lim.features);
@@ -121,7 +127,7 @@ StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& 
         Shape ix;
         std::vector<std::int64_t> batch_of(static_cast<std::size_t>(n), 0);
         for (std::int64_t i = 0; i < n; ++i) {
-            unravel(t.shape, i, ix);  // [B, T, X], [B, T|H, H|T, X] or [B, S]
+            unravel(shape, i, ix);  // [B, T, X], [B, T|H, H|T, X] or [B, S]
             std::int64_t row = tl.batch_rows ? ix[0] : ix.size() >= 2 ? ix[1] : 0, hd_index = 0;
             if (split) {
                 row = head_rows ? ix[2] : ix[1];

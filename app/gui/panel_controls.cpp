@@ -170,7 +170,25 @@ void DrawControls(AppState& st, double now) {
     changed |= ImGui::RadioButton("split", &mode, static_cast<int>(Mode::Split));
     same_line_if_fits(toggle_width("fused"));
     changed |= ImGui::RadioButton("fused", &mode, static_cast<int>(Mode::Fused));
+    same_line_if_fits(toggle_width("flash"));
+    changed |= ImGui::RadioButton("flash", &mode, static_cast<int>(Mode::Flash));
+    if (static_cast<Mode>(mode) != c.mode) {
+        // Flash: about three blocks of queries, so that the tiles, and those skipped, show;
+        // it runs without dropout and without decoding (it would refuse them).
+        c.block = static_cast<Mode>(mode) == Mode::Flash ? std::max<std::int64_t>(1, c.num_tokens() / 3) : 0;
+        if (static_cast<Mode>(mode) == Mode::Flash) c.dropout = 0, c.decode_from = 0;
+    }
     c.mode = static_cast<Mode>(mode);
+    if (c.mode == Mode::Flash) {
+        int blk = static_cast<int>(c.flash_block());
+        const int last = static_cast<int>(std::max<std::int64_t>(1, c.num_tokens()));
+        if (ImGui::SliderInt("tile block", &blk, 1, last, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+            c.block = std::clamp(blk, 1, last);
+            changed = true;
+        }
+        dim_wrapped(std::to_string(c.query_blocks()) + " x " + std::to_string(c.key_blocks()) + " tiles, " +
+                    std::to_string(c.tiles_run()) + " computed");
+    }
     changed |= ImGui::Checkbox("causal mask", &c.causal);
     same_line_if_fits(toggle_width("output projection"));
     changed |= ImGui::Checkbox("output projection", &c.out_proj);
@@ -270,6 +288,7 @@ void DrawControls(AppState& st, double now) {
     c.backend = static_cast<BackendKind>(backend);
 
     // A shorter text leaves P where the prefill still has rounds after it (T < 2: no decoding).
+    if (changed && c.mode == Mode::Flash) c.block = std::clamp<std::int64_t>(c.block, 1, std::max<std::int64_t>(1, c.num_tokens()));
     if (changed && c.decoding() && c.decode_from >= c.num_tokens())
         c.decode_from = c.num_tokens() >= 2 ? c.num_tokens() - 1 : 0;
     if (changed) recompute(st);

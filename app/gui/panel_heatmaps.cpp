@@ -89,6 +89,18 @@ const char* scale_name(AppState::HeatScale s) {
 
 }  // namespace
 
+void SentenceSlider(AppState& st) {
+    const std::int64_t batch = st.trace ? st.trace->config.batch : 1;
+    if (batch <= 1) return;
+    // Which sentence of the batch the maps show (the stage follows it too).
+    int b = static_cast<int>(std::clamp<std::int64_t>(st.heat_sentence, 0, batch - 1));
+    ImGui::SetNextItemWidth(4 * ImGui::GetFontSize());
+    if (ImGui::SliderInt("sentence", &b, 0, static_cast<int>(batch) - 1, "%d", ImGuiSliderFlags_AlwaysClamp))
+        st.heat_sentence = b;
+    audit_last_item("sentence");
+    ImGui::SameLine();
+}
+
 void DrawHeatmaps(AppState& st) {
     audit_panel("heatmaps");
     if (!st.trace || st.shapes_only) {
@@ -97,6 +109,10 @@ void DrawHeatmaps(AppState& st) {
     }
     const Trace& tr = *st.trace;
     const Config& c = tr.config;
+    if (c.mode == Mode::Flash) {  // no score grid is ever held: its tiles instead
+        DrawFlashTiles(st);
+        return;
+    }
     const std::vector<const Step*> grids = grids_for(tr, st.step);
     if (grids.empty()) return;
     if (quiz_hides(st, grids.front()->index)) {
@@ -154,15 +170,7 @@ void DrawHeatmaps(AppState& st) {
         audit_last_item("all heads");
         ImGui::SameLine();
     }
-    if (c.batch > 1) {
-        // Which sentence of the batch the maps show.
-        int b = static_cast<int>(sentence);
-        ImGui::SetNextItemWidth(4 * ImGui::GetFontSize());
-        if (ImGui::SliderInt("sentence", &b, 0, static_cast<int>(c.batch) - 1, "%d", ImGuiSliderFlags_AlwaysClamp))
-            st.heat_sentence = b;
-        audit_last_item("sentence");
-        ImGui::SameLine();
-    }
+    SentenceSlider(st);
     const char* compare_label = "causal vs bidirectional";
     if (ImGui::Checkbox(compare_label, &st.compare_masks)) recompute(st);
     audit_last_item(compare_label);

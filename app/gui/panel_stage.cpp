@@ -84,7 +84,7 @@ std::string axes_text(const TensorRecord& t, const TensorLayout& tl, const Confi
     const std::int64_t head_dim = c.head_dim();
     const std::vector<Axis>& axes = tl.axes;
     std::string s = "[";
-    for (std::size_t i = 0; i < axes.size(); ++i) {
+    for (std::size_t i = 0; i < std::min(axes.size(), t.shape.size()); ++i) {  // m, l: [B, H, rows]
         std::string a = axis_label(axes[i]);
         if (axes[i] == Axis::Head && tl.kv_heads) a = "H_kv";  // key/value heads, before repeat_kv
         if (axes[i] == Axis::Token && tl.key_rows && c.cross()) a = "S";  // the context's tokens
@@ -171,7 +171,12 @@ void DrawStage(AppState& st, double now) {
     ImGui::SameLine();
     const TensorRecord& first = s->tensors.front();
     ImGui::TextColored(storage_color(first.storage), "   %s", storage_sentence(first.storage));
+    // Wrapped at the panel's visible edge, not at the far edge of cells scrolled out of view.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    ImGui::PushTextWrapPos(ImGui::GetScrollX() + ImGui::GetWindowWidth() - style.WindowPadding.x -
+                           (ImGui::GetScrollMaxY() > 0 ? style.ScrollbarSize : 0.0f));
     ImGui::TextWrapped("%s", s->explain.c_str());
+    ImGui::PopTextWrapPos();
     if (st.shapes_only) {
         ImGui::TextColored({0.95f, 0.75f, 0.25f, 1}, "shapes only: this configuration is too large to compute here");
         ImGui::TextWrapped("%s", parameter_line(c).c_str());
@@ -200,7 +205,7 @@ void DrawStage(AppState& st, double now) {
         for (const TensorLayout& tl : lay.tensors) hidden |= tl.hidden > 0;
         // Above: the names (and head names) line; below: axes, strides, the note on hidden
         // cells, and the memory strip's title when it is drawn.
-        const bool strip_drawn = numel(s->tensors.front().shape) <= 96;
+        const bool strip_drawn = numel(s->tensors.front().shape) <= 96 && s->op != Op::Tile;
         const float lines = 1.2f + (across ? 1.0f : 0.0f) + 2.2f + (hidden ? 1.0f : 0.0f) + (strip_drawn ? 2.2f : 0.0f);
         const float strip = strip_drawn ? 0.8f : 0.0f;
         // The scroll bars' room is kept free either way, so that a bar appearing does not
@@ -330,11 +335,12 @@ void DrawStage(AppState& st, double now) {
         };
         if (across) {
             // One name per head panel above it; the token names once, on the left.
-            const std::int64_t cols = std::min<std::int64_t>(tl.cols, tl.axes.back() == Axis::Key ? lim.tokens : lim.features);
-            const float panel_w = (cols + kPanelGap) * cell;
             for (std::size_t ti = 0; ti < L.tensors.size(); ++ti) {
                 const TensorLayout& t = L.tensors[ti];
                 if (!(t.axes.size() == 4 && t.axes[1] == Axis::Head)) continue;
+                // Each tensor's own panels (a tile step's m and l are one column wide).
+                const std::int64_t cols = std::min<std::int64_t>(t.cols, t.axes.back() == Axis::Key ? lim.tokens : lim.features);
+                const float panel_w = (cols + kPanelGap) * cell;
                 for (std::int64_t h = 0; h < std::min<std::int64_t>(t.heads, lim.heads); ++h)
                     label({grid0.x + t.x * cell + h * panel_w, origin.y + line}, head_colour_of(t, h),
                           fit_text(head_name(t, h), panel_w - 4));
@@ -432,7 +438,7 @@ void DrawStage(AppState& st, double now) {
     const TensorRecord& rec = s->tensors.front();
     const TensorLayout& tl = L.tensors.front();
     const std::int64_t n = numel(rec.shape);
-    if (n <= 96) {
+    if (n <= 96 && s->op != Op::Tile) {  // a tile step's four tensors take the room
         std::int64_t lo = INT64_MAX, hi = 0;
         std::vector<std::int64_t> offs(static_cast<std::size_t>(n));
         for (std::int64_t i = 0; i < n; ++i) {

@@ -14,11 +14,13 @@ namespace headsplit::gui {
 
 namespace {
 
-// A line of (x, y) points scaled into [p0, p1], with dots and a label at the end.
+// A line of (x, y) points scaled into [p0, p1] (y up to y_top, or its own max when 0), with
+// dots and a label at the end.
 void plot_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& xs, const std::vector<double>& ys,
-               ImU32 col, const char* label) {
+               ImU32 col, const char* label, double y_top = 0) {
     if (xs.size() < 2) return;
-    const double x_max = *std::max_element(xs.begin(), xs.end()), y_max = *std::max_element(ys.begin(), ys.end());
+    const double x_max = *std::max_element(xs.begin(), xs.end());
+    const double y_max = y_top > 0 ? y_top : *std::max_element(ys.begin(), ys.end());
     std::vector<ImVec2> pts;
     for (std::size_t i = 0; i < xs.size(); ++i)
         pts.push_back({p0.x + static_cast<float>(xs[i] / x_max) * (p1.x - p0.x),
@@ -125,29 +127,58 @@ void DrawWhy(AppState& st) {
         dl->AddText({o.x + label_w + w_ms + 6, y}, ImGui::GetColorU32(ImGuiCol_Text), t);
     }
     (void)max_mm;
-    if (r.modes.size() == 3) {
-        char t[128];
-        std::snprintf(t, sizeof t, "loop / split = %.2fx, split / fused = %.2fx", r.modes[0].median_ms / r.modes[1].median_ms,
-                      r.modes[1].median_ms / r.modes[2].median_ms);
-        dl->AddText({o.x, o.y + 3 * line + 4}, ImGui::GetColorU32(ImGuiCol_Text), t);
-    }
+    // The ratios of the modes measured: loop / split, split / fused, flash / split.
+    const auto ms_of = [&](Mode m) {
+        for (const BenchResult& b : r.modes)
+            if (b.mode == m) return b.median_ms;
+        return 0.0;
+    };
+    std::string ratios;
+    const auto ratio = [&](Mode a, Mode b, double num, double den) {
+        if (num <= 0 || den <= 0) return;
+        char t[64];
+        std::snprintf(t, sizeof t, "%s%s / %s = %.2fx", ratios.empty() ? "" : ", ", mode_name(a), mode_name(b), num / den);
+        ratios += t;
+    };
+    ratio(Mode::Loop, Mode::Split, ms_of(Mode::Loop), ms_of(Mode::Split));
+    ratio(Mode::Split, Mode::Fused, ms_of(Mode::Split), ms_of(Mode::Fused));
+    ratio(Mode::Flash, Mode::Split, ms_of(Mode::Flash), ms_of(Mode::Split));
+    draw_label(dl, {o.x, o.y + static_cast<float>(r.modes.size()) * line + 4}, ImGui::GetColorU32(ImGuiCol_Text),
+               fit_text(ratios, half));
 
     // Sweep: score memory (T^2) and forward time against T.
     const ImVec2 p0(o.x + half + 40, o.y + line), p1(o.x + avail.x - 10, o.y + std::max(4 * line, avail.y - 2 * line));
     dl->AddRect({p0.x - 4, p0.y - 4}, {p1.x + 4, p1.y + 4}, ImGui::GetColorU32(ImGuiCol_Border));
     dl->AddText({p0.x, o.y - 2}, ImGui::GetColorU32(ImGuiCol_Text), "T doubling: score memory x4 each time");
-    std::vector<double> xs, mem, ms;
-    for (const SweepPoint& s : r.sweep) xs.push_back(static_cast<double>(s.tokens)), mem.push_back(s.score_bytes), ms.push_back(s.forward_ms);
-    plot_line(dl, p0, p1, xs, mem, head_color(3), "");
-    plot_line(dl, p0, p1, xs, ms, head_color(2), "");
-    dl->AddText({p0.x + 4, p0.y + 2}, head_color(3), "score memory (heads x T x T floats)");
-    dl->AddText({p0.x + 4, p0.y + 2 + line}, head_color(2), "forward time, split mode");
+    // Memory lines share one scale (split's grid at the longest T), time lines another.
+    std::vector<double> xs, mem, ms, fmem, fms;
+    for (const SweepPoint& s : r.sweep) {
+        xs.push_back(static_cast<double>(s.tokens));
+        mem.push_back(s.score_bytes), ms.push_back(s.forward_ms);
+        fmem.push_back(s.flash_bytes), fms.push_back(s.flash_ms);
+    }
+    const double mem_top = mem.empty() ? 0 : *std::max_element(mem.begin(), mem.end());
+    double ms_top = 0;
+    for (double v : ms) ms_top = std::max(ms_top, v);
+    for (double v : fms) ms_top = std::max(ms_top, v);
+    const bool flash_timed = !fms.empty() && *std::min_element(fms.begin(), fms.end()) > 0;
+    plot_line(dl, p0, p1, xs, mem, head_color(3), "", mem_top);
+    plot_line(dl, p0, p1, xs, ms, head_color(2), "", ms_top);
+    plot_line(dl, p0, p1, xs, fmem, head_color(5), "", mem_top);
+    if (flash_timed) plot_line(dl, p0, p1, xs, fms, head_color(4), "", ms_top);
+    draw_label(dl, {p0.x + 4, p0.y + 2}, head_color(3), fit_text("split's score memory (heads x T x T floats)", p1.x - p0.x - 8));
+    draw_label(dl, {p0.x + 4, p0.y + 2 + line}, head_color(2), fit_text("forward time, split mode", p1.x - p0.x - 8));
+    draw_label(dl, {p0.x + 4, p0.y + 2 + 2 * line}, head_color(5),
+               fit_text("flash's memory (one tile per head, m and l)", p1.x - p0.x - 8));
+    if (flash_timed)
+        draw_label(dl, {p0.x + 4, p0.y + 2 + 3 * line}, head_color(4), fit_text("forward time, flash mode", p1.x - p0.x - 8));
     if (!r.sweep.empty()) {
         const SweepPoint& last = r.sweep.back();
-        char t[160];
-        std::snprintf(t, sizeof t, "T=%lld: %s of scores, %.2f ms", static_cast<long long>(last.tokens),
-                      grouped(static_cast<std::int64_t>(last.score_bytes)).c_str(), last.forward_ms);
-        dl->AddText({p0.x, p1.y + 6}, ImGui::GetColorU32(ImGuiCol_TextDisabled), t);
+        char t[200];
+        std::snprintf(t, sizeof t, "T=%lld: split %s of scores, %.2f ms; flash %s, %.2f ms", static_cast<long long>(last.tokens),
+                      human_bytes(last.score_bytes).c_str(), last.forward_ms, human_bytes(last.flash_bytes).c_str(),
+                      last.flash_ms);
+        draw_label(dl, {p0.x, p1.y + 6}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(t, p1.x - p0.x));
     }
     ImGui::Dummy({avail.x, std::max(4 * line, p1.y - o.y + line)});
 }

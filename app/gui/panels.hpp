@@ -7,7 +7,9 @@ namespace headsplit::gui {
 void DrawControls(AppState& st, double now);      // panel_controls.cpp
 void DrawTimeline(AppState& st, double now);      // panel_timeline.cpp
 void DrawStage(AppState& st, double now);         // panel_stage.cpp
-void DrawHeatmaps(AppState& st);                  // panel_heatmaps.cpp
+void DrawHeatmaps(AppState& st);                  // panel_heatmaps.cpp (flash mode: DrawFlashTiles)
+void DrawFlashTiles(AppState& st);                // panel_tiles.cpp
+void SentenceSlider(AppState& st);                // panel_heatmaps.cpp: which sentence the maps show
 void DrawCode(const AppState& st);                // panel_code.cpp
 void DrawInspector(const AppState& st);           // panel_inspector.cpp
 void DrawWeightSplit(AppState& st);               // panel_weights.cpp

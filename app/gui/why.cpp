@@ -34,7 +34,7 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
         if (2.0 * c.heads * t * t * c.head_dim() + 8.0 * t * c.d_in * c.d_out > 4e10) break;  // ~ a second or more
         sweep.push_back(t);
     }
-    total = 3 + static_cast<int>(sweep.size());
+    total = 4 + 2 * static_cast<int>(sweep.size());
     try {
         BackendRequest request;  // a worker thread: it may make a headless GL context of its own
         request.kind = config.backend;
@@ -44,9 +44,10 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
         Backend* be = choice.backend;
         const Inputs in = make_inputs(config);
         const Weights w = make_weights(config);
-        for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused}) {
+        for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused, Mode::Flash}) {
             Config in_mode = config;
             in_mode.mode = m;
+            in_mode.block = m == Mode::Flash ? config.block : 0;
             try {  // a mode the configuration cannot take (fused cross-attention, loop decoding) is left out
                 validate(in_mode);
             } catch (const ConfigError& e) {
@@ -54,7 +55,7 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
                 ++done;
                 continue;
             }
-            out.modes.push_back(bench_one(config, in, w, m, Stage::Forward, *be, repeat));
+            out.modes.push_back(bench_one(in_mode, in, w, m, Stage::Forward, *be, repeat));
             ++done;
         }
         for (std::int64_t t : sweep) {
@@ -62,8 +63,22 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
             const Inputs ti = make_inputs(c);
             const Weights tw = make_weights(c);
             const BenchResult r = bench_one(c, ti, tw, Mode::Split, Stage::Forward, *be, repeat);
-            out.sweep.push_back({t, 4.0 * c.heads * t * t, r.median_ms});
             ++done;
+            // Flash at the same length (its default block), where it can run (not with dropout).
+            Config f = c;
+            f.mode = Mode::Flash;
+            f.block = 0;
+            const double blk = static_cast<double>(f.flash_block());
+            SweepPoint p{t, 4.0 * c.heads * t * t, r.median_ms, 4.0 * c.heads * (blk * blk + 2.0 * t), 0};
+            bool flash_runs = true;
+            try {
+                validate(f);
+            } catch (const ConfigError&) {
+                flash_runs = false;
+            }
+            if (flash_runs) p.flash_ms = bench_one(f, ti, tw, Mode::Flash, Stage::Forward, *be, repeat).median_ms;
+            ++done;
+            out.sweep.push_back(p);
         }
     } catch (const std::exception& e) {
         out.error = e.what();

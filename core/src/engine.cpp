@@ -377,9 +377,13 @@ private:
         Shape tt = t.q.t.shape;
         tt.back() = tk;  // [..., Tq, Tk]
 
+        // Recording nothing under a causal mask: the work above the diagonal may be skipped
+        // (the scores there are never read, the weights there are 0).
+        const bool skip_upper = !rec_.values() && causal && tq == tk;
         rec_.begin(Op::Scores, head);
         const TensorDesc grid = fresh(tt);
-        be_.matmul(t.q.t, t.k.t, true, nullptr, grid);
+        if (skip_upper) be_.causal_matmul(t.q.t, t.k.t, true, grid, true);
+        else be_.matmul(t.q.t, t.k.t, true, nullptr, grid);
         rec_.computed(1, 2.0 * B * heads_here * tq * tk * hd);
         Val scores = rec_.tensor("attn_scores", grid, Storage::New, {t.q.src, t.k.src});
         rec_.end();
@@ -413,7 +417,8 @@ private:
         Shape ctx_shape = tt;
         ctx_shape.back() = hd;
         const TensorDesc ctx = fresh(ctx_shape);
-        be_.matmul(weights.t, t.v.t, false, nullptr, ctx);
+        if (skip_upper) be_.causal_matmul(weights.t, t.v.t, false, ctx, false);
+        else be_.matmul(weights.t, t.v.t, false, nullptr, ctx);
         rec_.computed(1, 2.0 * B * heads_here * tq * tk * hd);
         const Val out = rec_.tensor("context_vec", ctx, Storage::New, {weights.src, t.v.src});
         rec_.end();

@@ -15,9 +15,9 @@ std::string by(std::int64_t a, std::int64_t b) { return n(a) + " x " + n(b); }
 
 // "2:4": rows first .. first + len - 1 as a Python slice.
 std::string slice(std::int64_t first, std::int64_t len) { return n(first) + ":" + n(first + len); }
-// "tokens 2-3" or "token 2".
-std::string span(const char* what, std::int64_t first, std::int64_t len) {
-    return len == 1 ? std::string(what) + " " + n(first) : std::string(what) + "s " + n(first) + "-" + n(first + len - 1);
+// "queries 2-3" or "query 2".
+std::string span(const char* one, const char* many, std::int64_t first, std::int64_t len) {
+    return len == 1 ? std::string(one) + " " + n(first) : std::string(many) + " " + n(first) + "-" + n(first + len - 1);
 }
 
 }  // namespace
@@ -163,11 +163,12 @@ Narration narrate(Op op, const Config& c, int head, int round, int tile_q, int t
                 if (c.tile_runs(tile_q, j)) last_run = j;
             const std::string args = "queries[:, :, " + slice(q0, nq) + "], keys[:, :, " + slice(k0, nk) +
                                      "], values[:, :, " + slice(k0, nk) + "]";
-            std::string words = "Tile (" + n(tile_q) + ", " + n(tile_k) + "): " + span("query", q0, nq) + " meet " +
-                                span("key", k0, nk) + " in all " + n(H) + " heads. The " + by(nq, nk) +
+            std::string words = "Tile (" + n(tile_q) + ", " + n(tile_k) + "): " + span("query", "queries", q0, nq) +
+                                (nq == 1 ? " meets " : " meet ") + span("key", "keys", k0, nk) +
+                                (H == 1 ? " in the one head" : H == 2 ? " in both heads" : " in all " + n(H) + " heads") + ". The " + by(nq, nk) +
                                 " scores are scaled" + (c.causal && k0 + nk - 1 > q0 ? ", masked above the diagonal" : "") +
                                 (c.padded() ? ", masked at <pad> keys" : "") + " and folded into each row's running max m and sum l; ";
-            words += first ? "this is the row's first tile, so m, l and acc start here."
+            words += first ? "this is the first tile of these rows, so m, l and acc start here."
                            : "where m rises, l and acc are first rescaled by exp(m_old - m_new), then p @ V is added.";
             const std::int64_t skipped = c.key_blocks() - 1 - last_run;
             if (tile_k == last_run && skipped > 0)

@@ -76,6 +76,15 @@ public:
     // Each matrix needs one unit stride in its last two dims (row- or column-major).
     virtual void matmul(const TensorDesc& a, const TensorDesc& b, bool b_transposed,
                         const TensorDesc* bias, const TensorDesc& c) = 0;
+    // The same matmul (no bias) where a causal mask will follow and nothing is recorded: when
+    // `scores` (c = Q @ K^T), only c[..., i, j] with j <= i must be right (the fused mask and
+    // softmax read no other); otherwise (c = weights @ V) a's row i is 0 beyond column i and
+    // need not be read. A backend may skip the work above the diagonal; the default does it all.
+    virtual void causal_matmul(const TensorDesc& a, const TensorDesc& b, bool b_transposed, const TensorDesc& c,
+                               bool scores) {
+        (void)scores;
+        matmul(a, b, b_transposed, nullptr, c);
+    }
     // scores[..., i, j] = -inf where j > i (in place).
     virtual void causal_mask(const TensorDesc& scores) = 0;
     // scores[b, ..., i, j] = -inf where key_mask[b, j] != 0 (in place): the key padding mask.
