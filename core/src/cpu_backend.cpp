@@ -98,7 +98,11 @@ void exp_row(const float* x, float* y, std::int64_t n) {
         p = p * f + 0.5f;
         p = p * f + 1.0f;
         p = p * f + 1.0f;
-        const std::int32_t bits = (static_cast<std::int32_t>(k) + 127) << 23;
+        // 2^k from the integer in `shifted`'s low bits, in unsigned arithmetic: no float-to-int
+        // conversion, so a NaN (a row with every key masked) stays a NaN without undefined behaviour.
+        std::uint32_t low;
+        std::memcpy(&low, &shifted, sizeof low);
+        const std::uint32_t bits = (low - 0x4B400000u + 127u) << 23;
         float two_k;
         std::memcpy(&two_k, &bits, sizeof two_k);
         y[i] = x[i] < -87.3f ? 0.0f : p * two_k;

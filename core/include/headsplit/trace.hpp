@@ -79,12 +79,12 @@ struct Step {
     // except the input step's, which is x (the context and the key padding mask follow it).
     const TensorRecord& result() const { return op == Op::Input ? tensors.front() : tensors.back(); }
     // Which part of the pass the step belongs to, for people: "head 1", "prefill", "round 2",
-    // "tile 1,0" (query block, key block), or "" for a step of the whole pass.
+    // "query block 1, key block 0" (a flash tile), or "" for a step of the whole pass.
     std::string part() const {
         if (head >= 0) return "head " + std::to_string(head);
         if (round == 0) return "prefill";
         if (round > 0) return "round " + std::to_string(round);
-        if (tile_q >= 0) return "tile " + std::to_string(tile_q) + "," + std::to_string(tile_k);
+        if (tile_q >= 0) return "query block " + std::to_string(tile_q) + ", key block " + std::to_string(tile_k);
         return "";
     }
 };
