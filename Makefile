@@ -13,10 +13,12 @@ WERROR ?= OFF
 
 # Build: compiler, CMake, engine libraries. GL: libepoxy and Mesa's EGL and llvmpipe, so
 # compute shaders run headless. GUI: ImGui, GLFW, stb, DejaVu fonts; Xvfb for its tests.
-# Test: the PyTorch oracle. Package: dpkg-dev (dpkg-shlibdeps, for CPack's Depends).
+# Tokenizer: ICU (Unicode classes and regex). Test: the PyTorch oracle; Node.js with npm for the
+# GPT-2 tokenizer reference (npm installs it in the test). Package: dpkg-dev (dpkg-shlibdeps,
+# for CPack's Depends).
 DEB_PACKAGES := g++ cmake make pkg-config \
   libxtensor-dev libxtensor-blas-dev libopenblas-dev \
-  catch2 nlohmann-json3-dev libcli11-dev \
+  catch2 nlohmann-json3-dev libcli11-dev libicu-dev \
   libepoxy-dev libegl-dev libegl1 libegl-mesa0 libgl1-mesa-dri \
   libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core xvfb xauth \
   python3 python3-numpy python3-torch \
@@ -34,6 +36,7 @@ deps:
 	for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}\n' "$$p" 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
+	command -v node >/dev/null && command -v npm >/dev/null || missing="$$missing nodejs npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && \
@@ -53,8 +56,9 @@ test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 # Reliability: the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, then
-# the libFuzzer target (clang) for FUZZ_SECONDS on a copy of the seed corpus. A crash
-# leaves its input in build-fuzz/ (copy it to tests/fuzz/regressions/ as a test).
+# the libFuzzer targets (clang) for FUZZ_SECONDS each on a copy of their seed corpus. A crash
+# leaves its input in build-fuzz/ (copy it to tests/fuzz/regressions/ as a test; a
+# checkpoint one named checkpoint-crash-*).
 FUZZ_SECONDS ?= 60
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
@@ -68,6 +72,11 @@ check: deps
 	rm -rf build-fuzz/corpus && mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/* build-fuzz/corpus/
 	./build-fuzz/tests/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/ \
 	  -print_final_stats=1 build-fuzz/corpus
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_checkpoint
+	rm -rf build-fuzz/checkpoint_corpus && mkdir -p build-fuzz/checkpoint_corpus && \
+	  cp tests/fuzz/checkpoint_corpus/* build-fuzz/checkpoint_corpus/
+	./build-fuzz/tests/fuzz/fuzz_checkpoint -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/checkpoint- \
+	  -print_final_stats=1 build-fuzz/checkpoint_corpus
 
 # The Debian package (CPack): the executable, its desktop entry and icon; Depends names the
 # shared libraries, Mesa's EGL and llvmpipe driver, and the DejaVu fonts.

@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include "headsplit/checkpoint.hpp"
+
 #include "headsplit/engine.hpp"
 
 #include <cerrno>
@@ -86,6 +88,10 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o) {
     cmd.add_option("--decode-from", o.decode_from,
                    "run the first P tokens at once, then one token at a time with a KV cache (0 < P < T)");
     cmd.add_option("--seed", o.seed, "seed of the generated inputs and weights (default 0)");
+    cmd.add_option("--weights", o.weights,
+                   "a Hugging Face GPT-2 folder (model.safetensors, config.json, vocab.json, merges.txt): its layer's "
+                   "attention weights, the text as its BPE tokens, x as that layer's real input");
+    cmd.add_option("--layer", o.layer, "the checkpoint's attention layer for --weights (default 0)");
     o.causal_option = cmd.add_flag("--causal,!--no-causal", o.causal,
                                    "mask future tokens (default on; off with --context)");
     cmd.add_option("--mode", o.mode, "loop | split (default) | fused | flash");
@@ -100,13 +106,59 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o) {
     cmd.add_option("--memory-budget", o.memory_budget, "refuse runs needing more (default 2GiB)");
     for (const char* name : {"--preset", "--tokens", "--d-in", "--d-out", "--heads", "--seed", "--mode", "--backend",
                              "--dropout", "--memory-budget", "--kv-heads", "--context-tokens", "--d-context",
-                             "--decode-from", "--block"}) {
+                             "--decode-from", "--block", "--weights", "--layer"}) {
         cmd.get_option(name)->check(
             [](const std::string& v) { return v.empty() ? std::string("the value is empty") : std::string(); });
     }
 }
 
+namespace {
+
+// The options that choose how a configuration runs, not its sizes: seed, dropout, mode, block,
+// backend, memory budget, masks, output projection, order of mask and scale, decoding.
+void apply_run_options(const ConfigOptions& o, Config& c) {
+    if (!o.seed.empty()) c.seed = static_cast<std::uint64_t>(parse_count("--seed", o.seed, 0, INT64_MAX));
+    if (!o.dropout.empty()) c.dropout = parse_real("--dropout", o.dropout);
+    if (!o.mode.empty()) {
+        if (o.mode == "loop") c.mode = Mode::Loop;
+        else if (o.mode == "split") c.mode = Mode::Split;
+        else if (o.mode == "fused") c.mode = Mode::Fused;
+        else if (o.mode == "flash") c.mode = Mode::Flash;
+        else throw ConfigError("--mode " + o.mode + " is not a mode; use loop, split, fused or flash");
+    }
+    if (!o.block.empty()) c.block = parse_count("--block", o.block, 1, kMaxTokens);
+    if (!o.backend.empty()) {
+        if (o.backend == "cpu") c.backend = BackendKind::Cpu;
+        else if (o.backend == "gl") c.backend = BackendKind::Gl;
+        else throw ConfigError("--backend " + o.backend + " is not a backend; use cpu or gl");
+    }
+    if (!o.memory_budget.empty()) c.memory_budget = parse_bytes(o.memory_budget);
+    // Cross-attention sees the whole context: no causal mask unless --causal is given.
+    c.causal = c.cross() && (!o.causal_option || o.causal_option->count() == 0) ? false : o.causal;
+    c.out_proj = !o.no_out_proj;
+    c.scale_first = o.scale_first;
+    if (!o.decode_from.empty()) c.decode_from = parse_count("--decode-from", o.decode_from, 1, kMaxTokens);
+}
+
+}  // namespace
+
 CheckedConfig make_config(const ConfigOptions& o) {
+    if (o.weights.empty() && !o.layer.empty()) throw ConfigError("--layer picks a layer of a checkpoint; give --weights DIR too");
+    if (!o.weights.empty()) {
+        // The checkpoint fixes the sizes, heads, biases and tokens; the rest may be chosen.
+        const std::pair<const char*, bool> fixed[] = {
+            {"--tokens", !o.tokens.empty()},   {"--d-in", !o.d_in.empty()},        {"--d-out", !o.d_out.empty()},
+            {"--heads", !o.heads.empty()},     {"--kv-heads", !o.kv_heads.empty()}, {"--context", !o.contexts.empty()},
+            {"--context-tokens", !o.context_tokens.empty()}, {"--d-context", !o.d_context.empty()},
+            {"--qkv-bias", o.qkv_bias},        {"--preset", !o.preset.empty() && o.preset != "cat-sleeps"}};
+        for (const auto& [name, given] : fixed)
+            if (given) throw ConfigError(std::string(name) + " cannot be used with --weights: the checkpoint sets it");
+        if (o.texts.size() > 1) throw ConfigError("--weights runs one sentence; give one --text");
+        std::string text = o.texts.empty() ? "the cat sleeps" : o.texts.front();
+        Config c = gpt2_config(o.weights, text, o.layer.empty() ? 0 : parse_count("--layer", o.layer, 0, 1 << 20));
+        apply_run_options(o, c);
+        return check_config(c);
+    }
     Config c = config_from_preset(o.preset);
     if (!o.texts.empty() && !o.tokens.empty())
         throw ConfigError("--text and --tokens both choose the tokens; give one of them");
@@ -148,33 +200,13 @@ CheckedConfig make_config(const ConfigOptions& o) {
                                   return d;
                               }() + " (" + std::to_string(heads) + " is plain multi-head attention, 1 is multi-query)");
     }
-    if (!o.decode_from.empty()) c.decode_from = parse_count("--decode-from", o.decode_from, 1, kMaxTokens);
     if (!o.d_in.empty()) {
         c.d_in = parse_count("--d-in", o.d_in, 1, kMaxDim);
         c.embeddings.clear();
     }
     if (!o.d_out.empty()) c.d_out = parse_count("--d-out", o.d_out, 1, kMaxDim);
     if (!o.heads.empty()) c.heads = parse_count("--heads", o.heads, 1, kMaxDim);
-    if (!o.seed.empty()) c.seed = static_cast<std::uint64_t>(parse_count("--seed", o.seed, 0, INT64_MAX));
-    if (!o.dropout.empty()) c.dropout = parse_real("--dropout", o.dropout);
-    if (!o.mode.empty()) {
-        if (o.mode == "loop") c.mode = Mode::Loop;
-        else if (o.mode == "split") c.mode = Mode::Split;
-        else if (o.mode == "fused") c.mode = Mode::Fused;
-        else if (o.mode == "flash") c.mode = Mode::Flash;
-        else throw ConfigError("--mode " + o.mode + " is not a mode; use loop, split, fused or flash");
-    }
-    if (!o.block.empty()) c.block = parse_count("--block", o.block, 1, kMaxTokens);
-    if (!o.backend.empty()) {
-        if (o.backend == "cpu") c.backend = BackendKind::Cpu;
-        else if (o.backend == "gl") c.backend = BackendKind::Gl;
-        else throw ConfigError("--backend " + o.backend + " is not a backend; use cpu or gl");
-    }
-    if (!o.memory_budget.empty()) c.memory_budget = parse_bytes(o.memory_budget);
-    // Cross-attention sees the whole context: no causal mask unless --causal is given.
-    c.causal = c.cross() && (!o.causal_option || o.causal_option->count() == 0) ? false : o.causal;
-    c.out_proj = !o.no_out_proj;
-    c.scale_first = o.scale_first;
+    apply_run_options(o, c);
     c.qkv_bias = o.qkv_bias;
     if (!o.heads.empty() && o.kv_heads.empty() && c.kv_heads != 0 && c.heads >= 1 &&
         c.d_out % c.heads == 0 && c.heads % c.kv_heads != 0) {

@@ -14,7 +14,7 @@ struct ConfigOptions {
     std::string preset = "cat-sleeps";
     std::vector<std::string> texts;     // --text, once per sentence of the batch
     std::vector<std::string> contexts;  // --context, once (shared) or once per sentence
-    std::string tokens, d_in, d_out, heads, seed, dropout, mode, block, backend, memory_budget;
+    std::string tokens, d_in, d_out, heads, seed, dropout, mode, block, backend, memory_budget, weights, layer;
     std::string kv_heads, context_tokens, d_context, decode_from;
     bool causal = true;
     bool no_out_proj = false;

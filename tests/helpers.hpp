@@ -71,6 +71,19 @@ inline double max_abs_diff(const std::vector<float>& a, const std::vector<float>
     return worst;
 }
 
+// What `f` refuses with: the ConfigError's message, checked to be one line; "" when it runs.
+template <class F>
+std::string refusal_of(F f) {
+    try {
+        f();
+    } catch (const ConfigError& e) {
+        const std::string msg = e.what();
+        CHECK(msg.find('\n') == std::string::npos);
+        return msg;
+    }
+    return "";
+}
+
 // Step `op` (optionally of head `head`) of `trace`; nullptr when absent.
 inline const Step* find_step(const Trace& trace, Op op, int head = -1) {
     for (const auto& s : trace.steps)

@@ -52,14 +52,7 @@ Trace run_on(const Config& c, Backend& be, bool values = true) {
 }
 
 std::string error_of(const Config& c) {
-    try {
-        check_config(c);
-    } catch (const ConfigError& e) {
-        const std::string msg = e.what();
-        CHECK(msg.find('\n') == std::string::npos);
-        return msg;
-    }
-    return "";
+    return test::refusal_of([&] { check_config(c); });
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "headsplit/inputs.hpp"
 
+#include "headsplit/checkpoint.hpp"
+
 #include <cmath>
 
 namespace headsplit {
@@ -62,6 +64,7 @@ Inputs make_inputs(const Config& c) {
 }
 
 Weights make_weights(const Config& c) {
+    if (!c.weights_dir.empty()) return gpt2_attention_weights(c.weights_dir, c.layer);
     Weights w;
     const float in_bound = 1.0f / std::sqrt(static_cast<float>(c.d_in));
     const float kv_bound = 1.0f / std::sqrt(static_cast<float>(c.key_dim()));

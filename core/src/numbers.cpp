@@ -50,4 +50,11 @@ Spread spread(std::vector<double> values) {
     return s;
 }
 
+std::string quote_name(const std::string& name, std::size_t max_chars) {
+    std::string s = name.size() > max_chars ? name.substr(0, max_chars) + "..." : name;
+    for (char& c : s)
+        if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    return "\"" + s + "\"";
+}
+
 }  // namespace headsplit

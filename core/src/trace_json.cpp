@@ -50,6 +50,10 @@ std::string trace_to_json(const Trace& tr) {
     doc["config"]["kv_heads"] = c.kv_head_count();
     doc["config"]["decode_from"] = c.decode_from;
     doc["config"]["batch_tokens"] = c.sentences();
+    if (!c.weights_dir.empty()) {
+        doc["config"]["checkpoint"] = {{"dir", c.weights_dir}, {"layer", c.layer}};
+        doc["config"]["token_ids"] = c.token_ids;
+    }
     if (c.mode == Mode::Flash) {
         // The tiles: how many ran of how many, and which kept their values (the first ones).
         std::int64_t kept = 0;

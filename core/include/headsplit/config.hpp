@@ -55,6 +55,12 @@ struct Config {
     // The whole model's attention layers (a preset's); HeadSplit runs one. Only the
     // whole-model KV-cache figures use it.
     std::int64_t layers = 1;
+    // A GPT-2 checkpoint folder (--weights): the attention weights are those of its layer
+    // `layer`, x is that layer's real input (in `embeddings`), the tokens its BPE pieces with
+    // their ids. Empty: generated weights.
+    std::string weights_dir;
+    std::int64_t layer = 0;
+    std::vector<int> token_ids;
     bool causal = true;
     Mode mode = Mode::Split;
     // Flash mode: queries and keys go in tiles of `block` rows (0: kDefaultFlashBlock, at most T).

@@ -10,6 +10,10 @@ namespace headsplit {
 // "inf", "nan" spelled out.
 std::string format_number(double v, int significant = 4);
 
+// A name read from a file, for a one-line message: in double quotes, cut to `max_chars`
+// bytes with "..." after, control characters shown as '?'.
+std::string quote_name(const std::string& name, std::size_t max_chars = 60);
+
 // Exactly `decimals` decimals ("0.7300"); "-inf", "inf", "nan" spelled out.
 std::string format_fixed(double v, int decimals = 2);
 

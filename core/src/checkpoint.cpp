@@ -1,0 +1,225 @@
+#include "headsplit/checkpoint.hpp"
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "headsplit/bpe.hpp"
+#include "headsplit/safetensors.hpp"
+
+namespace headsplit {
+
+namespace {
+
+std::string in_dir(const std::string& dir, const char* file) { return dir + (dir.empty() || dir.back() == '/' ? "" : "/") + file; }
+
+// The file's tensor `name`, stored with or without the "transformer." prefix.
+std::vector<float> tensor(const SafetensorsFile& f, const std::string& name, const Shape& shape) {
+    for (const SafetensorsEntry& e : f.entries())
+        if (e.name == "transformer." + name) return f.read(e.name, shape);
+    return f.read(name, shape);
+}
+
+std::string block(std::int64_t i, const char* rest) { return "h." + std::to_string(i) + "." + rest; }
+
+// y[T, out] = x[T, in] @ w[in, out] + b (GPT-2's Conv1D).
+std::vector<float> conv1d(const std::vector<float>& x, std::int64_t T, std::int64_t in, const std::vector<float>& w,
+                          const std::vector<float>& b, std::int64_t out) {
+    std::vector<float> y(static_cast<std::size_t>(T * out));
+    for (std::int64_t t = 0; t < T; ++t) {
+        float* yr = &y[static_cast<std::size_t>(t * out)];
+        for (std::int64_t o = 0; o < out; ++o) yr[o] = b[static_cast<std::size_t>(o)];
+        for (std::int64_t i = 0; i < in; ++i) {
+            const float xi = x[static_cast<std::size_t>(t * in + i)];
+            const float* wr = &w[static_cast<std::size_t>(i * out)];
+            for (std::int64_t o = 0; o < out; ++o) yr[o] += xi * wr[o];
+        }
+    }
+    return y;
+}
+
+std::vector<float> layer_norm(const std::vector<float>& x, std::int64_t T, std::int64_t D, const std::vector<float>& g,
+                              const std::vector<float>& b, double eps) {
+    std::vector<float> y(x.size());
+    for (std::int64_t t = 0; t < T; ++t) {
+        const float* r = &x[static_cast<std::size_t>(t * D)];
+        double mean = 0, var = 0;
+        for (std::int64_t d = 0; d < D; ++d) mean += r[d];
+        mean /= static_cast<double>(D);
+        for (std::int64_t d = 0; d < D; ++d) var += (r[d] - mean) * (r[d] - mean);
+        const double inv = 1.0 / std::sqrt(var / static_cast<double>(D) + eps);
+        for (std::int64_t d = 0; d < D; ++d)
+            y[static_cast<std::size_t>(t * D + d)] =
+                static_cast<float>((r[d] - mean) * inv) * g[static_cast<std::size_t>(d)] + b[static_cast<std::size_t>(d)];
+    }
+    return y;
+}
+
+}  // namespace
+
+Gpt2Shape read_gpt2_config(const std::string& dir) {
+    const std::string path = in_dir(dir, "config.json");
+    struct stat info {};
+    if (stat(path.c_str(), &info) != 0)
+        throw ConfigError(path + ": not found; --weights takes a Hugging Face GPT-2 folder (config.json, "
+                                 "model.safetensors, vocab.json, merges.txt)");
+    if (info.st_size > (1 << 20)) throw ConfigError(path + ": larger than 1 MiB; is it GPT-2's config.json?");
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto shallow = [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) { return depth <= 2; };
+    const nlohmann::json doc = nlohmann::json::parse(text.str(), shallow, false);
+    if (doc.is_discarded() || !doc.is_object()) throw ConfigError(path + ": not a JSON object; is it GPT-2's config.json?");
+    Gpt2Shape s;
+    const auto count = [&](const char* key, std::int64_t hi) {
+        const auto it = doc.find(key);
+        if (it == doc.end() || !it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > hi)
+            throw ConfigError(path + ": " + key + " is missing or not a whole number from 1 to " + std::to_string(hi));
+        return it->get<std::int64_t>();
+    };
+    s.n_embd = count("n_embd", kMaxDim);
+    s.n_head = count("n_head", kMaxDim);
+    s.n_layer = count("n_layer", 1024);
+    s.n_positions = count("n_positions", kMaxTokens);
+    s.vocab_size = count("vocab_size", 1 << 24);
+    if (const auto eps = doc.find("layer_norm_epsilon"); eps != doc.end()) {
+        if (!eps->is_number() || !(eps->get<double>() > 0 && eps->get<double>() < 1))
+            throw ConfigError(path + ": layer_norm_epsilon is not a number between 0 and 1");
+        s.layer_norm_epsilon = eps->get<double>();
+    }
+    if (s.n_embd % s.n_head != 0)
+        throw ConfigError(path + ": n_head = " + std::to_string(s.n_head) + " does not divide n_embd = " + std::to_string(s.n_embd));
+    return s;
+}
+
+Gpt2Input gpt2_layer_input(const std::string& dir, const std::string& text, std::int64_t layer) {
+    Gpt2Input out;
+    out.shape = read_gpt2_config(dir);
+    const Gpt2Shape& s = out.shape;
+    if (layer < 0 || layer >= s.n_layer)
+        throw ConfigError("--layer " + std::to_string(layer) + " is not a layer of this checkpoint; use 0 to " +
+                          std::to_string(s.n_layer - 1));
+    const Gpt2Tokenizer tok = Gpt2Tokenizer::load(in_dir(dir, "vocab.json"), in_dir(dir, "merges.txt"));
+    for (const auto& t : tok.encode(text)) {
+        if (t.id >= s.vocab_size)
+            throw ConfigError(in_dir(dir, "vocab.json") + ": token id " + std::to_string(t.id) + " is past vocab_size " +
+                              std::to_string(s.vocab_size) + " of config.json");
+        out.ids.push_back(t.id);
+        out.pieces.push_back(t.piece);
+    }
+    const std::int64_t T = static_cast<std::int64_t>(out.ids.size()), D = s.n_embd, H = s.n_head, hd = D / H;
+    if (T == 0) throw ConfigError("the text has no tokens; give at least one word, e.g. --text \"the cat sleeps\"");
+    if (T > s.n_positions)
+        throw ConfigError("the text has " + std::to_string(T) + " tokens, more than the " + std::to_string(s.n_positions) +
+                          " positions of this checkpoint; use a shorter text");
+    const SafetensorsFile f(in_dir(dir, "model.safetensors"));
+    // Token and position embeddings, one row each.
+    const std::vector<float> wte = tensor(f, "wte.weight", {s.vocab_size, D});
+    const std::vector<float> wpe = tensor(f, "wpe.weight", {s.n_positions, D});
+    std::vector<float> h(static_cast<std::size_t>(T * D));
+    for (std::int64_t t = 0; t < T; ++t)
+        for (std::int64_t d = 0; d < D; ++d)
+            h[static_cast<std::size_t>(t * D + d)] =
+                wte[static_cast<std::size_t>(out.ids[static_cast<std::size_t>(t)] * D + d)] + wpe[static_cast<std::size_t>(t * D + d)];
+    // Blocks 0 .. layer-1, one at a time (a block's weights are read when it runs).
+    for (std::int64_t i = 0; i < layer; ++i) {
+        const std::vector<float> a = layer_norm(h, T, D, tensor(f, block(i, "ln_1.weight"), {D}),
+                                                tensor(f, block(i, "ln_1.bias"), {D}), s.layer_norm_epsilon);
+        const std::vector<float> qkv = conv1d(a, T, D, tensor(f, block(i, "attn.c_attn.weight"), {D, 3 * D}),
+                                              tensor(f, block(i, "attn.c_attn.bias"), {3 * D}), 3 * D);
+        std::vector<float> merged(static_cast<std::size_t>(T * D), 0.0f), p(static_cast<std::size_t>(T));
+        const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+        for (std::int64_t head = 0; head < H; ++head)
+            for (std::int64_t q = 0; q < T; ++q) {
+                double mx = -INFINITY;
+                for (std::int64_t k = 0; k <= q; ++k) {  // causal
+                    double dot = 0;
+                    for (std::int64_t d = 0; d < hd; ++d)
+                        dot += static_cast<double>(qkv[static_cast<std::size_t>(q * 3 * D + head * hd + d)]) *
+                               qkv[static_cast<std::size_t>(k * 3 * D + D + head * hd + d)];
+                    p[static_cast<std::size_t>(k)] = static_cast<float>(dot * scale);
+                    mx = std::max(mx, static_cast<double>(p[static_cast<std::size_t>(k)]));
+                }
+                double sum = 0;
+                for (std::int64_t k = 0; k <= q; ++k) sum += std::exp(p[static_cast<std::size_t>(k)] - mx);
+                for (std::int64_t k = 0; k <= q; ++k) {
+                    const double w = std::exp(p[static_cast<std::size_t>(k)] - mx) / sum;
+                    for (std::int64_t d = 0; d < hd; ++d)
+                        merged[static_cast<std::size_t>(q * D + head * hd + d)] +=
+                            static_cast<float>(w * qkv[static_cast<std::size_t>(k * 3 * D + 2 * D + head * hd + d)]);
+                }
+            }
+        const std::vector<float> attn = conv1d(merged, T, D, tensor(f, block(i, "attn.c_proj.weight"), {D, D}),
+                                               tensor(f, block(i, "attn.c_proj.bias"), {D}), D);
+        for (std::size_t j = 0; j < h.size(); ++j) h[j] += attn[j];
+        const std::vector<float> m = layer_norm(h, T, D, tensor(f, block(i, "ln_2.weight"), {D}),
+                                                tensor(f, block(i, "ln_2.bias"), {D}), s.layer_norm_epsilon);
+        std::vector<float> fc = conv1d(m, T, D, tensor(f, block(i, "mlp.c_fc.weight"), {D, 4 * D}),
+                                       tensor(f, block(i, "mlp.c_fc.bias"), {4 * D}), 4 * D);
+        for (float& v : fc)  // GPT-2's GELU, the tanh approximation
+            v = static_cast<float>(0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))));
+        const std::vector<float> mlp = conv1d(fc, T, 4 * D, tensor(f, block(i, "mlp.c_proj.weight"), {4 * D, D}),
+                                              tensor(f, block(i, "mlp.c_proj.bias"), {D}), D);
+        for (std::size_t j = 0; j < h.size(); ++j) h[j] += mlp[j];
+    }
+    out.x = layer_norm(h, T, D, tensor(f, block(layer, "ln_1.weight"), {D}), tensor(f, block(layer, "ln_1.bias"), {D}),
+                       s.layer_norm_epsilon);
+    return out;
+}
+
+Weights gpt2_attention_weights(const std::string& dir, std::int64_t layer) {
+    const Gpt2Shape s = read_gpt2_config(dir);
+    if (layer < 0 || layer >= s.n_layer)
+        throw ConfigError("--layer " + std::to_string(layer) + " is not a layer of this checkpoint; use 0 to " +
+                          std::to_string(s.n_layer - 1));
+    const std::int64_t D = s.n_embd;
+    const SafetensorsFile f(in_dir(dir, "model.safetensors"));
+    const std::vector<float> w = tensor(f, block(layer, "attn.c_attn.weight"), {D, 3 * D});
+    const std::vector<float> b = tensor(f, block(layer, "attn.c_attn.bias"), {3 * D});
+    const std::vector<float> pw = tensor(f, block(layer, "attn.c_proj.weight"), {D, D});
+    // Conv1D keeps [in, out]; nn.Linear [out, in]: transposed. Columns part*D .. of c_attn are
+    // the queries' (part 0), keys' (1), values' (2).
+    const auto part = [&](std::int64_t k) {
+        std::vector<float> lin(static_cast<std::size_t>(D * D));
+        for (std::int64_t o = 0; o < D; ++o)
+            for (std::int64_t i = 0; i < D; ++i)
+                lin[static_cast<std::size_t>(o * D + i)] = w[static_cast<std::size_t>(i * 3 * D + k * D + o)];
+        return lin;
+    };
+    Weights out;
+    out.w_query = part(0);
+    out.w_key = part(1);
+    out.w_value = part(2);
+    out.b_query.assign(b.begin(), b.begin() + D);
+    out.b_key.assign(b.begin() + D, b.begin() + 2 * D);
+    out.b_value.assign(b.begin() + 2 * D, b.end());
+    out.w_out.resize(static_cast<std::size_t>(D * D));
+    for (std::int64_t o = 0; o < D; ++o)
+        for (std::int64_t i = 0; i < D; ++i)
+            out.w_out[static_cast<std::size_t>(o * D + i)] = pw[static_cast<std::size_t>(i * D + o)];
+    out.b_out = tensor(f, block(layer, "attn.c_proj.bias"), {D});
+    return out;
+}
+
+Config gpt2_config(const std::string& dir, const std::string& text, std::int64_t layer) {
+    const Gpt2Input in = gpt2_layer_input(dir, text, layer);
+    Config c;
+    c.preset = "gpt2 checkpoint, layer " + std::to_string(layer);
+    c.weights_dir = dir;
+    c.layer = layer;
+    c.tokens = in.pieces;
+    c.token_ids = in.ids;
+    c.embeddings = in.x;
+    c.d_in = c.d_out = in.shape.n_embd;
+    c.heads = in.shape.n_head;
+    c.layers = in.shape.n_layer;
+    c.qkv_bias = true;
+    c.out_proj = true;
+    return c;
+}
+
+}  // namespace headsplit

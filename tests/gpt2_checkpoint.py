@@ -1,0 +1,232 @@
+"""GPT-2 checkpoints (issue 15): writes a random-weight GPT-2 folder in the Hugging Face layout
+(config.json, model.safetensors, vocab.json, merges.txt; 2 layers, n_embd 16, 4 heads, a small
+byte-level BPE), runs `headsplit trace --weights DIR --layer 1` on both backends and checks
+it against GPT-2 written here in PyTorch: the token ids (a BPE written here), x (the real input
+of layer 1's attention: embeddings, block 0, ln_1 of block 1), the weights (c_attn and c_proj
+transposed), and the layer's attention output. Then every step through the PyTorch oracle.
+
+usage: gpt2_checkpoint.py HEADSPLIT ORACLE.py WORKDIR
+"""
+import json
+import math
+import struct
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+
+D, H, LAYERS, POSITIONS = 16, 4, 2, 32
+TEXT = "the cat sleeps on the mat, the cat's hat"
+
+
+def bytes_to_unicode():
+    bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs)))
+
+
+BYTE = bytes_to_unicode()
+MERGES = [("h", "e"), ("t", "he"), ("\u0120", "the"), ("a", "t"), ("c", "at"), ("\u0120", "cat"), ("e", "e"),
+          ("s", "l"), ("sl", "ee"), ("slee", "p"), ("sleep", "s"), ("\u0120", "sleeps"), ("o", "n"), ("\u0120", "on"),
+          ("m", "at"), ("\u0120", "mat"), ("'", "s"), ("h", "at"), ("\u0120", "hat")]
+
+
+def vocabulary():
+    vocab = {BYTE[b]: i for i, b in enumerate(sorted(BYTE))}
+    for a, b in MERGES:
+        vocab.setdefault(a + b, len(vocab))
+    return vocab
+
+
+def encode(text, vocab):
+    """GPT-2's encoder: pre-split (enough of its pattern for ASCII text), bytes to characters,
+    merges by rank."""
+    import re
+    pieces = re.findall(r"'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+", text)
+    ranks = {m: i for i, m in enumerate(MERGES)}
+    ids = []
+    for piece in pieces:
+        word = [BYTE[b] for b in piece.encode()]
+        while len(word) > 1:
+            pairs = [(ranks.get((word[i], word[i + 1]), math.inf), i) for i in range(len(word) - 1)]
+            best = min(pairs)[0]
+            if best == math.inf:
+                break
+            first, second = MERGES[best]
+            out, i = [], 0
+            while i < len(word):
+                if i + 1 < len(word) and word[i] == first and word[i + 1] == second:
+                    out.append(first + second)
+                    i += 2
+                else:
+                    out.append(word[i])
+                    i += 1
+            word = out
+        ids += [vocab[w] for w in word]
+    return ids
+
+
+def write_safetensors(path, tensors):
+    header, data, offset = {}, b"", 0
+    for name, t in tensors.items():
+        raw = t.contiguous().numpy().astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        data += raw
+        offset += len(raw)
+    header["__metadata__"] = {"format": "pt"}
+    text = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+def gpt2_to_layer(w, ids, layer):
+    """x for layer `layer`'s attention, and that attention's output, by GPT-2's definition."""
+    T = len(ids)
+    h = w["wte.weight"][ids] + w["wpe.weight"][:T]
+
+    def attention(i, a):
+        qkv = a @ w[f"h.{i}.attn.c_attn.weight"] + w[f"h.{i}.attn.c_attn.bias"]
+        q, k, v = (t.view(T, H, D // H).transpose(0, 1) for t in qkv.split(D, dim=-1))
+        s = (q @ k.transpose(1, 2)) / math.sqrt(D // H)
+        s = s.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), -math.inf)
+        ctx = (torch.softmax(s, dim=-1) @ v).transpose(0, 1).reshape(T, D)
+        return ctx @ w[f"h.{i}.attn.c_proj.weight"] + w[f"h.{i}.attn.c_proj.bias"]
+
+    for i in range(layer):
+        a = F.layer_norm(h, (D,), w[f"h.{i}.ln_1.weight"], w[f"h.{i}.ln_1.bias"], 1e-5)
+        h = h + attention(i, a)
+        m = F.layer_norm(h, (D,), w[f"h.{i}.ln_2.weight"], w[f"h.{i}.ln_2.bias"], 1e-5)
+        f = F.gelu(m @ w[f"h.{i}.mlp.c_fc.weight"] + w[f"h.{i}.mlp.c_fc.bias"], approximate="tanh")
+        h = h + f @ w[f"h.{i}.mlp.c_proj.weight"] + w[f"h.{i}.mlp.c_proj.bias"]
+    x = F.layer_norm(h, (D,), w[f"h.{layer}.ln_1.weight"], w[f"h.{layer}.ln_1.bias"], 1e-5)
+    return x, attention(layer, x)
+
+
+def main(headsplit, oracle, work):
+    torch.manual_seed(15)
+    vocab = vocabulary()
+    V = len(vocab)
+    w = {"wte.weight": torch.randn(V, D) * 0.5, "wpe.weight": torch.randn(POSITIONS, D) * 0.2}
+    for i in range(LAYERS):
+        w[f"h.{i}.ln_1.weight"] = 1 + 0.1 * torch.randn(D)
+        w[f"h.{i}.ln_1.bias"] = 0.1 * torch.randn(D)
+        w[f"h.{i}.attn.c_attn.weight"] = torch.randn(D, 3 * D) * 0.4
+        w[f"h.{i}.attn.c_attn.bias"] = torch.randn(3 * D) * 0.1
+        w[f"h.{i}.attn.c_proj.weight"] = torch.randn(D, D) * 0.3
+        w[f"h.{i}.attn.c_proj.bias"] = torch.randn(D) * 0.1
+        w[f"h.{i}.ln_2.weight"] = 1 + 0.1 * torch.randn(D)
+        w[f"h.{i}.ln_2.bias"] = 0.1 * torch.randn(D)
+        w[f"h.{i}.mlp.c_fc.weight"] = torch.randn(D, 4 * D) * 0.3
+        w[f"h.{i}.mlp.c_fc.bias"] = torch.randn(4 * D) * 0.1
+        w[f"h.{i}.mlp.c_proj.weight"] = torch.randn(4 * D, D) * 0.2
+        w[f"h.{i}.mlp.c_proj.bias"] = torch.randn(D) * 0.1
+    w["ln_f.weight"], w["ln_f.bias"] = torch.ones(D), torch.zeros(D)
+    write_safetensors(f"{work}/model.safetensors", w)
+    json.dump({"n_embd": D, "n_head": H, "n_layer": LAYERS, "n_positions": POSITIONS, "vocab_size": V,
+               "layer_norm_epsilon": 1e-5, "model_type": "gpt2"}, open(f"{work}/config.json", "w"))
+    json.dump(vocab, open(f"{work}/vocab.json", "w"), ensure_ascii=False)
+    with open(f"{work}/merges.txt", "w") as f:
+        f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in MERGES))
+
+    ids = encode(TEXT, vocab)
+    x, attn_out = gpt2_to_layer(w, ids, 1)
+    problems = []
+    for backend in ("cpu", "gl"):
+        out = f"{work}/trace_{backend}.json"
+        subprocess.run([headsplit, "trace", "--weights", work, "--layer", "1", "--text", TEXT, "--backend", backend,
+                        "--json", out], check=True, stdout=subprocess.DEVNULL)
+        doc = json.load(open(out))
+        cfg = doc["config"]
+        if cfg["token_ids"] != ids:
+            problems.append(f"{backend}: token ids {cfg['token_ids']}, GPT-2's BPE gives {ids}")
+        if [cfg["d_in"], cfg["d_out"], cfg["heads"], cfg["qkv_bias"], cfg["out_proj"]] != [D, D, H, True, True]:
+            problems.append(f"{backend}: sizes {cfg['d_in']}, {cfg['d_out']}, {cfg['heads']} heads")
+        got_x = torch.tensor(doc["inputs"]["x"]["data"]).view(len(ids), D)
+        dx = (got_x - x).abs().max().item()
+        if not dx <= 1e-4:
+            problems.append(f"{backend}: x differs from layer 1's input by {dx:.3g}")
+        c_attn = w["h.1.attn.c_attn.weight"]
+        for k, name in enumerate(("w_query", "w_key", "w_value")):
+            got = torch.tensor(doc["weights"][name]["data"]).view(D, D)
+            if not torch.equal(got, c_attn[:, k * D:(k + 1) * D].T.contiguous()):
+                problems.append(f"{backend}: {name} is not c_attn's columns {k * D}..{(k + 1) * D - 1}, transposed")
+        if not torch.equal(torch.tensor(doc["weights"]["w_out"]["data"]).view(D, D), w["h.1.attn.c_proj.weight"].T):
+            problems.append(f"{backend}: w_out is not c_proj's weight transposed")
+        out_rec = next(t for t in doc["steps"][-1]["tensors"] if t["name"] == "output")
+        d_out = (torch.tensor(out_rec["data"]).view(len(ids), D) - attn_out).abs().max().item()
+        if not d_out <= 1e-4:
+            problems.append(f"{backend}: the attention output differs from GPT-2's layer 1 by {d_out:.3g}")
+        r = subprocess.run([sys.executable, oracle, out], capture_output=True, text=True)
+        if r.returncode != 0:
+            problems.append(f"{backend}: the oracle: {r.stdout.strip()[-300:]}")
+        print(f"gpt2 checkpoint on {backend}: {len(ids)} tokens, x within {dx:.2g}, output within {d_out:.2g}")
+    problems += refusals(headsplit, work, w, vocab)
+    for p in problems:
+        print("FAIL:", p)
+    return 1 if problems else 0
+
+
+def refusals(headsplit, work, w, vocab):
+    """Broken folders and options: exit 2, one line on stderr naming what is wrong, no file left."""
+    import os
+    import shutil
+    problems = []
+
+    def variant(name, change):
+        d = f"{work}/{name}"
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.copytree(work, d, ignore=shutil.ignore_patterns("trace_*", "bad_*"))
+        change(d)
+        return d
+
+    def refused(args, want):
+        out = f"{work}/refused.json"
+        r = subprocess.run([headsplit, "trace", "--json", out] + args, capture_output=True, text=True)
+        lines = r.stderr.strip().splitlines()
+        if r.returncode != 2 or len(lines) != 1 or want not in lines[0] or os.path.exists(out):
+            problems.append(f"{' '.join(args)[-80:]}: exit {r.returncode}, said {r.stderr.strip()[:300]!r}, "
+                            f"expected one line with {want!r}")
+
+    def truncate(d):
+        size = os.path.getsize(f"{d}/model.safetensors")
+        with open(f"{d}/model.safetensors", "r+b") as f:
+            f.truncate(size - 10)
+
+    def drop_tensor(d):
+        rest = {k: v for k, v in w.items() if k != "h.1.attn.c_proj.bias"}
+        write_safetensors(f"{d}/model.safetensors", rest)
+
+    def wider(d):
+        cfg = json.load(open(f"{d}/config.json"))
+        cfg["n_embd"] = 32
+        json.dump(cfg, open(f"{d}/config.json", "w"))
+
+    def no_merges(d):
+        open(f"{d}/merges.txt", "w").write("#version: 0.2\n")
+
+    def huge_header(d):
+        with open(f"{d}/model.safetensors", "r+b") as f:
+            f.write(struct.pack("<Q", 1 << 40))
+
+    refused(["--weights", f"{work}/nowhere"], "not found; --weights takes a Hugging Face GPT-2 folder")
+    refused(["--weights", work, "--layer", "2"], "--layer 2 is not a layer of this checkpoint; use 0 to 1")
+    refused(["--weights", work, "--heads", "2"], "--heads cannot be used with --weights")
+    refused(["--layer", "1"], "give --weights DIR too")
+    refused(["--weights", variant("bad_truncated", truncate)], "(a truncated file?)")
+    refused(["--weights", variant("bad_missing", drop_tensor), "--layer", "1"], 'no tensor "h.1.attn.c_proj.bias"')
+    refused(["--weights", variant("bad_wider", wider)], "expected [")
+    refused(["--weights", variant("bad_merges", no_merges)], "merges.txt: no merges")
+    refused(["--weights", variant("bad_header", huge_header)], "the header claims 1099511627776 bytes")
+    print(f"gpt2 checkpoint: 9 broken folders and options refused")
+    return problems
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:4]))
