@@ -6,7 +6,13 @@
 #include <limits>
 #include <thread>
 
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include "gui/state.hpp"
+#include "headsplit/checkpoint.hpp"
 #include "gui/why.hpp"
 #include "headsplit/presets.hpp"
 
@@ -356,4 +362,73 @@ TEST_CASE("why weight splits measures the variants, leaving out the modes they r
         CHECK(c.decoding() == (r.notice.find("flash left out") != std::string::npos));
         CHECK(r.sweep.size() >= 4);
     }
+}
+
+namespace {
+
+// A one-layer GPT-2 folder small enough to write here: n_embd 4, 2 heads, a byte-level
+// vocabulary of the 256 byte characters and one merge ("Ġ a").
+std::string write_tiny_checkpoint() {
+    char tmpl[] = "/tmp/headsplit_ckpt_XXXXXX";
+    const std::string dir = mkdtemp(tmpl);
+    std::ofstream(dir + "/config.json") << R"({"n_embd": 4, "n_head": 2, "n_layer": 1, "n_positions": 16, "vocab_size": 257})";
+    // GPT-2's bytes_to_unicode, written out again: printable bytes stand for themselves.
+    nlohmann::json vocab;
+    int next = 256;
+    for (int b = 0; b < 256; ++b) {
+        const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+        const int cp = printable ? b : next++;
+        std::string ch = cp < 0x80 ? std::string(1, static_cast<char>(cp))
+                                   : std::string{static_cast<char>(0xC0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3F))};
+        vocab[ch] = b;
+    }
+    vocab["\u0120a"] = 256;
+    std::ofstream(dir + "/vocab.json") << vocab.dump();
+    std::ofstream(dir + "/merges.txt") << "#version: 0.2\n\u0120 a\n";
+    const std::vector<std::pair<std::string, std::int64_t>> tensors = {
+        {"wte.weight", 257 * 4}, {"wpe.weight", 16 * 4}, {"h.0.ln_1.weight", 4}, {"h.0.ln_1.bias", 4},
+        {"h.0.attn.c_attn.weight", 4 * 12}, {"h.0.attn.c_attn.bias", 12}, {"h.0.attn.c_proj.weight", 16},
+        {"h.0.attn.c_proj.bias", 4}};
+    const std::vector<Shape> shapes = {{257, 4}, {16, 4}, {4}, {4}, {4, 12}, {12}, {4, 4}, {4}};
+    nlohmann::json header;
+    std::string data;
+    Rng rng(99);
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+        header[tensors[i].first] = {{"dtype", "F32"}, {"shape", shapes[i]},
+                                    {"data_offsets", {data.size(), data.size() + 4 * tensors[i].second}}};
+        for (std::int64_t k = 0; k < tensors[i].second; ++k) {
+            const float v = rng.uniform(-1.0f, 1.0f);
+            data.append(reinterpret_cast<const char*>(&v), 4);
+        }
+    }
+    const std::string h = header.dump();
+    std::string file(8, '\0');
+    for (int i = 0; i < 8; ++i) file[static_cast<std::size_t>(i)] = static_cast<char>((h.size() >> (8 * i)) & 0xFF);
+    std::ofstream(dir + "/model.safetensors", std::ios::binary) << file << h << data;
+    return dir;
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint run whose text is edited in the window is tokenized and run to its layer again",
+          "[gui][checkpoint]") {
+    const std::string dir = write_tiny_checkpoint();
+    AppState st = make_state();
+    st.config = gpt2_config(dir, "a b", 0);
+    st.config.mode = Mode::Flash;  // the run's own settings stay
+    recompute(st);
+    settle(st);
+    REQUIRE(st.trace);
+    CHECK(st.trace->config.tokens == std::vector<std::string>{"a", " ", "b"});  // no merge makes " b"
+    set_sentence(st.config, 0, "b a a");  // as the text box does: words, no x
+    recompute(st);
+    settle(st);
+    REQUIRE(st.trace);
+    CHECK(st.error.empty());
+    const Config want = gpt2_config(dir, "b a a", 0);
+    CHECK(st.trace->config.tokens == std::vector<std::string>{"b", " a", " a"});  // " a" is the merged piece
+    CHECK(st.trace->config.token_ids == std::vector<int>{'b', 256, 256});
+    CHECK(st.trace->inputs.x == want.embeddings);
+    CHECK(st.trace->config.mode == Mode::Flash);
+    std::filesystem::remove_all(dir);
 }

@@ -8,6 +8,7 @@
 
 
 #include "headsplit/backend_policy.hpp"
+#include "headsplit/checkpoint.hpp"
 #include "headsplit/engine.hpp"
 #include "headsplit/gl_backend.hpp"
 
@@ -33,13 +34,34 @@ TraceComputer::~TraceComputer() {
 
 double TraceComputer::busy_seconds() const { return busy() ? now_seconds() - worker_started_ : 0.0; }
 
+namespace {
+
+// A checkpoint run whose text was edited in the window (its words, no x yet): tokenized again
+// and run to the layer's input, with the run's own settings kept.
+CheckedConfig retokenized(const Config& edited) {
+    if (edited.batch > 1) throw ConfigError("a checkpoint run takes one sentence; remove the others");
+    std::string text;
+    for (const std::string& t : edited.tokens) text += (text.empty() ? "" : " ") + t;
+    Config c = gpt2_config(edited.weights_dir, text, edited.layer);
+    c.mode = edited.mode, c.block = edited.block, c.backend = edited.backend, c.causal = edited.causal;
+    c.scale_first = edited.scale_first, c.dropout = edited.dropout, c.decode_from = edited.decode_from;
+    c.seed = edited.seed, c.memory_budget = edited.memory_budget, c.out_proj = edited.out_proj;
+    return check_config(c);
+}
+
+}  // namespace
+
 ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend, bool on_worker) {
     ComputeResult r;
-    const CheckedConfig& checked = job.checked;
-    const Config& c = checked.config;
-    r.config = c;
+    r.config = job.checked.config;
     const double t0 = now_seconds();
     try {
+        // Here, not on the UI thread: tokenizing and running the blocks before the layer takes
+        // seconds for a large model.
+        const bool edited = !job.checked.config.weights_dir.empty() && job.checked.config.embeddings.empty();
+        const CheckedConfig checked = edited ? retokenized(job.checked.config) : job.checked;
+        const Config& c = checked.config;
+        r.config = c;
         if (!checked.fits_budget()) {
             r.trace = std::make_shared<Trace>(plan(checked));
             r.shapes_only = true;
