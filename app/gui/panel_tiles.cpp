@@ -38,16 +38,21 @@ void DrawFlashTiles(AppState& st) {
         ImGui::TextDisabled("predict the shape: the tiles show once the class has answered");
         return;
     }
-    // The tile steps by (query block, key block); those up to the current step are done.
+    // The tile steps by (query block, key block) up to the current step, and each query
+    // block's latest: only the blocks the grids show (the first 48 tokens) are kept, so a
+    // long pass costs a frame no more than a short one.
+    const std::int64_t N = std::min<std::int64_t>(T, 48), NS = std::min<std::int64_t>(S, 48);
     std::map<std::pair<int, int>, const Step*> tiles;
+    std::vector<const Step*> latest(static_cast<std::size_t>((N + blk - 1) / blk), nullptr);
     int done = 0, total = 0;
     for (const Step& s : tr.steps) {
         if (s.op != Op::Tile) continue;
         ++total;
-        if (s.index <= st.step) {
-            ++done;
-            tiles[{s.tile_q, s.tile_k}] = &s;
-        }
+        if (s.index > st.step) continue;
+        ++done;
+        if (s.tile_q * blk >= N) continue;
+        latest[static_cast<std::size_t>(s.tile_q)] = &s;
+        if (s.tile_k * blk < NS) tiles[{s.tile_q, s.tile_k}] = &s;
     }
     const bool current = here.op == Op::Tile;
     const std::int64_t skipped = c.query_blocks() * c.key_blocks() - c.tiles_run();
@@ -64,7 +69,6 @@ void DrawFlashTiles(AppState& st) {
     const std::int64_t sentence = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - 1);
     SentenceSlider(st);
     if (c.batch > 1) what += ", sentence " + std::to_string(sentence);
-    const std::int64_t N = std::min<std::int64_t>(T, 48), NS = std::min<std::int64_t>(S, 48);
     if (N < T || NS < S) what += " (the first " + std::to_string(std::max(N, NS)) + " tokens)";
     if (ImGui::CalcTextSize(what.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
     ImGui::TextDisabled("%s", what.c_str());
@@ -91,7 +95,7 @@ void DrawFlashTiles(AppState& st) {
                    fit_text("flash holds one tile: " + grid_words(blk, blk, copies), avail.x - bar_w - font));
         dl->AddRectFilled({p.x, p.y + line_h + dy}, {p.x + bar_w, p.y + line_h + dy + bar_h}, IM_COL32(200, 90, 80, 230));
         draw_label(dl, {p.x + bar_w + font * 0.5f, p.y + line_h}, dim_col,
-                   fit_text("split holds the grid, twice: " + grid_words(T, S, copies), avail.x - bar_w - font));
+                   fit_text("split holds 2 grids, each " + grid_words(T, S, copies), avail.x - bar_w - font));
         ImGui::Dummy({avail.x, 2 * line_h});
     }
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -171,11 +175,9 @@ void DrawFlashTiles(AppState& st) {
         draw_label(dl, {xm + cell, y0 - line_h}, dim_col, fit_text("l", cell));
         for (std::int64_t i = 0; i < N; ++i) {
             const int qi = static_cast<int>(i / blk);
-            const Step* latest = nullptr;
-            for (const auto& [key, s] : tiles)
-                if (key.first == qi) latest = s;
-            const TensorRecord* m = latest ? latest->find("m") : nullptr;
-            const TensorRecord* l = latest ? latest->find("l") : nullptr;
+            const Step* last = latest[static_cast<std::size_t>(qi)];
+            const TensorRecord* m = last ? last->find("m") : nullptr;
+            const TensorRecord* l = last ? last->find("l") : nullptr;
             for (int k = 0; k < 2; ++k) {
                 const TensorRecord* t = k == 0 ? m : l;
                 const ImVec2 p0(xm + k * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
@@ -184,7 +186,7 @@ void DrawFlashTiles(AppState& st) {
                     continue;
                 }
                 const float v = value(*t, h, i - qi * blk, 0);
-                const bool changed = current && latest == &here;
+                const bool changed = current && last == &here;
                 const ImU32 fill = changed ? head_color(h, 0.85f) : neutral_color(st.dark);
                 dl->AddRectFilled(p0, p1, fill);
                 cell_value(dl, p0, p1, text_on(fill), v, true);

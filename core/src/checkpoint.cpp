@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "headsplit/bpe.hpp"
+#include "headsplit/cpu_backend.hpp"
+#include "headsplit/engine.hpp"
 #include "headsplit/safetensors.hpp"
 
 namespace headsplit {
@@ -59,6 +61,57 @@ std::vector<float> layer_norm(const std::vector<float>& x, std::int64_t T, std::
     return y;
 }
 
+
+void check_layer(const Gpt2Shape& s, std::int64_t layer) {
+    if (layer < 0 || layer >= s.n_layer)
+        throw ConfigError("--layer " + std::to_string(layer) + " is not a layer of this checkpoint; use 0 to " +
+                          std::to_string(s.n_layer - 1));
+}
+
+// Block `layer`'s c_attn (Conv1D [D, 3D], bias [3D]) as w_query, w_key, w_value [D, D] in
+// nn.Linear layout (transposed) with their biases, and c_proj as w_out, b_out.
+Weights attention_weights(const SafetensorsFile& f, std::int64_t D, std::int64_t layer) {
+    const std::vector<float> w = tensor(f, block(layer, "attn.c_attn.weight"), {D, 3 * D});
+    const std::vector<float> b = tensor(f, block(layer, "attn.c_attn.bias"), {3 * D});
+    const std::vector<float> pw = tensor(f, block(layer, "attn.c_proj.weight"), {D, D});
+    // Columns k*D .. of c_attn are the queries' (k = 0), keys' (1), values' (2).
+    const auto transposed = [&](const std::vector<float>& m, std::int64_t cols, std::int64_t first) {
+        std::vector<float> lin(static_cast<std::size_t>(D * D));
+        for (std::int64_t o = 0; o < D; ++o)
+            for (std::int64_t i = 0; i < D; ++i)
+                lin[static_cast<std::size_t>(o * D + i)] = m[static_cast<std::size_t>(i * cols + first + o)];
+        return lin;
+    };
+    Weights out;
+    out.w_query = transposed(w, 3 * D, 0);
+    out.w_key = transposed(w, 3 * D, D);
+    out.w_value = transposed(w, 3 * D, 2 * D);
+    out.b_query.assign(b.begin(), b.begin() + D);
+    out.b_key.assign(b.begin() + D, b.begin() + 2 * D);
+    out.b_value.assign(b.begin() + 2 * D, b.end());
+    out.w_out = transposed(pw, D, 0);
+    out.b_out = tensor(f, block(layer, "attn.c_proj.bias"), {D});
+    return out;
+}
+
+// A block's causal self-attention on x [T, D] (ln_1's output) with weights `w`: HeadSplit's
+// own engine, split mode on the CPU, recording nothing but the output [T, D].
+std::vector<float> attention_output(const std::vector<float>& x, std::int64_t T, const Gpt2Shape& s, const Weights& w) {
+    Config c;
+    c.tokens = synthetic_tokens(T);
+    c.embeddings = x;
+    c.d_in = c.d_out = s.n_embd;
+    c.heads = s.n_head;
+    c.qkv_bias = true;
+    c.out_proj = true;
+    const Inputs in = make_inputs(c);
+    const auto cpu = make_cpu_backend();
+    Runner runner(c, in, w, *cpu);
+    RunOptions quiet;
+    quiet.record_values = false;
+    return runner.run(quiet).steps.back().result().data;
+}
+
 }  // namespace
 
 Gpt2Shape read_gpt2_config(const std::string& dir) {
@@ -100,9 +153,7 @@ Gpt2Input gpt2_layer_input(const std::string& dir, const std::string& text, std:
     Gpt2Input out;
     out.shape = read_gpt2_config(dir);
     const Gpt2Shape& s = out.shape;
-    if (layer < 0 || layer >= s.n_layer)
-        throw ConfigError("--layer " + std::to_string(layer) + " is not a layer of this checkpoint; use 0 to " +
-                          std::to_string(s.n_layer - 1));
+    check_layer(s, layer);
     const Gpt2Tokenizer tok = Gpt2Tokenizer::load(in_dir(dir, "vocab.json"), in_dir(dir, "merges.txt"));
     for (const auto& t : tok.encode(text)) {
         if (t.id >= s.vocab_size)
@@ -111,7 +162,7 @@ Gpt2Input gpt2_layer_input(const std::string& dir, const std::string& text, std:
         out.ids.push_back(t.id);
         out.pieces.push_back(t.piece);
     }
-    const std::int64_t T = static_cast<std::int64_t>(out.ids.size()), D = s.n_embd, H = s.n_head, hd = D / H;
+    const std::int64_t T = static_cast<std::int64_t>(out.ids.size()), D = s.n_embd;
     if (T == 0) throw ConfigError("the text has no tokens; give at least one word, e.g. --text \"the cat sleeps\"");
     if (T > s.n_positions)
         throw ConfigError("the text has " + std::to_string(T) + " tokens, more than the " + std::to_string(s.n_positions) +
@@ -129,32 +180,7 @@ Gpt2Input gpt2_layer_input(const std::string& dir, const std::string& text, std:
     for (std::int64_t i = 0; i < layer; ++i) {
         const std::vector<float> a = layer_norm(h, T, D, tensor(f, block(i, "ln_1.weight"), {D}),
                                                 tensor(f, block(i, "ln_1.bias"), {D}), s.layer_norm_epsilon);
-        const std::vector<float> qkv = conv1d(a, T, D, tensor(f, block(i, "attn.c_attn.weight"), {D, 3 * D}),
-                                              tensor(f, block(i, "attn.c_attn.bias"), {3 * D}), 3 * D);
-        std::vector<float> merged(static_cast<std::size_t>(T * D), 0.0f), p(static_cast<std::size_t>(T));
-        const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
-        for (std::int64_t head = 0; head < H; ++head)
-            for (std::int64_t q = 0; q < T; ++q) {
-                double mx = -INFINITY;
-                for (std::int64_t k = 0; k <= q; ++k) {  // causal
-                    double dot = 0;
-                    for (std::int64_t d = 0; d < hd; ++d)
-                        dot += static_cast<double>(qkv[static_cast<std::size_t>(q * 3 * D + head * hd + d)]) *
-                               qkv[static_cast<std::size_t>(k * 3 * D + D + head * hd + d)];
-                    p[static_cast<std::size_t>(k)] = static_cast<float>(dot * scale);
-                    mx = std::max(mx, static_cast<double>(p[static_cast<std::size_t>(k)]));
-                }
-                double sum = 0;
-                for (std::int64_t k = 0; k <= q; ++k) sum += std::exp(p[static_cast<std::size_t>(k)] - mx);
-                for (std::int64_t k = 0; k <= q; ++k) {
-                    const double w = std::exp(p[static_cast<std::size_t>(k)] - mx) / sum;
-                    for (std::int64_t d = 0; d < hd; ++d)
-                        merged[static_cast<std::size_t>(q * D + head * hd + d)] +=
-                            static_cast<float>(w * qkv[static_cast<std::size_t>(k * 3 * D + 2 * D + head * hd + d)]);
-                }
-            }
-        const std::vector<float> attn = conv1d(merged, T, D, tensor(f, block(i, "attn.c_proj.weight"), {D, D}),
-                                               tensor(f, block(i, "attn.c_proj.bias"), {D}), D);
+        const std::vector<float> attn = attention_output(a, T, s, attention_weights(f, D, i));
         for (std::size_t j = 0; j < h.size(); ++j) h[j] += attn[j];
         const std::vector<float> m = layer_norm(h, T, D, tensor(f, block(i, "ln_2.weight"), {D}),
                                                 tensor(f, block(i, "ln_2.bias"), {D}), s.layer_norm_epsilon);
@@ -173,36 +199,8 @@ Gpt2Input gpt2_layer_input(const std::string& dir, const std::string& text, std:
 
 Weights gpt2_attention_weights(const std::string& dir, std::int64_t layer) {
     const Gpt2Shape s = read_gpt2_config(dir);
-    if (layer < 0 || layer >= s.n_layer)
-        throw ConfigError("--layer " + std::to_string(layer) + " is not a layer of this checkpoint; use 0 to " +
-                          std::to_string(s.n_layer - 1));
-    const std::int64_t D = s.n_embd;
-    const SafetensorsFile f(in_dir(dir, "model.safetensors"));
-    const std::vector<float> w = tensor(f, block(layer, "attn.c_attn.weight"), {D, 3 * D});
-    const std::vector<float> b = tensor(f, block(layer, "attn.c_attn.bias"), {3 * D});
-    const std::vector<float> pw = tensor(f, block(layer, "attn.c_proj.weight"), {D, D});
-    // Conv1D keeps [in, out]; nn.Linear [out, in]: transposed. Columns part*D .. of c_attn are
-    // the queries' (part 0), keys' (1), values' (2).
-    const auto part = [&](std::int64_t k) {
-        std::vector<float> lin(static_cast<std::size_t>(D * D));
-        for (std::int64_t o = 0; o < D; ++o)
-            for (std::int64_t i = 0; i < D; ++i)
-                lin[static_cast<std::size_t>(o * D + i)] = w[static_cast<std::size_t>(i * 3 * D + k * D + o)];
-        return lin;
-    };
-    Weights out;
-    out.w_query = part(0);
-    out.w_key = part(1);
-    out.w_value = part(2);
-    out.b_query.assign(b.begin(), b.begin() + D);
-    out.b_key.assign(b.begin() + D, b.begin() + 2 * D);
-    out.b_value.assign(b.begin() + 2 * D, b.end());
-    out.w_out.resize(static_cast<std::size_t>(D * D));
-    for (std::int64_t o = 0; o < D; ++o)
-        for (std::int64_t i = 0; i < D; ++i)
-            out.w_out[static_cast<std::size_t>(o * D + i)] = pw[static_cast<std::size_t>(i * D + o)];
-    out.b_out = tensor(f, block(layer, "attn.c_proj.bias"), {D});
-    return out;
+    check_layer(s, layer);
+    return attention_weights(SafetensorsFile(in_dir(dir, "model.safetensors")), s.n_embd, layer);
 }
 
 Config gpt2_config(const std::string& dir, const std::string& text, std::int64_t layer) {
