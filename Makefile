@@ -2,6 +2,7 @@
 #   make run    install missing Debian packages, build, run the app
 #   make test   install missing Debian packages, build, run every test through CTest
 #   make package  build, then the Debian package $(BUILD_DIR)/headsplit_<version>_<arch>.deb
+#   make tiny-model  retrain assets/tiny-gpt2 (the tiny-trained preset's model; about 27 min)
 # Packages are checked one by one with dpkg-query and only the missing ones are
 # installed (apt-get, through sudo when not root).
 
@@ -14,20 +15,21 @@ WERROR ?= OFF
 # Build: compiler, CMake, engine libraries. GL: libepoxy and Mesa's EGL and llvmpipe, so
 # compute shaders run headless. GUI: ImGui, GLFW, stb, DejaVu fonts; Xvfb for its tests.
 # Tokenizer: ICU (Unicode classes and regex). Test: the PyTorch oracle; Node.js with npm for the
-# GPT-2 tokenizer reference (npm installs it in the test). Package: dpkg-dev (dpkg-shlibdeps,
+# GPT-2 tokenizer reference (npm installs it in the test); fortunes, the corpus of
+# tools/train_tiny.py (its test trains a few steps). Package: dpkg-dev (dpkg-shlibdeps,
 # for CPack's Depends).
 DEB_PACKAGES := g++ cmake make pkg-config \
   libxtensor-dev libxtensor-blas-dev libopenblas-dev \
   catch2 nlohmann-json3-dev libcli11-dev libicu-dev \
   libepoxy-dev libegl-dev libegl1 libegl-mesa0 libgl1-mesa-dri \
   libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core xvfb xauth \
-  python3 python3-numpy python3-torch \
+  python3 python3-numpy python3-torch fortunes \
   clang libclang-rt-14-dev \
   dpkg-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build run test check package clean
+.PHONY: all deps build run test check package clean tiny-model
 
 all: build
 
@@ -85,3 +87,10 @@ package: build
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan build-fuzz
+
+# The shipped tiny GPT-2: Debian's fortunes as the corpus, Debian's PyTorch on the CPU,
+# seeded (tools/train_tiny.py says how; SEED and STEPS change it).
+STEPS ?= 4000
+SEED ?= 15
+tiny-model: deps
+	/usr/bin/python3 tools/train_tiny.py --out assets/tiny-gpt2 --steps $(STEPS) --seed $(SEED)

@@ -134,6 +134,8 @@ int BenchCommand::run() const {
         shapes = default_shapes();
     } else {
         Config c = config_from_preset(preset);
+        if (!c.weights_dir.empty() && !tokens.empty())
+            throw ConfigError("--tokens cannot be used with --preset " + preset + ": the checkpoint sets the tokens");
         if (tokens.empty()) {
             if (preset.rfind("gpt", 0) == 0) c.tokens = synthetic_tokens(128);
             shapes.push_back({preset, c});

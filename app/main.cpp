@@ -111,6 +111,8 @@ int main(int argc, char** argv) {
     cli.add_flag("--quiz", quiz, "predict the shape: each next step is asked before it is drawn (Q toggles)");
     bool compare_masks = false;
     cli.add_flag("--compare-masks", compare_masks, "heatmaps: one head causal and bidirectional side by side");
+    std::string heatmap_head;
+    cli.add_option("--heatmap", heatmap_head, "heatmaps: head N alone, large, with its numbers (a click on its map)");
     std::string zoom, pan;
     cli.add_option("--zoom", zoom, "the stage's zoom, 1 to 8 (the mouse wheel's; default 1: fit the panel)");
     cli.add_option("--pan", pan, "TOKEN,COLUMN,HEAD: where the stage's window starts in a tensor too large to draw whole (a drag's)");
@@ -161,6 +163,8 @@ int main(int argc, char** argv) {
         g.light = light;
         g.present = present;
         g.compare_masks = compare_masks;
+        if (!heatmap_head.empty())
+            g.focus_head = static_cast<int>(app::parse_count("--heatmap", heatmap_head, 0, g.config.heads - 1));
         g.quiz = quiz;
         if (!zoom.empty()) {
             char* end = nullptr;

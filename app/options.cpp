@@ -4,6 +4,7 @@
 
 #include "headsplit/engine.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -143,19 +144,25 @@ void apply_run_options(const ConfigOptions& o, Config& c) {
 }  // namespace
 
 CheckedConfig make_config(const ConfigOptions& o) {
-    if (o.weights.empty() && !o.layer.empty()) throw ConfigError("--layer picks a layer of a checkpoint; give --weights DIR too");
-    if (!o.weights.empty()) {
+    const Preset* preset = find_preset(o.preset.empty() ? "cat-sleeps" : o.preset);
+    const bool shipped = preset && !preset->weights.empty();  // a preset that opens a shipped checkpoint
+    if (o.weights.empty() && !o.layer.empty() && !shipped)
+        throw ConfigError("--layer picks a layer of a checkpoint; give --weights DIR too (or --preset tiny-trained)");
+    if (!o.weights.empty() || shipped) {
         // The checkpoint fixes the sizes, heads, biases and tokens; the rest may be chosen.
+        const std::string source = o.weights.empty() ? "--preset " + o.preset : std::string("--weights");
         const std::pair<const char*, bool> fixed[] = {
             {"--tokens", !o.tokens.empty()},   {"--d-in", !o.d_in.empty()},        {"--d-out", !o.d_out.empty()},
             {"--heads", !o.heads.empty()},     {"--kv-heads", !o.kv_heads.empty()}, {"--context", !o.contexts.empty()},
             {"--context-tokens", !o.context_tokens.empty()}, {"--d-context", !o.d_context.empty()},
-            {"--qkv-bias", o.qkv_bias},        {"--preset", !o.preset.empty() && o.preset != "cat-sleeps"}};
+            {"--qkv-bias", o.qkv_bias},        {"--preset", !o.weights.empty() && !o.preset.empty() && o.preset != "cat-sleeps"}};
         for (const auto& [name, given] : fixed)
-            if (given) throw ConfigError(std::string(name) + " cannot be used with --weights: the checkpoint sets it");
-        if (o.texts.size() > 1) throw ConfigError("--weights runs one sentence; give one --text");
-        std::string text = o.texts.empty() ? "the cat sleeps" : o.texts.front();
-        Config c = gpt2_config(o.weights, text, o.layer.empty() ? 0 : parse_count("--layer", o.layer, 0, 1 << 20));
+            if (given) throw ConfigError(std::string(name) + " cannot be used with " + source + ": the checkpoint sets it");
+        if (o.texts.size() > 1) throw ConfigError(source + " runs one sentence; give one --text");
+        const std::string text = o.texts.empty() ? "" : o.texts.front();
+        const std::int64_t layer = o.layer.empty() ? -1 : parse_count("--layer", o.layer, 0, 1 << 20);
+        Config c = o.weights.empty() ? config_from_preset(o.preset, text, layer)
+                                     : gpt2_config(o.weights, text.empty() ? "the cat sleeps" : text, std::max<std::int64_t>(layer, 0));
         apply_run_options(o, c);
         return check_config(c);
     }

@@ -115,6 +115,12 @@ check_refused 2 "2 contexts for 3 sentences" trace --text a --text b --text c --
 check_refused 2 "--text \"\" has no words" trace --text "a b" --text ""
 check_refused 2 "preset llama3-8b shares 8 key/value heads, which cannot serve --heads 4" trace --preset llama3-8b --heads 4
 check_refused 2 "over the memory budget" trace --preset gpt2-small --text "$(printf 'w%.0s ' $(seq 2000))" --text a --text b
+# the shipped model's preset: its sizes, tokens and layers are the checkpoint's
+check_refused 2 "--heads cannot be used with --preset tiny-trained: the checkpoint sets it" trace --preset tiny-trained --heads 2
+check_refused 2 "--tokens cannot be used with --preset tiny-trained" trace --preset tiny-trained --tokens 5
+check_refused 2 "is not a layer of this checkpoint; use 0 to" trace --preset tiny-trained --layer 99
+check_refused 2 "--preset tiny-trained runs one sentence; give one --text" trace --preset tiny-trained --text a --text b
+check_refused 2 "--preset cannot be used with --weights" trace --preset tiny-trained --weights /nonexistent
 # A very long sentence (20,000 words, near the kernel's 128 KiB limit on one argument):
 # refused by the memory budget with the estimate, before anything is allocated.
 long_text=$(printf 'word %.0s' $(seq 20000))
@@ -130,6 +136,7 @@ check_refused 2 "--repeat 1.5 is not a whole number" bench --repeat 1.5
 check_refused 2 "--repeat nan is not a whole number" bench --repeat nan
 check_refused 2 "--repeat 100000000 is out of range" bench --repeat 100000000
 check_refused 2 "--tokens needs --preset" bench --tokens 64
+check_refused 2 "--tokens cannot be used with --preset tiny-trained: the checkpoint sets the tokens" bench --preset tiny-trained --tokens 64
 check_refused 2 "--tokens 0 is out of range" bench --preset gpt2-small --tokens 0
 check_refused 2 "--tokens 1e9 is not a whole number" bench --preset gpt2-small --tokens 1e9
 check_refused 2 "--tokens 2000000 is out of range" bench --preset gpt2-small --tokens 2000000
@@ -153,6 +160,7 @@ check_refused_gui() {  # substring args...
   refused=$((refused + 1))
 }
 check_refused_gui "--step -1 is out of range" --step -1
+check_refused_gui "--heatmap 2 is out of range; use a whole number from 0 to 1" --heatmap 2
 check_refused_gui "--audit-windows abc is not a size" --layout-audit "$work/a.json" --audit-windows abc
 check_refused_gui "--audit-windows width 10 is out of range" --layout-audit "$work/a.json" --audit-windows 10x10
 check_refused_gui "--audit-fonts 9 is not a scale from 0.75 to 2.5" --layout-audit "$work/a.json" --audit-fonts 1,9

@@ -1,14 +1,22 @@
-"""GPT-2 checkpoints (issue 15): writes a random-weight GPT-2 folder in the Hugging Face layout
-(config.json, model.safetensors, vocab.json, merges.txt; 2 layers, n_embd 16, 4 heads, a small
-byte-level BPE), runs `headsplit trace --weights DIR --layer 1` on both backends and checks
-it against GPT-2 written here in PyTorch: the token ids (a BPE written here), x (the real input
-of layer 1's attention: embeddings, block 0, ln_1 of block 1), the weights (c_attn and c_proj
-transposed), and the layer's attention output. Then every step through the PyTorch oracle.
+"""GPT-2 checkpoints (issue 15).
 
-usage: gpt2_checkpoint.py HEADSPLIT ORACLE.py WORKDIR
+Default: writes a random-weight GPT-2 folder in the Hugging Face layout (config.json,
+model.safetensors, vocab.json, merges.txt; 2 layers, n_embd 16, 4 heads, a small byte-level
+BPE), runs `headsplit trace --weights DIR --layer 1` on both backends and checks it against
+GPT-2 written here in PyTorch: the token ids (a BPE written here), x (the real input of layer
+1's attention: embeddings, block 0, ln_1 of block 1), the weights (c_attn and c_proj
+transposed), and the layer's attention output. Then every step through the PyTorch oracle, and
+broken folders that must be refused.
+
+--shipped DIR: the same checks on the shipped tiny model (every layer, both backends, the
+preset tiny-trained's sentence), that the preset runs that folder, and that the heads named in
+the README attend as it says (on this script's own PyTorch forward).
+
+usage: gpt2_checkpoint.py HEADSPLIT ORACLE.py WORKDIR [--shipped DIR]
 """
 import json
 import math
+import os
 import struct
 import subprocess
 import sys
@@ -45,12 +53,12 @@ def vocabulary():
     return vocab
 
 
-def encode(text, vocab):
+def encode(text, vocab, merges):
     """GPT-2's encoder: pre-split (enough of its pattern for ASCII text), bytes to characters,
     merges by rank."""
     import re
     pieces = re.findall(r"'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+", text)
-    ranks = {m: i for i, m in enumerate(MERGES)}
+    ranks = {m: i for i, m in enumerate(merges)}
     ids = []
     for piece in pieces:
         word = [BYTE[b] for b in piece.encode()]
@@ -59,7 +67,7 @@ def encode(text, vocab):
             best = min(pairs)[0]
             if best == math.inf:
                 break
-            first, second = MERGES[best]
+            first, second = merges[best]
             out, i = [], 0
             while i < len(word):
                 if i + 1 < len(word) and word[i] == first and word[i + 1] == second:
@@ -71,6 +79,22 @@ def encode(text, vocab):
             word = out
         ids += [vocab[w] for w in word]
     return ids
+
+
+def read_safetensors(path):
+    """A safetensors file read here (header length, JSON header, little-endian data)."""
+    import numpy
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        assert e["dtype"] == "F32", f"{name}: {e['dtype']}"
+        a, b = e["data_offsets"]
+        out[name] = torch.from_numpy(numpy.frombuffer(raw[8 + n + a:8 + n + b], dtype="<f4").copy()).view(e["shape"])
+    return out
 
 
 def write_safetensors(path, tensors):
@@ -86,27 +110,69 @@ def write_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(text)) + text + data)
 
 
-def gpt2_to_layer(w, ids, layer):
-    """x for layer `layer`'s attention, and that attention's output, by GPT-2's definition."""
+def gpt2_to_layer(w, ids, layer, D, H, eps=1e-5):
+    """x for layer `layer`'s attention, that attention's output and its softmax [H, T, T], by
+    GPT-2's definition."""
     T = len(ids)
     h = w["wte.weight"][ids] + w["wpe.weight"][:T]
+    probs = []
 
     def attention(i, a):
         qkv = a @ w[f"h.{i}.attn.c_attn.weight"] + w[f"h.{i}.attn.c_attn.bias"]
         q, k, v = (t.view(T, H, D // H).transpose(0, 1) for t in qkv.split(D, dim=-1))
         s = (q @ k.transpose(1, 2)) / math.sqrt(D // H)
         s = s.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), -math.inf)
-        ctx = (torch.softmax(s, dim=-1) @ v).transpose(0, 1).reshape(T, D)
+        probs.append(torch.softmax(s, dim=-1))
+        ctx = (probs[-1] @ v).transpose(0, 1).reshape(T, D)
         return ctx @ w[f"h.{i}.attn.c_proj.weight"] + w[f"h.{i}.attn.c_proj.bias"]
 
     for i in range(layer):
-        a = F.layer_norm(h, (D,), w[f"h.{i}.ln_1.weight"], w[f"h.{i}.ln_1.bias"], 1e-5)
+        a = F.layer_norm(h, (D,), w[f"h.{i}.ln_1.weight"], w[f"h.{i}.ln_1.bias"], eps)
         h = h + attention(i, a)
-        m = F.layer_norm(h, (D,), w[f"h.{i}.ln_2.weight"], w[f"h.{i}.ln_2.bias"], 1e-5)
+        m = F.layer_norm(h, (D,), w[f"h.{i}.ln_2.weight"], w[f"h.{i}.ln_2.bias"], eps)
         f = F.gelu(m @ w[f"h.{i}.mlp.c_fc.weight"] + w[f"h.{i}.mlp.c_fc.bias"], approximate="tanh")
         h = h + f @ w[f"h.{i}.mlp.c_proj.weight"] + w[f"h.{i}.mlp.c_proj.bias"]
-    x = F.layer_norm(h, (D,), w[f"h.{layer}.ln_1.weight"], w[f"h.{layer}.ln_1.bias"], 1e-5)
-    return x, attention(layer, x)
+    x = F.layer_norm(h, (D,), w[f"h.{layer}.ln_1.weight"], w[f"h.{layer}.ln_1.bias"], eps)
+    return x, attention(layer, x), probs[-1]
+
+
+def check_layer(headsplit, oracle, work, args, w, D, H, ids, layer, backend):
+    """`headsplit trace ARGS` on `backend` against GPT-2's layer `layer`: token ids, x, the
+    weights, the output, and every step through the oracle. Returns (problems, trace)."""
+    x, attn_out, _ = gpt2_to_layer(w, ids, layer, D, H)
+    problems = []
+    out = f"{work}/trace_{backend}_{layer}.json"
+    subprocess.run([headsplit, "trace"] + args + ["--backend", backend, "--json", out], check=True,
+                   stdout=subprocess.DEVNULL)
+    doc = json.load(open(out))
+    cfg = doc["config"]
+    where = f"{backend}, layer {layer}"
+    if cfg["token_ids"] != ids:
+        problems.append(f"{where}: token ids {cfg['token_ids']}, GPT-2's BPE gives {ids}")
+    if [cfg["d_in"], cfg["d_out"], cfg["heads"], cfg["qkv_bias"], cfg["out_proj"]] != [D, D, H, True, True]:
+        problems.append(f"{where}: sizes {cfg['d_in']}, {cfg['d_out']}, {cfg['heads']} heads")
+    if cfg["checkpoint"]["layer"] != layer:
+        problems.append(f"{where}: the trace says layer {cfg['checkpoint']['layer']}")
+    got_x = torch.tensor(doc["inputs"]["x"]["data"]).view(len(ids), D)
+    dx = (got_x - x).abs().max().item()
+    if not dx <= 1e-4:
+        problems.append(f"{where}: x differs from the layer's input by {dx:.3g}")
+    c_attn = w[f"h.{layer}.attn.c_attn.weight"]
+    for k, name in enumerate(("w_query", "w_key", "w_value")):
+        got = torch.tensor(doc["weights"][name]["data"]).view(D, D)
+        if not torch.equal(got, c_attn[:, k * D:(k + 1) * D].T.contiguous()):
+            problems.append(f"{where}: {name} is not c_attn's columns {k * D}..{(k + 1) * D - 1}, transposed")
+    if not torch.equal(torch.tensor(doc["weights"]["w_out"]["data"]).view(D, D), w[f"h.{layer}.attn.c_proj.weight"].T):
+        problems.append(f"{where}: w_out is not c_proj's weight transposed")
+    out_rec = next(t for t in doc["steps"][-1]["tensors"] if t["name"] == "output")
+    d_out = (torch.tensor(out_rec["data"]).view(len(ids), D) - attn_out).abs().max().item()
+    if not d_out <= 1e-4:
+        problems.append(f"{where}: the attention output differs from GPT-2's by {d_out:.3g}")
+    r = subprocess.run([sys.executable, oracle, out], capture_output=True, text=True)
+    if r.returncode != 0:
+        problems.append(f"{where}: the oracle: {r.stdout.strip()[-300:]}")
+    print(f"gpt2 checkpoint on {where}: {len(ids)} tokens, x within {dx:.2g}, output within {d_out:.2g}")
+    return problems, doc
 
 
 def main(headsplit, oracle, work):
@@ -135,42 +201,97 @@ def main(headsplit, oracle, work):
     with open(f"{work}/merges.txt", "w") as f:
         f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in MERGES))
 
-    ids = encode(TEXT, vocab)
-    x, attn_out = gpt2_to_layer(w, ids, 1)
+    ids = encode(TEXT, vocab, MERGES)
     problems = []
     for backend in ("cpu", "gl"):
-        out = f"{work}/trace_{backend}.json"
-        subprocess.run([headsplit, "trace", "--weights", work, "--layer", "1", "--text", TEXT, "--backend", backend,
-                        "--json", out], check=True, stdout=subprocess.DEVNULL)
-        doc = json.load(open(out))
-        cfg = doc["config"]
-        if cfg["token_ids"] != ids:
-            problems.append(f"{backend}: token ids {cfg['token_ids']}, GPT-2's BPE gives {ids}")
-        if [cfg["d_in"], cfg["d_out"], cfg["heads"], cfg["qkv_bias"], cfg["out_proj"]] != [D, D, H, True, True]:
-            problems.append(f"{backend}: sizes {cfg['d_in']}, {cfg['d_out']}, {cfg['heads']} heads")
-        got_x = torch.tensor(doc["inputs"]["x"]["data"]).view(len(ids), D)
-        dx = (got_x - x).abs().max().item()
-        if not dx <= 1e-4:
-            problems.append(f"{backend}: x differs from layer 1's input by {dx:.3g}")
-        c_attn = w["h.1.attn.c_attn.weight"]
-        for k, name in enumerate(("w_query", "w_key", "w_value")):
-            got = torch.tensor(doc["weights"][name]["data"]).view(D, D)
-            if not torch.equal(got, c_attn[:, k * D:(k + 1) * D].T.contiguous()):
-                problems.append(f"{backend}: {name} is not c_attn's columns {k * D}..{(k + 1) * D - 1}, transposed")
-        if not torch.equal(torch.tensor(doc["weights"]["w_out"]["data"]).view(D, D), w["h.1.attn.c_proj.weight"].T):
-            problems.append(f"{backend}: w_out is not c_proj's weight transposed")
-        out_rec = next(t for t in doc["steps"][-1]["tensors"] if t["name"] == "output")
-        d_out = (torch.tensor(out_rec["data"]).view(len(ids), D) - attn_out).abs().max().item()
-        if not d_out <= 1e-4:
-            problems.append(f"{backend}: the attention output differs from GPT-2's layer 1 by {d_out:.3g}")
-        r = subprocess.run([sys.executable, oracle, out], capture_output=True, text=True)
-        if r.returncode != 0:
-            problems.append(f"{backend}: the oracle: {r.stdout.strip()[-300:]}")
-        print(f"gpt2 checkpoint on {backend}: {len(ids)} tokens, x within {dx:.2g}, output within {d_out:.2g}")
+        problems += check_layer(headsplit, oracle, work, ["--weights", work, "--layer", "1", "--text", TEXT],
+                                w, D, H, ids, 1, backend)[0]
     problems += refusals(headsplit, work, w, vocab)
     for p in problems:
         print("FAIL:", p)
     return 1 if problems else 0
+
+
+# What the README says of the shipped model's heads on the preset's sentence ("The cat sat on
+# the mat, and the dog sat on the cat.", tokens 0 .. 14), as (layer, head, pattern, at least):
+# the head's average weight, over the queries from the third token on, on the first token
+# ("first"); "spread" is the row's entropy over a flat row's (1: attends to everything alike);
+# ("key", j, a, b) is the average weight on token j of the queries a .. b-1.
+README_HEADS = [
+    (0, 0, "spread", 0.85), (0, 1, "spread", 0.85),           # broad
+    (1, 2, "first", 0.35), (1, 3, "first", 0.35),             # the first token
+    (2, 2, ("key", 1, 2, 10), 0.5),                           # " cat" until " dog" comes
+    (2, 2, ("key", 9, 10, 15), 0.3),                          # then " dog"
+    (2, 0, ("key", 6, 7, 15), 0.25),                          # the comma, once it is there
+]
+
+
+def head_measures(probs, ids):
+    """prev, first, same, spread of every head of one layer's softmax [H, T, T]."""
+    H, T, _ = probs.shape
+    out = {k: torch.zeros(H) for k in ("prev", "first", "same", "spread")}
+    repeated = 0
+    for t in range(2, T):
+        row = probs[:, t, :t + 1]
+        out["prev"] += row[:, t - 1] / (T - 2)
+        out["first"] += row[:, 0] / (T - 2)
+        out["spread"] += -(row.clamp_min(1e-12).log() * row).sum(-1) / math.log(t + 1) / (T - 2)
+        earlier = [j for j in range(t) if ids[j] == ids[t]]
+        if earlier:
+            out["same"] += row[:, earlier].sum(-1)
+            repeated += 1
+    out["same"] /= max(repeated, 1)
+    return out
+
+
+def shipped(headsplit, oracle, work, folder):
+    cfg = json.load(open(f"{folder}/config.json"))
+    D, H, L = cfg["n_embd"], cfg["n_head"], cfg["n_layer"]
+    eps = cfg["layer_norm_epsilon"]
+    assert eps == 1e-5, eps
+    w = read_safetensors(f"{folder}/model.safetensors")
+    vocab = json.load(open(f"{folder}/vocab.json", encoding="utf-8"))
+    lines = open(f"{folder}/merges.txt", encoding="utf-8").read().splitlines()
+    merges = [tuple(line.split(" ")) for line in lines[1:] if line]
+    problems = []
+    size = sum(os.path.getsize(f"{folder}/{n}") for n in os.listdir(folder))
+    if size > 5 * 2 ** 20:
+        problems.append(f"{folder} holds {size} bytes, over the 5 MB the issue allows")
+
+    # The preset's run: its sentence (the pieces put back together), its layer, its folder.
+    problems_preset, doc = check_layer(headsplit, oracle, work, ["--preset", "tiny-trained"], w, D, H,
+                                       *preset_ids_and_layer(headsplit, work, vocab, merges))
+    problems += problems_preset
+    if os.path.realpath(doc["config"]["checkpoint"]["dir"]) != os.path.realpath(folder):
+        problems.append(f"the preset runs {doc['config']['checkpoint']['dir']}, not {folder}")
+    text = "".join(doc["config"]["tokens"])
+    ids = encode(text, vocab, merges)
+    for layer in range(L):
+        for backend in ("cpu", "gl"):
+            problems += check_layer(headsplit, oracle, work, ["--weights", folder, "--layer", str(layer), "--text", text],
+                                    w, D, H, ids, layer, backend)[0]
+    for layer, head, pattern, least in README_HEADS:
+        probs = gpt2_to_layer(w, ids, layer, D, H)[2]
+        if isinstance(pattern, tuple):
+            _, j, a, b = pattern
+            got = probs[head, a:b, j].mean().item()
+        else:
+            got = head_measures(probs, ids)[pattern][head].item()
+        print(f"tiny model, layer {layer} head {head}: {pattern} {got:.2f} (the README says at least {least})")
+        if not got >= least:
+            problems.append(f"layer {layer} head {head}: {pattern} is {got:.2f} on {text!r}, the README says >= {least}")
+    for p in problems:
+        print("FAIL:", p)
+    return 1 if problems else 0
+
+
+def preset_ids_and_layer(headsplit, work, vocab, merges):
+    """The preset's token ids by this script's BPE (from its text, read off a first run) and
+    its layer."""
+    out = f"{work}/preset.json"
+    subprocess.run([headsplit, "trace", "--preset", "tiny-trained", "--json", out], check=True, stdout=subprocess.DEVNULL)
+    doc = json.load(open(out))
+    return encode("".join(doc["config"]["tokens"]), vocab, merges), doc["config"]["checkpoint"]["layer"], "cpu"
 
 
 def refusals(headsplit, work, w, vocab):
@@ -229,4 +350,6 @@ def refusals(headsplit, work, w, vocab):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 6 and sys.argv[4] == "--shipped":
+        sys.exit(shipped(*sys.argv[1:4], sys.argv[5]))
     sys.exit(main(*sys.argv[1:4]))

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Debian package: cpack builds it (into a temporary folder, so a `make package` running
 # at the same time is not disturbed), dpkg-deb unpacks it into a temporary root, and the
-# unpacked files are checked: the executable, the desktop entry, the icon, the Depends, and
-# that the packaged `headsplit trace` runs and prints its step table. cpack first runs the
+# unpacked files are checked: the executable, the desktop entry, the icon, the tiny model, the
+# Depends, that the packaged `headsplit trace` runs and prints its step table, and that the
+# tiny-trained preset reads the packaged model. cpack first runs the
 # build tree's `preinstall` target, which has nothing to do after the build CTest follows.
 # Usage: package_test.sh PATH/TO/cpack PATH/TO/BUILD/CPackConfig.cmake
 set -u
@@ -61,6 +62,10 @@ if [ -f "$icon" ]; then
 else
   fail "the package has no usr/share/icons/hicolor/scalable/apps/headsplit.svg"
 fi
+model=$root/usr/share/headsplit/tiny-gpt2
+for f in config.json model.safetensors vocab.json merges.txt; do
+  [ -s "$model/$f" ] || fail "the package has no usr/share/headsplit/tiny-gpt2/$f (the tiny-trained preset's model)"
+done
 [ "$failures" -gt 0 ] && finish  # no executable to run
 
 # 4. The packaged executable runs headless and prints the step table (the default example's
@@ -69,4 +74,12 @@ out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$bin" trace 2>"$work/stderr")
 rc=$?
 [ "$rc" = 0 ] || fail "the packaged 'headsplit trace' exited $rc: $(cat "$work/stderr")"
 grep -qE '^[0-9]+ +out_proj ' <<<"$out" || fail "the packaged 'headsplit trace' printed no step table: $out"
+
+# 5. The packaged executable finds the packaged model (beside it, not the source tree's).
+if env -u DISPLAY -u WAYLAND_DISPLAY "$bin" trace --preset tiny-trained --json "$work/tiny.json" >/dev/null 2>"$work/stderr"; then
+  dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["config"]["checkpoint"]["dir"])' "$work/tiny.json")
+  [ "$(realpath "$dir")" = "$(realpath "$model")" ] || fail "the packaged tiny-trained preset read $dir, not $model"
+else
+  fail "the packaged 'headsplit trace --preset tiny-trained' failed: $(cat "$work/stderr")"
+fi
 finish

@@ -432,3 +432,27 @@ TEST_CASE("a checkpoint run whose text is edited in the window is tokenized and 
     CHECK(st.trace->config.mode == Mode::Flash);
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the layer slider of a checkpoint run runs the same text at another layer", "[gui][checkpoint]") {
+    AppState st = make_state();
+    st.config = config_from_preset("tiny-trained");
+    const Config first = st.config;
+    recompute(st);
+    settle(st);
+    REQUIRE(st.trace);
+    const std::int64_t other = first.layer == 0 ? 1 : 0;
+    set_checkpoint_layer(st.config, other);  // as the slider does
+    CHECK(st.config.embeddings.empty());
+    recompute(st);
+    settle(st);
+    REQUIRE(st.trace);
+    CHECK(st.error.empty());
+    const Config want = config_from_preset("tiny-trained", "", other);  // the preset's text at that layer
+    CHECK(st.trace->config.layer == other);
+    CHECK(st.trace->config.preset == "tiny-trained");
+    CHECK(st.trace->config.tokens == first.tokens);
+    CHECK(st.trace->config.token_ids == first.token_ids);
+    CHECK(st.trace->inputs.x == want.embeddings);
+    CHECK(st.trace->inputs.x != first.embeddings);
+    CHECK(checkpoint_text(st.trace->config) == find_preset("tiny-trained")->text);
+}

@@ -96,6 +96,29 @@ TEST_CASE("safetensors: F32, F16 and BF16 tensors read back as the floats they e
     CHECK(half_to_float(0x0400) == std::ldexp(1.0f, -14));  // the smallest normal half
 }
 
+TEST_CASE("safetensors: rows of a matrix read alone are the rows, in the order asked", "[safetensors]") {
+    // m: F16 [3, 2] = rows (1, -2.5), (65504, 2^-24), (0.5, -0); n: F32 [2, 3].
+    const std::string header = R"({"m":{"dtype":"F16","shape":[3,2],"data_offsets":[0,12]},)"
+                               R"("n":{"dtype":"F32","shape":[2,3],"data_offsets":[12,36]}})";
+    const std::string data = le16({0x3C00, 0xC100, 0x7BFF, 0x0001, 0x3800, 0x8000}) + le32({1, 2, 3, 4, 5, 6});
+    TempFile f(file_bytes(header, data));
+    SafetensorsFile st(f.path);
+    CHECK(st.read_rows("m", {3, 2}, {2, 0, 2}) == std::vector<float>{0.5f, -0.0f, 1.0f, -2.5f, 0.5f, -0.0f});
+    CHECK(st.read_rows("m", {3, 2}, {1}) == std::vector<float>{65504.0f, std::ldexp(1.0f, -24)});
+    CHECK(st.read_rows("n", {2, 3}, {1}) == std::vector<float>{4, 5, 6});
+    CHECK(st.read_rows("n", {2, 3}, {}).empty());
+    // A row past the end, a negative row, a wrong shape: one line naming the file.
+    for (const std::int64_t bad : {std::int64_t{3}, std::int64_t{-1}}) {
+        try {
+            (void)st.read_rows("m", {3, 2}, {0, bad});
+            FAIL("row " << bad << " was read");
+        } catch (const ConfigError& e) {
+            CHECK_THAT(e.what(), Contains(f.path + ": row " + std::to_string(bad)) && Contains("is not one of its 3 rows (0 to 2)"));
+        }
+    }
+    CHECK_THROWS_WITH(st.read_rows("n", {3, 2}, {0}), Contains("is [2, 3], expected [3, 2]"));
+}
+
 TEST_CASE("safetensors: every corruption is refused in one line naming the file", "[safetensors][bad-input]") {
     const std::string ok_header = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
     const std::string ok_data = le32({1, 2});

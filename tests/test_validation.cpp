@@ -1,7 +1,10 @@
 // Every invalid value is refused with one line naming it and what would work.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include "helpers.hpp"
+#include "headsplit/checkpoint.hpp"
 #include "headsplit/presets.hpp"
 
 using namespace headsplit;
@@ -31,6 +34,28 @@ TEST_CASE("the default and every preset are valid", "[validation]") {
         c.memory_budget = 64ull << 30;  // gpt3's weights alone need more than the default 2 GiB
         CHECK(error_of(c).empty());
     }
+}
+
+TEST_CASE("the tiny-trained preset opens the shipped model; a missing model is refused naming where it looked",
+          "[validation][checkpoint]") {
+    const Preset* p = find_preset("tiny-trained");
+    REQUIRE(p);
+    const Config c = config_from_preset("tiny-trained");
+    CHECK(c.preset == "tiny-trained");
+    CHECK(c.layer == p->layer);
+    CHECK(std::filesystem::path(c.weights_dir).filename() == "tiny-gpt2");
+    const Gpt2Shape s = read_gpt2_config(c.weights_dir);
+    CHECK((c.d_in == s.n_embd && c.d_out == s.n_embd && c.heads == s.n_head && c.layers == s.n_layer));
+    std::string joined;  // byte-level BPE pieces put back together are the text
+    for (const std::string& t : c.tokens) joined += t;
+    CHECK(joined == p->text);
+    CHECK(c.token_ids.size() == c.tokens.size());
+    const Config other = config_from_preset("tiny-trained", "a dog", s.n_layer - 1);
+    CHECK(other.layer == s.n_layer - 1);
+    CHECK(other.embeddings.size() == other.tokens.size() * static_cast<std::size_t>(s.n_embd));
+    const std::string msg = test::refusal_of([] { (void)shipped_weights_dir("no-such-model"); });
+    CHECK_THAT(msg, Contains("the shipped model no-such-model is not installed (looked in ") &&
+                        Contains("/share/headsplit/no-such-model and ") && Contains("/assets/no-such-model)"));
 }
 
 TEST_CASE("heads that do not divide D_out", "[validation]") {
@@ -95,7 +120,7 @@ TEST_CASE("unknown preset lists the known ones", "[validation]") {
         config_from_preset("gpt5");
         FAIL("no error");
     } catch (const ConfigError& e) {
-        CHECK_THAT(e.what(), Equals("unknown preset \"gpt5\"; presets: cat-sleeps, journey, gpt2-small, gpt2-medium, gpt2-large, gpt2-xl, gpt3, llama2-7b, llama3-8b"));
+        CHECK_THAT(e.what(), Equals("unknown preset \"gpt5\"; presets: cat-sleeps, journey, gpt2-small, gpt2-medium, gpt2-large, gpt2-xl, gpt3, llama2-7b, llama3-8b, tiny-trained"));
     }
 }
 

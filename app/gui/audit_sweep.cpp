@@ -75,6 +75,11 @@ std::vector<AuditCase> audit_cases() {
     flash_batch.mode = Mode::Flash;
     flash_batch.block = 2;
     out.push_back({"flash-batch", flash_batch, {}, false});
+    // Issue 15's checkpoint: BPE pieces as token labels (leading spaces), the Checkpoint
+    // section with its layer slider, the controls a checkpoint cannot change greyed out.
+    Config tiny = config_from_preset("tiny-trained");
+    tiny.backend = BackendKind::Cpu;
+    out.push_back({"tiny-trained", tiny, {}, false});
     return out;
 }
 

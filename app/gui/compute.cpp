@@ -9,6 +9,7 @@
 
 #include "headsplit/backend_policy.hpp"
 #include "headsplit/checkpoint.hpp"
+#include "headsplit/presets.hpp"
 #include "headsplit/engine.hpp"
 #include "headsplit/gl_backend.hpp"
 
@@ -43,6 +44,7 @@ CheckedConfig retokenized(const Config& edited) {
     std::string text;
     for (const std::string& t : edited.tokens) text += (text.empty() ? "" : " ") + t;
     Config c = gpt2_config(edited.weights_dir, text, edited.layer);
+    if (find_preset(edited.preset)) c.preset = edited.preset;  // tiny-trained stays tiny-trained
     c.mode = edited.mode, c.block = edited.block, c.backend = edited.backend, c.causal = edited.causal;
     c.scale_first = edited.scale_first, c.dropout = edited.dropout, c.decode_from = edited.decode_from;
     c.seed = edited.seed, c.memory_budget = edited.memory_budget, c.out_proj = edited.out_proj;

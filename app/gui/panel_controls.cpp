@@ -2,6 +2,7 @@
 // trace at once; a refused value shows why inline and the last good trace stays.
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <map>
 
 #include <imgui.h>
@@ -69,13 +70,17 @@ void DrawControls(AppState& st, double now) {
     if (ImGui::BeginCombo("preset", c.preset.c_str())) {
         for (const Preset& p : presets()) {
             if (ImGui::Selectable(p.name.c_str(), p.name == c.preset)) {
-                Config next = config_from_preset(p.name);
-                next.mode = c.mode;
-                next.backend = c.backend;
-                next.causal = c.causal;
-                next.seed = c.seed;
-                c = next;
-                changed = true;
+                try {  // a checkpoint preset reads its folder, which may be missing or broken
+                    Config next = config_from_preset(p.name);
+                    next.mode = c.mode;
+                    next.backend = c.backend;
+                    next.causal = c.causal;
+                    next.seed = c.seed;
+                    c = next;
+                    changed = true;
+                } catch (const ConfigError& e) {
+                    st.error = e.what();
+                }
             }
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.about.c_str());
         }
@@ -84,13 +89,18 @@ void DrawControls(AppState& st, double now) {
 
     // The sentences of the batch: the first, then one box per further sentence with its
     // remove button; shorter ones are padded to the longest.
+    // A checkpoint run's tokens are BPE pieces (" cat"): its box shows them put back together.
+    const bool checkpoint = !c.weights_dir.empty();
     const std::vector<std::vector<std::string>> sentences = c.sentences();
     std::string typed;
     for (std::size_t b = 0; b < sentences.size(); ++b) {
         const std::string id = "##text" + std::to_string(b);
         const bool removable = b > 0;
         ImGui::SetNextItemWidth(removable ? -button_width("x") - ImGui::GetStyle().ItemSpacing.x : -1);
-        if (words_box(id.c_str(), b == 0 ? "type a sentence" : "another sentence", sentences[b], typed)) {
+        const std::vector<std::string> shown = checkpoint && !c.embeddings.empty()
+                                                   ? std::vector<std::string>{checkpoint_text(c)}
+                                                   : sentences[b];
+        if (words_box(id.c_str(), b == 0 ? "type a sentence" : "another sentence", shown, typed)) {
             set_sentence(c, b, typed);
             changed = true;
         }
@@ -105,60 +115,81 @@ void DrawControls(AppState& st, double now) {
             ImGui::PopID();
         }
     }
-    if (ImGui::Button("add a sentence")) {
+    if (checkpoint) {
+        ImGui::TextDisabled("T = %lld tokens (BPE pieces)", static_cast<long long>(c.num_tokens()));
+    } else if (ImGui::Button("add a sentence")) {
         // A shorter one, so the padding shows at once: the first sentence without its last word.
         std::vector<std::string> shorter = sentences.front();
         if (shorter.size() > 1) shorter.pop_back();
         set_sentence(c, sentences.size(), joined(shorter));
         changed = true;
     }
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("a batch: B sentences side by side, the shorter ones padded and masked");
-    same_line_if_fits(ImGui::CalcTextSize("B = 9, T = 999 tokens").x);
-    ImGui::TextDisabled("B = %lld, T = %lld tokens", static_cast<long long>(c.batch), static_cast<long long>(c.num_tokens()));
+    if (!checkpoint) {
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("a batch: B sentences side by side, the shorter ones padded and masked");
+        same_line_if_fits(ImGui::CalcTextSize("B = 9, T = 999 tokens").x);
+        ImGui::TextDisabled("B = %lld, T = %lld tokens", static_cast<long long>(c.batch), static_cast<long long>(c.num_tokens()));
+    }
 
     ImGui::Separator();
-    section_title("Sizes");
-    int d_in = static_cast<int>(c.d_in), d_out = static_cast<int>(c.d_out);
-    // The range grows with a preset's sizes up to the largest valid one (ImGui's sliders
-    // cannot span more than half of int; a typed value outside it is refused below).
-    const int d_max = static_cast<int>(std::clamp<std::int64_t>(std::max({std::int64_t{64}, c.d_in, c.d_out}), 64, kMaxDim));
-    if (ImGui::SliderInt("D_in", &d_in, 1, d_max)) {
-        c.d_in = d_in;
-        c.embeddings.clear();
-        changed = true;
-    }
-    if (ImGui::SliderInt("D_out", &d_out, 1, d_max)) {
-        const std::string why = set_d_out(c, d_out);
-        if (!why.empty()) st.notice = why;
-        changed = true;
-    }
-    // Only divisors of D_out can be chosen: the slider walks the list of divisors.
-    // (A value typed into a slider with Ctrl+click may be anything: no divisors, no slider.)
-    const std::vector<std::int64_t> divs = c.d_out <= kMaxDim ? divisors(c.d_out) : std::vector<std::int64_t>{};
-    if (divs.empty()) {
-        ImGui::TextDisabled("heads: choose a valid D_out first");
+    if (checkpoint) {
+        // The checkpoint sets the sizes; what can be chosen is which layer's attention runs.
+        section_title("Checkpoint");
+        dim_wrapped(std::filesystem::path(c.weights_dir).filename().string() + ": D = " + std::to_string(c.d_out) +
+                    ", " + std::to_string(c.heads) + " heads of " + std::to_string(c.head_dim()) + ", " +
+                    std::to_string(c.layers) + " layers (the checkpoint's sizes)");
+        int layer = static_cast<int>(c.layer);
+        if (ImGui::SliderInt("layer", &layer, 0, static_cast<int>(std::max<std::int64_t>(0, c.layers - 1)), "%d",
+                             ImGuiSliderFlags_AlwaysClamp) &&
+            layer != c.layer) {
+            set_checkpoint_layer(c, layer);
+            changed = true;
+        }
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("the attention of this layer, on x = the text run through the layers before it");
     } else {
-        if (c.heads < 1 || c.d_out % c.heads != 0)
-            ImGui::TextDisabled("heads = %lld does not divide D_out = %lld; pick one below", static_cast<long long>(c.heads),
-                                static_cast<long long>(c.d_out));
-        if (list_slider("heads", divs, c.heads)) {
-            const std::string why = fit_kv_heads(c);
+        section_title("Sizes");
+        int d_in = static_cast<int>(c.d_in), d_out = static_cast<int>(c.d_out);
+        // The range grows with a preset's sizes up to the largest valid one (ImGui's sliders
+        // cannot span more than half of int; a typed value outside it is refused below).
+        const int d_max = static_cast<int>(std::clamp<std::int64_t>(std::max({std::int64_t{64}, c.d_in, c.d_out}), 64, kMaxDim));
+        if (ImGui::SliderInt("D_in", &d_in, 1, d_max)) {
+            c.d_in = d_in;
+            c.embeddings.clear();
+            changed = true;
+        }
+        if (ImGui::SliderInt("D_out", &d_out, 1, d_max)) {
+            const std::string why = set_d_out(c, d_out);
             if (!why.empty()) st.notice = why;
             changed = true;
         }
-        ImGui::TextDisabled("head_dim = %lld / %lld = %lld", static_cast<long long>(c.d_out),
-                            static_cast<long long>(c.heads), static_cast<long long>(c.head_dim()));
-    }
-    // Why the others are missing, with the numbers.
-    for (std::int64_t h = 2; h <= std::min<std::int64_t>(c.d_out, 8); ++h) {
-        if (c.d_out % h == 0) continue;
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-        ImGui::TextWrapped("not %lld heads: %lld / %lld = %.2f features per head is not whole", static_cast<long long>(h),
-                           static_cast<long long>(c.d_out), static_cast<long long>(h),
-                           static_cast<double>(c.d_out) / static_cast<double>(h));
-        ImGui::PopStyleColor();
-        break;  // one example is enough
-    }
+        // Only divisors of D_out can be chosen: the slider walks the list of divisors.
+        // (A value typed into a slider with Ctrl+click may be anything: no divisors, no slider.)
+        const std::vector<std::int64_t> divs = c.d_out <= kMaxDim ? divisors(c.d_out) : std::vector<std::int64_t>{};
+        if (divs.empty()) {
+            ImGui::TextDisabled("heads: choose a valid D_out first");
+        } else {
+            if (c.heads < 1 || c.d_out % c.heads != 0)
+                ImGui::TextDisabled("heads = %lld does not divide D_out = %lld; pick one below", static_cast<long long>(c.heads),
+                                    static_cast<long long>(c.d_out));
+            if (list_slider("heads", divs, c.heads)) {
+                const std::string why = fit_kv_heads(c);
+                if (!why.empty()) st.notice = why;
+                changed = true;
+            }
+            ImGui::TextDisabled("head_dim = %lld / %lld = %lld", static_cast<long long>(c.d_out),
+                                static_cast<long long>(c.heads), static_cast<long long>(c.head_dim()));
+        }
+        // Why the others are missing, with the numbers.
+        for (std::int64_t h = 2; h <= std::min<std::int64_t>(c.d_out, 8); ++h) {
+            if (c.d_out % h == 0) continue;
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+            ImGui::TextWrapped("not %lld heads: %lld / %lld = %.2f features per head is not whole", static_cast<long long>(h),
+                               static_cast<long long>(c.d_out), static_cast<long long>(h),
+                               static_cast<double>(c.d_out) / static_cast<double>(h));
+            ImGui::PopStyleColor();
+            break;  // one example is enough
+        }
+    }  // the sizes of a run without a checkpoint
 
     ImGui::Separator();
     section_title("Attention");
@@ -202,7 +233,9 @@ void DrawControls(AppState& st, double now) {
         c.dropout = p;
         changed = true;
     }
+    ImGui::BeginDisabled(checkpoint);  // GPT-2 has them
     changed |= ImGui::Checkbox("Q/K/V bias", &c.qkv_bias);
+    ImGui::EndDisabled();
     int seed = static_cast<int>(c.seed);
     if (ImGui::InputInt("seed", &seed)) {
         c.seed = static_cast<std::uint64_t>(std::max(0, seed));
@@ -211,7 +244,10 @@ void DrawControls(AppState& st, double now) {
 
     ImGui::Separator();
     section_title("Beyond multi-head attention");
-    // Key/value heads: only divisors of heads, each serving heads / KV heads query heads.
+    // Key/value heads: only divisors of heads, each serving heads / KV heads query heads. A
+    // checkpoint has one per head and no context: it cannot share them or attend elsewhere.
+    if (checkpoint) dim_wrapped("GPT-2 has one key/value head per head and attends to its own text");
+    ImGui::BeginDisabled(checkpoint);
     if (c.heads >= 1 && c.d_out % c.heads == 0) {
         std::int64_t kv = c.kv_head_count();
         if (list_slider("KV heads", divisors(c.heads), kv)) {
@@ -243,6 +279,7 @@ void DrawControls(AppState& st, double now) {
         }
         changed = true;
     }
+    ImGui::EndDisabled();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("queries from the sentence, keys and values from a context text");
     if (c.cross()) {
         // One context for the whole batch, or one per sentence (from the command line): a box each.

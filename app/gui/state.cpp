@@ -144,6 +144,19 @@ void set_sentence(Config& c, std::size_t b, const std::string& text) {
     c.embeddings.clear();
 }
 
+std::string checkpoint_text(const Config& c) {
+    std::string text;
+    for (const std::string& piece : c.tokens) text += piece;
+    return text;
+}
+
+void set_checkpoint_layer(Config& c, std::int64_t layer) {
+    // Pieces become words again (the compute job tokenizes the words, joined by spaces).
+    if (!c.embeddings.empty()) c.set_sentences({split_words(checkpoint_text(c))});
+    c.embeddings.clear();
+    c.layer = layer;
+}
+
 void remove_sentence(Config& c, std::size_t b) {
     std::vector<std::vector<std::string>> all = c.sentences();
     if (b >= all.size() || all.size() == 1) return;

@@ -144,5 +144,10 @@ std::string fit_kv_heads(Config& c);
 // text is kept as it is typed and refused by the check, with the reason.
 void set_sentence(Config& c, std::size_t b, const std::string& text);
 void remove_sentence(Config& c, std::size_t b);
+// A checkpoint run's text: its BPE pieces put back together (" cat" + " sleeps").
+std::string checkpoint_text(const Config& c);
+// Another layer of the checkpoint: its words kept, x left to be run to that layer's input by
+// the compute job.
+void set_checkpoint_layer(Config& c, std::int64_t layer);
 
 }  // namespace headsplit::gui

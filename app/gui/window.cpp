@@ -396,6 +396,7 @@ int run_gui(const GuiOptions& o) {
     if (!ini.empty()) ImGui::LoadIniSettingsFromDisk(ini.c_str());
     st.presenting = o.present;
     st.compare_masks = o.compare_masks;
+    st.focus_head = o.focus_head;
     set_quiz(st, o.quiz);
     st.stage_view.zoom = o.zoom;
     st.stage_view.token0 = o.pan[0], st.stage_view.col0 = o.pan[1], st.stage_view.head0 = o.pan[2];

@@ -19,6 +19,7 @@ struct GuiOptions {
     bool present = false;      // start in presenter mode (F5 toggles, Escape leaves)
     bool quiz = false;           // predict the shape (Q toggles)
     bool compare_masks = false;  // heatmaps: causal vs bidirectional side by side
+    int focus_head = -1;         // heatmaps: this head alone (-1: all heads)
     float zoom = 1.0f;           // the stage's zoom (the wheel's), 1 to 8
     std::int64_t pan[3] = {0, 0, 0};  // the stage window's first token, column, head (a drag's)
     std::string tab = "heatmaps";  // heatmaps | weights | why (why also starts measuring)

@@ -19,11 +19,16 @@ namespace {
 
 std::string in_dir(const std::string& dir, const char* file) { return dir + (dir.empty() || dir.back() == '/' ? "" : "/") + file; }
 
-// The file's tensor `name`, stored with or without the "transformer." prefix.
-std::vector<float> tensor(const SafetensorsFile& f, const std::string& name, const Shape& shape) {
+// The name under which the file stores GPT-2's tensor `name`: with or without the
+// "transformer." prefix.
+std::string stored_name(const SafetensorsFile& f, const std::string& name) {
     for (const SafetensorsEntry& e : f.entries())
-        if (e.name == "transformer." + name) return f.read(e.name, shape);
-    return f.read(name, shape);
+        if (e.name == "transformer." + name) return e.name;
+    return name;
+}
+
+std::vector<float> tensor(const SafetensorsFile& f, const std::string& name, const Shape& shape) {
+    return f.read(stored_name(f, name), shape);
 }
 
 std::string block(std::int64_t i, const char* rest) { return "h." + std::to_string(i) + "." + rest; }
@@ -168,14 +173,13 @@ Gpt2Input gpt2_layer_input(const std::string& dir, const std::string& text, std:
         throw ConfigError("the text has " + std::to_string(T) + " tokens, more than the " + std::to_string(s.n_positions) +
                           " positions of this checkpoint; use a shorter text");
     const SafetensorsFile f(in_dir(dir, "model.safetensors"));
-    // Token and position embeddings, one row each.
-    const std::vector<float> wte = tensor(f, "wte.weight", {s.vocab_size, D});
-    const std::vector<float> wpe = tensor(f, "wpe.weight", {s.n_positions, D});
-    std::vector<float> h(static_cast<std::size_t>(T * D));
-    for (std::int64_t t = 0; t < T; ++t)
-        for (std::int64_t d = 0; d < D; ++d)
-            h[static_cast<std::size_t>(t * D + d)] =
-                wte[static_cast<std::size_t>(out.ids[static_cast<std::size_t>(t)] * D + d)] + wpe[static_cast<std::size_t>(t * D + d)];
+    // Token and position embeddings: only the rows of the text's tokens and positions are read
+    // (GPT-2 XL's table alone is 50257 x 1600 floats).
+    std::vector<std::int64_t> ids(out.ids.begin(), out.ids.end()), positions(static_cast<std::size_t>(T));
+    for (std::int64_t t = 0; t < T; ++t) positions[static_cast<std::size_t>(t)] = t;
+    std::vector<float> h = f.read_rows(stored_name(f, "wte.weight"), {s.vocab_size, D}, ids);
+    const std::vector<float> wpe = f.read_rows(stored_name(f, "wpe.weight"), {s.n_positions, D}, positions);
+    for (std::size_t j = 0; j < h.size(); ++j) h[j] += wpe[j];
     // Blocks 0 .. layer-1, one at a time (a block's weights are read when it runs).
     for (std::int64_t i = 0; i < layer; ++i) {
         const std::vector<float> a = layer_norm(h, T, D, tensor(f, block(i, "ln_1.weight"), {D}),

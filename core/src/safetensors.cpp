@@ -171,6 +171,25 @@ const SafetensorsEntry& SafetensorsFile::get(const std::string& name, const Shap
     bad(path_, "there is no tensor " + shown(name), "is it a GPT-2 checkpoint in the Hugging Face layout?");
 }
 
+namespace {
+
+// Little-endian F32, F16 or BF16 values to floats.
+void to_floats(const std::string& dtype, const unsigned char* p, std::size_t count, float* out) {
+    const std::size_t width = static_cast<std::size_t>(dtype_bytes(dtype));
+    for (std::size_t i = 0; i < count; ++i, p += width) {
+        if (width == 4) {
+            const std::uint32_t bits = static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
+                                       static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
+            std::memcpy(&out[i], &bits, sizeof bits);
+        } else {
+            const std::uint16_t bits = static_cast<std::uint16_t>(p[0] | p[1] << 8);
+            out[i] = dtype == "F16" ? half_to_float(bits) : bfloat16_to_float(bits);
+        }
+    }
+}
+
+}  // namespace
+
 std::vector<float> SafetensorsFile::read(const std::string& name, const Shape& shape) const {
     const SafetensorsEntry& e = get(name, shape);
     std::ifstream in(path_, std::ios::binary);
@@ -178,18 +197,28 @@ std::vector<float> SafetensorsFile::read(const std::string& name, const Shape& s
     in.seekg(static_cast<std::streamoff>(data_start_ + e.begin));
     in.read(raw.data(), static_cast<std::streamsize>(raw.size()));
     if (!in) bad(path_, "tensor " + shown(name) + " could not be read (the file changed since it was opened?)");
-    const std::size_t width = static_cast<std::size_t>(dtype_bytes(e.dtype));
-    std::vector<float> out(raw.size() / width);
-    for (std::size_t i = 0; i < out.size(); ++i) {
-        const unsigned char* p = reinterpret_cast<const unsigned char*>(raw.data()) + i * width;
-        if (width == 4) {
-            const std::uint32_t bits = static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
-                                       static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
-            std::memcpy(&out[i], &bits, sizeof bits);
-        } else {
-            const std::uint16_t bits = static_cast<std::uint16_t>(p[0] | p[1] << 8);
-            out[i] = e.dtype == "F16" ? half_to_float(bits) : bfloat16_to_float(bits);
-        }
+    std::vector<float> out(raw.size() / static_cast<std::size_t>(dtype_bytes(e.dtype)));
+    to_floats(e.dtype, reinterpret_cast<const unsigned char*>(raw.data()), out.size(), out.data());
+    return out;
+}
+
+std::vector<float> SafetensorsFile::read_rows(const std::string& name, const Shape& shape,
+                                              const std::vector<std::int64_t>& rows) const {
+    const SafetensorsEntry& e = get(name, shape);
+    if (shape.size() != 2) bad(path_, "tensor " + shown(name) + " is not a matrix");
+    const std::size_t cols = static_cast<std::size_t>(shape[1]);
+    const std::size_t row_bytes = cols * static_cast<std::size_t>(dtype_bytes(e.dtype));
+    std::ifstream in(path_, std::ios::binary);
+    std::vector<char> raw(row_bytes);
+    std::vector<float> out(rows.size() * cols);
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        if (rows[r] < 0 || rows[r] >= shape[0])
+            bad(path_, "row " + std::to_string(rows[r]) + " of tensor " + shown(name) + " is not one of its " +
+                           std::to_string(shape[0]) + " rows (0 to " + std::to_string(shape[0] - 1) + ")");
+        in.seekg(static_cast<std::streamoff>(data_start_ + e.begin + static_cast<std::uint64_t>(rows[r]) * row_bytes));
+        in.read(raw.data(), static_cast<std::streamsize>(row_bytes));
+        if (!in) bad(path_, "tensor " + shown(name) + " could not be read (the file changed since it was opened?)");
+        to_floats(e.dtype, reinterpret_cast<const unsigned char*>(raw.data()), cols, &out[r * cols]);
     }
     return out;
 }

@@ -48,6 +48,9 @@ public:
     const SafetensorsEntry& get(const std::string& name, const Shape& shape) const;
     // Its values as floats, row-major.
     std::vector<float> read(const std::string& name, const Shape& shape) const;
+    // Rows `rows` of the matrix `name` (which must have `shape`), [rows.size(), shape[1]]:
+    // only their bytes are read (a token embedding table is not read whole).
+    std::vector<float> read_rows(const std::string& name, const Shape& shape, const std::vector<std::int64_t>& rows) const;
 
 private:
     std::string path_;
