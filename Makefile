@@ -2,7 +2,7 @@
 #   make run    install missing Debian packages, build, run the app
 #   make test   install missing Debian packages, build, run every test through CTest
 #   make package  build, then the Debian package $(BUILD_DIR)/headsplit_<version>_<arch>.deb
-#   make tiny-model  retrain assets/tiny-gpt2 (the tiny-trained preset's model; about 27 min)
+#   make tiny-model  retrain assets/tiny-gpt2 (the tiny-trained preset's model; about 42 min)
 # Packages are checked one by one with dpkg-query and only the missing ones are
 # installed (apt-get, through sudo when not root).
 
@@ -90,7 +90,7 @@ clean:
 
 # The shipped tiny GPT-2: Debian's fortunes as the corpus, Debian's PyTorch on the CPU,
 # seeded (tools/train_tiny.py says how; SEED and STEPS change it).
-STEPS ?= 4000
+STEPS ?= 6000
 SEED ?= 15
 tiny-model: deps
 	/usr/bin/python3 tools/train_tiny.py --out assets/tiny-gpt2 --steps $(STEPS) --seed $(SEED)

@@ -214,22 +214,25 @@ def main(headsplit, oracle, work):
 
 # What the README says of the shipped model's heads on the preset's sentence ("The cat sat on
 # the mat, and the dog sat on the cat.", tokens 0 .. 14), as (layer, head, pattern, at least):
-# the head's average weight, over the queries from the third token on, on the first token
-# ("first"); "spread" is the row's entropy over a flat row's (1: attends to everything alike);
-# ("key", j, a, b) is the average weight on token j of the queries a .. b-1.
+# the head's average weight, over the queries from the third token on, on the token before
+# ("prev") or the first token ("first"); over the queries whose token came earlier, on the
+# token after each earlier copy ("induction"); "spread" is the row's entropy over a flat
+# row's (1: attends to everything alike); ("key", j, a, b) is the average weight on token j of
+# the queries a .. b-1.
 README_HEADS = [
-    (0, 0, "spread", 0.85), (0, 1, "spread", 0.85),           # broad
-    (1, 2, "first", 0.35), (1, 3, "first", 0.35),             # the first token
-    (2, 2, ("key", 1, 2, 10), 0.5),                           # " cat" until " dog" comes
-    (2, 2, ("key", 9, 10, 15), 0.3),                          # then " dog"
-    (2, 0, ("key", 6, 7, 15), 0.25),                          # the comma, once it is there
+    (0, 3, "prev", 0.25),                                     # the token before
+    (0, 0, "first", 0.55), (2, 3, "first", 0.55),             # the first token
+    (3, 2, "induction", 0.45),                                # what followed the word last time
+    (3, 2, ("key", 4, 11, 12), 0.5),                          # the 2nd " on": " the" (after the 1st " on")
+    (3, 2, ("key", 2, 13, 14), 0.7),                          # the 2nd " cat": " sat" (after the 1st " cat")
+    (0, 2, "spread", 0.8), (1, 3, "spread", 0.75),            # broad
 ]
 
 
 def head_measures(probs, ids):
-    """prev, first, same, spread of every head of one layer's softmax [H, T, T]."""
+    """prev, first, same, induction, spread of every head of one layer's softmax [H, T, T]."""
     H, T, _ = probs.shape
-    out = {k: torch.zeros(H) for k in ("prev", "first", "same", "spread")}
+    out = {k: torch.zeros(H) for k in ("prev", "first", "same", "induction", "spread")}
     repeated = 0
     for t in range(2, T):
         row = probs[:, t, :t + 1]
@@ -239,8 +242,10 @@ def head_measures(probs, ids):
         earlier = [j for j in range(t) if ids[j] == ids[t]]
         if earlier:
             out["same"] += row[:, earlier].sum(-1)
+            out["induction"] += row[:, [j + 1 for j in earlier]].sum(-1)
             repeated += 1
     out["same"] /= max(repeated, 1)
+    out["induction"] /= max(repeated, 1)
     return out
 
 

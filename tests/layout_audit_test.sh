@@ -44,6 +44,16 @@ for i in d["items"]:
     assert i["w"] > 0 and i["h"] > 0, i
 print("layout report: %d panels, %d labels, %d cells" % (len(d["panels"]), len(labels), len(cells)))
 PY
+# Presenter mode on the shipped model: the caption names the layer the steps run on.
+"$bin" --screenshot "$work/present.png" --layout-report "$work/present.json" --step 5 --window 1920x1080 \
+  --font-scale 1.5 --present --preset tiny-trained --layer 1 2>"$work/err" || fail "presenter mode, tiny-trained: $(cat "$work/err")"
+/usr/bin/python3 - "$work/present.json" <<'PY' || fail "the presenter caption"
+import json, sys
+d = json.load(open(sys.argv[1]))
+caption = [i["text"] for i in d["items"] if i["kind"] == "label" and i["panel"] == "caption"]
+assert caption and caption[0].startswith("Layer 1 (0-3), Step 5 of "), caption
+print("presenter caption: " + caption[0])
+PY
 # Without --screenshot the report has no frame to describe: refused in one line.
 "$bin" --layout-report "$work/x.json" 2>"$work/err"
 [ $? = 2 ] && grep -q -- "--layout-report needs --screenshot" "$work/err" || fail "--layout-report alone: $(cat "$work/err")"

@@ -9,7 +9,7 @@ byte-level BPE vocabulary is trained here on it, and the model is a GPT-2 (pre-L
 blocks, tanh GELU, learned positions, tied embeddings) trained here with Debian's PyTorch on
 the CPU. Seeded: the same seed, steps, torch version and thread count give the same bytes.
 
-usage: /usr/bin/python3 tools/train_tiny.py [--out assets/tiny-gpt2] [--steps 4000] [--seed 15]
+usage: /usr/bin/python3 tools/train_tiny.py [--out assets/tiny-gpt2] [--steps 6000] [--seed 15]
        (apt-get install fortunes first; `make tiny-model` does both)
 """
 import argparse
@@ -142,7 +142,15 @@ def init_weights(cfg, gen):
     def normal(*shape, std=0.02):
         return torch.randn(*shape, generator=gen) * std
 
-    w = {"wte.weight": normal(cfg["vocab_size"], D), "wpe.weight": normal(cfg["n_positions"], D, std=0.01)}
+    # The position table starts as sines and cosines (frequencies 1 to 1/10000, as in the
+    # original transformer's), the size of a token row: the row of position t-1 is then a fixed
+    # rotation of row t's, so a head can learn "the token before me" early; it is trained on
+    # like any weight. GPT-2's own start (noise of std 0.01) left no previous-token head here.
+    pos = torch.arange(cfg["n_positions"], dtype=torch.float32)[:, None]
+    freq = torch.pow(10000.0, -torch.arange(0, D, 2, dtype=torch.float32) / D)
+    table = torch.zeros(cfg["n_positions"], D)
+    table[:, 0::2], table[:, 1::2] = torch.sin(pos * freq), torch.cos(pos * freq)
+    w = {"wte.weight": normal(cfg["vocab_size"], D), "wpe.weight": table * 0.02 * math.sqrt(2.0)}
     for i in range(L):
         p = f"h.{i}."
         w[p + "ln_1.weight"], w[p + "ln_1.bias"] = torch.ones(D), torch.zeros(D)
@@ -232,6 +240,25 @@ def head_patterns(w, cfg, enc, docs, max_docs=400):
     return {k: [[round(v[l, h].item(), 3) for h in range(H)] for l in range(L)] for k, v in means.items()}
 
 
+def copy_heads(w, cfg, data, starts, n=32):
+    """On held-out text made to repeat (n tokens, then the same n again): the strongest head at
+    each of "the previous token" (weight on t-1), "the same token earlier" (on t-n) and
+    "what followed it" (on t-n+1, an induction head), over the second copy's queries, and the
+    loss on the first copy and on the second."""
+    with torch.no_grad():
+        xs = torch.stack([torch.cat([data[s:s + n], data[s:s + n + 1]]) for s in starts])
+        logits, att = forward(w, cfg, xs[:, :-1], keep_attention=True)
+        ce = F.cross_entropy(logits.transpose(1, 2), xs[:, 1:], reduction="none").mean(0)
+        att = torch.stack(att).mean(1)  # [L, H, T, T] over the batch
+        q = torch.arange(n + 1, 2 * n)
+        found = {}
+        for name, back in (("prev", 1), ("same", n), ("induction", n - 1)):
+            score = att[:, :, q, q - back].mean(-1)
+            best = int(score.argmax())
+            found[name] = (best // cfg["n_head"], best % cfg["n_head"], round(score.flatten()[best].item(), 3))
+        return found, round(ce[:n - 1].mean().item(), 3), round(ce[n:2 * n - 1].mean().item(), 3)
+
+
 def write_safetensors(path, tensors):
     """The safetensors layout: an 8-byte little-endian header length, the JSON header, then the
     little-endian float32 data in header order. Written to a temporary name, then renamed."""
@@ -259,12 +286,14 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets",
                                                   "tiny-gpt2"))
     ap.add_argument("--corpus", default="/usr/share/games/fortunes")
-    ap.add_argument("--steps", type=int, default=4000)
+    ap.add_argument("--steps", type=int, default=6000)
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--positions", type=int, default=128, help="n_positions, and the training window")
     ap.add_argument("--batch", type=int, default=16, help="windows per step")
     ap.add_argument("--merges", type=int, default=1791, help="BPE merges (vocabulary = 256 bytes + merges + 1)")
+    ap.add_argument("--repeat", type=float, default=0.5,
+                    help="the share of windows in which a passage comes twice (0 turns it off)")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
@@ -297,8 +326,8 @@ def main():
            "n_positions": args.positions, "n_ctx": args.positions, "n_embd": 128, "n_layer": 4, "n_head": 4, "n_inner": None,
            "activation_function": "gelu_new", "layer_norm_epsilon": 1e-5, "bos_token_id": eot,
            "eos_token_id": eot, "tie_word_embeddings": True}
-    # No dropout: the held-out loss follows the training loss (about 10 passes over the
-    # corpus), and dropping attention weights teaches heads to spread out.
+    # No dropout: dropping attention weights teaches heads to spread out. The price is some
+    # overfitting late in the run (about 19 passes over the corpus).
     block, batch, peak_lr, warmup, dropout = cfg["n_positions"], args.batch, 3e-3, 150, 0.0
     gen = torch.Generator().manual_seed(args.seed)
     w = init_weights(cfg, gen)
@@ -311,6 +340,16 @@ def main():
     # position 0 (it runs on past the fortune's end into the next ones).
     train_starts = train_starts[train_starts < len(train) - block - 1]
     val_starts = val_doc_starts[val_doc_starts < len(val) - block - 1][:64].tolist()
+    # Some windows hold a passage twice: its first 16 to 64 tokens, again, then the text goes
+    # on. Predicting the second copy pays a head that looks at the previous token and one, a
+    # layer up, that finds the earlier copy; plain fortunes rarely repeat enough for either to
+    # form in a few thousand steps. The passage's length varies so that no fixed offset works.
+    def window(s):
+        if torch.rand(1, generator=gen).item() >= args.repeat:
+            return train[s:s + block + 1]
+        n = int(torch.randint(16, 65, (1,), generator=gen))  # 16 to 64
+        return torch.cat([train[s:s + n], train[s:s + block + 1 - n]])
+
     log = []
     train_started = time.time()
     for step in range(1, args.steps + 1):
@@ -319,8 +358,9 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr
         starts = train_starts[torch.randint(0, len(train_starts), (batch,), generator=gen)]
-        xs = torch.stack([train[s:s + block] for s in starts])
-        ys = torch.stack([train[s + 1:s + 1 + block] for s in starts])
+        windows = [window(s) for s in starts.tolist()]
+        xs = torch.stack([t[:-1] for t in windows])
+        ys = torch.stack([t[1:] for t in windows])
         logits, _ = forward(w, cfg, xs, dropout=dropout, gen=gen)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ys.reshape(-1))
         opt.zero_grad(set_to_none=True)
@@ -329,9 +369,13 @@ def main():
         opt.step()
         if step % 250 == 0 or step == args.steps:
             v = loss_on(w, cfg, val, val_starts, block)
-            log.append({"step": step, "train_loss": round(loss.item(), 4), "val_loss": round(v, 4)})
-            print(f"step {step}: training loss {loss.item():.3f}, held-out loss {v:.3f} "
-                  f"({time.time() - train_started:.0f} s)", flush=True)
+            heads, first_copy, second_copy = copy_heads(w, cfg, val, val_starts[:32])
+            log.append({"step": step, "train_loss": round(loss.item(), 4), "val_loss": round(v, 4),
+                        "repeat_loss": [first_copy, second_copy], "copy_heads": heads})
+            print(f"step {step}: training loss {loss.item():.3f}, held-out loss {v:.3f}, repeated text "
+                  f"{first_copy:.2f} then {second_copy:.2f}; best heads " +
+                  ", ".join(f"{k} L{l}H{h} {x:.2f}" for k, (l, h, x) in heads.items()) +
+                  f" ({time.time() - train_started:.0f} s)", flush=True)
     train_seconds = time.time() - train_started
 
     os.makedirs(args.out, exist_ok=True)
@@ -344,7 +388,7 @@ def main():
     with open(os.path.join(args.out, "model.safetensors"), "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
     report = {"seed": args.seed, "steps": args.steps, "batch": batch, "block": block, "peak_lr": peak_lr,
-              "dropout": dropout, "threads": args.threads, "torch": torch.__version__,
+              "dropout": dropout, "repeat": args.repeat, "threads": args.threads, "torch": torch.__version__,
               "corpus": {"package": "fortunes", "files": FILES, "fortunes": len(docs), "train_tokens": len(train),
                          "held_out_tokens": len(val)},
               "parameters": sum(t.numel() for t in w.values()), "train_seconds": round(train_seconds),

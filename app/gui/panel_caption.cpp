@@ -1,6 +1,6 @@
-// Presenter mode's caption: one large line with the step and its shape change, read from
-// the trace's links (what the step's result was made from -> the result), and the step's
-// PyTorch line under it. Keys only: Left/Right, Space, F5 or Escape to leave.
+// Presenter mode's caption: one large line with the step (a checkpoint run's layer first) and
+// its shape change, read from the trace's links (what the step's result was made from -> the
+// result), and the step's PyTorch line under it. Keys only: Left/Right, Space, F5 or Escape to leave.
 #include <imgui.h>
 
 #include "panels.hpp"
@@ -17,7 +17,11 @@ void DrawCaption(const AppState& st) {
     }
     const TensorRecord& out = s->result();
     const TensorRecord* in = out.from.empty() ? nullptr : st.trace->source(out.from.front());
-    std::string caption = "Step " + std::to_string(s->index) + " of " + std::to_string(st.trace->steps.size() - 1) + ": " +
+    // A checkpoint run names its layer: the same steps run on every layer's weights.
+    const Config& c = st.trace->config;
+    std::string caption = (c.weights_dir.empty() ? std::string()
+                                                 : "Layer " + std::to_string(c.layer) + " (0-" + std::to_string(c.layers - 1) + "), ") +
+                          "Step " + std::to_string(s->index) + " of " + std::to_string(st.trace->steps.size() - 1) + ": " +
                           op_name(s->op) + (s->part().empty() ? "" : " (" + s->part() + ")") + "   " +
                           (in ? shape_str(in->shape) + " -> " : "") +
                           (quiz_hides(st, s->index) ? std::string("?") : shape_str(out.shape));
