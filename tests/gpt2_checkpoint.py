@@ -110,9 +110,10 @@ def write_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(text)) + text + data)
 
 
-def gpt2_to_layer(w, ids, layer, D, H, eps=1e-5):
+def gpt2_to_layer(w, ids, layer, D, H, eps=1e-5, ablate=None):
     """x for layer `layer`'s attention, that attention's output and its softmax [H, T, T], by
-    GPT-2's definition."""
+    GPT-2's definition. ablate=(layer, head): that head's output is replaced by its mean over
+    the positions (it then says nothing about which token is where)."""
     T = len(ids)
     h = w["wte.weight"][ids] + w["wpe.weight"][:T]
     probs = []
@@ -123,7 +124,10 @@ def gpt2_to_layer(w, ids, layer, D, H, eps=1e-5):
         s = (q @ k.transpose(1, 2)) / math.sqrt(D // H)
         s = s.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), -math.inf)
         probs.append(torch.softmax(s, dim=-1))
-        ctx = (probs[-1] @ v).transpose(0, 1).reshape(T, D)
+        ctx = probs[-1] @ v
+        if ablate and ablate[0] == i:
+            ctx[ablate[1]] = ctx[ablate[1]].mean(dim=0)
+        ctx = ctx.transpose(0, 1).reshape(T, D)
         return ctx @ w[f"h.{i}.attn.c_proj.weight"] + w[f"h.{i}.attn.c_proj.bias"]
 
     for i in range(layer):
@@ -285,9 +289,39 @@ def shipped(headsplit, oracle, work, folder):
         print(f"tiny model, layer {layer} head {head}: {pattern} {got:.2f} (the README says at least {least})")
         if not got >= least:
             problems.append(f"layer {layer} head {head}: {pattern} is {got:.2f} on {text!r}, the README says >= {least}")
+    problems += induction_needs_previous_token(w, ids, D, H, text)
     for p in problems:
         print("FAIL:", p)
     return 1 if problems else 0
+
+
+# The README's circuit: head 3.2 finds what followed the earlier copy of a token through head
+# 0.3, which tells each position its previous token. With 0.3's output averaged over the
+# positions, 3.2's induction weight must collapse; with any other head of layers 0-2 averaged,
+# it must stay.
+INDUCTION, PREVIOUS = (3, 2), (0, 3)
+
+
+def induction_needs_previous_token(w, ids, D, H, text):
+    def induction(ablate):
+        probs = gpt2_to_layer(w, ids, INDUCTION[0], D, H, ablate=ablate)[2]
+        return head_measures(probs, ids)["induction"][INDUCTION[1]].item()
+
+    problems = []
+    intact = induction(None)
+    for layer in range(INDUCTION[0]):
+        for head in range(H):
+            got = induction((layer, head))
+            if (layer, head) == PREVIOUS:
+                print(f"tiny model: head {INDUCTION[0]}.{INDUCTION[1]}'s induction {intact:.2f}, {got:.2f} "
+                      f"with head {layer}.{head} averaged out")
+                if not got < 0.2:
+                    problems.append(f"head {layer}.{head} averaged out leaves induction {got:.2f} on {text!r}, "
+                                    f"the README says it collapses (< 0.2)")
+            elif not got > 0.4:
+                problems.append(f"head {layer}.{head} averaged out drops induction to {got:.2f}, the README says "
+                                f"only head {PREVIOUS[0]}.{PREVIOUS[1]} matters (> 0.4)")
+    return problems
 
 
 def preset_ids_and_layer(headsplit, work, vocab, merges):
