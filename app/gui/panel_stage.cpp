@@ -312,9 +312,11 @@ void DrawStage(AppState& st, double now) {
                 note = tl.name + ": " + window_text(tl, layout_variant(variant), c.batch);
                 break;
             }
-        note += "  (drag: pan, wheel: zoom, double-click: reset)";
-        label({grid0.x, below + 2 * line}, ImGui::GetColorU32(ImGuiCol_TextDisabled),
-              fit_text(note, std::max(avail.x - label_w - 10, 4 * font)));
+        // The how-to goes only where it fits whole: cut, it would end in a broken word.
+        const float note_w = std::max(avail.x - label_w - 10, 4 * font);
+        const std::string with_hint = note + "  (drag: pan, wheel: zoom, double-click: reset)";
+        if (ImGui::CalcTextSize(with_hint.c_str()).x <= note_w) note = with_hint;
+        label({grid0.x, below + 2 * line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(note, note_w));
     }
     if (!L.tensors.empty()) {
         const TensorLayout& tl = L.tensors.front();
