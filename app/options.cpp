@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include "headsplit/checkpoint.hpp"
+#include "headsplit/config_edit.hpp"
 
 #include "headsplit/engine.hpp"
 
@@ -120,19 +121,11 @@ namespace {
 void apply_run_options(const ConfigOptions& o, Config& c) {
     if (!o.seed.empty()) c.seed = static_cast<std::uint64_t>(parse_count("--seed", o.seed, 0, INT64_MAX));
     if (!o.dropout.empty()) c.dropout = parse_real("--dropout", o.dropout);
-    if (!o.mode.empty()) {
-        if (o.mode == "loop") c.mode = Mode::Loop;
-        else if (o.mode == "split") c.mode = Mode::Split;
-        else if (o.mode == "fused") c.mode = Mode::Fused;
-        else if (o.mode == "flash") c.mode = Mode::Flash;
-        else throw ConfigError("--mode " + o.mode + " is not a mode; use loop, split, fused or flash");
-    }
+    if (!o.mode.empty() && !mode_from_name(o.mode, &c.mode))
+        throw ConfigError("--mode " + o.mode + " is not a mode; use loop, split, fused or flash");
     if (!o.block.empty()) c.block = parse_count("--block", o.block, 1, kMaxTokens);
-    if (!o.backend.empty()) {
-        if (o.backend == "cpu") c.backend = BackendKind::Cpu;
-        else if (o.backend == "gl") c.backend = BackendKind::Gl;
-        else throw ConfigError("--backend " + o.backend + " is not a backend; use cpu or gl");
-    }
+    if (!o.backend.empty() && !backend_from_name(o.backend, &c.backend))
+        throw ConfigError("--backend " + o.backend + " is not a backend; use cpu or gl");
     if (!o.memory_budget.empty()) c.memory_budget = parse_bytes(o.memory_budget);
     // Cross-attention sees the whole context: no causal mask unless --causal is given.
     c.causal = c.cross() && (!o.causal_option || o.causal_option->count() == 0) ? false : o.causal;
@@ -201,11 +194,8 @@ CheckedConfig make_config(const ConfigOptions& o) {
         c.kv_heads = parse_count("--kv-heads", o.kv_heads, 0, kMaxDim);
         if (c.kv_heads == 0)
             throw ConfigError("--kv-heads 0 leaves the queries no keys; use a divisor of heads = " + std::to_string(heads) +
-                              ": " + [&] {
-                                  std::string d;
-                                  for (std::int64_t v : divisors(heads)) d += (d.empty() ? "" : ", ") + std::to_string(v);
-                                  return d;
-                              }() + " (" + std::to_string(heads) + " is plain multi-head attention, 1 is multi-query)");
+                              ": " + divisor_list(heads) + " (" + std::to_string(heads) +
+                              " is plain multi-head attention, 1 is multi-query)");
     }
     if (!o.d_in.empty()) {
         c.d_in = parse_count("--d-in", o.d_in, 1, kMaxDim);
@@ -215,14 +205,12 @@ CheckedConfig make_config(const ConfigOptions& o) {
     if (!o.heads.empty()) c.heads = parse_count("--heads", o.heads, 1, kMaxDim);
     apply_run_options(o, c);
     c.qkv_bias = o.qkv_bias;
-    if (!o.heads.empty() && o.kv_heads.empty() && c.kv_heads != 0 && c.heads >= 1 &&
-        c.d_out % c.heads == 0 && c.heads % c.kv_heads != 0) {
-        std::string d;
-        for (std::int64_t v : divisors(c.heads)) d += (d.empty() ? "" : ", ") + std::to_string(v);
+    // The window fits the key/value heads to a new head count (fit_kv_heads); an option the
+    // user typed is refused instead, with the divisors that would work.
+    if (!o.heads.empty() && o.kv_heads.empty() && c.heads >= 1 && c.d_out % c.heads == 0 && !kv_heads_fit(c))
         throw ConfigError("preset " + c.preset + " shares " + std::to_string(c.kv_heads) +
                           " key/value heads, which cannot serve --heads " + o.heads +
-                          " in equal groups; give --kv-heads too, a divisor of " + o.heads + ": " + d);
-    }
+                          " in equal groups; give --kv-heads too, a divisor of " + o.heads + ": " + divisor_list(c.heads));
     return check_config(c);  // the one validation entry: every value, and the memory estimate
 }
 

@@ -1,14 +1,15 @@
 #version 430
 #include "common.glsl"
-// Row-wise attention ops on the score grids, one invocation per row of T scores:
-//   mode 0, mask:    s[..., i, j] = -inf for j > i        scores.masked_fill_(causal, -inf)
-//   mode 1, scale:   s *= factor                         scores.div_(sqrt(head_dim))
-//   mode 2, softmax: out = softmax(s, dim=-1)            torch.softmax(scores, dim=-1)
-//   mode 3, padding: s[b, ..., i, j] = -inf where key_mask[b, j] != 0
+// Row-wise attention ops on the score grids, one invocation per row of T scores; `mode` is one
+// of the constants below (gl_backend.cpp's RowsMode, same names and numbers):
+//   MASK:    s[..., i, j] = -inf for j > i        scores.masked_fill_(causal, -inf)
+//   SCALE:   s *= factor                         scores.div_(sqrt(head_dim))
+//   SOFTMAX: out = softmax(s, dim=-1)            torch.softmax(scores, dim=-1)
+//   PADDING: s[b, ..., i, j] = -inf where key_mask[b, j] != 0
 //                    scores.masked_fill_(key_padding_mask[:, None, None, :], -inf)
 //                    the mask [B, S] is bound as `o`, at out_offset with out_strides.zw
 //                    (b, j); row r belongs to batch element r / group_rows.
-//   mode 4, mask, scale and softmax in one pass (a forward that records nothing):
+//   MASKED_SOFTMAX, mask, scale and softmax in one pass (a forward that records nothing):
 //                    out = softmax(s * factor) over the keys j <= i (when `causal`) whose
 //                    key_mask[b, j] (binding 2, when use_mask) is 0; the others get 0.
 //   s, out [B, H, T, S] (or [B, T, S] padded to 4-D); any strides.
@@ -16,6 +17,7 @@
 layout(local_size_x = 64) in;
 
 const float NEG_INF = uintBitsToFloat(0xFF800000u);
+const int MASK = 0, SCALE = 1, SOFTMAX = 2, PADDING = 3, MASKED_SOFTMAX = 4;
 
 layout(std430, binding = 0) buffer InBuf { float s[]; };
 layout(std430, binding = 1) buffer OutBuf { float o[]; };
@@ -40,16 +42,16 @@ void main() {
     int cols = shape.w;
     int i = row % shape.z;  // the query's token position
     int ip = in_offset + strided_offset(row * cols, shape, in_strides);
-    int op = mode == 3 ? 0 : out_offset + strided_offset(row * cols, shape, out_strides);  // mode 3: o is the mask
+    int op = mode == PADDING ? 0 : out_offset + strided_offset(row * cols, shape, out_strides);  // o is the mask there
     int sc = in_strides.w, oc = out_strides.w;
 
-    if (mode == 0) {
+    if (mode == MASK) {
         for (int j = i + 1; j < cols; ++j) s[ip + j * sc] = NEG_INF;
-    } else if (mode == 3) {
+    } else if (mode == PADDING) {
         int m = out_offset + (row / group_rows) * out_strides.z;
         for (int j = 0; j < cols; ++j)
             if (o[m + j * out_strides.w] != 0.0) s[ip + j * sc] = NEG_INF;
-    } else if (mode == 4) {
+    } else if (mode == MASKED_SOFTMAX) {
         int seen = causal != 0 ? min(cols, i + 1) : cols;
         int m = mask_layout.x + (row / group_rows) * mask_layout.y;
         float row_max = NEG_INF;
@@ -64,7 +66,7 @@ void main() {
         }
         float inv = 1.0 / sum;
         for (int j = 0; j < seen; ++j) o[op + j * oc] *= inv;
-    } else if (mode == 1) {
+    } else if (mode == SCALE) {
         for (int j = 0; j < cols; ++j) s[ip + j * sc] *= factor;
     } else {
         // pass 1: the row max, so exp never overflows (-inf cells give exactly 0)

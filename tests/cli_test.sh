@@ -204,8 +204,8 @@ check_unwritable --drive 100 --drive-report "$work/no/such/dir/out.json"
 
 # 5. A good --json is complete JSON, written in one piece.
 "$bin" trace --mode fused --json "$work/good.json" >/dev/null || fail "trace --json exited $?"
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=='headsplit-trace' and d['version']==2" \
-  "$work/good.json" || fail "trace --json did not write a headsplit-trace v2 document"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=='headsplit-trace' and d['version']==3" \
+  "$work/good.json" || fail "trace --json did not write a headsplit-trace v3 document"
 [ -z "$(ls "$work" | grep tmp)" ] || fail "trace --json left a temporary file"
 
 # 6. The GL backend runs headless; a kernel that fails to compile falls back to the CPU

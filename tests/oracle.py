@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch oracle for headsplit trace JSON (format "headsplit-trace", version 2).
+"""PyTorch oracle for headsplit trace JSON (format "headsplit-trace", version 3).
 
 headsplit implements multi-head causal self-attention in C++ and records every step.
 This script is the reference we did not write: it loads a trace, copies the exported
@@ -529,6 +529,62 @@ def compare(ref, rec):
     return max_diff, issues
 
 
+def expected_spans(s, T, S, P, block):
+    """The query rows and key positions step `s` must hold, from the configuration alone:
+    a flash tile its blocks; a decoding round its token(s) and, until its cache_append, its
+    new keys, from there the cache so far; any other step all T rows and all S keys."""
+    tile, rnd = s.get("tile"), s.get("round")
+    if tile is not None:
+        q0, k0 = tile["query_block"] * block, tile["key_block"] * block
+        return [q0, min(block, T - q0)], [k0, min(block, S - k0)]
+    if rnd is None:
+        return [0, T], [0, S]
+    pos, n = (0, P) if rnd == 0 else (P + rnd - 1, 1)
+    if s["op"] in ("project", "split", "view", "transpose"):
+        return [pos, n], [pos, n]
+    return [pos, n], [0, pos + n]
+
+
+def check_axes(doc, problems):
+    """Every tensor names what each of its dims counts, and the sizes agree with the
+    configuration: batch B, head H, kv_head the key/value heads (grouped only), token the
+    step's rows, key the step's keys, feature one of the model's widths. Each step's rows and
+    keys are the ones its round or tile implies."""
+    cfg = doc["config"]
+    B, T = doc["inputs"]["x"]["shape"][:2]
+    S = doc["inputs"]["context"]["shape"][1] if "context" in doc["inputs"] else T
+    H, G, hd = int(cfg["heads"]), int(cfg.get("kv_heads", cfg["heads"])), int(cfg["head_dim"])
+    d_in, d_out = int(cfg["d_in"]), int(cfg["d_out"])
+    widths = {d_in, d_out, hd, G * hd, d_out + 2 * G * hd, int(cfg.get("d_context", d_in))}
+    P, block = int(cfg.get("decode_from", 0)), int(cfg.get("block", 0) or 1)
+    names = {"batch", "head", "kv_head", "token", "key", "feature"}
+    for i, s in enumerate(doc["steps"]):
+        where = f"step {i} ({s['op']})"
+        rows, keys = expected_spans(s, T, S, P, block)
+        if s.get("rows") != rows:
+            problems.append(f"{where}: rows {s.get('rows')}, expected {rows}")
+        has_keys = any("key" in (t.get("axes") or []) for t in s["tensors"])
+        if has_keys and s.get("keys") != keys:
+            problems.append(f"{where}: keys {s.get('keys')}, expected {keys}")
+        if not has_keys and "keys" in s:
+            problems.append(f"{where}: keys {s['keys']} written, but no tensor has a key axis")
+        for t in s["tensors"]:
+            axes, shape = t.get("axes"), t["shape"]
+            if not isinstance(axes, list) or len(axes) != len(shape) or len(set(axes)) != len(axes) \
+                    or not set(axes) <= names:
+                problems.append(f"{where} tensor {t['name']}: axes {axes} do not name each dim of {shape} once")
+                continue
+            size = {"batch": B, "head": H, "kv_head": G, "token": rows[1], "key": keys[1]}
+            for a, n in zip(axes, shape):
+                want = size.get(a)
+                if a == "kv_head" and G == H:
+                    problems.append(f"{where} tensor {t['name']}: a kv_head axis without grouped heads")
+                elif a == "feature" and n not in widths:
+                    problems.append(f"{where} tensor {t['name']}: a feature axis of {n}, not a width of the model")
+                elif want is not None and n != want:
+                    problems.append(f"{where} tensor {t['name']}: its {a} axis holds {n}, expected {want}")
+
+
 def check_links(doc, problems):
     """Every tensor's "from" names tensors of earlier steps (or, for dropout's output, its mask
     just before it in the same step) or weights the document holds; only x and the dropout
@@ -575,12 +631,13 @@ def check_file(path):
     try:
         if not isinstance(doc, dict) or doc.get("format") != "headsplit-trace":
             raise BadInput("not a headsplit-trace document")
-        if doc.get("version") != 2:
-            raise BadInput(f"unsupported version {doc.get('version')!r} (this oracle reads 2)")
+        if doc.get("version") != 3:
+            raise BadInput(f"unsupported version {doc.get('version')!r} (this oracle reads 3)")
         if not isinstance(doc.get("steps"), list):
             raise BadInput("no steps list")
         problems = []
         check_links(doc, problems)
+        check_axes(doc, problems)
         with torch.no_grad():
             ref = reference(doc, problems)
         steps = doc["steps"]

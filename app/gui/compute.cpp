@@ -9,6 +9,7 @@
 
 #include "headsplit/backend_policy.hpp"
 #include "headsplit/checkpoint.hpp"
+#include "headsplit/config_edit.hpp"
 #include "headsplit/presets.hpp"
 #include "headsplit/engine.hpp"
 #include "headsplit/gl_backend.hpp"
@@ -45,9 +46,7 @@ CheckedConfig retokenized(const Config& edited) {
     for (const std::string& t : edited.tokens) text += (text.empty() ? "" : " ") + t;
     Config c = gpt2_config(edited.weights_dir, text, edited.layer);
     if (find_preset(edited.preset)) c.preset = edited.preset;  // tiny-trained stays tiny-trained
-    c.mode = edited.mode, c.block = edited.block, c.backend = edited.backend, c.causal = edited.causal;
-    c.scale_first = edited.scale_first, c.dropout = edited.dropout, c.decode_from = edited.decode_from;
-    c.seed = edited.seed, c.memory_budget = edited.memory_budget, c.out_proj = edited.out_proj;
+    keep_run_settings(edited, c);
     return check_config(c);
 }
 
@@ -64,6 +63,7 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
         const CheckedConfig checked = edited ? retokenized(job.checked.config) : job.checked;
         const Config& c = checked.config;
         r.config = c;
+        r.counts = matmul_counts(c);  // here, not in the frame: a walk per mode
         if (!checked.fits_budget()) {
             r.trace = std::make_shared<Trace>(plan(checked));
             r.shapes_only = true;
@@ -98,6 +98,7 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
                 &r.notice));
         };
         r.trace = compute(checked);
+        r.fell_back = r.trace->config.backend != c.backend;  // the trace says where it ran
         if (job.other_mask) {
             // The mask changes neither the inputs nor the weights, nor the memory the pass needs.
             // A flip the configuration cannot take (decoding needs the mask; a context of

@@ -19,8 +19,10 @@ struct ComputeResult {
     Config config;                       // what was asked for
     std::shared_ptr<const Trace> trace;  // null when the config was refused
     std::string error;                   // one line: why the config was refused
-    std::string notice;                  // one line: e.g. GL fell back to the CPU
+    std::string notice;                  // one line: e.g. GL fell back to the CPU, shapes only
+    bool fell_back = false;              // GL was asked for and the CPU ran it (notice says why)
     bool shapes_only = false;            // trace from plan(): no values
+    std::vector<ModeCount> counts;       // matmul calls of loop, split and fused for this shape
     // When asked for: the same configuration with the causal mask the other way round (same
     // inputs and weights), for the heatmaps' causal vs bidirectional view. Null when not
     // asked for, or shapes only.

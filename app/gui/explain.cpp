@@ -112,10 +112,10 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
         return j >= 0 && j < static_cast<std::int64_t>(keys.size()) ? "\"" + keys[static_cast<std::size_t>(j)] + "\""
                                                                      : std::string("?");
     };
-    // A decoding round's query rows start at its token; keys and values count from 0.
-    const bool key_rows = t.name == "keys" || t.name == "values" || t.name == "context";
-    const std::int64_t q_offset = s.round > 0 && !key_rows ? c.decode_from + s.round - 1 : 0;
-    const std::string tok_row = key_rows && c.cross() ? key_token(row) : token(row + q_offset);
+    // The row's position, as the step says: a decoding round's queries start at its token, the
+    // cache's keys at 0, a tile's rows at its query block.
+    const std::int64_t row_pos = s.position(t, row);
+    const std::string tok_row = t.key_rows() && c.cross() ? key_token(row_pos) : token(row_pos);
     // A source the explanation needs is missing: say so, and recompute nothing.
     auto missing = [&] { e.lines.push_back("(the trace does not link this tensor to its sources)"); };
 
@@ -161,7 +161,7 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
             if (!w) return missing(), e;
             // The input row: x's (decoding: the token this round reads) or the context's.
             const std::int64_t in_dim = src[0]->shape.back();
-            const std::int64_t in_row = s.round > 0 ? c.decode_from + s.round - 1 + row : row;
+            const std::int64_t in_row = row_pos;
             const bool from_context = t.from[0].tensor == "context";
             std::vector<double> xs, ws;
             for (std::int64_t i = 0; i < in_dim; ++i) {
@@ -401,7 +401,7 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
         case Op::Tile: {
             // The tile's rows and keys start at its blocks; m, l, acc carry on from the tile
             // before in the same row of tiles (the last link of each).
-            const std::int64_t blk = c.flash_block(), q0 = s.tile_q * blk, k0 = s.tile_k * blk;
+            const std::int64_t q0 = s.rows.first, k0 = s.keys.first;
             // [B, H, rows, keys or hd] or, for m and l, [B, H, rows].
             const std::int64_t th = idx[1], tr_row = idx[2], i = q0 + tr_row;
             const bool is_scores = t.name == "tile_scores";

@@ -229,17 +229,13 @@ table.counts { border-collapse: collapse; } table.counts td, table.counts th { b
 
     h += "<section class=\"step\">\n<h2>The lesson in numbers: matmul calls for this configuration</h2>\n";
     h += "<table class=\"counts\"><tr><th>mode</th><th>matmul calls</th><th>steps</th></tr>\n";
-    for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused}) {
-        Config other = c;
-        other.mode = m;
-        try {
-            const Trace p = plan(other);
-            h += "<tr><td>" + std::string(mode_name(m)) + "</td><td>" + std::to_string(p.total_matmuls()) + "</td><td>" +
-                 std::to_string(p.steps.size()) + "</td></tr>\n";
-        } catch (const ConfigError& e) {  // a mode this configuration cannot take (fused cross-attention, ...)
-            h += "<tr><td>" + std::string(mode_name(m)) + "</td><td>-</td><td>not with this configuration: " +
-                 html_escape(e.what()) + "</td></tr>\n";
-        }
+    for (const ModeCount& n : matmul_counts(c)) {
+        if (n.refused.empty())  // a mode this configuration cannot take (fused cross-attention, ...) says why
+            h += "<tr><td>" + std::string(mode_name(n.mode)) + "</td><td>" + std::to_string(n.total) + "</td><td>" +
+                 std::to_string(n.steps) + "</td></tr>\n";
+        else
+            h += "<tr><td>" + std::string(mode_name(n.mode)) + "</td><td>-</td><td>not with this configuration: " +
+                 html_escape(n.refused) + "</td></tr>\n";
     }
     h += "</table>\n<p>The same numbers in every mode; loop runs a small matmul per head, split one large one per "
          "projection, fused one for Q, K and V together.</p>\n</section>\n</body>\n</html>\n";

@@ -11,6 +11,7 @@ const char* axis_label(Axis a) {
         case Axis::Batch: return "B";
         case Axis::Token: return "T";
         case Axis::Head: return "H";
+        case Axis::KvHead: return "H_kv";
         case Axis::Feature: return "features";
         case Axis::Key: return "T (keys)";
     }
@@ -22,25 +23,10 @@ bool is_grid_op(Op op) {
            op == Op::Dropout;
 }
 
-std::vector<Axis> axes_of(const Step& s, const TensorRecord& t) {
-    const Axis last = is_grid_op(s.op) || t.name == "tile_scores" ? Axis::Key : Axis::Feature;
-    // Flash's running max and sum: one number per row of each head ([B, H, rows]).
-    if (s.op == Op::Tile && t.shape.size() == 3) return {Axis::Batch, Axis::Head, Axis::Token, Axis::Feature};
-    if (t.shape.size() == 4) {
-        if (s.op == Op::View || s.op == Op::TransposeBack) return {Axis::Batch, Axis::Token, Axis::Head, Axis::Feature};
-        return {Axis::Batch, Axis::Head, Axis::Token, last};
-    }
-    if (t.shape.size() == 2) return {Axis::Batch, Axis::Key};  // the key padding mask
-    return {Axis::Batch, Axis::Token, last};
+Axes layout_axes(const TensorRecord& t) {
+    if (t.axes.size() == 3 && is_head_axis(t.axes[1])) return {t.axes[0], t.axes[1], t.axes[2], Axis::Feature};
+    return t.axes;
 }
-
-namespace {
-
-bool key_side(const Step& s, const TensorRecord& t) {
-    return s.op != Op::Input ? t.name == "keys" || t.name == "values" : t.name == "context";
-}
-
-}  // namespace
 
 StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim, const LayoutLimits& lim) {
     Config c;
@@ -71,27 +57,24 @@ StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& 
     for (const TensorRecord& t : s.tensors) {
         TensorLayout tl;
         tl.name = t.name;
-        tl.axes = axes_of(s, t);
+        tl.axes = layout_axes(t);
         // A flash tile's m and l, [B, H, rows], lie out as [B, H, rows, 1]: a column per head panel.
         const Shape shape = tl.axes.size() == 4 && t.shape.size() == 3 ? Shape{t.shape[0], t.shape[1], t.shape[2], 1}
                                                                         : t.shape;
         tl.x = x0;
-        tl.key_rows = key_side(s, t);
+        tl.key_rows = t.key_rows();
         tl.batch_rows = shape.size() == 2;
-        // A round's queries, and its new token's keys and values until they join the cache, start
-        // at its token; the cache and what is read from it start at 0.
-        const bool from_cache = s.op == Op::CacheAppend || s.op == Op::RepeatKv;
-        tl.row_offset = s.round > 0 && !(tl.key_rows && from_cache) ? config.decode_from + s.round - 1 : 0;
-        if (s.tile_q >= 0) tl.row_offset = s.tile_q * config.flash_block();  // a tile's rows start at its query block
+        // The first row's position: a round's token, its new key, a tile's first query, ...
+        tl.row_offset = s.position(t, 0);
         const std::int64_t n = numel(shape);
         tl.cells.resize(static_cast<std::size_t>(n));
         const bool split = tl.axes.size() == 4;
-        const bool head_rows = split && tl.axes[1] == Axis::Head;  // [B, H, T, X]
+        const bool head_rows = split && is_head_axis(tl.axes[1]);  // [B, H, T, X]
         const std::int64_t T = tl.batch_rows ? shape[0] : shape[split ? (head_rows ? 2 : 1) : 1];
         const std::int64_t X = shape.back();
         const std::int64_t H = split ? shape[head_rows ? 1 : 2] : 1;
         const std::int64_t B = tl.batch_rows ? 1 : shape[0];
-        tl.kv_heads = grouped && split && tl.key_rows && H != heads;
+        tl.kv_heads = t.has(Axis::KvHead);
         const std::int64_t rows_shown = std::min(T, lim.tokens);
         const std::int64_t cols_shown = std::min(X, tl.axes.back() == Axis::Key ? lim.tokens : lim.features);
         const std::int64_t heads_shown = std::min(H, lim.heads);
@@ -111,7 +94,8 @@ StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& 
         // query attention belong to key/value heads, coloured as the first query head each serves.
         const bool mixed = tl.batch_rows || s.op == Op::Input || s.op == Op::OutProj || s.op == Op::Assemble;
         const bool kv_cols = !split && !mixed && tl.key_rows && head_dim > 0 && s.head < 0;
-        const bool qkv_cols = !split && !mixed && t.name == "qkv" && head_dim > 0;
+        // Fused mode's one projection: queries, keys and values side by side.
+        const bool qkv_cols = !split && !mixed && s.op == Op::Project && s.head < 0 && s.tensors.size() == 1 && head_dim > 0;
         const bool by_head = !split && !mixed && !kv_cols && !qkv_cols && tl.axes.back() == Axis::Feature &&
                              s.head < 0 && head_dim > 0 && X % (heads * head_dim) == 0;
         const std::int64_t D = heads * head_dim;
@@ -262,7 +246,7 @@ Pan pan_window(LayoutLimits& lim, const StepLayout& lay, float dx, float dy) {
     if (lay.tensors.empty()) return rest;
     const TensorLayout& t = lay.tensors.front();
     const bool split = t.axes.size() == 4;
-    const bool head_rows = split && t.axes[1] == Axis::Head;
+    const bool head_rows = split && is_head_axis(t.axes[1]);
     // Whole cells (or whole head panels) only; the fraction is kept by the caller's drag.
     // Whole steps move the start (clamped at either end); the fraction of a step is returned
     // for the next drag event, never the part lost at an end (dragging back moves at once).

@@ -17,15 +17,14 @@
 
 namespace headsplit::gui {
 
-enum class Axis { Batch, Token, Head, Feature, Key };
-
 // The steps whose result is a grid of scores or weights, [.., rows, keys]: scores, the masks,
 // scale, softmax, dropout.
 bool is_grid_op(Op op);
-const char* axis_label(Axis a);  // "B", "T", "H", "head_dim" / "D", "T (keys)"
+const char* axis_label(Axis a);  // "B", "T", "H", "H_kv", "features", "T (keys)"
 
-// The meaning of each dim of tensor `t` of step `s`.
-std::vector<Axis> axes_of(const Step& s, const TensorRecord& t);
+// The axes tensor `t` is laid out by: its own, as the trace names them, with flash's running
+// max and sum ([B, H, rows]) given a column of one ([B, H, rows, 1]).
+Axes layout_axes(const TensorRecord& t);
 
 struct LayoutLimits {
     std::int64_t tokens = 16;    // rows shown per tensor (and key columns of score grids)
@@ -67,7 +66,7 @@ struct TensorLayout {
     bool key_rows = false;       // rows are keys (the context, keys and values): key tokens
     bool batch_rows = false;     // rows are sentences (the key padding mask)
     bool kv_heads = false;       // its head axis counts key/value heads (grouped, before repeat_kv)
-    std::int64_t row_offset = 0; // position of the first row (a decoding round's token)
+    std::int64_t row_offset = 0; // position of the first row (the step's first row or key)
 };
 
 struct StepLayout {

@@ -72,10 +72,7 @@ void DrawControls(AppState& st, double now) {
             if (ImGui::Selectable(p.name.c_str(), p.name == c.preset)) {
                 try {  // a checkpoint preset reads its folder, which may be missing or broken
                     Config next = config_from_preset(p.name);
-                    next.mode = c.mode;
-                    next.backend = c.backend;
-                    next.causal = c.causal;
-                    next.seed = c.seed;
+                    keep_run_settings(c, next);
                     c = next;
                     changed = true;
                 } catch (const ConfigError& e) {
@@ -171,8 +168,9 @@ void DrawControls(AppState& st, double now) {
             if (c.heads < 1 || c.d_out % c.heads != 0)
                 ImGui::TextDisabled("heads = %lld does not divide D_out = %lld; pick one below", static_cast<long long>(c.heads),
                                     static_cast<long long>(c.d_out));
-            if (list_slider("heads", divs, c.heads)) {
-                const std::string why = fit_kv_heads(c);
+            std::int64_t heads = c.heads;
+            if (list_slider("heads", divs, heads)) {
+                const std::string why = set_heads(c, heads);
                 if (!why.empty()) st.notice = why;
                 changed = true;
             }
@@ -203,13 +201,7 @@ void DrawControls(AppState& st, double now) {
     changed |= ImGui::RadioButton("fused", &mode, static_cast<int>(Mode::Fused));
     same_line_if_fits(toggle_width("flash"));
     changed |= ImGui::RadioButton("flash", &mode, static_cast<int>(Mode::Flash));
-    if (static_cast<Mode>(mode) != c.mode) {
-        // Flash: about three blocks of queries, so that the tiles, and those skipped, show;
-        // it runs without dropout and without decoding (it would refuse them).
-        c.block = static_cast<Mode>(mode) == Mode::Flash ? std::max<std::int64_t>(1, c.num_tokens() / 3) : 0;
-        if (static_cast<Mode>(mode) == Mode::Flash) c.dropout = 0, c.decode_from = 0;
-    }
-    c.mode = static_cast<Mode>(mode);
+    set_mode(c, static_cast<Mode>(mode));
     if (c.mode == Mode::Flash) {
         int blk = static_cast<int>(c.flash_block());
         const int last = static_cast<int>(std::max<std::int64_t>(1, c.num_tokens()));
@@ -251,7 +243,7 @@ void DrawControls(AppState& st, double now) {
     if (c.heads >= 1 && c.d_out % c.heads == 0) {
         std::int64_t kv = c.kv_head_count();
         if (list_slider("KV heads", divisors(c.heads), kv)) {
-            c.kv_heads = kv == c.heads ? 0 : kv;
+            set_kv_heads(c, kv);
             changed = true;
         }
         const std::int64_t g = c.kv_head_count();
@@ -269,14 +261,7 @@ void DrawControls(AppState& st, double now) {
     // Cross-attention: keys and values from a second text.
     bool cross = c.cross();
     if (ImGui::Checkbox("cross-attention", &cross)) {
-        if (cross) {
-            c.context = {split_words("le chat dort")};
-            c.causal = false;  // a decoder sees its whole context
-            c.decode_from = 0;
-        } else {
-            c.context.clear();
-            c.d_context = 0;
-        }
+        set_cross(c, cross);
         changed = true;
     }
     ImGui::EndDisabled();
@@ -297,12 +282,7 @@ void DrawControls(AppState& st, double now) {
     // Decoding: prefill P tokens, then one at a time with a KV cache.
     bool decode = c.decoding();
     if (ImGui::Checkbox("decode with a KV cache", &decode)) {
-        c.decode_from = decode ? std::max<std::int64_t>(1, c.num_tokens() / 2) : 0;
-        if (decode) {
-            c.causal = true;
-            c.dropout = 0;
-            if (c.mode == Mode::Loop) c.mode = Mode::Split;
-        }
+        set_decoding(c, decode);
         changed = true;
     }
     if (c.decoding()) {
@@ -324,11 +304,10 @@ void DrawControls(AppState& st, double now) {
     changed |= ImGui::RadioButton("CPU", &backend, static_cast<int>(BackendKind::Cpu));
     c.backend = static_cast<BackendKind>(backend);
 
-    // A shorter text leaves P where the prefill still has rounds after it (T < 2: no decoding).
-    if (changed && c.mode == Mode::Flash) c.block = std::clamp<std::int64_t>(c.block, 1, std::max<std::int64_t>(1, c.num_tokens()));
-    if (changed && c.decoding() && c.decode_from >= c.num_tokens())
-        c.decode_from = c.num_tokens() >= 2 ? c.num_tokens() - 1 : 0;
-    if (changed) recompute(st);
+    if (changed) {
+        fit_to_text(c);  // a shorter text: the tile block and the prefill within it
+        recompute(st);
+    }
 
     // Status: what is on screen, and anything the teacher should know.
     ImGui::Separator();

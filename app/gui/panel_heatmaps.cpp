@@ -145,7 +145,7 @@ void DrawHeatmaps(AppState& st) {
     // Each map is rows x keys: T x T, T x S with a context, 1 x t in a decoding round.
     const TensorRecord& grid0 = *maps.front().t;
     const std::int64_t R = grid0.shape[grid0.shape.size() - 2], T = grid0.shape.back();
-    const std::int64_t row0 = grids.front()->round > 0 ? c.decode_from + grids.front()->round - 1 : 0;
+    const std::int64_t row0 = grids.front()->rows.first;  // a decoding round's token
     const std::vector<std::string> keys = c.key_tokens(sentence);
     auto query_token = [&](std::int64_t i) { return c.token_at(sentence, row0 + i); };
     auto key_token = [&](std::int64_t j) { return j < static_cast<std::int64_t>(keys.size()) ? keys[static_cast<std::size_t>(j)] : ""; };

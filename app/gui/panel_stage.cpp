@@ -86,8 +86,7 @@ std::string axes_text(const TensorRecord& t, const TensorLayout& tl, const Confi
     std::string s = "[";
     for (std::size_t i = 0; i < std::min(axes.size(), t.shape.size()); ++i) {  // m, l: [B, H, rows]
         std::string a = axis_label(axes[i]);
-        if (axes[i] == Axis::Head && tl.kv_heads) a = "H_kv";  // key/value heads, before repeat_kv
-        if (axes[i] == Axis::Token && tl.key_rows && c.cross()) a = "S";  // the context's tokens
+        if (axes[i] == Axis::Key && i + 1 < axes.size()) a = c.cross() ? "S" : "T";  // key rows: the keys' tokens
         if (axes[i] == Axis::Feature) a = t.shape[i] == head_dim && axes.size() == 4 ? "head_dim" : "D";
         s += (i ? ", " : "") + a;
     }
@@ -320,7 +319,7 @@ void DrawStage(AppState& st, double now) {
     }
     if (!L.tensors.empty()) {
         const TensorLayout& tl = L.tensors.front();
-        const bool head_rows = tl.axes.size() == 4 && tl.axes[1] == Axis::Head;
+        const bool head_rows = tl.axes.size() == 4 && is_head_axis(tl.axes[1]);
         const LayoutLimits lim = layout_variant(variant);
         const std::int64_t panels = head_rows ? std::min<std::int64_t>(tl.heads, lim.heads) : 1;
         const std::int64_t rows = std::min<std::int64_t>(tl.rows, lim.tokens);
@@ -339,7 +338,7 @@ void DrawStage(AppState& st, double now) {
             // One name per head panel above it; the token names once, on the left.
             for (std::size_t ti = 0; ti < L.tensors.size(); ++ti) {
                 const TensorLayout& t = L.tensors[ti];
-                if (!(t.axes.size() == 4 && t.axes[1] == Axis::Head)) continue;
+                if (!(t.axes.size() == 4 && is_head_axis(t.axes[1]))) continue;
                 // Each tensor's own panels (a tile step's m and l are one column wide).
                 const std::int64_t cols = std::min<std::int64_t>(t.cols, t.axes.back() == Axis::Key ? lim.tokens : lim.features);
                 const float panel_w = (cols + kPanelGap) * cell;

@@ -15,38 +15,6 @@ namespace headsplit::gui {
 
 namespace {
 
-struct Counts {
-    std::int64_t projections = 0, total = 0;
-    std::string refused;  // why this mode cannot run the configuration (cross-attention fused, ...)
-};
-
-// Matmul counts per mode from the engine's own walk through the steps (plan(): no compute).
-Counts counts(Config c, Mode m) {
-    static std::map<std::string, Counts> cache;
-    c.mode = m;
-    const std::string key = std::to_string(c.batch) + "/" + std::to_string(c.num_tokens()) + "/" +
-                            std::to_string(c.num_keys()) + "/" + std::to_string(c.d_in) + "/" + std::to_string(c.d_out) +
-                            "/" + std::to_string(c.heads) + "/" + std::to_string(c.kv_head_count()) + "/" +
-                            std::to_string(c.key_dim()) + "/" + std::to_string(c.decode_from) + "/" +
-                            std::to_string(static_cast<int>(m)) + "/" + std::to_string(c.out_proj) +
-                            std::to_string(c.causal) + std::to_string(c.dropout > 0) + std::to_string(c.cross()) +
-                            std::to_string(c.padded());
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-    Counts n;
-    try {
-        const Trace t = plan(c);
-        for (const Step& s : t.steps) {
-            n.total += s.matmuls;
-            if (s.op == Op::Project) n.projections += s.matmuls;
-        }
-    } catch (const ConfigError& e) {
-        n.refused = e.what();
-    }
-    if (cache.size() > 256) cache.clear();
-    return cache[key] = n;
-}
-
 std::string thousands(std::int64_t v) { return grouped(v); }
 
 }  // namespace
@@ -65,8 +33,8 @@ void DrawWeightSplit(AppState& st) {
         ImGui::TableSetupColumn("all matmuls");
         ImGui::TableSetupColumn("projection weight shape");
         ImGui::TableHeadersRow();
-        for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused}) {
-            const Counts n = counts(c, m);
+        for (const ModeCount& n : st.mode_counts) {  // computed with the trace, off the frame
+            const Mode m = n.mode;
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
             ImGui::TextColored(m == c.mode ? ImVec4(1, 0.85f, 0.3f, 1) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s",

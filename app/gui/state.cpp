@@ -96,6 +96,7 @@ void apply_result(AppState& st, ComputeResult r, double now) {
     st.trace = std::move(r.trace);
     st.other_mask = std::move(r.other_mask);
     st.shapes_only = r.shapes_only;
+    st.mode_counts = std::move(r.counts);
     st.step = std::max(0, step);
     // New shapes: the step on screen stays shown unless it was waiting for an answer, which
     // is asked again from the new trace; the later ones are hidden again.
@@ -110,59 +111,5 @@ void apply_result(AppState& st, ComputeResult r, double now) {
 }
 
 void recompute(AppState& st) { st.computer->request(st.config, st.compare_masks); }
-
-std::string set_d_out(Config& c, std::int64_t d_out) {
-    c.d_out = d_out;
-    if (c.heads >= 1 && d_out % c.heads == 0) return "";
-    std::int64_t best = 1;
-    for (std::int64_t d : divisors(d_out))
-        if (d <= c.heads) best = d;
-    const std::string why = std::to_string(c.heads) + " heads do not divide D_out = " + std::to_string(d_out) + " (" +
-                            std::to_string(d_out) + " / " + std::to_string(c.heads) + " is not whole); now " +
-                            std::to_string(best) + " heads";
-    c.heads = best;
-    const std::string kv = fit_kv_heads(c);
-    return kv.empty() ? why : why + "; " + kv;
-}
-
-std::string fit_kv_heads(Config& c) {
-    if (c.kv_heads == 0 || c.heads < 1 || (c.kv_heads <= c.heads && c.heads % c.kv_heads == 0)) return "";
-    std::int64_t best = 1;
-    for (std::int64_t d : divisors(c.heads))
-        if (d <= c.kv_heads) best = d;
-    const std::string why = std::to_string(c.kv_heads) + " KV heads cannot serve " + std::to_string(c.heads) +
-                            " heads in equal groups; now " + std::to_string(best) + " KV heads";
-    c.kv_heads = best == c.heads ? 0 : best;
-    return why;
-}
-
-void set_sentence(Config& c, std::size_t b, const std::string& text) {
-    std::vector<std::vector<std::string>> all = c.sentences();
-    if (b >= all.size()) all.resize(b + 1);
-    all[b] = split_words(text);
-    c.set_sentences(std::move(all));
-    c.embeddings.clear();
-}
-
-std::string checkpoint_text(const Config& c) {
-    std::string text;
-    for (const std::string& piece : c.tokens) text += piece;
-    return text;
-}
-
-void set_checkpoint_layer(Config& c, std::int64_t layer) {
-    // Pieces become words again (the compute job tokenizes the words, joined by spaces).
-    if (!c.embeddings.empty()) c.set_sentences({split_words(checkpoint_text(c))});
-    c.embeddings.clear();
-    c.layer = layer;
-}
-
-void remove_sentence(Config& c, std::size_t b) {
-    std::vector<std::vector<std::string>> all = c.sentences();
-    if (b >= all.size() || all.size() == 1) return;
-    all.erase(all.begin() + static_cast<std::ptrdiff_t>(b));
-    c.set_sentences(std::move(all));
-    if (c.context.size() > 1 && b < c.context.size()) c.context.erase(c.context.begin() + static_cast<std::ptrdiff_t>(b));
-}
 
 }  // namespace headsplit::gui

@@ -10,6 +10,7 @@
 #include "compute.hpp"
 #include "why.hpp"
 #include "headsplit/config.hpp"
+#include "headsplit/config_edit.hpp"
 #include "headsplit/quiz.hpp"
 #include "headsplit/trace.hpp"
 
@@ -46,6 +47,7 @@ struct AppState {
     bool shapes_only = false;               // trace from plan(): shapes, no values
     std::string error;                      // why the last change was refused (inline)
     std::string notice;                     // e.g. GL fell back to the CPU
+    std::vector<ModeCount> mode_counts;     // matmul calls per mode for the trace's shape
     double last_compute_ms = 0;
 
     int step = 0;
@@ -134,20 +136,5 @@ void quiz_answer(AppState& st, Shape given, double now);  // by value: callers p
 void quiz_reset_score(AppState& st);
 // Asks for the trace of st.config.
 void recompute(AppState& st);
-// Sets D_out; when the head count no longer divides it, picks the nearest divisor below and
-// returns a one-line notice saying so ("" otherwise).
-std::string set_d_out(Config& c, std::int64_t d_out);
-// After the head count changed: key/value heads that no longer divide it become the nearest
-// divisor below; returns a one-line notice saying so ("" otherwise).
-std::string fit_kv_heads(Config& c);
-// Sentence `b` of the batch becomes `text`'s words (b = batch size: a new sentence); an empty
-// text is kept as it is typed and refused by the check, with the reason.
-void set_sentence(Config& c, std::size_t b, const std::string& text);
-void remove_sentence(Config& c, std::size_t b);
-// A checkpoint run's text: its BPE pieces put back together (" cat" + " sleeps").
-std::string checkpoint_text(const Config& c);
-// Another layer of the checkpoint: its words kept, x left to be run to that layer's input by
-// the compute job.
-void set_checkpoint_layer(Config& c, std::int64_t layer);
 
 }  // namespace headsplit::gui

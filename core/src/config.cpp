@@ -1,5 +1,7 @@
 #include "headsplit/config.hpp"
 
+#include "headsplit/config_edit.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -154,12 +156,6 @@ std::string human_bytes(double bytes) {
 
 namespace {
 
-std::string join(const std::vector<std::int64_t>& v) {
-    std::string s;
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-    return s;
-}
-
 void check_dim(const char* what, std::int64_t v) {
     if (v < 1 || v > kMaxDim)
         throw ConfigError(std::string(what) + " = " + std::to_string(v) +
@@ -190,14 +186,14 @@ void validate(const Config& c) {
     check_dim("D_out", c.d_out);
     if (c.heads < 1)
         throw ConfigError("heads = " + std::to_string(c.heads) + " is not a valid head count; heads that divide " +
-                          std::to_string(c.d_out) + ": " + join(divisors(c.d_out)));
+                          std::to_string(c.d_out) + ": " + divisor_list(c.d_out));
     if (c.d_out % c.heads != 0) {
         std::ostringstream ratio;
         ratio << static_cast<double>(c.d_out) / static_cast<double>(c.heads);
         throw ConfigError("D_out = " + std::to_string(c.d_out) + " cannot be split into " +
                           std::to_string(c.heads) + " heads (" + std::to_string(c.d_out) + " / " +
                           std::to_string(c.heads) + " = " + ratio.str() + "); heads that divide " +
-                          std::to_string(c.d_out) + ": " + join(divisors(c.d_out)));
+                          std::to_string(c.d_out) + ": " + divisor_list(c.d_out));
     }
     if (!(c.dropout >= 0.0 && c.dropout < 1.0)) {
         std::ostringstream p;
@@ -205,11 +201,11 @@ void validate(const Config& c) {
         throw ConfigError("dropout p = " + p.str() +
                           " is outside [0, 1); use 0 for none or a probability such as 0.1");
     }
-    if (c.kv_heads != 0 && (c.kv_heads < 1 || c.kv_heads > c.heads || c.heads % c.kv_heads != 0))
+    if (!kv_heads_fit(c))
         throw ConfigError("kv_heads = " + std::to_string(c.kv_heads) + (c.kv_heads > c.heads ? " is more than" : " does not divide") +
                           " heads = " + std::to_string(c.heads) +
                           "; each key/value head serves a whole group of query heads, so use a divisor of " +
-                          std::to_string(c.heads) + ": " + join(divisors(c.heads)));
+                          std::to_string(c.heads) + ": " + divisor_list(c.heads));
     if (c.cross()) {
         if (c.context.size() != 1 && static_cast<std::int64_t>(c.context.size()) != c.batch)
             throw ConfigError("there are " + std::to_string(c.context.size()) + " contexts for " +

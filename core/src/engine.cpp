@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 
 #include "headsplit/narration.hpp"
 
@@ -29,7 +30,9 @@ struct Val {
 class Recorder {
 public:
     Recorder(const Config& config, Backend& backend, std::vector<Step>& steps, bool values)
-        : config_(config), backend_(backend), steps_(steps), values_(values) {}
+        : config_(config), backend_(backend), steps_(steps), values_(values) {
+        whole_pass();
+    }
 
     void begin(Op op, int head = -1) {
         backend_.finish();
@@ -39,6 +42,8 @@ public:
         step_.op = op;
         step_.head = head;
         step_.round = round_;
+        step_.rows = rows_;
+        step_.keys = keys_;
         step_.tile_values = true;
         readback_.clear();
         start_ = Clock::now();
@@ -54,6 +59,14 @@ public:
     }
     // Steps begun from now on belong to this decoding round (-1: none).
     void set_round(int round) { round_ = round; }
+    // Steps begun from now on hold these query rows and key positions (a round's token, a
+    // tile's blocks); whole_pass() puts back all T rows and all S keys.
+    void set_rows(std::int64_t first, std::int64_t count) { rows_ = {first, count}; }
+    void set_keys(std::int64_t first, std::int64_t count) { keys_ = {first, count}; }
+    void whole_pass() {
+        rows_ = {0, config_.num_tokens()};
+        keys_ = {0, config_.num_keys()};
+    }
 
     void computed(std::int64_t matmuls, double flops) {
         backend_.finish();
@@ -63,9 +76,11 @@ public:
         step_.flops = flops;
     }
 
-    // Records `t` as tensor `name` of the step, made from `from`; returns the link to it.
-    Val tensor(const std::string& name, const TensorDesc& t, Storage storage, std::vector<Source> from) {
-        TensorRecord r{name, t.shape, t.strides, t.offset, t.buffer, storage, {}, std::move(from)};
+    // Records `t` as tensor `name` of the step, made from `from`, its dims counting `axes`;
+    // returns the link to it. Its token and key axes hold the step's rows and keys.
+    Val tensor(const std::string& name, const TensorDesc& t, Storage storage, std::vector<Source> from, Axes axes) {
+        check_axes(name, t.shape, axes);
+        TensorRecord r{name, t.shape, t.strides, t.offset, t.buffer, storage, {}, std::move(from), std::move(axes)};
         if (values_ && step_.tile_values) {
             std::int64_t size = 0;
             if (const float* host = backend_.host_view(t.buffer, &size)) {  // host memory: no whole-buffer copy
@@ -84,7 +99,7 @@ public:
     }
 
     void end() {
-        Narration words = narrate(step_.op, config_, step_.head, step_.round, step_.tile_q, step_.tile_k);
+        Narration words = narrate(step_, config_);
         step_.code = std::move(words.code);
         step_.explain = std::move(words.explain);
         steps_.push_back(std::move(step_));
@@ -92,12 +107,26 @@ public:
     }
 
 private:
+    // A recorded tensor's axes must name each dim once, and its token and key dims must hold
+    // the step's rows and keys: a mistake here is the engine's, not the user's.
+    void check_axes(const std::string& name, const Shape& shape, const Axes& axes) const {
+        bool ok = axes.size() == shape.size();
+        for (std::size_t i = 0; ok && i < axes.size(); ++i) {
+            if (axes[i] == Axis::Token) ok = shape[i] == step_.rows.count;
+            if (axes[i] == Axis::Key) ok = shape[i] == step_.keys.count;
+        }
+        if (!ok)
+            throw std::logic_error("step " + std::to_string(step_.index) + " (" + op_name(step_.op) + "): tensor " +
+                                   name + " " + shape_str(shape) + " does not match its axes, rows or keys");
+    }
+
     const Config& config_;
     Backend& backend_;
     std::vector<Step>& steps_;
     const bool values_;
     Step step_;
     int round_ = -1;
+    Span rows_, keys_;
     std::map<int, std::vector<float>> readback_;
     Clock::time_point start_;
 };
@@ -243,11 +272,35 @@ private:
         }
     }
 
+    // How queries, keys and values are arranged: rows of features ([B, n, D]), rows split
+    // into heads ([B, n, H, hd]) or a panel per head ([B, H, n, hd]).
+    enum class Arrangement { Rows, RowsOfHeads, HeadPanels };
+    // Their axes: queries count tokens and heads; keys and values count keys and key/value
+    // heads (fewer than the heads when grouped).
+    Axes qkv_axes(Arrangement a, bool kv) const {
+        const Axis row = kv ? Axis::Key : Axis::Token;
+        const Axis head = kv && c_.grouped() ? Axis::KvHead : Axis::Head;
+        switch (a) {
+            case Arrangement::Rows: return {Axis::Batch, row, Axis::Feature};
+            case Arrangement::RowsOfHeads: return {Axis::Batch, row, head, Axis::Feature};
+            case Arrangement::HeadPanels: break;
+        }
+        return {Axis::Batch, head, row, Axis::Feature};
+    }
+    // Axes of a tensor of queries' rows: [B, H, n, X] per head or [B, n, X] (loop mode's heads
+    // and merged rows), X keys (a score grid) or features.
+    static Axes row_axes(std::size_t rank, Axis last) {
+        if (rank == 4) return {Axis::Batch, Axis::Head, Axis::Token, last};
+        return {Axis::Batch, Axis::Token, last};
+    }
+
     // Records queries, keys and values made from (per tensor) `from`.
     Qkv record_qkv(const TensorDesc& q, const TensorDesc& k, const TensorDesc& v, Storage storage,
-                   const std::vector<Source>& qf, const std::vector<Source>& kf, const std::vector<Source>& vf) {
-        return {rec_.tensor("queries", q, storage, qf), rec_.tensor("keys", k, storage, kf),
-                rec_.tensor("values", v, storage, vf)};
+                   const std::vector<Source>& qf, const std::vector<Source>& kf, const std::vector<Source>& vf,
+                   Arrangement a) {
+        return {rec_.tensor("queries", q, storage, qf, qkv_axes(a, false)),
+                rec_.tensor("keys", k, storage, kf, qkv_axes(a, true)),
+                rec_.tensor("values", v, storage, vf, qkv_axes(a, true))};
     }
 
     // ---- step 0: x [B, T, D_in] (and the context [B, S, D_context], the key padding mask [B, S])
@@ -258,9 +311,9 @@ private:
         if (c_.cross()) context = contiguous(upload_made(B * S * Dk, [&] { return in_.context; }), {B, S, Dk});
         if (c_.padded()) key_mask = contiguous(upload_made(B * S, [&] { return in_.key_padding_mask; }), {B, S});
         rec_.computed(0, 0);
-        x_ = rec_.tensor("x", x, Storage::New, {});
-        if (c_.cross()) context_ = rec_.tensor("context", context, Storage::New, {});
-        if (c_.padded()) key_mask_ = rec_.tensor("key_padding_mask", key_mask, Storage::New, {});
+        x_ = rec_.tensor("x", x, Storage::New, {}, {Axis::Batch, Axis::Token, Axis::Feature});
+        if (c_.cross()) context_ = rec_.tensor("context", context, Storage::New, {}, {Axis::Batch, Axis::Key, Axis::Feature});
+        if (c_.padded()) key_mask_ = rec_.tensor("key_padding_mask", key_mask, Storage::New, {}, {Axis::Batch, Axis::Key});
         rec_.end();
     }
 
@@ -283,7 +336,8 @@ private:
         linear(in.kv.t, w.k, k);
         linear(in.kv.t, w.v, v);
         rec_.computed(3, 2.0 * B * (in.tq * Di * qw + 2.0 * in.tk * Dk * kw));
-        return record_qkv(q, k, v, Storage::New, w.q.links(in.q.src), w.k.links(in.kv.src), w.v.links(in.kv.src));
+        return record_qkv(q, k, v, Storage::New, w.q.links(in.q.src), w.k.links(in.kv.src), w.v.links(in.kv.src),
+                          Arrangement::Rows);
     }
 
     Qkv project(const Inputs2& in) { return c_.mode == Mode::Fused ? project_fused(in) : project_split(in); }
@@ -320,13 +374,13 @@ private:
                                  Source::of_weight("w_value")};
         if (c_.qkv_bias)
             for (const char* bias : {"b_query", "b_key", "b_value"}) from.push_back(Source::of_weight(bias));
-        const Val whole = rec_.tensor("qkv", qkv, Storage::New, from);
+        const Val whole = rec_.tensor("qkv", qkv, Storage::New, from, {Axis::Batch, Axis::Token, Axis::Feature});
         rec_.end();
 
         rec_.begin(Op::Split);
         rec_.computed(0, 0);
         const Qkv t = record_qkv(narrow_last(qkv, 0, D), narrow_last(qkv, D, KV), narrow_last(qkv, D + KV, KV),
-                                 Storage::View, {whole.src}, {whole.src}, {whole.src});
+                                 Storage::View, {whole.src}, {whole.src}, {whole.src}, Arrangement::Rows);
         rec_.end();
         return t;
     }
@@ -336,13 +390,14 @@ private:
         rec_.begin(Op::View);
         rec_.computed(0, 0);
         const Qkv viewed = record_qkv(view(in.q.t, {B, tq, H, hd}), view(in.k.t, {B, tk, G, hd}),
-                                      view(in.v.t, {B, tk, G, hd}), Storage::View, {in.q.src}, {in.k.src}, {in.v.src});
+                                      view(in.v.t, {B, tk, G, hd}), Storage::View, {in.q.src}, {in.k.src}, {in.v.src},
+                                      Arrangement::RowsOfHeads);
         rec_.end();
 
         rec_.begin(Op::Transpose);
         rec_.computed(0, 0);
         const Qkv t = record_qkv(transpose(viewed.q.t, 1, 2), transpose(viewed.k.t, 1, 2), transpose(viewed.v.t, 1, 2),
-                                 Storage::View, {viewed.q.src}, {viewed.k.src}, {viewed.v.src});
+                                 Storage::View, {viewed.q.src}, {viewed.k.src}, {viewed.v.src}, Arrangement::HeadPanels);
         rec_.end();
         return t;
     }
@@ -363,8 +418,9 @@ private:
         rec_.begin(Op::RepeatKv);
         const TensorDesc k = repeat(t.k.t), v = repeat(t.v.t);
         rec_.computed(0, 0);
-        const Val keys = rec_.tensor("keys", k, Storage::Copy, {t.k.src});
-        const Val values = rec_.tensor("values", v, Storage::Copy, {t.v.src});
+        const Axes repeated{Axis::Batch, Axis::Head, Axis::Key, Axis::Feature};
+        const Val keys = rec_.tensor("keys", k, Storage::Copy, {t.k.src}, repeated);
+        const Val values = rec_.tensor("values", v, Storage::Copy, {t.v.src}, repeated);
         rec_.end();
         return {t.q, keys, values};
     }
@@ -385,7 +441,7 @@ private:
         if (skip_upper) be_.causal_matmul(t.q.t, t.k.t, true, grid, true);
         else be_.matmul(t.q.t, t.k.t, true, nullptr, grid);
         rec_.computed(1, 2.0 * B * heads_here * tq * tk * hd);
-        Val scores = rec_.tensor("attn_scores", grid, Storage::New, {t.q.src, t.k.src});
+        Val scores = rec_.tensor("attn_scores", grid, Storage::New, {t.q.src, t.k.src}, row_axes(tt.size(), Axis::Key));
         rec_.end();
 
         // Recording nothing, the mask, the padding, the scale and the softmax run as one pass per
@@ -408,7 +464,7 @@ private:
             be_.softmax(scores.t, probs);
         }
         rec_.computed(0, 0);
-        Val weights = rec_.tensor("attn_weights", probs, Storage::New, {scores.src});
+        Val weights = rec_.tensor("attn_weights", probs, Storage::New, {scores.src}, row_axes(tt.size(), Axis::Key));
         rec_.end();
 
         if (c_.dropout > 0) weights = dropout(weights, head);
@@ -420,7 +476,8 @@ private:
         if (skip_upper) be_.causal_matmul(weights.t, t.v.t, false, ctx, false);
         else be_.matmul(weights.t, t.v.t, false, nullptr, ctx);
         rec_.computed(1, 2.0 * B * heads_here * tq * tk * hd);
-        const Val out = rec_.tensor("context_vec", ctx, Storage::New, {weights.src, t.v.src});
+        const Val out = rec_.tensor("context_vec", ctx, Storage::New, {weights.src, t.v.src},
+                                    row_axes(ctx_shape.size(), Axis::Feature));
         rec_.end();
         return out;
     }
@@ -466,6 +523,8 @@ private:
                 if (!c_.tile_runs(i, j)) continue;
                 const std::int64_t k0 = j * blk, nk = std::min(blk, S - k0);
                 const double values = static_cast<double>(B * H * (nq * nk + 2 * nq + nq * hd));
+                rec_.set_rows(q0, nq);
+                rec_.set_keys(k0, nk);
                 rec_.begin(Op::Tile);
                 keeping = keeping && kept + values <= kFlashTileValues;
                 if (keeping) kept += values;
@@ -481,7 +540,7 @@ private:
                 }
                 rec_.computed(2, 4.0 * B * H * nq * nk * hd);
                 const TensorDesc s{tile.buffer, 0, {B, H, nq, nk}, {H * blk * blk, blk * blk, blk, 1}};
-                const Val scores = rec_.tensor("tile_scores", s, Storage::New, {t.q.src, t.k.src});
+                const Val scores = rec_.tensor("tile_scores", s, Storage::New, {t.q.src, t.k.src}, row_axes(4, Axis::Key));
                 const bool first = prev_m.src.step < 0;
                 const Storage st = first ? Storage::New : Storage::InPlace;
                 // Updated in place: the rows as they were come first (the buffer they share).
@@ -489,15 +548,18 @@ private:
                     if (!first) links.insert(links.begin(), before.src);
                     return links;
                 };
-                prev_m = rec_.tensor("m", rows(m, q0, nq), st, from({scores.src}, prev_m));
-                prev_l = rec_.tensor("l", rows(l, q0, nq), st, from({scores.src, prev_m.src}, prev_l));
-                prev_acc = rec_.tensor("acc", rows(acc, q0, nq), st, from({scores.src, prev_m.src, t.v.src}, prev_acc));
+                const Axes per_row{Axis::Batch, Axis::Head, Axis::Token};  // one number per row of each head
+                prev_m = rec_.tensor("m", rows(m, q0, nq), st, from({scores.src}, prev_m), per_row);
+                prev_l = rec_.tensor("l", rows(l, q0, nq), st, from({scores.src, prev_m.src}, prev_l), per_row);
+                prev_acc = rec_.tensor("acc", rows(acc, q0, nq), st, from({scores.src, prev_m.src, t.v.src}, prev_acc),
+                                       row_axes(4, Axis::Feature));
                 rec_.end();
             }
             last.push_back(prev_acc.src);
             last.push_back(prev_l.src);
         }
 
+        rec_.whole_pass();
         rec_.begin(Op::Normalize);
         if (!one_pass) {
             a.q_begin = 0, a.q_end = T, a.k_begin = a.k_end = 0, a.normalize = true;
@@ -505,7 +567,7 @@ private:
             be_.flash_attention(a);
         }
         rec_.computed(0, 0);
-        const Val out = rec_.tensor("context_vec", acc, Storage::InPlace, last);
+        const Val out = rec_.tensor("context_vec", acc, Storage::InPlace, last, row_axes(4, Axis::Feature));
         rec_.end();
         return out;
     }
@@ -517,7 +579,8 @@ private:
         rec_.begin(Op::Mask, head);
         if (!fused) be_.causal_mask(scores.t);
         rec_.computed(0, 0);
-        const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src});
+        const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src},
+                                    row_axes(scores.t.rank(), Axis::Key));
         rec_.end();
         return out;
     }
@@ -527,7 +590,8 @@ private:
         rec_.begin(Op::PadMask, head);
         if (!fused) be_.masked_fill(scores.t, TensorDesc{key_mask.t.buffer, key_mask.t.offset, {B, tk}, key_mask.t.strides});
         rec_.computed(0, 0);
-        const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src, key_mask.src});
+        const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src, key_mask.src},
+                                    row_axes(scores.t.rank(), Axis::Key));
         rec_.end();
         return out;
     }
@@ -536,7 +600,8 @@ private:
         rec_.begin(Op::Scale, head);
         if (!fused) be_.scale(scores.t, scale_factor());
         rec_.computed(0, 0);
-        const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src});
+        const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src},
+                                    row_axes(scores.t.rank(), Axis::Key));
         rec_.end();
         return out;
     }
@@ -560,8 +625,9 @@ private:
         const TensorDesc out = fresh(weights.t.shape);
         be_.multiply(weights.t, keep_mask, static_cast<float>(1.0 / (1.0 - c_.dropout)), out);
         rec_.computed(0, 0);
-        const Val mask_rec = rec_.tensor("dropout_mask", keep_mask, Storage::New, {});
-        const Val result = rec_.tensor("attn_weights", out, Storage::New, {weights.src, mask_rec.src});
+        const Axes grid = row_axes(out.rank(), Axis::Key);
+        const Val mask_rec = rec_.tensor("dropout_mask", keep_mask, Storage::New, {}, grid);
+        const Val result = rec_.tensor("attn_weights", out, Storage::New, {weights.src, mask_rec.src}, grid);
         rec_.end();
         return result;
     }
@@ -570,14 +636,15 @@ private:
     Val merge(const Val& ctx, std::int64_t n) {
         rec_.begin(Op::TransposeBack);
         rec_.computed(0, 0);
-        const Val back = rec_.tensor("context_vec", transpose(ctx.t, 1, 2), Storage::View, {ctx.src});
+        const Val back = rec_.tensor("context_vec", transpose(ctx.t, 1, 2), Storage::View, {ctx.src},
+                                     {Axis::Batch, Axis::Token, Axis::Head, Axis::Feature});
         rec_.end();
 
         rec_.begin(Op::Merge);
         const int buf = alloc({B, n, D});
         be_.copy(back.t, contiguous(buf, back.t.shape));
         rec_.computed(0, 0);
-        const Val merged = rec_.tensor("context_vec", contiguous(buf, {B, n, D}), Storage::Copy, {back.src});
+        const Val merged = rec_.tensor("context_vec", contiguous(buf, {B, n, D}), Storage::Copy, {back.src}, row_axes(3, Axis::Feature));
         rec_.end();
         return merged;
     }
@@ -608,7 +675,7 @@ private:
             from.push_back(outputs[h].src);
         }
         rec_.computed(0, 0);
-        const Val merged = rec_.tensor("context_vec", contiguous(buf, {B, T, D}), Storage::Copy, from);
+        const Val merged = rec_.tensor("context_vec", contiguous(buf, {B, T, D}), Storage::Copy, from, row_axes(3, Axis::Feature));
         rec_.end();
         return merged;
     }
@@ -620,7 +687,7 @@ private:
         const TensorDesc out = fresh({B, n, D});
         linear(ctx.t, w, out);
         rec_.computed(1, 2.0 * B * n * D * D);
-        const Val result = rec_.tensor("output", out, Storage::New, w.links(ctx.src));
+        const Val result = rec_.tensor("output", out, Storage::New, w.links(ctx.src), row_axes(3, Axis::Feature));
         rec_.end();
         return result;
     }
@@ -636,6 +703,8 @@ private:
         for (int round = 0; round <= T - P; ++round) {
             const std::int64_t pos = round == 0 ? 0 : P + round - 1, n = round == 0 ? P : 1;
             rec_.set_round(round);
+            rec_.set_rows(pos, n);
+            rec_.set_keys(pos, n);  // the round's new keys, until they join the cache
             const TensorDesc rows{x_.t.buffer, pos * Di, {B, n, Di}, {T * Di, Di, 1}};
             const Val x{rows, x_.src};
             Qkv qkv = heads_view(project({x, n, x, n}), n, n);
@@ -647,6 +716,7 @@ private:
             outputs.emplace_back(pos, ctx);
         }
         rec_.set_round(-1);
+        rec_.whole_pass();
 
         rec_.begin(Op::Assemble);
         const int buf = alloc({B, T, D});
@@ -656,7 +726,8 @@ private:
             from.push_back(out.src);
         }
         rec_.computed(0, 0);
-        rec_.tensor(c_.out_proj ? "output" : "context_vec", contiguous(buf, {B, T, D}), Storage::Copy, from);
+        rec_.tensor(c_.out_proj ? "output" : "context_vec", contiguous(buf, {B, T, D}), Storage::Copy, from,
+                    row_axes(3, Axis::Feature));
         rec_.end();
     }
 
@@ -668,6 +739,7 @@ private:
         const auto window = [&](const TensorDesc& cache, std::int64_t first, std::int64_t len) {
             return TensorDesc{cache.buffer, cache.offset + first * hd, {B, G, len, hd}, cache.strides};
         };
+        rec_.set_keys(0, pos + n);  // from here on the round reads the cache so far
         rec_.begin(Op::CacheAppend);
         be_.copy(t.k.t, window(cache_k, pos, n));
         be_.copy(t.v.t, window(cache_v, pos, n));
@@ -677,8 +749,9 @@ private:
         const auto from = [&](const Val& old, const Val& fresh_rows) {
             return first ? std::vector<Source>{fresh_rows.src} : std::vector<Source>{old.src, fresh_rows.src};
         };
-        const Val k = rec_.tensor("keys", window(cache_k, 0, pos + n), storage, from(before.k, t.k));
-        const Val v = rec_.tensor("values", window(cache_v, 0, pos + n), storage, from(before.v, t.v));
+        const Axes cached = qkv_axes(Arrangement::HeadPanels, true);
+        const Val k = rec_.tensor("keys", window(cache_k, 0, pos + n), storage, from(before.k, t.k), cached);
+        const Val v = rec_.tensor("values", window(cache_v, 0, pos + n), storage, from(before.v, t.v), cached);
         rec_.end();
         return {t.q, k, v};
     }
@@ -881,5 +954,28 @@ Trace plan(const CheckedConfig& checked) {
 }
 
 Trace plan(const Config& config) { return plan(check_config(config)); }
+
+std::vector<ModeCount> matmul_counts(const Config& c) {
+    std::vector<ModeCount> out;
+    for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused}) {
+        ModeCount n;
+        n.mode = m;
+        Config other = c;
+        other.mode = m;
+        other.block = 0;  // a flash run's tile block means nothing to the others
+        try {
+            const Trace t = plan(other);
+            n.steps = static_cast<std::int64_t>(t.steps.size());
+            for (const Step& s : t.steps) {
+                n.total += s.matmuls;
+                if (s.op == Op::Project) n.projections += s.matmuls;
+            }
+        } catch (const ConfigError& e) {
+            n.refused = e.what();
+        }
+        out.push_back(std::move(n));
+    }
+    return out;
+}
 
 }  // namespace headsplit

@@ -233,10 +233,9 @@ std::string config_line(const Config& c) {
 bool plain(const Config& c) { return !c.grouped() && !c.cross() && c.batch == 1 && !c.decoding(); }
 
 // The rows of x a decoding round reads ("x[:, 3:4]"), or x.
-std::string x_rows(const Step& s, const Config& c) {
+std::string x_rows(const Step& s) {
     if (s.round < 0) return "x";
-    const std::int64_t pos = s.round == 0 ? 0 : c.decode_from + s.round - 1, n = s.round == 0 ? c.decode_from : 1;
-    return "x[:, " + std::to_string(pos) + ":" + std::to_string(pos + n) + "]";
+    return "x[:, " + std::to_string(s.rows.first) + ":" + std::to_string(s.rows.end()) + "]";
 }
 
 // The statements of a step of GQA / MQA, cross-attention, a padded batch or decoding, where the
@@ -244,7 +243,7 @@ std::string x_rows(const Step& s, const Config& c) {
 std::vector<std::string> variant_statements(const Step& s, const Config& c, ScriptKind kind) {
     const bool torch = kind == ScriptKind::PyTorch;
     const bool per_head = s.head >= 0;
-    const std::string xr = x_rows(s, c), kv_in = c.cross() ? "context" : xr;
+    const std::string xr = x_rows(s), kv_in = c.cross() ? "context" : xr;
     const std::string qb = c.qkv_bias ? " + self.b_query" : "", kb = c.qkv_bias ? " + self.b_key" : "",
                       vb = c.qkv_bias ? " + self.b_value" : "";
     switch (s.op) {
@@ -278,8 +277,9 @@ std::vector<std::string> variant_statements(const Step& s, const Config& c, Scri
                     "values = values" + f + "b, values.shape[1], self.num_kv_heads, self.head_dim)"};
         }
         case Op::CacheAppend: {
-            const std::int64_t pos = s.round == 0 ? 0 : c.decode_from + s.round - 1, n = s.round == 0 ? c.decode_from : 1;
-            const std::string window = std::to_string(pos) + ":" + std::to_string(pos + n), upto = std::to_string(pos + n);
+            // The round's rows are written into the cache; attention reads the cache up to them.
+            const std::string window = std::to_string(s.rows.first) + ":" + std::to_string(s.rows.end()),
+                              upto = std::to_string(s.rows.end());
             std::vector<std::string> out;
             if (s.round == 0)
                 for (const char* cache : {"cache_k", "cache_v"})

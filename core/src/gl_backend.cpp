@@ -202,8 +202,8 @@ public:
         dispatch((N + tile - 1) / tile, (M + tile - 1) / tile, batch0 * batch1, "matmul");
     }
 
-    void causal_mask(const TensorDesc& scores) override { rows(0, 1.0f, scores, scores, "causal mask"); }
-    void scale(const TensorDesc& t, float factor) override { rows(1, factor, t, t, "scale"); }
+    void causal_mask(const TensorDesc& scores) override { rows(RowsMode::Mask, 1.0f, scores, scores, "causal mask"); }
+    void scale(const TensorDesc& t, float factor) override { rows(RowsMode::Scale, factor, t, t, "scale"); }
     void masked_softmax(const TensorDesc& scores, const TensorDesc& out, float factor, bool causal,
                         const TensorDesc* key_mask) override {
         const std::int64_t n_rows = scores.numel() / std::max<std::int64_t>(scores.shape.back(), 1);
@@ -216,14 +216,14 @@ public:
                     key_mask ? static_cast<GLint>(key_mask->strides[1]) : 0);
         if (key_mask) bind(2, *key_mask);
         else glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, placeholder_.id());
-        rows(4, factor, scores, out, "softmax",
+        rows(RowsMode::MaskedSoftmax, factor, scores, out, "softmax",
              key_mask ? n_rows / std::max<std::int64_t>(key_mask->shape[0], 1) : 1);
     }
     void masked_fill(const TensorDesc& scores, const TensorDesc& key_mask) override {
         const std::int64_t n_rows = scores.numel() / std::max<std::int64_t>(scores.shape.back(), 1);
-        rows(3, 1.0f, scores, key_mask, "padding mask", n_rows / std::max<std::int64_t>(key_mask.shape[0], 1));
+        rows(RowsMode::Padding, 1.0f, scores, key_mask, "padding mask", n_rows / std::max<std::int64_t>(key_mask.shape[0], 1));
     }
-    void softmax(const TensorDesc& in, const TensorDesc& out) override { rows(2, 1.0f, in, out, "softmax"); }
+    void softmax(const TensorDesc& in, const TensorDesc& out) override { rows(RowsMode::Softmax, 1.0f, in, out, "softmax"); }
 
     // One query row per invocation (shaders/flash.comp).
     void flash_attention(const FlashArgs& a) override {
@@ -339,12 +339,15 @@ private:
         glUniform2i(p.uniform((x + "_strides").c_str()), static_cast<GLint>(row_stride), static_cast<GLint>(col_stride));
     }
 
-    void rows(int mode, float factor, const TensorDesc& in, const TensorDesc& out, const char* what,
+    // What attn_rows.comp does to each row (its constants MASK ... MASKED_SOFTMAX, same numbers).
+    enum class RowsMode { Mask = 0, Scale = 1, Softmax = 2, Padding = 3, MaskedSoftmax = 4 };
+
+    void rows(RowsMode mode, float factor, const TensorDesc& in, const TensorDesc& out, const char* what,
               std::int64_t group_rows = 1) {
         current();
         const Padded pi = pad4(in), po = pad4(out);
         glUseProgram(rows_.id());
-        glUniform1i(rows_.uniform("mode"), mode);
+        glUniform1i(rows_.uniform("mode"), static_cast<GLint>(mode));
         glUniform1f(rows_.uniform("factor"), factor);
         glUniform4iv(rows_.uniform("shape"), 1, pi.shape.data());
         glUniform4iv(rows_.uniform("in_strides"), 1, pi.strides.data());
@@ -352,7 +355,8 @@ private:
         glUniform4iv(rows_.uniform("out_strides"), 1, po.strides.data());
         glUniform1i(rows_.uniform("out_offset"), static_cast<GLint>(out.offset));
         glUniform1i(rows_.uniform("group_rows"), static_cast<GLint>(std::max<std::int64_t>(group_rows, 1)));
-        if (mode != 4) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, placeholder_.id());  // only mode 4 reads it
+        if (mode != RowsMode::MaskedSoftmax)  // only the one-pass softmax reads the mask binding
+            glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, placeholder_.id());
         bind(0, in);
         bind(1, out);
         const std::int64_t n_rows = in.numel() / std::max<std::int64_t>(in.shape.back(), 1);

@@ -22,13 +22,14 @@ std::string span(const char* one, const char* many, std::int64_t first, std::int
 
 }  // namespace
 
-Narration narrate(Op op, const Config& c, int head, int round, int tile_q, int tile_k) {
+Narration narrate(const Step& s, const Config& c) {
+    const Op op = s.op;
+    const int head = s.head, round = s.round, tile_q = s.tile_q, tile_k = s.tile_k;
     const std::int64_t B = c.batch, Di = c.d_in, D = c.d_out, H = c.heads, hd = c.head_dim();
     const std::int64_t G = c.kv_head_count(), KV = c.kv_width(), r = c.group_size(), Dk = c.key_dim();
-    // Rows of queries in this step (a round decodes one token) and keys it sees.
-    const std::int64_t T = round > 0 ? 1 : round == 0 ? c.decode_from : c.num_tokens();
-    const std::int64_t pos = round > 0 ? c.decode_from + round - 1 : 0;
-    const std::int64_t S = round > 0 ? pos + 1 : round == 0 ? c.decode_from : c.num_keys();
+    // Rows of queries in this step (a round decodes one token), the first one's position, and
+    // the keys it holds or sees.
+    const std::int64_t T = s.rows.count, pos = s.rows.first, S = s.keys.count;
     const bool all = head < 0;
     const std::string x_shape = shape_str({B, T, Di});
     const std::string grid = by(T, S);
@@ -154,9 +155,7 @@ Narration narrate(Op op, const Config& c, int head, int round, int tile_q, int t
                     std::string("Each token's new vector is the weighted average of the value vectors, ") +
                         (all ? "for every head in one batched matmul." : "for head " + n(head) + ".")};
         case Op::Tile: {
-            const std::int64_t blk = c.flash_block(), T = c.num_tokens(), S = c.num_keys();
-            const std::int64_t q0 = tile_q * blk, nq = std::min(blk, T - q0), k0 = tile_k * blk,
-                               nk = std::min(blk, S - k0);
+            const std::int64_t q0 = s.rows.first, nq = s.rows.count, k0 = s.keys.first, nk = s.keys.count;
             const bool first = tile_k == 0;
             std::int64_t last_run = 0;
             for (std::int64_t j = 0; j < c.key_blocks(); ++j)

@@ -32,10 +32,30 @@ const char* storage_sentence(Storage s) {
     return "computed into a new buffer";
 }
 
+const char* axis_name(Axis a) {
+    switch (a) {
+        case Axis::Batch: return "batch";
+        case Axis::Head: return "head";
+        case Axis::KvHead: return "kv_head";
+        case Axis::Token: return "token";
+        case Axis::Key: return "key";
+        case Axis::Feature: return "feature";
+    }
+    return "?";
+}
+
+bool is_head_axis(Axis a) { return a == Axis::Head || a == Axis::KvHead; }
+
 const TensorRecord* Step::find(const std::string& name) const {
     for (const auto& t : tensors)
         if (t.name == name) return &t;
     return nullptr;
+}
+
+bool Step::has_key_axis() const {
+    for (const auto& t : tensors)
+        if (t.has(Axis::Key)) return true;
+    return false;
 }
 
 std::int64_t Trace::total_matmuls() const {

@@ -101,12 +101,13 @@ std::string trace_to_json(const Trace& tr) {
                    {"workgroups", s.stats.workgroups}};
         if (s.head >= 0) js["head"] = s.head;
         if (s.round >= 0) js["round"] = s.round;
+        js["rows"] = {s.rows.first, s.rows.count};
+        if (s.has_key_axis()) js["keys"] = {s.keys.first, s.keys.count};
         if (s.tile_q >= 0) {
-            const std::int64_t blk = c.flash_block(), q0 = s.tile_q * blk, k0 = s.tile_k * blk;
             js["tile"] = {{"query_block", s.tile_q},
                           {"key_block", s.tile_k},
-                          {"rows", {q0, std::min(q0 + blk, c.num_tokens())}},
-                          {"keys", {k0, std::min(k0 + blk, c.num_keys())}},
+                          {"rows", {s.rows.first, s.rows.end()}},
+                          {"keys", {s.keys.first, s.keys.end()}},
                           {"values", s.tile_values}};
         }
         Json ts = Json::array();
@@ -116,9 +117,12 @@ std::string trace_to_json(const Trace& tr) {
                 if (link.is_weight()) from.push_back({{"weight", link.weight}});
                 else from.push_back({{"step", link.step}, {"tensor", link.tensor}});
             }
+            Json axes = Json::array();
+            for (Axis a : t.axes) axes.push_back(axis_name(a));
             ts.push_back({{"name", t.name},
                           {"from", std::move(from)},
                           {"shape", t.shape},
+                          {"axes", std::move(axes)},
                           {"strides", t.strides},
                           {"offset", t.offset},
                           {"buffer", t.buffer},

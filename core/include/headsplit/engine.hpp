@@ -80,4 +80,14 @@ Trace run(const Config& config, const Inputs& inputs, const Weights& weights, Ba
 Trace plan(const CheckedConfig& config);
 Trace plan(const Config& config);  // through check_config() first
 
+// The matmul calls `c` makes in mode `mode`, from plan()'s walk through the steps: those of the
+// Q/K/V projections, all of them, and the steps; or why the mode cannot run `c` (fused
+// cross-attention, ...). The weight split panel and the handout show them side by side.
+struct ModeCount {
+    Mode mode = Mode::Split;
+    std::int64_t projections = 0, total = 0, steps = 0;
+    std::string refused;
+};
+std::vector<ModeCount> matmul_counts(const Config& c);  // loop, split and fused
+
 }  // namespace headsplit

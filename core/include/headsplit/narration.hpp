@@ -7,6 +7,7 @@
 
 #include "headsplit/config.hpp"
 #include "headsplit/op.hpp"
+#include "headsplit/trace.hpp"
 
 namespace headsplit {
 
@@ -15,12 +16,10 @@ struct Narration {
     std::string explain;  // one sentence with this configuration's numbers
 };
 
-// The words for op `op` of configuration `c`; `head` >= 0 for loop mode's per-head steps,
-// whose code line is written for any head (`self.heads[h]`), as inside the for loop.
-// `round` >= 1: a decoding round (one token, at position decode_from + round - 1); 0: the
-// prefill of the first decode_from tokens.
-// `tile_q`, `tile_k`: flash mode's tile (query block, key block) for its tile steps.
-Narration narrate(Op op, const Config& c, int head = -1, int round = -1, int tile_q = -1, int tile_k = -1);
+// The words for step `s` of configuration `c`, from its op, head, round, tile, rows and keys
+// (the engine sets those before asking). A loop-mode head's code line is written for any
+// head (`self.heads[h]`), as inside the for loop.
+Narration narrate(const Step& s, const Config& c);
 
 // The PyTorch module for c.mode up to `def forward(self, x):` (class, __init__, layers).
 std::vector<std::string> module_header(const Config& c);

@@ -40,6 +40,24 @@ struct Source {
     bool operator==(const Source& o) const { return step == o.step && tensor == o.tensor && weight == o.weight; }
 };
 
+// What each dim of a recorded tensor counts. Token rows are the queries' positions; key rows
+// are the keys' positions (the keys, the values, the KV cache, the context, the key columns of
+// a score grid). A head axis counts query heads; kv_head counts key/value heads of grouped-
+// query attention before repeat_kv. The engine names them as it records; nothing downstream
+// works them out from the op, the rank or the tensor's name.
+enum class Axis { Batch, Head, KvHead, Token, Key, Feature };
+const char* axis_name(Axis a);  // "batch", "head", "kv_head", "token", "key", "feature" (the JSON's)
+bool is_head_axis(Axis a);      // Head or KvHead
+using Axes = std::vector<Axis>;
+
+// A run of positions: first, first + 1, ..., first + count - 1 (count 0: none).
+struct Span {
+    std::int64_t first = 0, count = 0;
+    std::int64_t end() const { return first + count; }
+    bool empty() const { return count == 0; }
+    bool operator==(const Span& o) const { return first == o.first && count == o.count; }
+};
+
 struct TensorRecord {
     std::string name;
     Shape shape;
@@ -52,6 +70,21 @@ struct TensorRecord {
     // before keys; weights before values). Empty for x and for dropout's mask (drawn from
     // the seed); dropout's output names its mask, recorded just before it in the same step.
     std::vector<Source> from;
+    Axes axes;  // one per dim of `shape`
+
+    // The dim that counts `a`, or -1.
+    int dim_of(Axis a) const {
+        for (std::size_t i = 0; i < axes.size(); ++i)
+            if (axes[i] == a) return static_cast<int>(i);
+        return -1;
+    }
+    bool has(Axis a) const { return dim_of(a) >= 0; }
+    // Its rows are key positions: the keys, the values, the cache, the context (a score grid's
+    // keys are its columns, the key padding mask's too).
+    bool key_rows() const {
+        const int k = dim_of(Axis::Key);
+        return k >= 0 && k + 1 < static_cast<int>(axes.size());
+    }
 
     // Memory position of element `i` (row-major in `shape`): offset + index . strides.
     std::int64_t address(std::int64_t i) const { return element_offset(shape, strides, offset, i); }
@@ -66,6 +99,12 @@ struct Step {
     // whether the tile's values were kept (a long pass keeps those of its first tiles only).
     int tile_q = -1, tile_k = -1;
     bool tile_values = true;
+    // The query token rows it works on (a decoding round: its token; a flash tile: its query
+    // block; otherwise all T) and its key positions: those its tensors hold where one has a key
+    // axis (a round's new key up to its cache_append, the cache so far from there, a tile's
+    // key block, all S), else those its queries attend to. Set by the engine, which knows them.
+    Span rows, keys;
+    bool has_key_axis() const;  // a tensor of it counts keys (the JSON writes "keys" then)
     std::string code;            // the PyTorch-equivalent line
     std::string explain;         // one sentence
     std::int64_t matmuls = 0;    // matmul calls (a batched matmul over heads counts 1)
@@ -80,6 +119,8 @@ struct Step {
     const TensorRecord& result() const { return op == Op::Input ? tensors.front() : tensors.back(); }
     // Which part of the pass the step belongs to, for people: "head 1", "prefill", "round 2",
     // "query block 1, key block 0" (a flash tile), or "" for a step of the whole pass.
+    // The position of row r of tensor `t`: a key position for key rows, a token's otherwise.
+    std::int64_t position(const TensorRecord& t, std::int64_t r) const { return (t.key_rows() ? keys : rows).first + r; }
     std::string part() const {
         if (head >= 0) return "head " + std::to_string(head);
         if (round == 0) return "prefill";

@@ -6,7 +6,7 @@
 
 namespace headsplit {
 
-constexpr int kTraceFormatVersion = 2;  // 2: every tensor has "from" links
+constexpr int kTraceFormatVersion = 3;  // 2: every tensor has "from" links; 3: axes, rows, keys
 
 // The whole document as text. -inf (masked scores) is written as null.
 std::string trace_to_json(const Trace& trace);
