@@ -1,12 +1,16 @@
-// The trace as a graph, and the engine's promises that the refactor of issue 10 made:
+// The trace as a graph (for the variants read from the JSON alone, as any reader would), and the engine's promises that the refactor of issue 10 made:
 // links point backwards to what exists, a Runner whose first run records nothing still
 // computes everything (dropout included), the memory estimate is what a run allocates, and
 // two runners share a backend.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "headsplit/gl_backend.hpp"
+#include "headsplit/trace_json.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;
@@ -173,4 +177,174 @@ TEST_CASE("a loop step's code line is written for any head, as inside the for lo
     CHECK(project_lines.begin()->find("heads[h]") != std::string::npos);
     // The sentences still name their head.
     CHECK(test::find_step(tr, Op::Scores, 2)->explain.find("Head 2") != std::string::npos);
+}
+
+namespace {
+
+using nlohmann::json;
+
+// The variants, each in the modes it takes: flash (a partial last block, GQA read in place,
+// padding, a context), decoding (GQA, padding), grouped and multi-query heads, padded batches,
+// cross-attention.
+std::vector<Config> variant_configurations() {
+    std::vector<Config> out;
+    auto base = [](Mode mode) {
+        Config c;
+        c.mode = mode;
+        c.tokens = synthetic_tokens(5);
+        c.d_in = 8;
+        c.d_out = 8;
+        c.heads = 4;
+        c.seed = 11;
+        return c;
+    };
+    for (Mode mode : {Mode::Loop, Mode::Split, Mode::Fused, Mode::Flash}) {
+        Config gqa = base(mode);
+        gqa.kv_heads = 2;
+        out.push_back(gqa);
+        Config mqa = base(mode);
+        mqa.kv_heads = 1;
+        mqa.qkv_bias = true;
+        out.push_back(mqa);
+        Config padded = base(mode);
+        padded.set_sentences({split_words("the cat sleeps on the mat"), split_words("a dog")});
+        out.push_back(padded);
+        if (mode != Mode::Fused) {  // fused mode refuses a context (one weight for x only)
+            Config cross = base(mode);
+            cross.context = {split_words("le chat dort bien ici")};
+            cross.d_context = 6;
+            cross.causal = false;
+            out.push_back(cross);
+            Config both = cross;
+            both.set_sentences({split_words("the cat sleeps"), split_words("a dog")});
+            both.context = {split_words("le chat dort"), split_words("un chien")};
+            both.kv_heads = 2;
+            out.push_back(both);
+        }
+        if (mode == Mode::Flash) {
+            for (std::int64_t block : {1, 2, 3}) {
+                Config flash = base(mode);
+                flash.block = block;
+                flash.kv_heads = block == 2 ? 2 : 0;
+                flash.set_sentences({split_words("one two three four five"), split_words("six seven")});
+                out.push_back(flash);
+            }
+        } else if (mode != Mode::Loop) {  // decoding runs batched modes
+            Config decode = base(mode);
+            decode.tokens = synthetic_tokens(6);
+            decode.decode_from = 3;
+            decode.kv_heads = 2;
+            out.push_back(decode);
+            Config padded_decode = base(mode);
+            padded_decode.set_sentences({split_words("a b c d"), split_words("e f")});
+            padded_decode.decode_from = 1;
+            out.push_back(padded_decode);
+        }
+    }
+    return out;
+}
+
+std::int64_t numel_of(const json& shape) {
+    std::int64_t n = 1;
+    for (const auto& d : shape) n *= d.get<std::int64_t>();
+    return n;
+}
+
+// The size of each named axis of a JSON tensor.
+std::map<std::string, std::int64_t> axis_sizes(const json& t) {
+    std::map<std::string, std::int64_t> out;
+    for (std::size_t i = 0; i < t["axes"].size(); ++i) out[t["axes"][i].get<std::string>()] = t["shape"][i].get<std::int64_t>();
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("the variants' traces are graphs: links, buffers and axes read from the JSON alone", "[graph][variants]") {
+    for (const Config& c : variant_configurations()) {
+        const Trace tr = test::run_cpu(c);
+        const json doc = json::parse(trace_to_json(tr));
+        const json& steps = doc["steps"];
+        INFO(doc["config"].dump());
+        // Where each tensor is: (step, name) -> the JSON tensor.
+        std::map<std::pair<int, std::string>, const json*> at;
+        std::set<std::pair<int, std::string>> used;  // read by a later tensor or the output
+        for (const json& s : steps) {
+            const int i = s["index"].get<int>();
+            std::set<std::string> earlier;  // this step's tensors recorded before the current one
+            for (const json& t : s["tensors"]) {
+                const std::string name = t["name"].get<std::string>();
+                INFO("step " << i << " " << s["op"].get<std::string>() << " " << name);
+                const json& from = t["from"];
+                const bool source = (i == 0) || name == "dropout_mask";
+                CHECK(from.empty() == source);
+                REQUIRE(t["axes"].size() == t["shape"].size());
+                const auto sizes = axis_sizes(t);
+                if (sizes.count("batch")) CHECK(sizes.at("batch") == doc["config"]["batch"].get<std::int64_t>());
+                const json* first = nullptr;
+                for (const json& link : from) {
+                    if (link.contains("weight")) {
+                        CHECK(doc["weights"].contains(link["weight"].get<std::string>()));
+                        continue;
+                    }
+                    const int j = link["step"].get<int>();
+                    const std::string of = link["tensor"].get<std::string>();
+                    // Backwards only: an earlier step, or a tensor recorded before in this one.
+                    CHECK((j < i || (j == i && earlier.count(of))));
+                    const auto found = at.find({j, of});
+                    if (j < i) REQUIRE(found != at.end());
+                    if (found == at.end()) continue;
+                    used.insert({j, of});
+                    if (!first) first = found->second;
+                    // Two linked tensors agree on the batch and the heads they share (a token or
+                    // key axis may be cut by a round, a tile or a cache window; features change
+                    // width through a projection or a split into heads).
+                    for (const auto& [axis, n] : axis_sizes(*found->second))
+                        if (sizes.count(axis) && (axis == "batch" || axis == "head" || axis == "kv_head"))
+                            CHECK(sizes.at(axis) == n);
+                }
+                const std::string storage = t["storage"].get<std::string>();
+                if (storage == "view" || storage == "in_place") {
+                    REQUIRE(first);
+                    CHECK((*first)["buffer"] == t["buffer"]);  // the memory it shares
+                    if (storage == "view") CHECK(numel_of((*first)["shape"]) >= numel_of(t["shape"]));
+                }
+                if (storage == "new" || storage == "copy")
+                    for (const json& link : from)
+                        if (!link.contains("weight") && at.count({link["step"].get<int>(), link["tensor"].get<std::string>()}))
+                            CHECK(at.at({link["step"].get<int>(), link["tensor"].get<std::string>()})->at("buffer") !=
+                                  t["buffer"]);
+                // A transpose moves axes and keeps each one's size.
+                if (s["op"] == "transpose" || s["op"] == "transpose_back") {
+                    REQUIRE(first);
+                    CHECK(axis_sizes(*first) == sizes);
+                    CHECK((*first)["axes"] != t["axes"]);
+                }
+                earlier.insert(name);
+                at[{i, name}] = &t;
+            }
+        }
+        // Every step feeds the output: walking the links back from the last step's tensors
+        // reaches a tensor of each step (x and the other inputs included).
+        std::set<int> reached;
+        std::vector<std::pair<int, std::string>> todo;
+        for (const json& t : steps.back()["tensors"]) todo.push_back({steps.back()["index"].get<int>(), t["name"].get<std::string>()});
+        std::set<std::pair<int, std::string>> seen;
+        while (!todo.empty()) {
+            const auto key = todo.back();
+            todo.pop_back();
+            if (!seen.insert(key).second || !at.count(key)) continue;
+            reached.insert(key.first);
+            for (const json& link : at.at(key)->at("from"))
+                if (!link.contains("weight")) todo.push_back({link["step"].get<int>(), link["tensor"].get<std::string>()});
+        }
+        for (const json& s : steps) {
+            INFO("step " << s["index"] << " " << s["op"] << " does not reach the output");
+            CHECK(reached.count(s["index"].get<int>()) == 1);
+        }
+        // Each input the configuration has is read by something.
+        for (const json& t : steps.front()["tensors"]) {
+            INFO("input " << t["name"] << " is never read");
+            CHECK(seen.count({0, t["name"].get<std::string>()}) == 1);
+        }
+    }
 }

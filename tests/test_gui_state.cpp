@@ -6,7 +6,9 @@
 #include <limits>
 #include <thread>
 
+#include <cmath>
 #include <filesystem>
+#include <map>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -367,11 +369,18 @@ TEST_CASE("why weight splits measures the variants, leaving out the modes they r
 namespace {
 
 // A one-layer GPT-2 folder small enough to write here: n_embd 4, 2 heads, a byte-level
-// vocabulary of the 256 byte characters and one merge ("Ġ a").
-std::string write_tiny_checkpoint() {
+// vocabulary of the 256 byte characters and one merge ("Ġ a"); layer_norm_epsilon 1e-5.
+struct TinyCheckpoint {
+    std::string dir;
+    std::map<std::string, std::vector<float>> tensors;  // as written, row-major
+};
+
+TinyCheckpoint write_tiny_checkpoint() {
     char tmpl[] = "/tmp/headsplit_ckpt_XXXXXX";
     const std::string dir = mkdtemp(tmpl);
-    std::ofstream(dir + "/config.json") << R"({"n_embd": 4, "n_head": 2, "n_layer": 1, "n_positions": 16, "vocab_size": 257})";
+    TinyCheckpoint out{dir, {}};
+    std::ofstream(dir + "/config.json")
+        << R"({"n_embd": 4, "n_head": 2, "n_layer": 1, "n_positions": 16, "vocab_size": 257, "layer_norm_epsilon": 1e-5})";
     // GPT-2's bytes_to_unicode, written out again: printable bytes stand for themselves.
     nlohmann::json vocab;
     int next = 256;
@@ -399,20 +408,43 @@ std::string write_tiny_checkpoint() {
         for (std::int64_t k = 0; k < tensors[i].second; ++k) {
             const float v = rng.uniform(-1.0f, 1.0f);
             data.append(reinterpret_cast<const char*>(&v), 4);
+            out.tensors[tensors[i].first].push_back(v);
         }
     }
     const std::string h = header.dump();
     std::string file(8, '\0');
     for (int i = 0; i < 8; ++i) file[static_cast<std::size_t>(i)] = static_cast<char>((h.size() >> (8 * i)) & 0xFF);
     std::ofstream(dir + "/model.safetensors", std::ios::binary) << file << h << data;
-    return dir;
+    return out;
+}
+
+// Layer 0's input for token ids `ids`, worked from GPT-2's definition in double precision:
+// ln_1(wte[id] + wpe[position]) with the biased variance, as torch.nn.LayerNorm takes it.
+std::vector<double> layer0_input(const TinyCheckpoint& k, const std::vector<int>& ids) {
+    const auto& wte = k.tensors.at("wte.weight");
+    const auto& wpe = k.tensors.at("wpe.weight");
+    const auto& gain = k.tensors.at("h.0.ln_1.weight");
+    const auto& bias = k.tensors.at("h.0.ln_1.bias");
+    std::vector<double> x;
+    for (std::size_t t = 0; t < ids.size(); ++t) {
+        double e[4], mean = 0, var = 0;
+        for (int d = 0; d < 4; ++d) {
+            e[d] = double(wte[static_cast<std::size_t>(ids[t] * 4 + d)]) + double(wpe[t * 4 + static_cast<std::size_t>(d)]);
+            mean += e[d] / 4;
+        }
+        for (double v : e) var += (v - mean) * (v - mean) / 4;
+        for (int d = 0; d < 4; ++d)
+            x.push_back((e[d] - mean) / std::sqrt(var + 1e-5) * gain[static_cast<std::size_t>(d)] + bias[static_cast<std::size_t>(d)]);
+    }
+    return x;
 }
 
 }  // namespace
 
 TEST_CASE("a checkpoint run whose text is edited in the window is tokenized and run to its layer again",
           "[gui][checkpoint]") {
-    const std::string dir = write_tiny_checkpoint();
+    const TinyCheckpoint ckpt = write_tiny_checkpoint();
+    const std::string& dir = ckpt.dir;
     AppState st = make_state();
     st.config = gpt2_config(dir, "a b", 0);
     st.config.mode = Mode::Flash;  // the run's own settings stay
@@ -425,10 +457,16 @@ TEST_CASE("a checkpoint run whose text is edited in the window is tokenized and 
     settle(st);
     REQUIRE(st.trace);
     CHECK(st.error.empty());
-    const Config want = gpt2_config(dir, "b a a", 0);
-    CHECK(st.trace->config.tokens == std::vector<std::string>{"b", " a", " a"});  // " a" is the merged piece
+    // The pieces and ids by hand: "b", then " a" twice, the one merge's piece (id 256).
+    CHECK(st.trace->config.tokens == std::vector<std::string>{"b", " a", " a"});
     CHECK(st.trace->config.token_ids == std::vector<int>{'b', 256, 256});
-    CHECK(st.trace->inputs.x == want.embeddings);
+    // x: the embeddings of those ids through ln_1, worked here, not by the code under test.
+    const std::vector<double> want = layer0_input(ckpt, {'b', 256, 256});
+    REQUIRE(st.trace->inputs.x.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) CHECK(std::abs(st.trace->inputs.x[i] - want[i]) < 1e-5);
+    // The negative control: the ids before the edit give another x.
+    const std::vector<double> before = layer0_input(ckpt, {'a', ' ', 'b'});
+    CHECK(std::abs(st.trace->inputs.x[0] - before[0]) + std::abs(st.trace->inputs.x[5] - before[5]) > 1e-3);
     CHECK(st.trace->config.mode == Mode::Flash);
     std::filesystem::remove_all(dir);
 }

@@ -540,7 +540,10 @@ private:
                 }
                 rec_.computed(2, 4.0 * B * H * nq * nk * hd);
                 const TensorDesc s{tile.buffer, 0, {B, H, nq, nk}, {H * blk * blk, blk * blk, blk, 1}};
-                const Val scores = rec_.tensor("tile_scores", s, Storage::New, {t.q.src, t.k.src}, row_axes(4, Axis::Key));
+                // The scores read the key padding mask too, where there is one (<pad> keys get -inf).
+                std::vector<Source> read{t.q.src, t.k.src};
+                if (key_mask) read.push_back(key_mask->src);
+                const Val scores = rec_.tensor("tile_scores", s, Storage::New, read, row_axes(4, Axis::Key));
                 const bool first = prev_m.src.step < 0;
                 const Storage st = first ? Storage::New : Storage::InPlace;
                 // Updated in place: the rows as they were come first (the buffer they share).
