@@ -48,121 +48,154 @@ std::string row_name(const Config& c, const TensorLayout& tl, std::int64_t b, st
     return c.token_at(b, pos);
 }
 
+namespace {
+
+// What a tensor's axes hold and how much of each is drawn: T rows (tokens, keys or
+// sentences), X columns, H heads (1 when not split), B sentences.
+struct Extent {
+    Shape shape;  // m and l of a flash tile get a column of one
+    bool split = false, head_rows = false;  // [B, T|H, H|T, X]; [B, H, T, X]
+    std::int64_t T = 0, X = 0, H = 1, B = 1;
+    std::int64_t rows_shown = 0, cols_shown = 0, heads_shown = 0;
+};
+
+// The tensor's block before its cells: axes, row kind, extents, the window's start clamped so
+// it stays full; the step's pan maxima grow to take it in.
+TensorLayout frame_tensor(const Step& s, const TensorRecord& t, const LayoutLimits& lim, Extent& e, StepLayout& out) {
+    TensorLayout tl;
+    tl.name = t.name;
+    tl.axes = layout_axes(t);
+    // A flash tile's m and l, [B, H, rows], lie out as [B, H, rows, 1]: a column per head panel.
+    e.shape = tl.axes.size() == 4 && t.shape.size() == 3 ? Shape{t.shape[0], t.shape[1], t.shape[2], 1} : t.shape;
+    const Shape& shape = e.shape;
+    tl.key_rows = t.key_rows();
+    tl.batch_rows = shape.size() == 2;
+    tl.kv_heads = t.has(Axis::KvHead);
+    // The first row's position: a round's token, its new key, a tile's first query, ...
+    tl.row_offset = s.position(t, 0);
+    e.split = tl.axes.size() == 4;
+    e.head_rows = e.split && is_head_axis(tl.axes[1]);
+    e.T = tl.batch_rows ? shape[0] : shape[e.split ? (e.head_rows ? 2 : 1) : 1];
+    e.X = shape.back();
+    e.H = e.split ? shape[e.head_rows ? 1 : 2] : 1;
+    e.B = tl.batch_rows ? 1 : shape[0];
+    const std::int64_t col_limit = tl.axes.back() == Axis::Key ? lim.tokens : lim.features;
+    e.rows_shown = std::min(e.T, lim.tokens);
+    e.cols_shown = std::min(e.X, col_limit);
+    e.heads_shown = std::min(e.H, lim.heads);
+    tl.batches = std::min(e.B, std::max<std::int64_t>(lim.batch, 1));
+    tl.batch0 = std::clamp<std::int64_t>(lim.batch0, 0, e.B - tl.batches);
+    tl.rows = e.T, tl.cols = e.X, tl.heads = e.H;
+    tl.token0 = std::clamp<std::int64_t>(lim.token0, 0, e.T - e.rows_shown);
+    tl.col0 = std::clamp<std::int64_t>(lim.col0, 0, e.X - e.cols_shown);
+    tl.head0 = std::clamp<std::int64_t>(lim.head0, 0, e.H - e.heads_shown);
+    out.max_token0 = std::max(out.max_token0, e.T - e.rows_shown);
+    out.max_col0 = std::max(out.max_col0, e.X - e.cols_shown);
+    out.max_head0 = std::max(out.max_head0, e.H - e.heads_shown);
+    return tl;
+}
+
+// The head each cell is coloured as. Features of a [B, T, D_out] tensor, or the 3 x D_out of
+// qkv, belong to heads in blocks of head_dim; the input x and the output projection mix them.
+// Keys and values of grouped-query attention belong to key/value heads, coloured as the first
+// query head each serves.
+struct HeadColours {
+    std::int64_t head_dim = 0, D = 0, kv_width = 1, group = 1;
+    bool grouped = false, mixed = false, kv_cols = false, qkv_cols = false, by_head = false;
+    bool key_rows = false, kv_heads = false;
+    int step_head = -1;
+
+    HeadColours(const Step& s, const TensorLayout& tl, const Extent& e, const Config& c)
+        : head_dim(c.head_dim()), D(c.heads * c.head_dim()), kv_width(std::max<std::int64_t>(c.kv_width(), 1)),
+          group(std::max<std::int64_t>(c.group_size(), 1)), grouped(c.grouped()), key_rows(tl.key_rows),
+          kv_heads(tl.kv_heads), step_head(s.head) {
+        mixed = tl.batch_rows || s.op == Op::Input || s.op == Op::OutProj || s.op == Op::Assemble;
+        kv_cols = !e.split && !mixed && tl.key_rows && head_dim > 0 && s.head < 0;
+        // Fused mode's one projection: queries, keys and values side by side.
+        qkv_cols = !e.split && !mixed && s.op == Op::Project && s.head < 0 && s.tensors.size() == 1 && head_dim > 0;
+        by_head = !e.split && !mixed && !kv_cols && !qkv_cols && tl.axes.back() == Axis::Feature && s.head < 0 &&
+                  head_dim > 0 && e.X % D == 0;
+    }
+    // Column `col` of a tensor that is not split into heads.
+    int of_column(std::int64_t col) const {
+        if (kv_cols) return static_cast<int>((col % kv_width) / head_dim * group);
+        if (qkv_cols) return static_cast<int>(col < D ? col / head_dim : ((col - D) % kv_width) / head_dim * group);
+        if (by_head) return static_cast<int>((col % D) / head_dim);
+        if (step_head >= 0 && key_rows && grouped) return static_cast<int>(step_head / group * group);
+        return mixed ? -1 : step_head;
+    }
+    // Head panel or group `h` of a split tensor.
+    int of_head(std::int64_t h) const {
+        const std::int64_t q_head = kv_heads ? h * group : h;
+        return static_cast<int>(grouped && key_rows ? q_head / group * group : q_head);
+    }
+};
+
+// Each element's cell: its head colour, whether it is in the window, and where it sits (cell
+// units, relative to the tensor's block); sentences' blocks one under the other.
+void place_cells(TensorLayout& tl, const Extent& e, const LayoutLimits& lim, const HeadColours& colours) {
+    const std::int64_t n = numel(e.shape);
+    tl.cells.resize(static_cast<std::size_t>(n));
+    float w = 0, h = 0;
+    Shape ix;
+    std::vector<std::int64_t> batch_of(static_cast<std::size_t>(n), 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+        unravel(e.shape, i, ix);  // [B, T, X], [B, T|H, H|T, X] or [B, S]
+        std::int64_t row = tl.batch_rows ? ix[0] : ix.size() >= 2 ? ix[1] : 0, hd_index = 0;
+        if (e.split) {
+            row = e.head_rows ? ix[2] : ix[1];
+            hd_index = e.head_rows ? ix[1] : ix[2];
+        }
+        const std::int64_t b = tl.batch_rows ? 0 : ix[0] - tl.batch0;  // its block among those shown
+        batch_of[static_cast<std::size_t>(i)] = b;
+        Cell& c = tl.cells[static_cast<std::size_t>(i)];
+        c.head = e.split ? colours.of_head(hd_index) : colours.of_column(ix.back());
+        // Positions count from the window's start.
+        const std::int64_t col = ix.back() - tl.col0;
+        row -= tl.token0;
+        hd_index -= tl.head0;
+        c.visible = b >= 0 && b < tl.batches && row >= 0 && row < e.rows_shown && col >= 0 && col < e.cols_shown &&
+                    hd_index >= 0 && hd_index < e.heads_shown;
+        if (!c.visible) {
+            ++tl.hidden;
+            continue;
+        }
+        const float fc = static_cast<float>(col), fr = static_cast<float>(row), fh = static_cast<float>(hd_index);
+        if (!e.split) {
+            c.x = fc, c.y = fr;
+        } else if (!e.head_rows) {  // [B, T, H, F]: head groups side by side in each row
+            c.x = fh * (static_cast<float>(e.cols_shown) + kHeadGap) + fc, c.y = fr;
+        } else if (lim.heads_across) {  // [B, H, T, X]: head panels side by side
+            c.x = fh * (static_cast<float>(e.cols_shown) + kPanelGap) + fc, c.y = fr;
+        } else {  // [B, H, T, X]: head panels stacked
+            c.x = fc, c.y = fh * (static_cast<float>(e.rows_shown) + kPanelGap) + fr;
+        }
+        w = std::max(w, c.x + 1);
+        h = std::max(h, c.y + 1);
+    }
+    // Sentence b's block sits under sentence b - 1's.
+    tl.block_height = h;
+    for (std::size_t i = 0; i < tl.cells.size(); ++i) {
+        Cell& c = tl.cells[i];
+        c.x += tl.x;
+        c.y += tl.y + static_cast<float>(batch_of[i]) * (h + kBatchGap);
+    }
+    tl.width = w;
+    tl.height = static_cast<float>(tl.batches) * h + static_cast<float>(tl.batches - 1) * kBatchGap;
+}
+
+}  // namespace
+
 StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& lim) {
-    const std::int64_t heads = config.heads, head_dim = config.head_dim();
-    const std::int64_t group = std::max<std::int64_t>(config.group_size(), 1), kv_width = config.kv_width();
-    const bool grouped = config.grouped();
     StepLayout out;
     float x0 = 0;
     for (const TensorRecord& t : s.tensors) {
-        TensorLayout tl;
-        tl.name = t.name;
-        tl.axes = layout_axes(t);
-        // A flash tile's m and l, [B, H, rows], lie out as [B, H, rows, 1]: a column per head panel.
-        const Shape shape = tl.axes.size() == 4 && t.shape.size() == 3 ? Shape{t.shape[0], t.shape[1], t.shape[2], 1}
-                                                                        : t.shape;
+        Extent e;
+        TensorLayout tl = frame_tensor(s, t, lim, e, out);
         tl.x = x0;
-        tl.key_rows = t.key_rows();
-        tl.batch_rows = shape.size() == 2;
-        // The first row's position: a round's token, its new key, a tile's first query, ...
-        tl.row_offset = s.position(t, 0);
-        const std::int64_t n = numel(shape);
-        tl.cells.resize(static_cast<std::size_t>(n));
-        const bool split = tl.axes.size() == 4;
-        const bool head_rows = split && is_head_axis(tl.axes[1]);  // [B, H, T, X]
-        const std::int64_t T = tl.batch_rows ? shape[0] : shape[split ? (head_rows ? 2 : 1) : 1];
-        const std::int64_t X = shape.back();
-        const std::int64_t H = split ? shape[head_rows ? 1 : 2] : 1;
-        const std::int64_t B = tl.batch_rows ? 1 : shape[0];
-        tl.kv_heads = t.has(Axis::KvHead);
-        const std::int64_t rows_shown = std::min(T, lim.tokens);
-        const std::int64_t cols_shown = std::min(X, tl.axes.back() == Axis::Key ? lim.tokens : lim.features);
-        const std::int64_t heads_shown = std::min(H, lim.heads);
-        const std::int64_t col_limit = tl.axes.back() == Axis::Key ? lim.tokens : lim.features;
-        tl.batches = std::min(B, std::max<std::int64_t>(lim.batch, 1));
-        const std::int64_t first_b = std::clamp<std::int64_t>(lim.batch0, 0, B - tl.batches);
-        tl.batch0 = first_b;
-        tl.rows = T, tl.cols = X, tl.heads = H;
-        tl.token0 = std::clamp<std::int64_t>(lim.token0, 0, T - rows_shown);
-        tl.col0 = std::clamp<std::int64_t>(lim.col0, 0, X - cols_shown);
-        tl.head0 = std::clamp<std::int64_t>(lim.head0, 0, H - heads_shown);
-        out.max_token0 = std::max(out.max_token0, T - rows_shown);
-        out.max_col0 = std::max(out.max_col0, X - std::min(X, col_limit));
-        out.max_head0 = std::max(out.max_head0, H - heads_shown);
-        // Features of a [B, T, D_out] tensor, or the 3 x D_out of qkv, belong to heads in blocks of
-        // head_dim; the input x and the output projection mix them. Keys and values of grouped-
-        // query attention belong to key/value heads, coloured as the first query head each serves.
-        const bool mixed = tl.batch_rows || s.op == Op::Input || s.op == Op::OutProj || s.op == Op::Assemble;
-        const bool kv_cols = !split && !mixed && tl.key_rows && head_dim > 0 && s.head < 0;
-        // Fused mode's one projection: queries, keys and values side by side.
-        const bool qkv_cols = !split && !mixed && s.op == Op::Project && s.head < 0 && s.tensors.size() == 1 && head_dim > 0;
-        const bool by_head = !split && !mixed && !kv_cols && !qkv_cols && tl.axes.back() == Axis::Feature &&
-                             s.head < 0 && head_dim > 0 && X % (heads * head_dim) == 0;
-        const std::int64_t D = heads * head_dim;
-        auto column_head = [&](std::int64_t col) -> int {
-            if (kv_cols) return static_cast<int>((col % std::max<std::int64_t>(kv_width, 1)) / head_dim * group);
-            if (qkv_cols)
-                return static_cast<int>(col < D ? col / head_dim : ((col - D) % std::max<std::int64_t>(kv_width, 1)) / head_dim * group);
-            if (by_head) return static_cast<int>((col % D) / head_dim);
-            if (s.head >= 0 && tl.key_rows && grouped) return static_cast<int>(s.head / group * group);
-            return mixed ? -1 : s.head;
-        };
-        float w = 0, h = 0;
-        Shape ix;
-        std::vector<std::int64_t> batch_of(static_cast<std::size_t>(n), 0);
-        for (std::int64_t i = 0; i < n; ++i) {
-            unravel(shape, i, ix);  // [B, T, X], [B, T|H, H|T, X] or [B, S]
-            std::int64_t row = tl.batch_rows ? ix[0] : ix.size() >= 2 ? ix[1] : 0, hd_index = 0;
-            if (split) {
-                row = head_rows ? ix[2] : ix[1];
-                hd_index = head_rows ? ix[1] : ix[2];
-            }
-            const std::int64_t b = tl.batch_rows ? 0 : ix[0] - first_b;  // its block among those shown
-            batch_of[static_cast<std::size_t>(i)] = b;
-            Cell& c = tl.cells[static_cast<std::size_t>(i)];
-            if (split) {
-                const std::int64_t q_head = tl.kv_heads ? hd_index * group : hd_index;
-                c.head = static_cast<int>(grouped && tl.key_rows ? q_head / group * group : q_head);
-            } else {
-                c.head = column_head(ix.back());
-            }
-            // Positions count from the window's start.
-            const std::int64_t col = ix.back() - tl.col0;
-            row -= tl.token0;
-            hd_index -= tl.head0;
-            c.visible = b >= 0 && b < tl.batches && row >= 0 && row < rows_shown && col >= 0 && col < cols_shown &&
-                        hd_index >= 0 && hd_index < heads_shown;
-            if (!c.visible) {
-                ++tl.hidden;
-                continue;
-            }
-            if (!split) {
-                c.x = static_cast<float>(col);
-                c.y = static_cast<float>(row);
-            } else if (!head_rows) {  // [B, T, H, F]: head groups side by side in each row
-                c.x = static_cast<float>(hd_index) * (static_cast<float>(cols_shown) + kHeadGap) + static_cast<float>(col);
-                c.y = static_cast<float>(row);
-            } else if (lim.heads_across) {  // [B, H, T, X]: head panels side by side
-                c.x = static_cast<float>(hd_index) * (static_cast<float>(cols_shown) + kPanelGap) + static_cast<float>(col);
-                c.y = static_cast<float>(row);
-            } else {  // [B, H, T, X]: head panels stacked
-                c.x = static_cast<float>(col);
-                c.y = static_cast<float>(hd_index) * (static_cast<float>(rows_shown) + kPanelGap) + static_cast<float>(row);
-            }
-            w = std::max(w, c.x + 1);
-            h = std::max(h, c.y + 1);
-        }
-        // Sentence b's block sits under sentence b - 1's.
-        tl.block_height = h;
-        for (std::size_t i = 0; i < tl.cells.size(); ++i) {
-            Cell& c = tl.cells[i];
-            c.x += tl.x;
-            c.y += tl.y + static_cast<float>(batch_of[i]) * (h + kBatchGap);
-        }
-        tl.width = w;
-        tl.height = static_cast<float>(tl.batches) * h + static_cast<float>(tl.batches - 1) * kBatchGap;
-        x0 += w + kTensorGap;
-        out.width = tl.x + w;
+        place_cells(tl, e, lim, HeadColours(s, tl, e, config));
+        x0 += tl.width + kTensorGap;
+        out.width = tl.x + tl.width;
         out.height = std::max(out.height, tl.height);
         out.tensors.push_back(std::move(tl));
     }

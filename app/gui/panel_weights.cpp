@@ -17,23 +17,16 @@ namespace {
 
 std::string thousands(std::int64_t v) { return grouped(v); }
 
-}  // namespace
-
-void DrawWeightSplit(AppState& st) {
-    audit_panel("weights");
-    if (!st.trace) return;
-    const Trace& tr = *st.trace;
-    const Config& c = tr.config;
+// Matmul counts of loop, split and fused, side by side (counted with the trace, off the frame).
+void draw_counts(const std::vector<ModeCount>& counts, const Config& c) {
     const std::int64_t Di = c.d_in, D = c.d_out, H = c.heads, hd = c.head_dim();
-
-    // Matmul counts, side by side.
     if (ImGui::BeginTable("counts", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
         ImGui::TableSetupColumn("mode");
         ImGui::TableSetupColumn("Q/K/V projection matmuls");
         ImGui::TableSetupColumn("all matmuls");
         ImGui::TableSetupColumn("projection weight shape");
         ImGui::TableHeadersRow();
-        for (const ModeCount& n : st.mode_counts) {  // computed with the trace, off the frame
+        for (const ModeCount& n : counts) {
             const Mode m = n.mode;
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
@@ -63,9 +56,10 @@ void DrawWeightSplit(AppState& st) {
         }
         ImGui::EndTable();
     }
-    ImGui::TextDisabled("%s", parameter_line(c).c_str());
+}
 
-    // What sharing keys and values saves: MHA, this configuration's GQA, MQA side by side.
+// What sharing keys and values saves: MHA, this configuration's GQA, MQA side by side.
+void draw_kv_sharing(const Config& c) {
     if (c.heads > 1 && ImGui::BeginTable("kv", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
         const std::string all_layers = c.layers > 1 ? std::to_string(c.layers) + " layers, fp16" : "";
         ImGui::TableSetupColumn("KV heads");
@@ -94,10 +88,15 @@ void DrawWeightSplit(AppState& st) {
         }
         ImGui::EndTable();
     }
+}
 
-    // W_Q in math layout [D_in, D_out]: column j belongs to head j / head_dim. Cells as large
-    // as the panel allows; floors, below which the panel scrolls: the size that shows a number
-    // up to D_out = 8, 12 px up to 64, 3 px beyond.
+// W_Q in math layout [D_in, D_out]: column j belongs to head j / head_dim. Cells as large as
+// the panel allows; floors, below which the panel scrolls: the size that shows a number up to
+// D_out = 8, 12 px up to 64, 3 px beyond. Loop mode adds each head's own matrix under its
+// block of columns.
+void draw_query_weight(const Trace& tr) {
+    const Config& c = tr.config;
+    const std::int64_t Di = c.d_in, D = c.d_out, hd = c.head_dim();
     const std::int64_t rows = std::min<std::int64_t>(Di, 12), cols = std::min<std::int64_t>(D, 64);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const bool loop = c.mode == Mode::Loop;
@@ -159,6 +158,18 @@ void DrawWeightSplit(AppState& st) {
         y_end = y2 + rows * cell + line;
     }
     ImGui::Dummy({right - o.x + 4, y_end - o.y + 4});
+}
+
+}  // namespace
+
+void DrawWeightSplit(AppState& st) {
+    audit_panel("weights");
+    if (!st.trace) return;
+    const Config& c = st.trace->config;
+    draw_counts(st.mode_counts, c);
+    ImGui::TextDisabled("%s", parameter_line(c).c_str());
+    draw_kv_sharing(c);
+    draw_query_weight(*st.trace);
 }
 
 }  // namespace headsplit::gui
