@@ -1,5 +1,7 @@
 #include "audit_sweep.hpp"
 
+#include <iostream>
+
 #include <GLFW/glfw3.h>
 
 #include <nlohmann/json.hpp>
@@ -104,7 +106,7 @@ std::string AuditSweep::describe(const AppState& st) const {
            (present_ ? ", presenter mode" : "");
 }
 
-bool AuditSweep::before_frame(AppState& st, GLFWwindow* win) {
+bool AuditSweep::before_frame(AppState& st, GLFWwindow* win, double) {
     if (window_ >= windows_.size()) return false;
     if (!set_up_) {
         const auto [w, h] = windows_[window_];
@@ -145,7 +147,8 @@ bool AuditSweep::before_frame(AppState& st, GLFWwindow* win) {
     return true;
 }
 
-void AuditSweep::after_frame(const AppState& st, int fb_w, int fb_h) {
+void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
+    const int fb_w = f.fb_w, fb_h = f.fb_h;
     ++frames_here_;
     if (!settled(st, fb_w, fb_h)) {
         frames_here_ = 0;
@@ -182,7 +185,7 @@ void AuditSweep::after_frame(const AppState& st, int fb_w, int fb_h) {
     ++window_;
 }
 
-bool AuditSweep::finish(std::string* why) const {
+int AuditSweep::finish() {
     nlohmann::json doc;
     doc["format"] = "headsplit-layout-audit";
     doc["version"] = 1;
@@ -199,15 +202,15 @@ bool AuditSweep::finish(std::string* why) const {
     try {
         write_file_atomically(report_, doc.dump(1));
     } catch (const std::exception& e) {
-        *why = e.what();
-        return false;
+        std::cerr << "headsplit: " << e.what() << "\n";
+        return 1;
     }
     if (problem_count_ > 0) {
-        *why = "layout audit: " + std::to_string(problem_count_) + " problems in " + std::to_string(frames_checked_) +
-               " frames; the first: " + problems_.front() + " (all in " + report_ + ")";
-        return false;
+        std::cerr << "headsplit: layout audit: " << problem_count_ << " problems in " << frames_checked_
+                  << " frames; the first: " << problems_.front() << " (all in " << report_ << ")\n";
+        return 1;
     }
-    return true;
+    return 0;
 }
 
 }  // namespace headsplit::gui

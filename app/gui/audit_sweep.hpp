@@ -8,8 +8,7 @@
 
 #include "audit.hpp"
 #include "state.hpp"
-
-struct GLFWwindow;
+#include "unattended.hpp"
 
 namespace headsplit::gui {
 
@@ -27,18 +26,18 @@ struct AuditCase {
 // with causal vs bidirectional heatmaps.
 std::vector<AuditCase> audit_cases();
 
-class AuditSweep {
+class AuditSweep : public UnattendedRun {
 public:
     AuditSweep(std::vector<std::pair<int, int>> windows, std::vector<float> fonts, std::vector<AuditCase> cases,
                std::string report_path);
 
     // Before a frame: sets up the next window size, font, configuration, tab and step.
     // Returns false when every frame has been checked.
-    bool before_frame(AppState& st, GLFWwindow* win);
-    // After the frame was drawn: checks its layout report when it is one to check.
-    void after_frame(const AppState& st, int fb_w, int fb_h);
-    // Writes the report; false (with `why`) when it cannot or when problems were found.
-    bool finish(std::string* why) const;
+    bool before_frame(AppState& st, GLFWwindow* win, double now) override;
+    // After the frame was shown: checks its layout report when it is one to check.
+    void after_frame(AppState& st, const FrameInfo& f) override;
+    // Writes the report; 1 (the reason on stderr) when it cannot or when problems were found.
+    int finish() override;
 
 private:
     bool settled(const AppState& st, int fb_w, int fb_h) const;

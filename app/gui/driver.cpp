@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <malloc.h>
 #include <limits>
 
+#include <epoxy/gl.h>
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
@@ -238,7 +240,10 @@ bool Driver::before_frame(AppState& st, GLFWwindow* win, double now) {
     return frame_ < frames_ || big_phase_;
 }
 
-void Driver::after_frame(const AppState& st, double frame_ms, bool gl_error) {
+void Driver::after_frame(AppState& st, const FrameInfo& f) {
+    glFinish();  // the frame is on screen: count its whole cost
+    const double frame_ms = (now_seconds() - f.started) * 1e3;
+    const bool gl_error = glGetError() != GL_NO_ERROR;
     ++frame_;
     all_ms_.push_back(frame_ms);
     if (changed_this_frame_ && !st.computer->busy()) {
@@ -258,7 +263,7 @@ void Driver::after_frame(const AppState& st, double frame_ms, bool gl_error) {
     if (frame_ % 250 == 0) rss_samples_.push_back(settled_resident_kb());
 }
 
-bool Driver::finish(std::string* why) const {
+int Driver::finish() {
     nlohmann::json r;
     r["format"] = "headsplit-drive";
     r["frames"] = frame_;
@@ -286,10 +291,10 @@ bool Driver::finish(std::string* why) const {
     try {
         write_file_atomically(report_, r.dump(2) + "\n");
     } catch (const std::exception& e) {
-        *why = e.what();
-        return false;
+        std::cerr << "headsplit: " << e.what() << "\n";
+        return 1;
     }
-    return true;
+    return 0;
 }
 
 }  // namespace headsplit::gui

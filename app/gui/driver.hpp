@@ -10,21 +10,20 @@
 
 #include "headsplit/inputs.hpp"
 #include "state.hpp"
-
-struct GLFWwindow;
+#include "unattended.hpp"
 
 namespace headsplit::gui {
 
-class Driver {
+class Driver : public UnattendedRun {
 public:
     Driver(int frames, std::string report_path);
 
     // Before a frame's ImGui work: maybe inject a change. Returns false when done.
-    bool before_frame(AppState& st, GLFWwindow* win, double now);
-    // After the frame was rendered and finished: its wall time.
-    void after_frame(const AppState& st, double frame_ms, bool gl_error);
-    // Writes the report; returns false (with `why`) when it cannot.
-    bool finish(std::string* why) const;
+    bool before_frame(AppState& st, GLFWwindow* win, double now) override;
+    // After the frame was shown: waits for GL to finish it and counts its wall time.
+    void after_frame(AppState& st, const FrameInfo& f) override;
+    // Writes the report; 1 (the reason on stderr) when it cannot.
+    int finish() override;
 
 private:
     void random_change(AppState& st, GLFWwindow* win, double now);

@@ -15,9 +15,9 @@
 #include "headsplit/trace_json.hpp"
 #include "audit.hpp"
 #include "panels.hpp"
+#include "png.hpp"
 #include "state.hpp"
 #include "style.hpp"
-#include "window.hpp"
 
 namespace headsplit::gui {
 

@@ -23,13 +23,9 @@ std::string joined(const std::vector<std::string>& words) {
 
 // A text box that shows `words` unless the user is typing in it; true when edited, with the
 // text in `out`.
-bool words_box(const char* id, const char* hint, const std::vector<std::string>& words, std::string& out) {
-    struct Box {
-        char text[2048] = {};
-        std::string shown = "\x01";
-    };
-    static std::map<std::string, Box> boxes;
-    Box& box = boxes[id];
+bool words_box(std::map<std::string, PanelState::WordsBox>& boxes, const char* id, const char* hint,
+               const std::vector<std::string>& words, std::string& out) {
+    PanelState::WordsBox& box = boxes[id];
     const std::string now = joined(words);
     if (box.shown != now && !ImGui::IsAnyItemActive()) {
         std::snprintf(box.text, sizeof box.text, "%s", now.c_str());
@@ -97,7 +93,7 @@ void DrawControls(AppState& st, double now) {
         const std::vector<std::string> shown = checkpoint && !c.embeddings.empty()
                                                    ? std::vector<std::string>{checkpoint_text(c)}
                                                    : sentences[b];
-        if (words_box(id.c_str(), b == 0 ? "type a sentence" : "another sentence", shown, typed)) {
+        if (words_box(st.panels.words_boxes, id.c_str(), b == 0 ? "type a sentence" : "another sentence", shown, typed)) {
             set_sentence(c, b, typed);
             changed = true;
         }
@@ -272,7 +268,7 @@ void DrawControls(AppState& st, double now) {
             if (c.context.size() > 1) ImGui::TextDisabled("context of sentence %d", static_cast<int>(k));
             ImGui::SetNextItemWidth(-1);
             const std::string id = "##context" + std::to_string(k);
-            if (words_box(id.c_str(), "the context", c.context[k], typed)) {
+            if (words_box(st.panels.words_boxes, id.c_str(), "the context", c.context[k], typed)) {
                 c.context[k] = split_words(typed);
                 changed = true;
             }
@@ -341,7 +337,7 @@ void DrawControls(AppState& st, double now) {
     ImGui::Separator();
     section_title("Display");
     // The font atlas is rebuilt when the slider is released, not on every drag step.
-    static float pending = -1;
+    float& pending = st.panels.pending_font_scale;
     if (pending < 0) pending = st.font_scale;
     ImGui::SliderFloat("text size", &pending, 0.75f, 2.5f, "%.2fx");
     if (ImGui::IsItemDeactivatedAfterEdit()) {

@@ -151,6 +151,364 @@ std::string window_text(const TensorLayout& tl, const LayoutLimits& lim, std::in
     return out;
 }
 
+// The step's heading: its number, op and what happened to memory, then its explanation.
+void draw_heading(const Step& s) {
+    ImGui::Text("Step %d: %s%s", s.index, op_name(s.op), s.part().empty() ? "" : (" (" + s.part() + ")").c_str());
+    ImGui::SameLine();
+    const TensorRecord& first = s.tensors.front();
+    ImGui::TextColored(storage_color(first.storage), "   %s", storage_sentence(first.storage));
+    // Wrapped at the panel's visible edge, not at the far edge of cells scrolled out of view.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    ImGui::PushTextWrapPos(ImGui::GetScrollX() + ImGui::GetWindowWidth() - style.WindowPadding.x -
+                           (ImGui::GetScrollMaxY() > 0 ? style.ScrollbarSize : 0.0f));
+    ImGui::TextWrapped("%s", s.explain.c_str());
+    ImGui::PopTextWrapPos();
+}
+
+// A configuration too large to compute: its sizes and the step's tensors, as text.
+void draw_shapes_only(const Step& s, const Config& c) {
+    ImGui::TextColored({0.95f, 0.75f, 0.25f, 1}, "shapes only: this configuration is too large to compute here");
+    ImGui::TextWrapped("%s", parameter_line(c).c_str());
+    ImGui::TextWrapped("each head's %lld x %lld score grid: %s bytes; all heads: %s bytes", static_cast<long long>(c.num_tokens()),
+                       static_cast<long long>(c.num_tokens()), grouped(c.num_tokens() * c.num_tokens() * 4).c_str(),
+                       grouped(c.heads * c.num_tokens() * c.num_tokens() * 4).c_str());
+    for (const TensorRecord& t : s.tensors)
+        ImGui::BulletText("%s %s  strides %s  %s", t.name.c_str(), shape_str(t.shape).c_str(),
+                          shape_str(t.strides).c_str(), storage_name(t.storage));
+}
+
+// The panel's room for cells, measured once a frame.
+struct Room {
+    ImVec2 avail;
+    float line, font, label_w;
+};
+
+Room measure_room() {
+    Room r;
+    r.line = ImGui::GetTextLineHeightWithSpacing();
+    r.font = ImGui::GetFontSize();
+    // The room as if no scroll bar showed (fit_cell keeps the bars' room free either way): a
+    // bar appearing must not change the cells, or the next frame would drop it again.
+    r.avail = ImGui::GetContentRegionAvail();
+    if (ImGui::GetScrollMaxY() > 0) r.avail.x += ImGui::GetStyle().ScrollbarSize;
+    if (ImGui::GetScrollMaxX() > 0) r.avail.y += ImGui::GetStyle().ScrollbarSize;
+    r.label_w = 5.5f * r.font;  // token names on the left
+    return r;
+}
+
+// The largest cell with which layout `lay` of step `s` fits the room.
+float fit_cell(const Room& room, const Step& s, const StepLayout& lay, bool across) {
+    bool hidden = false;
+    for (const TensorLayout& tl : lay.tensors) hidden |= tl.hidden > 0;
+    // Above: the names (and head names) line; below: axes, strides, the note on hidden
+    // cells, and the memory strip's title when it is drawn.
+    const bool strip_drawn = numel(s.tensors.front().shape) <= 96 && s.op != Op::Tile;
+    const float lines = 1.2f + (across ? 1.0f : 0.0f) + 2.2f + (hidden ? 1.0f : 0.0f) + (strip_drawn ? 2.2f : 0.0f);
+    const float strip = strip_drawn ? 0.8f : 0.0f;
+    // The scroll bars' room is kept free either way, so that a bar appearing does not
+    // shrink the cells and make it go away again.
+    const float bar = ImGui::GetStyle().ScrollbarSize;
+    return std::min((room.avail.x - bar - room.label_w - 10) / std::max(lay.width, 1.0f),
+                    (room.avail.y - bar - lines * room.line) / std::max(lay.height + strip, 1.0f));
+}
+
+// The window of cells chosen for this frame.
+struct Choice {
+    int variant = 0;
+    float best = -1;  // its cell size
+    std::int64_t batch_shown = 1, batch0 = 0;
+};
+
+// The window of cells that reads best in this panel: the largest one whose cells are at
+// least 14 px, head panels stacked or side by side, whichever gives larger cells (else the
+// one with the largest cells). Sentences of a batch: as many blocks as keep the cells at
+// least 14 px (down to one, the heatmaps' sentence slider choosing which).
+Choice choose_window(const AppState& st, const Room& room, const Step& s) {
+    const Config& c = st.trace->config;
+    Choice ch;
+    const std::int64_t batch = std::min<std::int64_t>(c.batch, 4);
+    for (std::int64_t b = batch; b >= 1; --b) {
+        int v_b = 0;
+        float best_b = -1;
+        const std::int64_t b0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - b);
+        for (int level = 0; level < kLayoutVariants / 2 && best_b < 14.0f; ++level)
+            for (int v = 2 * level; v < 2 * level + 2; ++v) {
+                const float fit = fit_cell(room, s, layout_of(st.trace, st.step, v, {}, b, b0), v % 2 == 1);
+                if (fit > best_b + 0.5f) best_b = fit, v_b = v;
+            }
+        if (best_b >= 14.0f || b == 1) {
+            ch.variant = v_b, ch.best = best_b, ch.batch_shown = b;
+            break;
+        }
+    }
+    ch.batch0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - ch.batch_shown);
+    return ch;
+}
+
+// Cells gliding from the step before: its layout, which cell each one comes from, and how
+// far along they are (1: arrived).
+struct Motion {
+    const StepLayout* from = nullptr;
+    const std::vector<int>* match = nullptr;
+    std::vector<const Cell*> from_cells;  // the start step's cells, flattened the way match_cells counts them
+    float k = 1.0f;
+};
+
+Motion motion_of(const AppState& st, const Choice& ch, double now) {
+    Motion m;
+    const float t_anim = std::clamp(static_cast<float>((now - st.anim_start) / st.anim_seconds), 0.0f, 1.0f);
+    const bool animating = t_anim < 1.0f && st.from_trace && st.from_step < static_cast<int>(st.from_trace->steps.size());
+    if (!animating) return m;
+    m.from = &layout_of(st.from_trace, st.from_step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
+    m.match = &match_of(st.from_trace, st.from_step, st.trace, st.step);
+    for (const TensorLayout& t : m.from->tensors)
+        for (const Cell& cell : t.cells) m.from_cells.push_back(&cell);
+    m.k = ease(t_anim);
+    return m;
+}
+
+// Sizes the cells to the space (the chosen window's fit, and the step animated from, so
+// that both fit while cells glide). Never below the floor: the panel scrolls instead.
+float cell_size(const Room& room, const Step& s, const Choice& ch, const Motion& m, float zoom) {
+    float cell = m.from ? std::min(ch.best, fit_cell(room, s, *m.from, ch.variant % 2 == 1)) : ch.best;
+    // A step of a few dozen numbers (the teaching example) always shows them, scrolling if the
+    // panel is small; larger steps take the room there is (zoom in to read them).
+    std::int64_t numbers = 0;
+    for (const TensorRecord& r : s.tensors) numbers += numel(r.shape);
+    const float floor_px = numbers <= 64 ? value_cell() : 6.0f;
+    return std::clamp(cell, floor_px, std::max(floor_px, 4.2f * room.font)) * zoom;
+}
+
+// Where this frame's cells and labels go, and how far the drawing has reached.
+struct Canvas {
+    const Step& s;
+    const Config& c;
+    const StepLayout& L;
+    const Room& room;
+    int variant;
+    bool across;
+    float cell;
+    ImDrawList* dl;
+    ImVec2 origin, grid0;
+    float label_x;        // the token names' left edge, kept in view when scrolled sideways
+    float right, bottom;  // the widest and lowest things drawn, for the scroll area
+
+    ImVec2 label(ImVec2 pos, ImU32 col, const std::string& text) {
+        const ImVec2 size = draw_label(dl, pos, col, text);
+        right = std::max(right, pos.x + size.x);
+        bottom = std::max(bottom, pos.y + size.y);
+        return size;
+    }
+};
+
+// Tensor names above each block, cut to the block; shape with axis names and strides
+// below, once for the step when its tensors share them.
+void draw_tensor_captions(Canvas& cv, float below) {
+    const Step& s = cv.s;
+    const TensorRecord& first = s.tensors.front();
+    const float cell = cv.cell;
+    bool same = true;
+    for (const TensorRecord& r : s.tensors) same &= r.shape == first.shape && r.strides == first.strides;
+    for (std::size_t ti = 0; ti < cv.L.tensors.size(); ++ti) {
+        const TensorLayout& tl = cv.L.tensors[ti];
+        const TensorRecord& rec = s.tensors[ti];
+        const float block_w = tl.width * cell + (ti + 1 < cv.L.tensors.size() ? kTensorGap * cell * 0.8f : 1e9f);
+        cv.label({cv.grid0.x + tl.x * cell, cv.origin.y}, ImGui::GetColorU32(ImGuiCol_Text), fit_text(rec.name, block_w));
+        if (same && ti > 0) continue;
+        std::string axes = (same && s.tensors.size() > 1 ? "each " : "") + axes_text(rec, tl, cv.c);
+        std::string strides = "strides " + shape_str(rec.strides) + (rec.offset ? ", offset " + std::to_string(rec.offset) : "");
+        if (!same) {
+            axes = fit_text(rec.name + " " + shape_str(rec.shape), block_w);
+            strides = "";
+        }
+        cv.label({cv.grid0.x + (same ? 0 : tl.x * cell), below}, ImGui::GetColorU32(ImGuiCol_TextDisabled), axes);
+        if (!strides.empty()) cv.label({cv.grid0.x, below + cv.room.line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), strides);
+    }
+}
+
+// A note on hidden cells: where the window stands (PyTorch prints "..." for the rest), and
+// how to move it.
+void draw_window_note(Canvas& cv, float below) {
+    std::string note;
+    for (const TensorLayout& tl : cv.L.tensors)
+        if (tl.hidden > 0) {
+            note = tl.name + ": " + window_text(tl, layout_variant(cv.variant), cv.c.batch);
+            break;
+        }
+    // The how-to goes only where it fits whole: cut, it would end in a broken word.
+    const float note_w = std::max(cv.room.avail.x - cv.room.label_w - 10, 4 * cv.room.font);
+    const std::string with_hint = note + "  (drag: pan, wheel: zoom, double-click: reset)";
+    if (ImGui::CalcTextSize(with_hint.c_str()).x <= note_w) note = with_hint;
+    cv.label({cv.grid0.x, below + 2 * cv.room.line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(note, note_w));
+}
+
+std::string head_name(const TensorLayout& t, std::int64_t h) { return (t.kv_heads ? "kv" : "h") + std::to_string(t.head0 + h); }
+
+ImU32 head_colour_of(const Config& c, const TensorLayout& t, std::int64_t h) {
+    const std::int64_t head = t.head0 + h;
+    return head_color(static_cast<int>(t.kv_heads ? head * c.group_size() : head));
+}
+
+// Side by side: one name per head panel above it (the token names once, on the left).
+void draw_head_names(Canvas& cv, const LayoutLimits& lim) {
+    const float cell = cv.cell;
+    for (std::size_t ti = 0; ti < cv.L.tensors.size(); ++ti) {
+        const TensorLayout& t = cv.L.tensors[ti];
+        if (!(t.axes.size() == 4 && is_head_axis(t.axes[1]))) continue;
+        // Each tensor's own panels (a tile step's m and l are one column wide).
+        const std::int64_t cols = std::min<std::int64_t>(t.cols, t.axes.back() == Axis::Key ? lim.tokens : lim.features);
+        const float panel_w = (cols + kPanelGap) * cell;
+        for (std::int64_t h = 0; h < std::min<std::int64_t>(t.heads, lim.heads); ++h)
+            cv.label({cv.grid0.x + t.x * cell + h * panel_w, cv.origin.y + cv.room.line}, head_colour_of(cv.c, t, h),
+                     fit_text(head_name(t, h), panel_w - 4));
+    }
+}
+
+// The left column: token names on every k-th row, so that two never overlap; the head name
+// on each panel's first row; a sentence's number on its block's first row when there are
+// several. Each panel's (and sentence's) first row goes first, then the other rows where
+// they do not touch a label already placed.
+void draw_row_labels(Canvas& cv) {
+    const TensorLayout& tl = cv.L.tensors.front();
+    const Config& c = cv.c;
+    const float cell = cv.cell, font = cv.room.font;
+    const bool across = cv.across;
+    const bool head_rows = tl.axes.size() == 4 && is_head_axis(tl.axes[1]);
+    const LayoutLimits lim = layout_variant(cv.variant);
+    const std::int64_t panels = head_rows ? std::min<std::int64_t>(tl.heads, lim.heads) : 1;
+    const std::int64_t rows = std::min<std::int64_t>(tl.rows, lim.tokens);
+    const int stride = label_stride(cell, ImGui::GetTextLineHeight());
+    const bool batched = c.batch > 1;
+    if (across) draw_head_names(cv, lim);
+    struct RowLabel {
+        float y;
+        std::string text;
+        ImU32 colour;
+        bool first;
+    };
+    std::vector<RowLabel> wanted;
+    for (std::int64_t b = 0; b < tl.batches; ++b) {
+        const float block_y = cv.grid0.y + static_cast<float>(b) * (tl.block_height + kBatchGap) * cell;
+        for (std::int64_t h = 0; h < (across ? 1 : panels); ++h)
+            for (std::int64_t r = 0; r < rows; ++r) {
+                const bool first_line = r == 0 && ((head_rows && !across) || batched);
+                if (r % stride != 0 && !first_line) continue;
+                const float y = block_y + (head_rows && !across ? h * (rows + kPanelGap) + r : r) * cell + cell * 0.5f -
+                                font * 0.5f;
+                std::string name = row_name(c, tl, tl.batch0 + b, tl.token0 + r);
+                if (first_line && head_rows && !across) name = head_name(tl, h) + " " + name;
+                if (first_line && batched && h == 0) name = "s" + std::to_string(tl.batch0 + b) + " " + name;
+                const ImU32 col = head_rows && !across ? head_colour_of(c, tl, h) : ImGui::GetColorU32(ImGuiCol_Text);
+                wanted.push_back({y, name, col, first_line});
+            }
+    }
+    std::stable_sort(wanted.begin(), wanted.end(), [](const RowLabel& a, const RowLabel& b) { return a.first > b.first; });
+    const float label_h = ImGui::GetTextLineHeight();
+    std::vector<float> placed;
+    for (const RowLabel& l : wanted) {
+        bool clear = true;
+        for (float y : placed) clear &= std::fabs(y - l.y) >= label_h;
+        if (!clear) continue;
+        placed.push_back(l.y);
+        cv.label({cv.label_x, l.y}, l.colour, fit_text(l.text, cv.room.label_w - 6));
+    }
+}
+
+// The cells, gliding from where they stood and fading in when new; the one under the mouse
+// is outlined and becomes st.hover.
+void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
+    const Step& s = cv.s;
+    const float cell = cv.cell;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    ImDrawList* dl = cv.dl;
+    std::size_t flat = 0;
+    for (std::size_t ti = 0; ti < cv.L.tensors.size(); ++ti) {
+        const TensorLayout& tl = cv.L.tensors[ti];
+        const TensorRecord& rec = s.tensors[ti];
+        float scale_max = 0;
+        if (is_grid_op(s.op))
+            for (float v : rec.data)
+                if (std::isfinite(v)) scale_max = std::max(scale_max, std::fabs(v));
+        for (std::size_t i = 0; i < tl.cells.size(); ++i, ++flat) {
+            const Cell& cell_at = tl.cells[i];
+            if (!cell_at.visible) continue;
+            float x = cell_at.x, y = cell_at.y, alpha = 1.0f;
+            if (m.match) {
+                const int j = flat < m.match->size() ? (*m.match)[flat] : -1;
+                if (j >= 0 && static_cast<std::size_t>(j) < m.from_cells.size() && m.from_cells[j]->visible) {
+                    x = m.from_cells[j]->x + (x - m.from_cells[j]->x) * m.k;
+                    y = m.from_cells[j]->y + (y - m.from_cells[j]->y) * m.k;
+                } else {
+                    alpha = m.k;  // new values fade in
+                }
+            }
+            const ImVec2 p0(cv.grid0.x + x * cell + 1, cv.grid0.y + y * cell + 1);
+            const ImVec2 p1(p0.x + cell - 2, p0.y + cell - 2);
+            const float v = rec.data[i];
+            ImU32 fill;
+            if (std::isinf(v)) fill = IM_COL32(40, 40, 40, static_cast<int>(255 * alpha));
+            else if (s.op == Op::Softmax || s.op == Op::Dropout) fill = sequential_color(v);
+            else if (is_grid_op(s.op)) fill = diverging_color(scale_max > 0 ? v / scale_max : 0);
+            else if (cell_at.head >= 0) fill = head_color(cell_at.head, 0.55f + 0.45f * std::min(1.0f, std::fabs(v)));
+            else fill = neutral_color(st.dark);
+            if (alpha < 1.0f) {
+                ImVec4 f = ImGui::ColorConvertU32ToFloat4(fill);
+                f.w *= alpha;
+                fill = ImGui::ColorConvertFloat4ToU32(f);
+            }
+            dl->AddRectFilled(p0, p1, fill, 3.0f);
+            if (is_grid_op(s.op) && cell_at.head >= 0 && tl.axes.size() == 4)
+                dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
+            cell_value(dl, p0, p1, text_on(fill), v);
+            if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
+                st.hover = Hover{true, st.step, static_cast<int>(ti), static_cast<std::int64_t>(i)};
+                dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 3.0f, 0, 3.0f);
+            }
+        }
+    }
+}
+
+// Memory strip: the first tensor's buffer in address order, coloured by head. It does not
+// change across view, transpose and transpose back: no data moved. Drawn from y_mem;
+// returns where the panel's drawing ends.
+float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
+    const Step& s = cv.s;
+    const float line = cv.room.line, label_w = cv.room.label_w;
+    const TensorRecord& rec = s.tensors.front();
+    const TensorLayout& tl = cv.L.tensors.front();
+    const std::int64_t n = numel(rec.shape);
+    if (n > 96 || s.op == Op::Tile) return y_mem;  // a tile step's four tensors take the room
+    std::int64_t lo = INT64_MAX, hi = 0;
+    std::vector<std::int64_t> offs(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+        offs[i] = rec.address(i);
+        lo = std::min(lo, offs[i]);
+        hi = std::max(hi, offs[i]);
+    }
+    const std::int64_t span = hi - lo + 1;
+    const float mcell = std::min(cv.cell * 0.8f, (cv.room.avail.x - label_w) / static_cast<float>(std::max<std::int64_t>(span, 1)));
+    const std::string title = "memory of buffer " + std::to_string(rec.buffer) + ", " + rec.name + " (addresses " +
+                              std::to_string(lo) + " to " + std::to_string(hi) + ")";
+    cv.label({cv.origin.x + label_w, y_mem}, ImGui::GetColorU32(ImGuiCol_TextDisabled), title);
+    cv.label({cv.origin.x, y_mem + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), "memory");
+    y_mem += line;
+    const float strip_row = std::max(line, 0.0f);
+    std::vector<int> at(static_cast<std::size_t>(span), -1);
+    for (std::int64_t i = 0; i < n; ++i) at[offs[i] - lo] = static_cast<int>(i);
+    for (std::int64_t m = 0; m < span; ++m) {
+        const ImVec2 p0(cv.origin.x + label_w + m * mcell, y_mem);
+        const ImVec2 p1(p0.x + mcell - 1, p0.y + mcell - 1);
+        const int i = at[m];
+        const ImU32 fill = i < 0 ? IM_COL32(90, 90, 90, 80)
+                           : tl.cells[i].head >= 0 ? head_color(tl.cells[i].head, 0.85f)
+                                                   : neutral_color(st.dark);
+        cv.dl->AddRectFilled(p0, p1, fill, 2.0f);
+        if (st.hover.valid && st.hover.tensor == 0 && i == st.hover.index)
+            cv.dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 2.0f, 0, 3.0f);
+    }
+    return y_mem + std::max(mcell, strip_row);
+}
+
 }  // namespace
 
 void DrawStage(AppState& st, double now) {
@@ -164,313 +522,48 @@ void DrawStage(AppState& st, double now) {
         return;
     }
     DrawQuizVerdict(st);
-    const Trace& tr = *st.trace;
-    const Config& c = tr.config;
-    ImGui::Text("Step %d: %s%s", s->index, op_name(s->op), s->part().empty() ? "" : (" (" + s->part() + ")").c_str());
-    ImGui::SameLine();
-    const TensorRecord& first = s->tensors.front();
-    ImGui::TextColored(storage_color(first.storage), "   %s", storage_sentence(first.storage));
-    // Wrapped at the panel's visible edge, not at the far edge of cells scrolled out of view.
-    const ImGuiStyle& style = ImGui::GetStyle();
-    ImGui::PushTextWrapPos(ImGui::GetScrollX() + ImGui::GetWindowWidth() - style.WindowPadding.x -
-                           (ImGui::GetScrollMaxY() > 0 ? style.ScrollbarSize : 0.0f));
-    ImGui::TextWrapped("%s", s->explain.c_str());
-    ImGui::PopTextWrapPos();
+    const Config& c = st.trace->config;
+    draw_heading(*s);
     if (st.shapes_only) {
-        ImGui::TextColored({0.95f, 0.75f, 0.25f, 1}, "shapes only: this configuration is too large to compute here");
-        ImGui::TextWrapped("%s", parameter_line(c).c_str());
-        ImGui::TextWrapped("each head's %lld x %lld score grid: %s bytes; all heads: %s bytes", static_cast<long long>(c.num_tokens()),
-                           static_cast<long long>(c.num_tokens()), grouped(c.num_tokens() * c.num_tokens() * 4).c_str(),
-                           grouped(c.heads * c.num_tokens() * c.num_tokens() * 4).c_str());
-        for (const TensorRecord& t : s->tensors)
-            ImGui::BulletText("%s %s  strides %s  %s", t.name.c_str(), shape_str(t.shape).c_str(),
-                              shape_str(t.strides).c_str(), storage_name(t.storage));
+        draw_shapes_only(*s, c);
         return;
     }
 
-    // The window of cells that reads best in this panel: the largest one whose cells are
-    // at least 14 px, head panels stacked or side by side, whichever gives larger cells
-    // (else the one with the largest cells).
-    const float line = ImGui::GetTextLineHeightWithSpacing();
-    const float font = ImGui::GetFontSize();
-    // The room as if no scroll bar showed (fit_cell keeps the bars' room free either way): a
-    // bar appearing must not change the cells, or the next frame would drop it again.
-    ImVec2 avail = ImGui::GetContentRegionAvail();
-    if (ImGui::GetScrollMaxY() > 0) avail.x += ImGui::GetStyle().ScrollbarSize;
-    if (ImGui::GetScrollMaxX() > 0) avail.y += ImGui::GetStyle().ScrollbarSize;
-    const float label_w = 5.5f * font;  // token names on the left
-    auto fit_cell = [&](const StepLayout& lay, bool across) {
-        bool hidden = false;
-        for (const TensorLayout& tl : lay.tensors) hidden |= tl.hidden > 0;
-        // Above: the names (and head names) line; below: axes, strides, the note on hidden
-        // cells, and the memory strip's title when it is drawn.
-        const bool strip_drawn = numel(s->tensors.front().shape) <= 96 && s->op != Op::Tile;
-        const float lines = 1.2f + (across ? 1.0f : 0.0f) + 2.2f + (hidden ? 1.0f : 0.0f) + (strip_drawn ? 2.2f : 0.0f);
-        const float strip = strip_drawn ? 0.8f : 0.0f;
-        // The scroll bars' room is kept free either way, so that a bar appearing does not
-        // shrink the cells and make it go away again.
-        const float bar = ImGui::GetStyle().ScrollbarSize;
-        return std::min((avail.x - bar - label_w - 10) / std::max(lay.width, 1.0f),
-                        (avail.y - bar - lines * line) / std::max(lay.height + strip, 1.0f));
-    };
-    // Sentences of a batch: as many blocks as keep the cells at least 14 px (down to one, the
-    // heatmaps' sentence slider choosing which).
-    int variant = 0;
-    float best = -1;
-    std::int64_t batch_shown = 1;
-    const std::int64_t batch = std::min<std::int64_t>(c.batch, 4);
-    for (std::int64_t b = batch; b >= 1; --b) {
-        int v_b = 0;
-        float best_b = -1;
-        const std::int64_t b0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - b);
-        for (int level = 0; level < kLayoutVariants / 2 && best_b < 14.0f; ++level)
-            for (int v = 2 * level; v < 2 * level + 2; ++v) {
-                const float fit = fit_cell(layout_of(st.trace, st.step, v, {}, b, b0), v % 2 == 1);
-                if (fit > best_b + 0.5f) best_b = fit, v_b = v;
-            }
-        if (best_b >= 14.0f || b == 1) {
-            variant = v_b, best = best_b, batch_shown = b;
-            break;
-        }
-    }
-    const std::int64_t batch0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - batch_shown);
-    const bool across = variant % 2 == 1;
-    AppState::StageView& view = st.stage_view;
-    const StepLayout& L = layout_of(st.trace, st.step, variant, view, batch_shown, batch0);
-    const float t_anim = std::clamp(static_cast<float>((now - st.anim_start) / st.anim_seconds), 0.0f, 1.0f);
-    const bool animating = t_anim < 1.0f && st.from_trace && st.from_step < static_cast<int>(st.from_trace->steps.size());
-    const StepLayout* FL = animating ? &layout_of(st.from_trace, st.from_step, variant, view, batch_shown, batch0) : nullptr;
-    const std::vector<int>* match = animating ? &match_of(st.from_trace, st.from_step, st.trace, st.step) : nullptr;
-    // Cells of the start step, flattened the way match_cells counts them.
-    std::vector<const Cell*> from_cells;
-    if (FL)
-        for (const TensorLayout& t : FL->tensors)
-            for (const Cell& cell : t.cells) from_cells.push_back(&cell);
-    const float k = animating ? ease(t_anim) : 1.0f;
-
-    // Size the cells to the space (the chosen window's fit, and the step animated from, so
-    // that both fit while cells glide). Never below the floor: the panel scrolls instead.
-    const float span_w = std::max(L.width, FL ? FL->width : 0.0f);
+    const Room room = measure_room();
+    const Choice ch = choose_window(st, room, *s);
+    const StepLayout& L = layout_of(st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
+    const Motion motion = motion_of(st, ch, now);
+    const float span_w = std::max(L.width, motion.from ? motion.from->width : 0.0f);
     bool any_hidden = false;
     for (const TensorLayout& tl : L.tensors) any_hidden |= tl.hidden > 0;
-    float cell = FL ? std::min(best, fit_cell(*FL, across)) : best;  // best: the chosen window's fit
-    // A step of a few dozen numbers (the teaching example) always shows them, scrolling if the
-    // panel is small; larger steps take the room there is (zoom in to read them).
-    std::int64_t numbers = 0;
-    for (const TensorRecord& r : s->tensors) numbers += numel(r.shape);
-    const float floor_px = numbers <= 64 ? value_cell() : 6.0f;
-    cell = std::clamp(cell, floor_px, std::max(floor_px, 4.2f * font)) * view.zoom;
-    handle_view(st, L, variant, cell);
+    const float cell = cell_size(room, *s, ch, motion, st.stage_view.zoom);
+    handle_view(st, L, ch.variant, cell);
+
+    const bool across = ch.variant % 2 == 1;
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     // Side by side, the head names take a line of their own above the grids.
-    const ImVec2 grid0(origin.x + label_w, origin.y + line * (across ? 2.2f : 1.2f));
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const ImVec2 grid0(origin.x + room.label_w, origin.y + room.line * (across ? 2.2f : 1.2f));
+    Canvas cv{*s, c, L, room, ch.variant, across, cell, ImGui::GetWindowDrawList(), origin, grid0,
+              origin.x + ImGui::GetScrollX(), grid0.x + span_w * cell, grid0.y + L.height * cell};
     // Token names stay on the left edge when the panel is scrolled sideways (zoomed in), over
     // a backdrop so the cells pass under them: they are drawn on a channel above the cells.
-    const float label_x = origin.x + ImGui::GetScrollX();
-    dl->ChannelsSplit(2);
-    dl->ChannelsSetCurrent(1);
+    cv.dl->ChannelsSplit(2);
+    cv.dl->ChannelsSetCurrent(1);
     if (ImGui::GetScrollX() > 0)
-        dl->AddRectFilled({label_x - ImGui::GetStyle().WindowPadding.x, grid0.y}, {label_x + label_w - 2, grid0.y + L.height * cell},
-                          ImGui::ColorConvertFloat4ToU32(panel_background(st.dark)));
-    float right = grid0.x + span_w * cell;  // the widest and lowest things drawn, for the scroll area
-    float bottom = grid0.y + L.height * cell;
-    auto label = [&](ImVec2 pos, ImU32 col, const std::string& text) {
-        const ImVec2 size = draw_label(dl, pos, col, text);
-        right = std::max(right, pos.x + size.x);
-        bottom = std::max(bottom, pos.y + size.y);
-        return size;
-    };
-
-    // Tensor names above each block, cut to the block; shape with axis names and strides
-    // below, once for the step when its tensors share them; a note on hidden cells last.
-    bool same = true;
-    for (const TensorRecord& r : s->tensors) same &= r.shape == first.shape && r.strides == first.strides;
+        cv.dl->AddRectFilled({cv.label_x - ImGui::GetStyle().WindowPadding.x, grid0.y},
+                             {cv.label_x + room.label_w - 2, grid0.y + L.height * cell},
+                             ImGui::ColorConvertFloat4ToU32(panel_background(st.dark)));
     const float below = grid0.y + L.height * cell + 4;
-    for (std::size_t ti = 0; ti < L.tensors.size(); ++ti) {
-        const TensorLayout& tl = L.tensors[ti];
-        const TensorRecord& rec = s->tensors[ti];
-        const float block_w = tl.width * cell + (ti + 1 < L.tensors.size() ? kTensorGap * cell * 0.8f : 1e9f);
-        label({grid0.x + tl.x * cell, origin.y}, ImGui::GetColorU32(ImGuiCol_Text), fit_text(rec.name, block_w));
-        if (same && ti > 0) continue;
-        std::string axes = (same && s->tensors.size() > 1 ? "each " : "") + axes_text(rec, tl, c);
-        std::string strides = "strides " + shape_str(rec.strides) + (rec.offset ? ", offset " + std::to_string(rec.offset) : "");
-        if (!same) {
-            axes = fit_text(rec.name + " " + shape_str(rec.shape), block_w);
-            strides = "";
-        }
-        label({grid0.x + (same ? 0 : tl.x * cell), below}, ImGui::GetColorU32(ImGuiCol_TextDisabled), axes);
-        if (!strides.empty()) label({grid0.x, below + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), strides);
-    }
-    if (any_hidden) {
-        // Where the window stands (PyTorch prints "..." for the rest), and how to move it.
-        std::string note;
-        for (const TensorLayout& tl : L.tensors)
-            if (tl.hidden > 0) {
-                note = tl.name + ": " + window_text(tl, layout_variant(variant), c.batch);
-                break;
-            }
-        // The how-to goes only where it fits whole: cut, it would end in a broken word.
-        const float note_w = std::max(avail.x - label_w - 10, 4 * font);
-        const std::string with_hint = note + "  (drag: pan, wheel: zoom, double-click: reset)";
-        if (ImGui::CalcTextSize(with_hint.c_str()).x <= note_w) note = with_hint;
-        label({grid0.x, below + 2 * line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(note, note_w));
-    }
-    if (!L.tensors.empty()) {
-        const TensorLayout& tl = L.tensors.front();
-        const bool head_rows = tl.axes.size() == 4 && is_head_axis(tl.axes[1]);
-        const LayoutLimits lim = layout_variant(variant);
-        const std::int64_t panels = head_rows ? std::min<std::int64_t>(tl.heads, lim.heads) : 1;
-        const std::int64_t rows = std::min<std::int64_t>(tl.rows, lim.tokens);
-        // Token names on every k-th row, so that two never overlap; the head name on each
-        // panel's first row; a sentence's number on its block's first row when there are several.
-        const int stride = label_stride(cell, ImGui::GetTextLineHeight());
-        const bool batched = c.batch > 1;
-        auto head_name = [&](const TensorLayout& t, std::int64_t h) {
-            return (t.kv_heads ? "kv" : "h") + std::to_string(t.head0 + h);
-        };
-        auto head_colour_of = [&](const TensorLayout& t, std::int64_t h) {
-            const std::int64_t head = t.head0 + h;
-            return head_color(static_cast<int>(t.kv_heads ? head * c.group_size() : head));
-        };
-        if (across) {
-            // One name per head panel above it; the token names once, on the left.
-            for (std::size_t ti = 0; ti < L.tensors.size(); ++ti) {
-                const TensorLayout& t = L.tensors[ti];
-                if (!(t.axes.size() == 4 && is_head_axis(t.axes[1]))) continue;
-                // Each tensor's own panels (a tile step's m and l are one column wide).
-                const std::int64_t cols = std::min<std::int64_t>(t.cols, t.axes.back() == Axis::Key ? lim.tokens : lim.features);
-                const float panel_w = (cols + kPanelGap) * cell;
-                for (std::int64_t h = 0; h < std::min<std::int64_t>(t.heads, lim.heads); ++h)
-                    label({grid0.x + t.x * cell + h * panel_w, origin.y + line}, head_colour_of(t, h),
-                          fit_text(head_name(t, h), panel_w - 4));
-            }
-        }
-        // The left column's labels: each panel's (and sentence's) first row first, then the
-        // other rows where they do not touch a label already placed.
-        struct RowLabel {
-            float y;
-            std::string text;
-            ImU32 colour;
-            bool first;
-        };
-        std::vector<RowLabel> wanted;
-        for (std::int64_t b = 0; b < tl.batches; ++b) {
-            const float block_y = grid0.y + static_cast<float>(b) * (tl.block_height + kBatchGap) * cell;
-            for (std::int64_t h = 0; h < (across ? 1 : panels); ++h)
-                for (std::int64_t r = 0; r < rows; ++r) {
-                    const bool first_line = r == 0 && ((head_rows && !across) || batched);
-                    if (r % stride != 0 && !first_line) continue;
-                    const float y = block_y + (head_rows && !across ? h * (rows + kPanelGap) + r : r) * cell + cell * 0.5f -
-                                    font * 0.5f;
-                    std::string name = row_name(c, tl, tl.batch0 + b, tl.token0 + r);
-                    if (first_line && head_rows && !across) name = head_name(tl, h) + " " + name;
-                    if (first_line && batched && h == 0) name = "s" + std::to_string(tl.batch0 + b) + " " + name;
-                    const ImU32 col = head_rows && !across ? head_colour_of(tl, h) : ImGui::GetColorU32(ImGuiCol_Text);
-                    wanted.push_back({y, name, col, first_line});
-                }
-        }
-        std::stable_sort(wanted.begin(), wanted.end(), [](const RowLabel& a, const RowLabel& b) { return a.first > b.first; });
-        const float label_h = ImGui::GetTextLineHeight();
-        std::vector<float> placed;
-        for (const RowLabel& l : wanted) {
-            bool clear = true;
-            for (float y : placed) clear &= std::fabs(y - l.y) >= label_h;
-            if (!clear) continue;
-            placed.push_back(l.y);
-            label({label_x, l.y}, l.colour, fit_text(l.text, label_w - 6));
-        }
-    }
+    draw_tensor_captions(cv, below);
+    if (any_hidden) draw_window_note(cv, below);
+    if (!L.tensors.empty()) draw_row_labels(cv);
+    cv.dl->ChannelsSetCurrent(0);
+    draw_cells(st, cv, motion);
+    cv.dl->ChannelsMerge();
 
-    // The cells.
-    dl->ChannelsSetCurrent(0);
-    std::size_t flat = 0;
-    for (std::size_t ti = 0; ti < L.tensors.size(); ++ti) {
-        const TensorLayout& tl = L.tensors[ti];
-        const TensorRecord& rec = s->tensors[ti];
-        float scale_max = 0;
-        if (is_grid_op(s->op))
-            for (float v : rec.data)
-                if (std::isfinite(v)) scale_max = std::max(scale_max, std::fabs(v));
-        for (std::size_t i = 0; i < tl.cells.size(); ++i, ++flat) {
-            const Cell& cell_at = tl.cells[i];
-            if (!cell_at.visible) continue;
-            float x = cell_at.x, y = cell_at.y, alpha = 1.0f;
-            if (match) {
-                const int m = flat < match->size() ? (*match)[flat] : -1;
-                if (m >= 0 && static_cast<std::size_t>(m) < from_cells.size() && from_cells[m]->visible) {
-                    x = from_cells[m]->x + (x - from_cells[m]->x) * k;
-                    y = from_cells[m]->y + (y - from_cells[m]->y) * k;
-                } else {
-                    alpha = k;  // new values fade in
-                }
-            }
-            const ImVec2 p0(grid0.x + x * cell + 1, grid0.y + y * cell + 1);
-            const ImVec2 p1(p0.x + cell - 2, p0.y + cell - 2);
-            const float v = rec.data[i];
-            ImU32 fill;
-            if (std::isinf(v)) fill = IM_COL32(40, 40, 40, static_cast<int>(255 * alpha));
-            else if (s->op == Op::Softmax || s->op == Op::Dropout) fill = sequential_color(v);
-            else if (is_grid_op(s->op)) fill = diverging_color(scale_max > 0 ? v / scale_max : 0);
-            else if (cell_at.head >= 0) fill = head_color(cell_at.head, 0.55f + 0.45f * std::min(1.0f, std::fabs(v)));
-            else fill = neutral_color(st.dark);
-            if (alpha < 1.0f) {
-                ImVec4 f = ImGui::ColorConvertU32ToFloat4(fill);
-                f.w *= alpha;
-                fill = ImGui::ColorConvertFloat4ToU32(f);
-            }
-            dl->AddRectFilled(p0, p1, fill, 3.0f);
-            if (is_grid_op(s->op) && cell_at.head >= 0 && tl.axes.size() == 4)
-                dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
-            cell_value(dl, p0, p1, text_on(fill), v);
-            if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
-                st.hover = Hover{true, st.step, static_cast<int>(ti), static_cast<std::int64_t>(i)};
-                dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 3.0f, 0, 3.0f);
-            }
-        }
-    }
-
-    dl->ChannelsMerge();
-
-    // Memory strip: the first tensor's buffer in address order, coloured by head. It does
-    // not change across view, transpose and transpose back: no data moved.
-    float y_mem = grid0.y + L.height * cell + (any_hidden ? 3.2f : 2.2f) * line;
-    const TensorRecord& rec = s->tensors.front();
-    const TensorLayout& tl = L.tensors.front();
-    const std::int64_t n = numel(rec.shape);
-    if (n <= 96 && s->op != Op::Tile) {  // a tile step's four tensors take the room
-        std::int64_t lo = INT64_MAX, hi = 0;
-        std::vector<std::int64_t> offs(static_cast<std::size_t>(n));
-        for (std::int64_t i = 0; i < n; ++i) {
-            offs[i] = rec.address(i);
-            lo = std::min(lo, offs[i]);
-            hi = std::max(hi, offs[i]);
-        }
-        const std::int64_t span = hi - lo + 1;
-        const float mcell = std::min(cell * 0.8f, (avail.x - label_w) / static_cast<float>(std::max<std::int64_t>(span, 1)));
-        const std::string title = "memory of buffer " + std::to_string(rec.buffer) + ", " + rec.name + " (addresses " +
-                                  std::to_string(lo) + " to " + std::to_string(hi) + ")";
-        label({origin.x + label_w, y_mem}, ImGui::GetColorU32(ImGuiCol_TextDisabled), title);
-        label({origin.x, y_mem + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), "memory");
-        y_mem += line;
-        const float strip_row = std::max(line, 0.0f);
-        std::vector<int> at(static_cast<std::size_t>(span), -1);
-        for (std::int64_t i = 0; i < n; ++i) at[offs[i] - lo] = static_cast<int>(i);
-        for (std::int64_t m = 0; m < span; ++m) {
-            const ImVec2 p0(origin.x + label_w + m * mcell, y_mem);
-            const ImVec2 p1(p0.x + mcell - 1, p0.y + mcell - 1);
-            const int i = at[m];
-            const ImU32 fill = i < 0 ? IM_COL32(90, 90, 90, 80)
-                               : tl.cells[i].head >= 0 ? head_color(tl.cells[i].head, 0.85f)
-                                                       : neutral_color(st.dark);
-            dl->AddRectFilled(p0, p1, fill, 2.0f);
-            if (st.hover.valid && st.hover.tensor == 0 && i == st.hover.index)
-                dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 2.0f, 0, 3.0f);
-        }
-        y_mem += std::max(mcell, strip_row);
-    }
-    ImGui::Dummy({std::max(right, origin.x + label_w + span_w * cell) - origin.x + 4, std::max(y_mem, bottom) - origin.y + 4});
+    const float y_mem = draw_memory_strip(st, cv, grid0.y + L.height * cell + (any_hidden ? 3.2f : 2.2f) * room.line);
+    ImGui::Dummy({std::max(cv.right, origin.x + room.label_w + span_w * cell) - origin.x + 4,
+                  std::max(y_mem, cv.bottom) - origin.y + 4});
 }
 
 }  // namespace headsplit::gui

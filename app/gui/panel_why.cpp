@@ -75,10 +75,11 @@ static void draw_kv_cache(const Config& c) {
     ImGui::Dummy({w + 8, h + 10});
 }
 
-void DrawWhy(AppState& st) {
-    // The shape on screen: the last good trace's (the controls may hold a refused value).
-    const Config& c = st.trace ? st.trace->config : st.config;
-    draw_kv_cache(c);
+namespace {
+
+// The measurement: its button, its progress while it runs; the result once it is in and
+// good (nullptr otherwise, its error shown).
+const WhyResult* measurement(AppState& st, const Config& c) {
     const bool running = st.why && !st.why->result;
     if (st.why && !st.why->result && st.why->future.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
         st.why->result = std::make_shared<WhyResult>(st.why->future.get());
@@ -90,30 +91,23 @@ void DrawWhy(AppState& st) {
         char label[64];
         std::snprintf(label, sizeof label, "measuring %d of %d", st.why->done.load(), st.why->total.load());
         ImGui::ProgressBar(f, ImVec2(-1, 0), label);
-        return;
+        return nullptr;
     }
-    if (!st.why || !st.why->result) return;
+    if (!st.why || !st.why->result) return nullptr;
     const WhyResult& r = *st.why->result;
     if (!r.error.empty()) {
         ImGui::TextColored({1, 0.4f, 0.4f, 1}, "%s", r.error.c_str());
-        return;
+        return nullptr;
     }
-    if (!r.notice.empty()) ImGui::TextColored({1.0f, 0.75f, 0.2f, 1}, "%s", r.notice.c_str());
-    else ImGui::SameLine();
-    ImGui::TextDisabled("T=%lld D=%lld heads=%lld on %s, median of 5", static_cast<long long>(r.config.num_tokens()),
-                        static_cast<long long>(r.config.d_out), static_cast<long long>(r.config.heads),
-                        r.modes.empty() ? "?" : r.modes[0].backend.c_str());
+    return &r;
+}
 
-    // Bars: forward time and matmul count per mode.
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float half = avail.x * 0.5f - 10;
-    const float line = ImGui::GetTextLineHeightWithSpacing();
-    ImVec2 o = ImGui::GetCursorScreenPos();
+// Bars from o, `half` wide: one line per mode, its forward time as a bar, then the numbers;
+// under them the ratios of the modes measured (loop / split, split / fused, flash / split).
+void draw_mode_bars(ImDrawList* dl, const WhyResult& r, ImVec2 o, float half, float line) {
     double max_ms = 0;
     std::int64_t max_mm = 0;
     for (const BenchResult& b : r.modes) max_ms = std::max(max_ms, b.median_ms), max_mm = std::max(max_mm, b.matmuls);
-    // One line per mode: a time bar, then the numbers.
     const float label_w = ImGui::CalcTextSize("fused  ").x;
     const float bar_room = half - label_w - ImGui::CalcTextSize("000.000 ms, 000 matmuls").x - 12;
     for (std::size_t i = 0; i < r.modes.size(); ++i) {
@@ -127,7 +121,6 @@ void DrawWhy(AppState& st) {
         dl->AddText({o.x + label_w + w_ms + 6, y}, ImGui::GetColorU32(ImGuiCol_Text), t);
     }
     (void)max_mm;
-    // The ratios of the modes measured: loop / split, split / fused, flash / split.
     const auto ms_of = [&](Mode m) {
         for (const BenchResult& b : r.modes)
             if (b.mode == m) return b.median_ms;
@@ -145,12 +138,11 @@ void DrawWhy(AppState& st) {
     ratio(Mode::Flash, Mode::Split, ms_of(Mode::Flash), ms_of(Mode::Split));
     draw_label(dl, {o.x, o.y + static_cast<float>(r.modes.size()) * line + 4}, ImGui::GetColorU32(ImGuiCol_Text),
                fit_text(ratios, half));
+}
 
-    // Sweep: score memory (T^2) and forward time against T.
-    const ImVec2 p0(o.x + half + 40, o.y + line), p1(o.x + avail.x - 10, o.y + std::max(4 * line, avail.y - 2 * line));
-    dl->AddRect({p0.x - 4, p0.y - 4}, {p1.x + 4, p1.y + 4}, ImGui::GetColorU32(ImGuiCol_Border));
-    dl->AddText({p0.x, o.y - 2}, ImGui::GetColorU32(ImGuiCol_Text), "T doubling: score memory x4 each time");
-    // Memory lines share one scale (split's grid at the longest T), time lines another.
+// Sweep, in [p0, p1]: score memory (T^2) and forward time against T. Memory lines share one
+// scale (split's grid at the longest T), time lines another.
+void draw_sweep(ImDrawList* dl, const WhyResult& r, ImVec2 p0, ImVec2 p1, float line) {
     std::vector<double> xs, mem, ms, fmem, fms;
     for (const SweepPoint& s : r.sweep) {
         xs.push_back(static_cast<double>(s.tokens));
@@ -180,6 +172,34 @@ void DrawWhy(AppState& st) {
                       last.flash_ms);
         draw_label(dl, {p0.x, p1.y + 6}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(t, p1.x - p0.x));
     }
+}
+
+}  // namespace
+
+void DrawWhy(AppState& st) {
+    // The shape on screen: the last good trace's (the controls may hold a refused value).
+    const Config& c = st.trace ? st.trace->config : st.config;
+    draw_kv_cache(c);
+    const WhyResult* measured = measurement(st, c);
+    if (!measured) return;
+    const WhyResult& r = *measured;
+    if (!r.notice.empty()) ImGui::TextColored({1.0f, 0.75f, 0.2f, 1}, "%s", r.notice.c_str());
+    else ImGui::SameLine();
+    ImGui::TextDisabled("T=%lld D=%lld heads=%lld on %s, median of 5", static_cast<long long>(r.config.num_tokens()),
+                        static_cast<long long>(r.config.d_out), static_cast<long long>(r.config.heads),
+                        r.modes.empty() ? "?" : r.modes[0].backend.c_str());
+
+    // The bars on the left half, the sweep on the right.
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float half = avail.x * 0.5f - 10;
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    const ImVec2 o = ImGui::GetCursorScreenPos();
+    draw_mode_bars(dl, r, o, half, line);
+    const ImVec2 p0(o.x + half + 40, o.y + line), p1(o.x + avail.x - 10, o.y + std::max(4 * line, avail.y - 2 * line));
+    dl->AddRect({p0.x - 4, p0.y - 4}, {p1.x + 4, p1.y + 4}, ImGui::GetColorU32(ImGuiCol_Border));
+    dl->AddText({p0.x, o.y - 2}, ImGui::GetColorU32(ImGuiCol_Text), "T doubling: score memory x4 each time");
+    draw_sweep(dl, r, p0, p1, line);
     ImGui::Dummy({avail.x, std::max(4 * line, p1.y - o.y + line)});
 }
 

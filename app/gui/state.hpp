@@ -3,6 +3,7 @@
 // it; they never compute attention (the trace holds every number they draw).
 #include <cstdint>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,21 @@ struct QuizState {
     std::string verdict;
     std::uint64_t questions = 0;  // how many were made: orders each question's options anew
     char typed[64] = {};          // the answer box
+};
+
+// What the panels keep from one frame to the next for themselves, apart from the lesson:
+// named here, not hidden in function statics, so that every AppState starts clean.
+struct PanelState {
+    // A sentence box (Controls' words_box): the text as typed, and the words it last showed.
+    struct WordsBox {
+        char text[2048] = {};
+        std::string shown = "\x01";
+    };
+    std::map<std::string, WordsBox> words_boxes;  // by the box's id
+    float pending_font_scale = -1;  // the text size slider's value until it is released; -1 before the first frame
+    int dragging_splitter = -1;     // the splitter a drag holds (window.cpp), -1 when none
+    std::string fallback_said;      // the last CPU fall-back notice written to stderr
+    bool fonts_built = false;       // the renderer's font texture exists: a new font rebuilds only it
 };
 
 struct AppState {
@@ -111,6 +127,7 @@ struct AppState {
     bool open_weights = false;    // select the weight split tab once (--tab weights)
     bool open_heatmaps = false;   // select the heatmaps tab once
     std::string gl_renderer;
+    PanelState panels;
 
     const Step* current() const {
         return trace && step >= 0 && step < static_cast<int>(trace->steps.size()) ? &trace->steps[step] : nullptr;

@@ -169,11 +169,8 @@ bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, 
     ImFont* f = cell_font();
     // Narrower than the shortest number (".00") with its margin: nothing could show, and
     // nothing for the audit to judge; skip the text work (large grids have many such cells).
-    static float shortest = 0, measured_size = 0;
-    if (measured_size != f->FontSize) {
-        shortest = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, ".00").x;
-        measured_size = f->FontSize;
-    }
+    // Measuring three characters costs far less than that work, so it is not kept.
+    const float shortest = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, ".00").x;
     if (p1.x - p0.x + 0.01f < shortest + 4) return false;
     const std::string text = format_cell(value);
     const ImVec2 ts = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, text.c_str());

@@ -1,42 +1,31 @@
 #include "window.hpp"
 
 #include <algorithm>
-#include <chrono>
+#include <cmath>
 #include <cstdint>
-#include <ctime>
-#include <vector>
-#include <cstdio>
-#include <cstdlib>
 #include <iostream>
-#include <sys/stat.h>
+#include <memory>
+#include <vector>
 
 #include <epoxy/gl.h>
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 #include <imgui.h>
-#include <imgui_internal.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
-#include <stb_image_write.h>
 
-#include "audit_sweep.hpp"
-#include "headsplit/export.hpp"
-#include "headsplit/trace_json.hpp"
-#include "driver.hpp"
-#include "handout.hpp"
 #include "panels.hpp"
+#include "requests.hpp"
+#include "settings.hpp"
 #include "state.hpp"
 #include "style.hpp"
+#include "unattended.hpp"
 
 namespace headsplit::gui {
 
 namespace {
 
 std::string g_glfw_error;
-
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // Tries GL 4.3 core (EGL first, so a worker thread's headless EGL context and the window
 // share one GL dispatch), then the platform's native API, then GL 3.3 (CPU backend only).
@@ -66,20 +55,18 @@ void load_fonts(AppState& st) {
     // set: glyphs are baked at the size they are drawn, so the atlas is read texel for texel,
     // and nearest sampling shows the same text while costing llvmpipe less for every pixel
     // drawn (solid shapes read the atlas too).
-    static bool built_once = false;
-    if (built_once) {
+    if (st.panels.fonts_built) {
         ImGui_ImplOpenGL3_DestroyFontsTexture();
         ImGui_ImplOpenGL3_CreateFontsTexture();
     } else {
         ImGui_ImplOpenGL3_CreateDeviceObjects();  // shaders, buffers and the font texture
     }
-    built_once = true;
+    st.panels.fonts_built = true;
     glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(reinterpret_cast<std::intptr_t>(io.Fonts->TexID)));
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     st.font_dirty = false;
 }
-
 
 
 void handle_keys(AppState& st, GLFWwindow* win, double now) {
@@ -106,8 +93,16 @@ void handle_keys(AppState& st, GLFWwindow* win, double now) {
     (void)win;
 }
 
-void apply_fullscreen(AppState& st, GLFWwindow* win, bool& is_full, int saved[4]) {
-    if (st.fullscreen == is_full) return;
+// What the window shows now, to notice when the state asks for something else.
+struct Shown {
+    bool dark = true;
+    bool fullscreen = false;
+    int windowed[4] = {};  // the window's position and size before fullscreen, to go back to
+};
+
+void apply_fullscreen(AppState& st, GLFWwindow* win, Shown& shown) {
+    if (st.fullscreen == shown.fullscreen) return;
+    int* saved = shown.windowed;
     GLFWmonitor* monitor = glfwGetPrimaryMonitor();
     if (st.fullscreen && monitor) {
         glfwGetWindowPos(win, &saved[0], &saved[1]);
@@ -118,20 +113,18 @@ void apply_fullscreen(AppState& st, GLFWwindow* win, bool& is_full, int saved[4]
         glfwSetWindowMonitor(win, nullptr, saved[0], saved[1], saved[2], saved[3], 0);
         st.fullscreen = false;
     }
-    is_full = st.fullscreen;
+    shown.fullscreen = st.fullscreen;
 }
 
-// One fixed window per panel, laid out for the display size.
 // Takes a finished trace onto the screen. A GL problem that sent the work to the CPU is
 // shown in the Controls panel and, once per message, written to stderr for whoever
 // launched the app from a terminal.
 void take_result(AppState& st, double now) {
     auto r = st.computer->take();
     if (!r) return;
-    static std::string last_said;
-    if (r->notice.find("using the CPU backend") != std::string::npos && r->notice != last_said) {
+    if (r->fell_back && r->notice != st.panels.fallback_said) {
         std::cerr << "headsplit: " << r->notice << "\n";
-        last_said = r->notice;
+        st.panels.fallback_said = r->notice;
     }
     apply_result(st, std::move(*r), now);
 }
@@ -147,8 +140,8 @@ struct Splitter {
     float origin, span, lo, hi;  // fraction = (mouse - origin) / span, clamped to [lo, hi]
 };
 
-void handle_splitters(const std::vector<Splitter>& splitters) {
-    static int dragging = -1;
+// `dragging`: the id of the splitter a drag holds, -1 when none.
+void handle_splitters(int& dragging, const std::vector<Splitter>& splitters) {
     const ImGuiIO& io = ImGui::GetIO();
     const ImVec2 m = io.MousePos;
     const float grab = 5.0f;
@@ -199,9 +192,10 @@ void draw_presenter(AppState& st, double now) {
     place(stage_w, caption_h, W - stage_w, H - caption_h);
     if (ImGui::Begin("Heads", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) DrawHeatmaps(st);
     ImGui::End();
-    handle_splitters({{5, true, stage_w, caption_h, H, &st.splits.stage, 0, W, 0.3f, 0.8f}});
+    handle_splitters(st.panels.dragging_splitter, {{5, true, stage_w, caption_h, H, &st.splits.stage, 0, W, 0.3f, 0.8f}});
 }
 
+// One fixed window per panel, laid out for the display size.
 void draw_panels(AppState& st, double now) {
     if (st.presenting) {
         draw_presenter(st, now);
@@ -281,7 +275,7 @@ void draw_panels(AppState& st, double now) {
     if (ImGui::Begin("Inspector", nullptr, fixed)) DrawInspector(st);
     ImGui::End();
 
-    handle_splitters({
+    handle_splitters(st.panels.dragging_splitter, {
         {1, true, left, 0, H, &st.splits.left, 0, W, 0.1f, 0.4f},
         {2, true, W - right, timeline_h, H, &st.splits.right, W, -W, 0.1f, 0.45f},
         {3, false, H - bottom_h, left, W - right, &st.splits.stage, timeline_h, H - timeline_h, 0.2f, 0.85f},
@@ -289,111 +283,68 @@ void draw_panels(AppState& st, double now) {
     });
 }
 
-// The splitters' fractions in the settings file, as a section of ImGui's ini file:
-// [HeadSplit][Layout] left=0.2 right=0.25 stage=0.55 code=0.5
-void register_layout_settings(AppState& st) {
-    ImGuiSettingsHandler h;
-    h.TypeName = "HeadSplit";
-    h.TypeHash = ImHashStr("HeadSplit");
-    h.UserData = &st;
-    h.ReadOpenFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, const char* name) -> void* {
-        return std::string(name) == "Layout" ? handler->UserData : nullptr;
-    };
-    h.ReadLineFn = [](ImGuiContext*, ImGuiSettingsHandler*, void* entry, const char* line) {
-        AppState::Splits& sp = static_cast<AppState*>(entry)->splits;
-        float v = 0;
-        if (std::sscanf(line, "left=%f", &v) == 1) sp.left = std::clamp(v, 0.1f, 0.4f);
-        else if (std::sscanf(line, "right=%f", &v) == 1) sp.right = std::clamp(v, 0.1f, 0.45f);
-        else if (std::sscanf(line, "stage=%f", &v) == 1) sp.stage = std::clamp(v, 0.2f, 0.85f);
-        else if (std::sscanf(line, "code=%f", &v) == 1) sp.code = std::clamp(v, 0.15f, 0.85f);
-    };
-    h.WriteAllFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, ImGuiTextBuffer* buf) {
-        const AppState::Splits& sp = static_cast<AppState*>(handler->UserData)->splits;
-        buf->appendf("[HeadSplit][Layout]\nleft=%.3f\nright=%.3f\nstage=%.3f\ncode=%.3f\n\n", sp.left, sp.right, sp.stage,
-                     sp.code);
-    };
-    ImGui::GetCurrentContext()->SettingsHandlers.push_back(h);
+// Events: an idle interactive window waits for one (up to 0.1 s) instead of drawing frames
+// no one looks at; animations, play, a computation under way and the unattended runs draw
+// every frame.
+void poll_events(const AppState& st, bool unattended, double now) {
+    const bool animating = now - st.anim_start < st.anim_seconds;
+    if (!unattended && !animating && !st.playing && !st.computer->busy())
+        glfwWaitEventsTimeout(0.1);  // idle: no busy loop on a teacher's laptop
+    else
+        glfwPollEvents();
 }
 
-// ~/.config/headsplit/imgui.ini (XDG_CONFIG_HOME when set); "" when there is no home.
-std::string settings_path() {
-    std::string dir;
-    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) dir = xdg;
-    else if (const char* home = std::getenv("HOME"); home && *home) dir = std::string(home) + "/.config";
-    if (dir.empty()) return "";
-    dir += "/headsplit";
-    ::mkdir(dir.c_str(), 0755);  // best effort: without it the layout is simply not kept
-    return dir + "/imgui.ini";
+// Play: the next step every seconds_per_step, stopping at the last. Playing waits while a
+// question does.
+void play(AppState& st, double now) {
+    if (!st.playing || !st.trace || quiz_waiting(st) || now - st.last_advance < st.seconds_per_step) return;
+    if (st.step + 1 < static_cast<int>(st.trace->steps.size())) go_to_step(st, st.step + 1, now);
+    else st.playing = false;
+    st.last_advance = now;
 }
 
-}  // namespace
-
-// "save take-home scripts": the trace on screen as lab-<time>-torch.py and lab-<time>-numpy.py
-// beside the screenshots; the line Controls shows.
-std::string save_scripts(const AppState& st) {
-    if (!st.trace || st.shapes_only) return "no scripts: this configuration is shown as shapes only";
-    const std::string stem = st.screenshot_dir + "/headsplit-lab-" + std::to_string(static_cast<long>(std::time(nullptr)));
-    try {
-        write_file_atomically(stem + "-torch.py", export_script(*st.trace, ScriptKind::PyTorch));
-        write_file_atomically(stem + "-numpy.py", export_script(*st.trace, ScriptKind::NumPy));
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "saved " + stem + "-torch.py and -numpy.py (python3 FILE reruns it)";
+void begin_audit_frame(const AppState& st) {
+    if (!layout_audit().enabled) return;
+    const ImVec2 ds = ImGui::GetIO().DisplaySize;
+    layout_audit().begin_frame(static_cast<int>(ds.x), static_cast<int>(ds.y), st.font_scale, "step " + std::to_string(st.step));
 }
 
-bool save_png(const std::string& path, int w, int h, std::string* why, unsigned read_buffer) {
-    std::vector<unsigned char> pixels(static_cast<std::size_t>(w) * h * 4);
-    glPixelStorei(GL_PACK_ALIGNMENT, 1);
-    glReadBuffer(read_buffer);
-    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
-    for (std::size_t i = 3; i < pixels.size(); i += 4) pixels[i] = 255;  // opaque
-    stbi_flip_vertically_on_write(1);
-    const std::string tmp = path + ".tmp.png";
-    if (!stbi_write_png(tmp.c_str(), w, h, 4, pixels.data(), w * 4)) {
-        *why = "cannot write " + path + "; choose a path in a folder you can write to";
-        std::remove(tmp.c_str());
-        return false;
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        *why = "cannot write " + path;
-        std::remove(tmp.c_str());
-        return false;
-    }
-    return true;
+// ImGui's frame into the back buffer, over the panels' background (the clear colour).
+FrameInfo render(const AppState& st, GLFWwindow* win, double started, double now) {
+    ImGui::Render();
+    FrameInfo f;
+    glfwGetFramebufferSize(win, &f.fb_w, &f.fb_h);
+    glViewport(0, 0, f.fb_w, f.fb_h);
+    const ImVec4 bg = panel_background(st.dark);
+    glClearColor(bg.x, bg.y, bg.z, bg.w);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    f.started = started;
+    f.now = now;
+    return f;
 }
 
-int run_gui(const GuiOptions& o) {
+// GLFW and the window, its GL context current; nullptr (the reason on stderr) when either
+// cannot be had.
+GLFWwindow* start_window(const GuiOptions& o) {
     glfwSetErrorCallback([](int, const char* what) { g_glfw_error = what; });
     if (!glfwInit()) {
         std::cerr << "headsplit: cannot open a window: " << g_glfw_error
                   << "; set DISPLAY, run under xvfb-run, or use `headsplit trace`\n";
-        return 1;
+        return nullptr;
     }
     GLFWwindow* win = open_window(o);
     if (!win) {
         std::cerr << "headsplit: cannot open an OpenGL 3.3+ window: " << g_glfw_error << "; use `headsplit trace`\n";
         glfwTerminate();
-        return 1;
+        return nullptr;
     }
     glfwMakeContextCurrent(win);
-    const bool unattended = !o.screenshot.empty() || o.drive_frames > 0 || !o.layout_audit.empty();
-    glfwSwapInterval(unattended ? 0 : 1);
+    return win;
+}
 
-    IMGUI_CHECKVERSION();
-    ImGui::CreateContext();
-    // The splitters are kept in the user's settings folder, never in the working folder; the
-    // unattended runs (screenshots, audits, soaks) neither read nor write it, so they are
-    // the same on every machine.
-    static std::string ini;
-    ini = unattended ? "" : settings_path();
-    ImGui::GetIO().IniFilename = ini.empty() ? nullptr : ini.c_str();
-    ImGui_ImplGlfw_InitForOpenGL(win, true);
-    ImGui_ImplOpenGL3_Init("#version 330");
-
-    AppState st;
-    register_layout_settings(st);
-    if (!ini.empty()) ImGui::LoadIniSettingsFromDisk(ini.c_str());
+// The state the options ask for; the first trace is asked for.
+void set_up_state(AppState& st, const GuiOptions& o) {
     st.presenting = o.present;
     st.compare_masks = o.compare_masks;
     st.focus_head = o.focus_head;
@@ -412,147 +363,9 @@ int run_gui(const GuiOptions& o) {
         st.why = start_why(st.config);
     }
     st.open_weights = o.tab == "weights";
+}
 
-    bool is_full = false;
-    int saved[4] = {0, 0, o.width, o.height};
-    bool theme_dark = st.dark;
-    int frames_settled = 0;
-    int exit_code = 0;
-    const double started = now_seconds();
-    bool placed_step = false;
-    std::unique_ptr<Driver> driver;
-    if (o.drive_frames > 0) driver = std::make_unique<Driver>(o.drive_frames, o.drive_report);
-    std::unique_ptr<AuditSweep> sweep;
-    if (!o.layout_audit.empty())
-        sweep = std::make_unique<AuditSweep>(o.audit_windows, o.audit_fonts, audit_cases(), o.layout_audit);
-    layout_audit().enabled = !o.layout_report.empty() || sweep;
-
-    while (!glfwWindowShouldClose(win)) {
-        const double frame_start = now_seconds();
-        const bool animating = frame_start - st.anim_start < st.anim_seconds;
-        if (!unattended && !animating && !st.playing && !st.computer->busy())
-            glfwWaitEventsTimeout(0.1);  // idle: no busy loop on a teacher's laptop
-        else
-            glfwPollEvents();
-        const double now = now_seconds();
-
-        take_result(st, now);
-        if (!o.screenshot.empty() && st.trace && !placed_step) {
-            go_to_step(st, o.step, now);  // as a teacher would: with --quiz, the step is asked
-            st.anim_start = -1e9;         // settled: no animation in the saved frame
-            placed_step = true;
-        }
-        // Playing waits while a question does.
-        if (st.playing && st.trace && !quiz_waiting(st) && now - st.last_advance >= st.seconds_per_step) {
-            if (st.step + 1 < static_cast<int>(st.trace->steps.size())) go_to_step(st, st.step + 1, now);
-            else st.playing = false;
-            st.last_advance = now;
-        }
-        if (st.font_dirty) load_fonts(st);
-        if (theme_dark != st.dark) {
-            apply_theme(st.dark);
-            theme_dark = st.dark;
-        }
-        apply_fullscreen(st, win, is_full, saved);
-
-        if (driver && !driver->before_frame(st, win, now)) break;
-        if (sweep && !sweep->before_frame(st, win)) break;
-
-        ImGui_ImplOpenGL3_NewFrame();
-        ImGui_ImplGlfw_NewFrame();
-        ImGui::NewFrame();
-        if (layout_audit().enabled) {
-            const ImVec2 ds = ImGui::GetIO().DisplaySize;
-            layout_audit().begin_frame(static_cast<int>(ds.x), static_cast<int>(ds.y), st.font_scale,
-                                       "step " + std::to_string(st.step));
-        }
-        handle_keys(st, win, now);
-        draw_panels(st, now);
-        ImGui::Render();
-        int fw = 0, fh = 0;
-        glfwGetFramebufferSize(win, &fw, &fh);
-        glViewport(0, 0, fw, fh);
-        const ImVec4 bg = panel_background(st.dark);
-        glClearColor(bg.x, bg.y, bg.z, bg.w);
-        glClear(GL_COLOR_BUFFER_BIT);
-        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-
-        if (st.screenshot_requested) {
-            st.screenshot_requested = false;
-            char name[64];
-            std::snprintf(name, sizeof name, "headsplit-step%02d-%ld.png", st.step, static_cast<long>(std::time(nullptr)));
-            const std::string path = st.screenshot_dir + "/" + name;
-            std::string why;
-            st.last_screenshot = save_png(path, fw, fh, &why) ? "saved " + path : why;
-        }
-        if (st.scripts_requested) {
-            st.scripts_requested = false;
-            st.last_screenshot = save_scripts(st);
-        }
-        if (st.handout_requested) {
-            st.handout_requested = false;
-            char name[64];
-            std::snprintf(name, sizeof name, "headsplit-handout-%ld", static_cast<long>(std::time(nullptr)));
-            const std::string dir = st.screenshot_dir + "/" + name;
-            if (!st.trace || st.shapes_only) {
-                st.last_screenshot = "no handout: this configuration is shown as shapes only";
-            } else {
-                try {
-                    const int n = write_handout(st.trace, dir);
-                    st.last_screenshot = "saved " + dir + "/index.html (" + std::to_string(n) + " steps)";
-                } catch (const std::exception& e) {
-                    st.last_screenshot = e.what();
-                }
-                glViewport(0, 0, fw, fh);
-            }
-        }
-        if (!o.screenshot.empty()) {
-            // Real frames until the trace is in and the layout has settled, then save one.
-            const bool measuring = st.why && !st.why->result;
-            frames_settled = st.trace && !st.computer->busy() && !measuring ? frames_settled + 1 : 0;
-            if (frames_settled >= 3) {
-                std::string why;
-                if (!save_png(o.screenshot, fw, fh, &why)) {
-                    std::cerr << "headsplit: " << why << "\n";
-                    exit_code = 1;
-                } else if (!o.layout_report.empty()) {
-                    try {
-                        write_file_atomically(o.layout_report, layout_report_json(layout_audit().report()));
-                    } catch (const std::exception& e) {
-                        std::cerr << "headsplit: " << e.what() << "\n";
-                        exit_code = 1;
-                    }
-                }
-                break;
-            }
-            if (now - started > 300) {
-                std::cerr << "headsplit: --screenshot gave up after 300 s waiting for the trace\n";
-                exit_code = 1;
-                break;
-            }
-        }
-        glfwSwapBuffers(win);
-        if (sweep) sweep->after_frame(st, fw, fh);
-        if (driver) {
-            glFinish();  // the frame is on screen: count its whole cost
-            driver->after_frame(st, (now_seconds() - frame_start) * 1e3, glGetError() != GL_NO_ERROR);
-        }
-    }
-    if (sweep) {
-        std::string why;
-        if (!sweep->finish(&why)) {
-            std::cerr << "headsplit: " << why << "\n";
-            exit_code = 1;
-        }
-    }
-    if (driver) {
-        std::string why;
-        if (!driver->finish(&why)) {
-            std::cerr << "headsplit: " << why << "\n";
-            exit_code = 1;
-        }
-    }
-
+void shut_down(AppState& st, GLFWwindow* win) {
     if (st.why && st.why->future.valid()) st.why->future.wait();
     st.computer.reset();  // its GL objects die while the context is current
     ImGui_ImplOpenGL3_Shutdown();
@@ -560,6 +373,56 @@ int run_gui(const GuiOptions& o) {
     ImGui::DestroyContext();
     glfwDestroyWindow(win);
     glfwTerminate();
+}
+
+}  // namespace
+
+int run_gui(const GuiOptions& o) {
+    GLFWwindow* win = start_window(o);
+    if (!win) return 1;
+    const std::unique_ptr<UnattendedRun> run = make_unattended_run(o);
+    glfwSwapInterval(run ? 0 : 1);
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGui_ImplGlfw_InitForOpenGL(win, true);
+    ImGui_ImplOpenGL3_Init("#version 330");
+    AppState st;
+    // The splitters are kept in the user's settings folder, never in the working folder; the
+    // unattended runs (screenshots, audits, soaks) neither read nor write it, so they are
+    // the same on every machine.
+    const std::string ini = run ? "" : settings_path();
+    use_settings_file(st, ini);
+    set_up_state(st, o);
+    Shown shown{st.dark, false, {0, 0, o.width, o.height}};
+
+    while (!glfwWindowShouldClose(win)) {
+        const double started = now_seconds();
+        poll_events(st, run != nullptr, started);
+        const double now = now_seconds();
+        take_result(st, now);
+        play(st, now);
+        if (st.font_dirty) load_fonts(st);
+        if (shown.dark != st.dark) {
+            apply_theme(st.dark);
+            shown.dark = st.dark;
+        }
+        apply_fullscreen(st, win, shown);
+        if (run && !run->before_frame(st, win, now)) break;
+
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui_ImplGlfw_NewFrame();
+        ImGui::NewFrame();
+        begin_audit_frame(st);
+        handle_keys(st, win, now);
+        draw_panels(st, now);
+        const FrameInfo frame = render(st, win, started, now);
+        serve_requests(st, frame.fb_w, frame.fb_h);
+        if (run && !run->frame_drawn(st, frame)) break;  // a frame to save is read before it is shown
+        glfwSwapBuffers(win);
+        if (run) run->after_frame(st, frame);
+    }
+    const int exit_code = run ? run->finish() : 0;
+    shut_down(st, win);
     return exit_code;
 }
 

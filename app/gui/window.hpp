@@ -1,6 +1,7 @@
 #pragma once
 // The visualizer's window: GLFW + OpenGL 4.3 core + Dear ImGui, the panels laid out for a
-// projector, and `--screenshot` (render real frames, save one as PNG, exit).
+// projector; the unattended runs (`--screenshot`, `--drive`, `--layout-audit`) drive the
+// same loop (unattended.hpp).
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,11 +32,8 @@ struct GuiOptions {
     std::vector<float> audit_fonts;                  // the sweep's font scales
 };
 
-// Reads `read_buffer` (GL_BACK: 0x0405) of the current GL context's bound framebuffer and
-// writes it as PNG through a temporary file and a rename; false and the reason otherwise.
-bool save_png(const std::string& path, int w, int h, std::string* why, unsigned read_buffer = 0x0405);
-
-// Exit code: 0, or 1 when no window can be opened (the reason on stderr, one line).
+// Exit code: 0, or 1 when no window can be opened or an unattended run failed (the reason
+// on stderr, one line).
 int run_gui(const GuiOptions& options);
 
 }  // namespace headsplit::gui
