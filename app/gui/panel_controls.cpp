@@ -55,13 +55,10 @@ void dim_wrapped(const std::string& text) {
     ImGui::PopStyleColor();
 }
 
-}  // namespace
-
-void DrawControls(AppState& st, double now) {
-    (void)now;
+// The preset list: a new example keeps how the run was set to run.
+bool draw_preset(AppState& st) {
     Config& c = st.config;
     bool changed = false;
-
     section_title("Example");
     if (ImGui::BeginCombo("preset", c.preset.c_str())) {
         for (const Preset& p : presets()) {
@@ -79,11 +76,15 @@ void DrawControls(AppState& st, double now) {
         }
         ImGui::EndCombo();
     }
+    return changed;
+}
 
-    // The sentences of the batch: the first, then one box per further sentence with its
-    // remove button; shorter ones are padded to the longest.
-    // A checkpoint run's tokens are BPE pieces (" cat"): its box shows them put back together.
-    const bool checkpoint = !c.weights_dir.empty();
+// The sentences of the batch: the first, then one box per further sentence with its remove
+// button; shorter ones are padded to the longest. A checkpoint run's tokens are BPE pieces
+// (" cat"): its box shows them put back together.
+bool draw_sentences(AppState& st, bool checkpoint) {
+    Config& c = st.config;
+    bool changed = false;
     const std::vector<std::vector<std::string>> sentences = c.sentences();
     std::string typed;
     for (std::size_t b = 0; b < sentences.size(); ++b) {
@@ -122,7 +123,13 @@ void DrawControls(AppState& st, double now) {
         same_line_if_fits(ImGui::CalcTextSize("B = 9, T = 999 tokens").x);
         ImGui::TextDisabled("B = %lld, T = %lld tokens", static_cast<long long>(c.batch), static_cast<long long>(c.num_tokens()));
     }
+    return changed;
+}
 
+// The sizes (D_in, D_out, heads) or, for a checkpoint, which of its layers runs.
+bool draw_sizes(AppState& st, bool checkpoint) {
+    Config& c = st.config;
+    bool changed = false;
     ImGui::Separator();
     if (checkpoint) {
         // The checkpoint sets the sizes; what can be chosen is which layer's attention runs.
@@ -184,7 +191,12 @@ void DrawControls(AppState& st, double now) {
             break;  // one example is enough
         }
     }  // the sizes of a run without a checkpoint
+    return changed;
+}
 
+// Mode (and flash's tile block), masks, order of scale and mask, dropout, bias, seed.
+bool draw_attention(Config& c, bool checkpoint) {
+    bool changed = false;
     ImGui::Separator();
     section_title("Attention");
     int mode = static_cast<int>(c.mode);
@@ -229,7 +241,14 @@ void DrawControls(AppState& st, double now) {
         c.seed = static_cast<std::uint64_t>(std::max(0, seed));
         changed = true;
     }
+    return changed;
+}
 
+// Grouped-query attention, cross-attention, decoding with a KV cache, and the backend.
+bool draw_variants(AppState& st, bool checkpoint) {
+    Config& c = st.config;
+    bool changed = false;
+    std::string typed;
     ImGui::Separator();
     section_title("Beyond multi-head attention");
     // Key/value heads: only divisors of heads, each serving heads / KV heads query heads. A
@@ -299,13 +318,11 @@ void DrawControls(AppState& st, double now) {
     same_line_if_fits(toggle_width("CPU"));
     changed |= ImGui::RadioButton("CPU", &backend, static_cast<int>(BackendKind::Cpu));
     c.backend = static_cast<BackendKind>(backend);
+    return changed;
+}
 
-    if (changed) {
-        fit_to_text(c);  // a shorter text: the tile block and the prefill within it
-        recompute(st);
-    }
-
-    // Status: what is on screen, and anything the teacher should know.
+// What is on screen, what is computing, and anything the teacher should know.
+void draw_status(const AppState& st) {
     ImGui::Separator();
     if (st.trace) {
         const Config& tc = st.trace->config;
@@ -333,7 +350,10 @@ void DrawControls(AppState& st, double now) {
         ImGui::TextWrapped("%s", st.notice.c_str());
         ImGui::PopStyleColor();
     }
+}
 
+// Text size, quiz, theme, fullscreen, the saves, presenter mode, the layout.
+void draw_display(AppState& st) {
     ImGui::Separator();
     section_title("Display");
     // The font atlas is rebuilt when the slider is released, not on every drag step.
@@ -374,5 +394,24 @@ void DrawControls(AppState& st, double now) {
     ImGui::TextWrapped("keys: Left/Right step, Space play, Home/End, F5 presenter mode; drag the panel borders");
     ImGui::PopStyleColor();
 }
+
+}  // namespace
+
+void DrawControls(AppState& st, double now) {
+    (void)now;
+    const bool checkpoint = !st.config.weights_dir.empty();
+    bool changed = draw_preset(st);
+    changed |= draw_sentences(st, checkpoint);
+    changed |= draw_sizes(st, checkpoint);
+    changed |= draw_attention(st.config, checkpoint);
+    changed |= draw_variants(st, checkpoint);
+    if (changed) {
+        fit_to_text(st.config);  // a shorter text: the tile block and the prefill within it
+        recompute(st);
+    }
+    draw_status(st);
+    draw_display(st);
+}
+
 
 }  // namespace headsplit::gui
