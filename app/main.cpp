@@ -14,16 +14,16 @@
 
 #include <CLI/CLI.hpp>
 
-#include "headsplit/config.hpp"
-#include "headsplit/gl_backend.hpp"
-#include "headsplit/trace_json.hpp"
-#include "bench_command.hpp"
-#include "export_command.hpp"
-#include "handout_command.hpp"
-#include "gui/window.hpp"
-#include "options.hpp"
-#include "kernels_command.hpp"
-#include "trace_command.hpp"
+#include "headsplit/engine/config.hpp"
+#include "headsplit/backends/gl_backend.hpp"
+#include "headsplit/io/trace_json.hpp"
+#include "cli/bench_command.hpp"
+#include "cli/export_command.hpp"
+#include "cli/handout_command.hpp"
+#include "gui/platform/window.hpp"
+#include "cli/options.hpp"
+#include "cli/kernels_command.hpp"
+#include "cli/trace_command.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "headsplit/bpe.hpp"
+#include "headsplit/io/bpe.hpp"
 
 int main(int argc, char** argv) {
     if (argc != 5) {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "headsplit/cpu_backend.hpp"
-#include "headsplit/engine.hpp"
+#include "headsplit/backends/cpu_backend.hpp"
+#include "headsplit/engine/engine.hpp"
 
 namespace headsplit::test {
 

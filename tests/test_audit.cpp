@@ -2,7 +2,7 @@
 // it and stays quiet on the one that keeps it.
 #include <catch2/catch.hpp>
 
-#include "gui/audit.hpp"
+#include "gui/runs/audit.hpp"
 
 using namespace headsplit::gui;
 

@@ -2,8 +2,8 @@
 // configuration check_config accepts, and the names round-trip.
 #include <catch2/catch.hpp>
 
-#include "headsplit/config_edit.hpp"
-#include "headsplit/engine.hpp"
+#include "headsplit/engine/config_edit.hpp"
+#include "headsplit/engine/engine.hpp"
 
 using namespace headsplit;
 

@@ -2,7 +2,7 @@
 // the value the engine recorded, for every cell of every step.
 #include <catch2/catch.hpp>
 
-#include "gui/explain.hpp"
+#include "gui/view/explain.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

@@ -7,8 +7,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "headsplit/export.hpp"
-#include "headsplit/presets.hpp"
+#include "headsplit/io/export.hpp"
+#include "headsplit/teaching/presets.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <limits>
 
-#include "gui/explain.hpp"
-#include "headsplit/export.hpp"
-#include "headsplit/gl_backend.hpp"
+#include "gui/view/explain.hpp"
+#include "headsplit/io/export.hpp"
+#include "headsplit/backends/gl_backend.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "headsplit/gl_backend.hpp"
-#include "headsplit/presets.hpp"
+#include "headsplit/backends/gl_backend.hpp"
+#include "headsplit/teaching/presets.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

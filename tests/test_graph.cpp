@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "headsplit/gl_backend.hpp"
-#include "headsplit/trace_json.hpp"
+#include "headsplit/backends/gl_backend.hpp"
+#include "headsplit/io/trace_json.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

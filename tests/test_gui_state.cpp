@@ -13,10 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gui/state.hpp"
-#include "headsplit/checkpoint.hpp"
-#include "gui/why.hpp"
-#include "headsplit/presets.hpp"
+#include "gui/model/state.hpp"
+#include "headsplit/io/checkpoint.hpp"
+#include "gui/model/why.hpp"
+#include "headsplit/teaching/presets.hpp"
 
 using namespace headsplit;
 using namespace headsplit::gui;

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "gui/layout.hpp"
+#include "gui/view/layout.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

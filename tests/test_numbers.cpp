@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "headsplit/numbers.hpp"
+#include "headsplit/teaching/numbers.hpp"
 
 using namespace headsplit;
 

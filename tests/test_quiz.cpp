@@ -4,8 +4,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "headsplit/presets.hpp"
-#include "headsplit/quiz.hpp"
+#include "headsplit/teaching/presets.hpp"
+#include "headsplit/teaching/quiz.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

@@ -2,7 +2,7 @@
 // allocate nothing, and the projections stage stops after Q, K, V.
 #include <catch2/catch.hpp>
 
-#include "headsplit/gl_backend.hpp"
+#include "headsplit/backends/gl_backend.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

@@ -11,7 +11,7 @@
 
 #include <unistd.h>
 
-#include "headsplit/safetensors.hpp"
+#include "headsplit/io/safetensors.hpp"
 
 using namespace headsplit;
 using Catch::Matchers::Contains;

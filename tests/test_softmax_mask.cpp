@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "headsplit/gl_backend.hpp"
+#include "headsplit/backends/gl_backend.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

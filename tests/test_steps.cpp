@@ -1,7 +1,7 @@
 // The default example's steps are exactly DESIGN.md's table, and views move no data.
 #include <catch2/catch.hpp>
 
-#include "headsplit/presets.hpp"
+#include "headsplit/teaching/presets.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

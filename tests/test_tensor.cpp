@@ -3,9 +3,9 @@
 
 #include <cmath>
 
-#include "headsplit/config.hpp"
-#include "headsplit/inputs.hpp"
-#include "headsplit/tensor.hpp"
+#include "headsplit/engine/config.hpp"
+#include "headsplit/engine/inputs.hpp"
+#include "headsplit/engine/tensor.hpp"
 
 using namespace headsplit;
 

@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "helpers.hpp"
-#include "headsplit/checkpoint.hpp"
-#include "headsplit/presets.hpp"
+#include "headsplit/io/checkpoint.hpp"
+#include "headsplit/teaching/presets.hpp"
 
 using namespace headsplit;
 using Catch::Matchers::Contains;

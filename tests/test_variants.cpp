@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <set>
 
-#include "headsplit/gl_backend.hpp"
+#include "headsplit/backends/gl_backend.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

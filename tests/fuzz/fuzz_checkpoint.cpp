@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "headsplit/bpe.hpp"
-#include "headsplit/safetensors.hpp"
+#include "headsplit/io/bpe.hpp"
+#include "headsplit/io/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;

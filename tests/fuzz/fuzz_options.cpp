@@ -10,10 +10,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "headsplit/cpu_backend.hpp"
-#include "headsplit/engine.hpp"
-#include "headsplit/trace_json.hpp"
-#include "options.hpp"
+#include "headsplit/backends/cpu_backend.hpp"
+#include "headsplit/engine/engine.hpp"
+#include "headsplit/io/trace_json.hpp"
+#include "cli/options.hpp"
 
 using namespace headsplit;
 

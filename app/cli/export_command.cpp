@@ -1,0 +1,46 @@
+#include "cli/export_command.hpp"
+
+#include <iostream>
+#include <utility>
+#include <vector>
+
+#include "headsplit/backends/backend_policy.hpp"
+#include "headsplit/engine/engine.hpp"
+#include "headsplit/io/export.hpp"
+#include "headsplit/io/trace_json.hpp"
+#include "cli/trace_command.hpp"
+
+namespace headsplit::app {
+
+void ExportCommand::add_to(CLI::App& parent) {
+    CLI::App* cmd = parent.add_subcommand(
+        "export", "write the configuration as a take-home Python script that reruns it and checks itself");
+    add_config_options(*cmd, config);
+    cmd->add_option("--python", python_path, "write a PyTorch script to FILE");
+    cmd->add_option("--numpy", numpy_path, "write a NumPy-only script to FILE");
+    cmd->callback([] {});
+}
+
+int ExportCommand::run() const {
+    if (python_path.empty() && numpy_path.empty())
+        throw ConfigError("export needs --python FILE or --numpy FILE (or both), e.g. headsplit export --python take_home.py");
+    const CheckedConfig c = make_config(config);
+    // Refused before anything runs: a script too large (from the planned shapes), a
+    // configuration over the memory budget, a destination that cannot be written.
+    check_script_size(plan(c));
+    c.require_budget();
+    std::vector<std::pair<std::string, ScriptKind>> scripts;
+    if (!python_path.empty()) scripts.emplace_back(python_path, ScriptKind::PyTorch);
+    if (!numpy_path.empty()) scripts.emplace_back(numpy_path, ScriptKind::NumPy);
+    for (const auto& [path, kind] : scripts) check_writable(path);
+
+    const Trace trace = run_traced(c);  // the same run as `headsplit trace`
+    for (const auto& [path, kind] : scripts) {
+        write_file_atomically(path, export_script(trace, kind));
+        std::cout << "wrote " << path << ": " << script_kind_name(kind) << ", " << trace.steps.size()
+                  << " steps; run it with python3 " << path << "\n";
+    }
+    return 0;
+}
+
+}  // namespace headsplit::app

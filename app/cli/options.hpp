@@ -1,0 +1,42 @@
+#pragma once
+// The OPTIONS shared by `trace`, `bench`, `--screenshot` and the GUI: parsed as text and
+// checked here, so every bad value gets one line that names it and says what works.
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "headsplit/engine/config.hpp"
+#include "headsplit/engine/engine.hpp"
+
+namespace headsplit::app {
+
+struct ConfigOptions {
+    std::string preset = "cat-sleeps";
+    std::vector<std::string> texts;     // --text, once per sentence of the batch
+    std::vector<std::string> contexts;  // --context, once (shared) or once per sentence
+    std::string tokens, d_in, d_out, heads, seed, dropout, mode, block, backend, memory_budget, weights, layer;
+    std::string kv_heads, context_tokens, d_context, decode_from;
+    bool causal = true;
+    bool no_out_proj = false;
+    bool scale_first = false;
+    bool qkv_bias = false;
+    CLI::Option* text_option = nullptr;    // tells --text "" from no --text
+    CLI::Option* causal_option = nullptr;  // tells --causal given from the default
+};
+
+// Adds --preset --text --tokens --d-in --d-out --heads --kv-heads --context --context-tokens
+// --d-context --decode-from --seed --causal/--no-causal --mode --block --backend --dropout
+// --no-out-proj --scale-first --qkv-bias --memory-budget to `cmd`.
+void add_config_options(CLI::App& cmd, ConfigOptions& o);
+
+// The Config they describe (the preset, then each option given on top), through the one
+// validation entry, check_config(). Throws ConfigError.
+CheckedConfig make_config(const ConfigOptions& o);
+
+// Parses "--name value" as a real number; throws ConfigError naming it.
+double parse_real(const char* name, const std::string& value);
+
+// Parses "--name value" as a whole number in [lo, hi]; throws ConfigError naming it.
+std::int64_t parse_count(const char* name, const std::string& value, std::int64_t lo, std::int64_t hi);
+
+}  // namespace headsplit::app

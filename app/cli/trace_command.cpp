@@ -1,0 +1,166 @@
+#include "cli/trace_command.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "headsplit/backends/backend_policy.hpp"
+#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/engine/engine.hpp"
+#include "headsplit/io/trace_json.hpp"
+
+namespace headsplit::app {
+
+namespace {
+
+std::string tensor_names(const Step& s) {
+    std::string names;
+    for (const auto& t : s.tensors) names += (names.empty() ? "" : ", ") + t.name;
+    return names;
+}
+
+
+std::string quoted_text(const Config& c) {
+    std::string text;
+    for (const auto& t : c.tokens) text += (text.empty() ? "" : " ") + t;
+    if (text.size() > 60) text = text.substr(0, 57) + "...";
+    return "\"" + text + "\"";
+}
+
+std::string cell(float v) { return format_fixed(v, 4); }
+
+// Prints `data` of `shape` as nested grids: the last two dims as a matrix, outer dims as
+// labelled blocks.
+void print_grid(const std::vector<float>& data, const Shape& shape, std::ostream& out) {
+    const std::int64_t cols = shape.empty() ? 1 : shape.back();
+    const std::int64_t rows = shape.size() < 2 ? 1 : shape[shape.size() - 2];
+    const std::int64_t blocks = static_cast<std::int64_t>(data.size()) / std::max<std::int64_t>(rows * cols, 1);
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        if (shape.size() > 2) {
+            const Shape outer(shape.begin(), shape.end() - 2);
+            std::string idx;
+            for (std::int64_t i : unravel(outer, b)) idx += std::to_string(i) + ", ";
+            out << "    [" << idx << ":, :]\n";
+        }
+        for (std::int64_t r = 0; r < rows; ++r) {
+            out << "     ";
+            for (std::int64_t c = 0; c < cols; ++c) out << std::setw(9) << cell(data[(b * rows + r) * cols + c]);
+            out << "\n";
+        }
+    }
+}
+
+}  // namespace
+
+void TraceCommand::add_to(CLI::App& parent) {
+    CLI::App* cmd = parent.add_subcommand("trace", "one forward pass, headless: prints the step table");
+    add_config_options(*cmd, config);
+    cmd->add_option("--json", json_path, "write the trace as JSON to FILE (format headsplit-trace v2)");
+    cmd->add_option("--step", step, "also print every value of step N");
+    cmd->callback([] {});
+}
+
+void print_step_table(const Trace& tr, std::ostream& out) {
+    const Config& c = tr.config;
+    out << "HeadSplit trace: " << quoted_text(c) << "  B=" << c.batch << " T=" << c.num_tokens()
+        << " D_in=" << c.d_in << " D_out=" << c.d_out << " heads=" << c.heads << " head_dim=" << c.head_dim()
+        << "  mode=" << mode_name(c.mode) << " backend=" << backend_name(c.backend)
+        << (c.causal ? " causal" : " not-causal");
+    if (c.grouped()) out << " kv_heads=" << c.kv_head_count();
+    if (c.cross()) out << " context S=" << c.num_keys() << " D_context=" << c.context_dim();
+    if (c.padded()) out << " padded";
+    if (c.decoding()) out << " decode_from=" << c.decode_from;
+    out << "\n\n";
+    out << std::left << std::setw(6) << "step" << std::setw(26) << "op" << std::setw(34) << "tensors"
+        << std::setw(20) << "shape" << std::setw(22) << "memory" << std::right << std::setw(8) << "matmuls"
+        << std::setw(11) << "ms" << "\n";
+    for (const Step& s : tr.steps) {
+        std::string op = op_name(s.op);
+        if (s.head >= 0) op += " (head " + std::to_string(s.head) + ")";
+        if (s.round >= 0) op += s.round == 0 ? " (prefill)" : " (r" + std::to_string(s.round) + ")";
+        const TensorRecord& first = s.tensors.front();
+        out << std::left << std::setw(6) << s.index << std::setw(26) << op << std::setw(34) << tensor_names(s)
+            << std::setw(20) << shape_str(first.shape) << std::setw(22) << storage_label(first.storage)
+            << std::right << std::setw(8) << s.matmuls << std::setw(11) << std::fixed << std::setprecision(3)
+            << s.ms << "\n";
+    }
+    double flops = 0;
+    for (const Step& s : tr.steps) flops += s.flops;
+    out << "\ntotal: " << tr.steps.size() << " steps, " << tr.total_matmuls() << " matmuls, "
+        << std::setprecision(3) << flops / 1e6 << " MFLOP, " << tr.total_ms() << " ms\n";
+
+    // The journey of the data's shape (each step's first tensor: x, queries, ..., output),
+    // skipping repeats (loop mode repeats per head) and the steps on keys and values only.
+    std::string journey;
+    Shape last;
+    for (const Step& s : tr.steps) {
+        if (s.op == Op::CacheAppend || s.op == Op::RepeatKv) continue;
+        const Shape& shape = s.tensors.front().shape;
+        if (shape == last) continue;
+        journey += (journey.empty() ? "" : " -> ") + shape_str(shape);
+        last = shape;
+    }
+    out << "shapes: " << journey << "\n";
+    // What generation keeps per token: keys and values of kv_heads heads, in every layer.
+    out << "kv cache: " << kv_cache_bytes_per_token(c) << " bytes per token per layer (2 x " << c.kv_head_count()
+        << " kv heads x " << c.head_dim() << " x float32)";
+    if (c.layers > 1)
+        out << "; " << human_bytes(static_cast<double>(model_kv_cache_bytes_per_token(c))) << " per token for all "
+            << c.layers << " layers in fp16";
+    out << "\n";
+}
+
+void print_step_values(const Step& s, std::ostream& out) {
+    out << "\nstep " << s.index << ": " << op_name(s.op);
+    if (s.head >= 0) out << " (head " << s.head << ")";
+    if (s.round >= 0) out << (s.round == 0 ? " (prefill)" : " (round " + std::to_string(s.round) + ")");
+    out << "\n  " << s.code << "\n  " << s.explain << "\n";
+    for (const TensorRecord& t : s.tensors) {
+        out << "  " << t.name << " " << shape_str(t.shape) << "  strides " << shape_str(t.strides) << "  offset "
+            << t.offset << "  buffer " << t.buffer << "  " << storage_label(t.storage) << "\n";
+        if (t.data.size() > 4096) {
+            out << "    (" << t.data.size() << " values; write them with --json)\n";
+            continue;
+        }
+        print_grid(t.data, t.shape, out);
+    }
+}
+
+Trace run_traced(const CheckedConfig& c) {
+    const Inputs inputs = make_inputs(c.config);
+    const Weights weights = make_weights(c.config);
+    BackendRequest request;
+    request.kind = c.config.backend;
+    request.notices = &std::cerr;
+    return run_with_fallback<Trace>(
+        request,
+        [&](Backend& backend, BackendKind kind) {
+            CheckedConfig on = c;
+            on.config.backend = kind;  // the trace says where it ran
+            return headsplit::run(on, inputs, weights, backend);
+        },
+        nullptr);
+}
+
+int TraceCommand::run() const {
+    const CheckedConfig c = make_config(config);
+    c.require_budget();  // before inputs and weights are allocated
+    std::int64_t step_index = -1;
+    if (!step.empty()) step_index = parse_count("--step", step, 0, 1 << 30);
+    if (!json_path.empty()) check_writable(json_path);
+    const Trace trace = run_traced(c);
+    if (step_index >= static_cast<std::int64_t>(trace.steps.size()))
+        throw ConfigError("--step " + step + " does not exist; this trace has steps 0 to " +
+                          std::to_string(trace.steps.size() - 1));
+    print_step_table(trace, std::cout);
+    if (step_index >= 0) print_step_values(trace.steps[step_index], std::cout);
+    if (!json_path.empty()) {
+        write_file_atomically(json_path, trace_to_json(trace));
+        std::cout << "wrote " << json_path << "\n";
+    }
+    return 0;
+}
+
+}  // namespace headsplit::app

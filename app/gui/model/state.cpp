@@ -1,0 +1,115 @@
+#include "gui/model/state.hpp"
+
+#include <algorithm>
+
+namespace headsplit::gui {
+
+namespace {
+
+// Puts the question for the current step, unless it is already the one waiting.
+void ask_current(AppState& st) {
+    QuizState& q = st.quiz;
+    if (!q.on || !st.trace || st.step <= q.shown_upto) return;  // shapes only is enough
+    if (q.pending && q.pending->step == st.step) return;
+    q.pending = make_question(*st.trace, st.step, ++q.questions);
+    q.typed[0] = '\0';
+}
+
+}  // namespace
+
+void go_to_step(AppState& st, int s, double now) {
+    if (!st.trace) return;
+    s = std::clamp(s, 0, static_cast<int>(st.trace->steps.size()) - 1);
+    if (s == st.step) return;
+    st.from_trace = st.trace;
+    st.from_step = st.step;
+    st.anim_start = now;
+    st.step = s;
+    ask_current(st);
+}
+
+void set_quiz(AppState& st, bool on) {
+    QuizState& q = st.quiz;
+    if (q.on == on) return;
+    q.on = on;
+    q.pending.reset();
+    q.shown_upto = st.step;  // what is on screen has been seen
+    q.answered_step = -1;
+    q.verdict.clear();
+}
+
+bool quiz_hides(const AppState& st, int s) { return st.quiz.on && s > st.quiz.shown_upto; }
+
+bool quiz_waiting(const AppState& st) {
+    return st.quiz.on && st.quiz.pending && st.quiz.pending->step == st.step && quiz_hides(st, st.step);
+}
+
+void quiz_answer(AppState& st, Shape given, double now) {
+    if (!quiz_waiting(st)) return;
+    QuizState& q = st.quiz;
+    const QuizQuestion question = *q.pending;
+    q.pending.reset();
+    const bool right = given == question.answer;
+    ++q.asked;
+    q.right += right;
+    q.answered_step = question.step;
+    q.answered_right = right;
+    q.shown_upto = std::max(q.shown_upto, question.step);
+    const Step& s = st.trace->steps[static_cast<std::size_t>(question.step)];
+    if (right) {
+        q.verdict = "Right: " + shape_str(given) + ". " + s.explain;
+    } else {
+        std::string slip = "is not what this step gives";
+        for (const QuizOption& o : question.options)
+            if (o.shape == given) slip = "is " + o.mistake;
+        q.verdict = "Not quite: " + shape_str(given) + " " + slip + "; the step gives " + shape_str(question.answer) +
+                    ". " + s.explain;
+    }
+    st.anim_start = now;  // now the step is drawn, moving in from the one before
+    st.last_advance = now;  // playing shows it (and the verdict) a whole step's time
+}
+
+void quiz_reset_score(AppState& st) { st.quiz.asked = st.quiz.right = 0; }
+
+void apply_result(AppState& st, ComputeResult r, double now) {
+    st.last_compute_ms = r.ms;
+    if (!r.trace) {
+        st.error = r.error;
+        return;
+    }
+    st.error.clear();
+    st.notice = r.notice;
+    const bool was_waiting = quiz_waiting(st);
+    // Keep the step: the same op (and head) in the new trace, else the same index.
+    int step = st.step;
+    if (const Step* cur = st.current()) {
+        step = std::min(step, static_cast<int>(r.trace->steps.size()) - 1);
+        for (const Step& s : r.trace->steps)
+            if (s.op == cur->op && s.head == cur->head) {
+                step = s.index;
+                break;
+            }
+    }
+    st.from_trace = st.trace;
+    st.from_step = st.step;
+    st.anim_start = st.trace ? now : -1e9;
+    st.trace = std::move(r.trace);
+    st.other_mask = std::move(r.other_mask);
+    st.shapes_only = r.shapes_only;
+    st.mode_counts = std::move(r.counts);
+    st.step = std::max(0, step);
+    // New shapes: the step on screen stays shown unless it was waiting for an answer, which
+    // is asked again from the new trace; the later ones are hidden again.
+    if (st.quiz.on) {
+        st.quiz.pending.reset();
+        st.quiz.answered_step = -1;  // the verdict was about the old shapes
+        st.quiz.verdict.clear();
+        // Steps jumped over and never shown stay hidden.
+        st.quiz.shown_upto = std::min(st.quiz.shown_upto, was_waiting ? st.step - 1 : st.step);
+        ask_current(st);
+    }
+}
+
+void recompute(AppState& st) { st.computer->request(st.config, st.compare_masks); }
+
+}  // namespace headsplit::gui

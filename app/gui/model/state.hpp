@@ -1,0 +1,157 @@
+#pragma once
+// What the visualizer shows and what the controls have set. Panels read it and change
+// it; they never compute attention (the trace holds every number they draw).
+#include <cstdint>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "gui/model/compute.hpp"
+#include "gui/model/why.hpp"
+#include "headsplit/engine/config.hpp"
+#include "headsplit/engine/config_edit.hpp"
+#include "headsplit/teaching/quiz.hpp"
+#include "headsplit/engine/trace.hpp"
+
+namespace headsplit::gui {
+
+// The cell under the mouse, set by the stage or a heatmap during the frame.
+struct Hover {
+    bool valid = false;
+    int step = 0;
+    int tensor = 0;
+    std::int64_t index = 0;  // row-major element of that tensor
+};
+
+// Predict the shape (Q, --quiz): a step reached going forward is asked before it is drawn.
+// Until it is answered, what would give the answer away stays hidden: the stage's cells, the
+// heatmaps, the inspector, the step's explanation and the shapes of the steps not yet shown
+// (timeline, presenter caption).
+struct QuizState {
+    bool on = false;
+    int asked = 0, right = 0;             // this session's score, kept across traces
+    std::optional<QuizQuestion> pending;  // asked, not answered
+    int shown_upto = -1;                  // steps up to this one show their shapes
+    // The last answer, shown above its step: right or not, what was said, and why.
+    int answered_step = -1;
+    bool answered_right = false;
+    std::string verdict;
+    std::uint64_t questions = 0;  // how many were made: orders each question's options anew
+    char typed[64] = {};          // the answer box
+};
+
+// What the panels keep from one frame to the next for themselves, apart from the lesson:
+// named here, not hidden in function statics, so that every AppState starts clean.
+struct PanelState {
+    // A sentence box (Controls' words_box): the text as typed, and the words it last showed.
+    struct WordsBox {
+        char text[2048] = {};
+        std::string shown = "\x01";
+    };
+    std::map<std::string, WordsBox> words_boxes;  // by the box's id
+    float pending_font_scale = -1;  // the text size slider's value until it is released; -1 before the first frame
+    int dragging_splitter = -1;     // the splitter a drag holds (window.cpp), -1 when none
+    std::string fallback_said;      // the last CPU fall-back notice written to stderr
+    bool fonts_built = false;       // the renderer's font texture exists: a new font rebuilds only it
+};
+
+struct AppState {
+    Config config;                          // what the controls show
+    std::shared_ptr<const Trace> trace;     // the last good trace, on screen
+    bool shapes_only = false;               // trace from plan(): shapes, no values
+    std::string error;                      // why the last change was refused (inline)
+    std::string notice;                     // e.g. GL fell back to the CPU
+    std::vector<ModeCount> mode_counts;     // matmul calls per mode for the trace's shape
+    double last_compute_ms = 0;
+
+    int step = 0;
+    // Animation: cells glide from where they stood in (from_trace, from_step) to the
+    // current step over anim_seconds.
+    std::shared_ptr<const Trace> from_trace;
+    int from_step = 0;
+    double anim_start = -1e9;
+    float anim_seconds = 0.7f;
+
+    bool playing = false;
+    float seconds_per_step = 2.0f;
+    double last_advance = 0;
+
+    float font_scale = 1.0f;
+    bool font_dirty = true;
+    bool dark = true;
+    bool fullscreen = false;
+    bool presenting = false;  // presenter mode (F5, --present): stage + heatmaps, a caption, keys only
+
+    // The panel layout, as fractions of the window: the controls column, the code column,
+    // the stage's share of the middle, the code's share of the right. Dragged with the
+    // splitters, kept in the settings file, put back by "reset layout".
+    struct Splits {
+        float left = 0.2f, right = 0.25f, stage = 0.55f, code = 0.5f;
+    };
+    Splits splits;
+    bool screenshot_requested = false;
+    bool handout_requested = false;  // "save handout": drawn after this frame, offscreen
+    bool scripts_requested = false;  // "save take-home scripts": PyTorch and NumPy
+    std::string screenshot_dir = ".";
+    std::string last_screenshot;
+
+    // Heatmaps: the colour scale of the weights (0..1, each row to its max, log) and the head
+    // shown large (-1: all heads side by side).
+    enum class HeatScale { Unit, PerRow, Log };
+    HeatScale heat_scale = HeatScale::Unit;
+    int focus_head = -1;
+    int heat_sentence = 0;  // the sentence of a batch the maps show
+    // Causal vs bidirectional: one head's maps side by side, the other one from other_mask, a
+    // trace of the same configuration with the mask flipped (computed with the trace).
+    bool compare_masks = false;
+    std::shared_ptr<const Trace> other_mask;
+
+    // The stage's view: zoom (wheel; 1 = fit the panel) and the window's start when a tensor
+    // has more rows, columns or heads than are drawn (drag). Double-click puts it back.
+    struct StageView {
+        float zoom = 1.0f;
+        std::int64_t token0 = 0, col0 = 0, head0 = 0;
+        float drag_x = 0, drag_y = 0;  // a drag's fraction of a cell not yet used
+        bool dragging = false;
+    };
+    StageView stage_view;
+
+    QuizState quiz;
+
+    Hover hover;
+    std::unique_ptr<TraceComputer> computer;
+    std::shared_ptr<WhyJob> why;  // the "Why weight splits" measurement
+    bool open_why = false;        // select that tab once (--tab why)
+    bool open_weights = false;    // select the weight split tab once (--tab weights)
+    bool open_heatmaps = false;   // select the heatmaps tab once
+    std::string gl_renderer;
+    PanelState panels;
+
+    const Step* current() const {
+        return trace && step >= 0 && step < static_cast<int>(trace->steps.size()) ? &trace->steps[step] : nullptr;
+    }
+};
+
+// Moves to step `s` (clamped), animating from what is on screen.
+void go_to_step(AppState& st, int s, double now);
+// Applies a finished computation: a good trace replaces the one on screen, keeping the
+// current step where it still exists (same op and head); a refused one leaves it and
+// shows why.
+void apply_result(AppState& st, ComputeResult r, double now);
+// The quiz: on, the current step stays shown and the next one reached is asked; off, nothing
+// is hidden. The score stays until quiz_reset_score.
+void set_quiz(AppState& st, bool on);
+// Whether step `s`'s shapes are hidden from the class now.
+bool quiz_hides(const AppState& st, int s);
+// Whether the current step waits for an answer (the stage shows the question, not the step).
+bool quiz_waiting(const AppState& st);
+// Answers the pending question with `given` (a choice or a typed shape): scores it, writes
+// the verdict, and draws the step, animating into it as any step does.
+void quiz_answer(AppState& st, Shape given, double now);  // by value: callers pass an option of the question it ends
+void quiz_reset_score(AppState& st);
+// Asks for the trace of st.config.
+void recompute(AppState& st);
+
+}  // namespace headsplit::gui

@@ -1,0 +1,97 @@
+#include "gui/model/why.hpp"
+
+
+#include "headsplit/backends/backend_policy.hpp"
+#include "headsplit/engine/engine.hpp"
+
+namespace headsplit::gui {
+
+WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, std::atomic<int>& total) {
+    WhyResult out;
+    out.config = config;
+    try {  // nothing is allocated for a shape that is refused or over the memory budget
+        check_config(config).require_budget();
+    } catch (const ConfigError& e) {
+        out.error = e.what();
+        return out;
+    }
+    // The sweep: T doubling from 8 while the run fits the memory budget and stays quick.
+    std::vector<std::int64_t> sweep;
+    // One sentence of t synthetic tokens, all at once (the sweep is about the score grid).
+    const auto at_length = [&](std::int64_t t) {
+        Config c = config;
+        c.set_sentences({synthetic_tokens(t)});
+        if (c.context.size() > 1) c.context = {c.context.front()};  // one sentence: one context
+        c.embeddings.clear();
+        c.decode_from = 0;
+        c.mode = Mode::Split;
+        if (c.cross() && c.causal && c.num_keys() != t) c.causal = false;
+        return c;
+    };
+    for (std::int64_t t = 8; t <= 1024; t *= 2) {
+        const Config c = at_length(t);
+        if (estimate_memory(c).total() > static_cast<double>(c.memory_budget)) break;
+        if (2.0 * c.heads * t * t * c.head_dim() + 8.0 * t * c.d_in * c.d_out > 4e10) break;  // ~ a second or more
+        sweep.push_back(t);
+    }
+    total = 4 + 2 * static_cast<int>(sweep.size());
+    try {
+        BackendRequest request;  // a worker thread: it may make a headless GL context of its own
+        request.kind = config.backend;
+        // The notice is shown in the why panel; stderr has the window's own, once.
+        BackendChoice choice = choose_backend(request);
+        out.notice = choice.notice;
+        Backend* be = choice.backend;
+        const Inputs in = make_inputs(config);
+        const Weights w = make_weights(config);
+        for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused, Mode::Flash}) {
+            Config in_mode = config;
+            in_mode.mode = m;
+            in_mode.block = m == Mode::Flash ? config.block : 0;
+            try {  // a mode the configuration cannot take (fused cross-attention, loop decoding) is left out
+                validate(in_mode);
+            } catch (const ConfigError& e) {
+                out.notice += std::string(out.notice.empty() ? "" : "; ") + mode_name(m) + " left out: " + e.what();
+                ++done;
+                continue;
+            }
+            out.modes.push_back(bench_one(in_mode, in, w, m, Stage::Forward, *be, repeat));
+            ++done;
+        }
+        for (std::int64_t t : sweep) {
+            const Config c = at_length(t);
+            const Inputs ti = make_inputs(c);
+            const Weights tw = make_weights(c);
+            const BenchResult r = bench_one(c, ti, tw, Mode::Split, Stage::Forward, *be, repeat);
+            ++done;
+            // Flash at the same length (its default block), where it can run (not with dropout).
+            Config f = c;
+            f.mode = Mode::Flash;
+            f.block = 0;
+            const double blk = static_cast<double>(f.flash_block());
+            SweepPoint p{t, 4.0 * c.heads * t * t, r.median_ms, 4.0 * c.heads * (blk * blk + 2.0 * t), 0};
+            bool flash_runs = true;
+            try {
+                validate(f);
+            } catch (const ConfigError&) {
+                flash_runs = false;
+            }
+            if (flash_runs) p.flash_ms = bench_one(f, ti, tw, Mode::Flash, Stage::Forward, *be, repeat).median_ms;
+            ++done;
+            out.sweep.push_back(p);
+        }
+    } catch (const std::exception& e) {
+        out.error = e.what();
+    }
+    return out;
+}
+
+std::shared_ptr<WhyJob> start_why(const Config& c) {
+    auto job = std::make_shared<WhyJob>();
+    job->config = c;
+    WhyJob* raw = job.get();  // the job outlives its future: whoever holds it waits on it
+    job->future = std::async(std::launch::async, [raw, c] { return measure_why(c, 5, raw->done, raw->total); });
+    return job;
+}
+
+}  // namespace headsplit::gui

@@ -1,0 +1,45 @@
+#pragma once
+// The "Why weight splits" measurement for the current shape, run off the UI thread: the
+// modes' forward times and matmul counts, and a sweep over T of the score grids' memory and
+// the forward time (the quadratic growth), with flash's tiles beside them.
+#include <atomic>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "headsplit/engine/bench.hpp"
+
+namespace headsplit::gui {
+
+struct SweepPoint {
+    std::int64_t tokens = 0;
+    double score_bytes = 0;  // heads x T x T floats: split's score grid
+    double forward_ms = 0;   // split mode, median
+    double flash_bytes = 0;  // heads x (block x block + 2 T) floats: flash's tile, m and l
+    double flash_ms = 0;     // flash mode, median (0: not measured)
+};
+
+struct WhyResult {
+    Config config;
+    std::vector<BenchResult> modes;  // loop, split, fused, flash: forward stage (those the shape takes)
+    std::vector<SweepPoint> sweep;
+    std::string error;
+    std::string notice;  // GL could not be had: measured on the CPU instead, and why
+};
+
+// Measures `c` (its backend; GL makes its own headless context on the calling thread).
+// `done` counts finished measurements out of `total` (set first), for a progress bar.
+WhyResult measure_why(const Config& c, int repeat, std::atomic<int>& done, std::atomic<int>& total);
+
+struct WhyJob {
+    Config config;
+    std::atomic<int> done{0}, total{1};
+    std::future<WhyResult> future;
+    std::shared_ptr<WhyResult> result;  // once finished
+};
+
+// Starts measuring `c` on a worker thread.
+std::shared_ptr<WhyJob> start_why(const Config& c);
+
+}  // namespace headsplit::gui

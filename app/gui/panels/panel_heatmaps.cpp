@@ -1,0 +1,398 @@
+// Heatmaps: one T x T map per head for the score steps (scores, mask, scale, softmax,
+// dropout), tiled to fill the panel, token labels on both axes (thinned when crowded, the
+// full pair on hover), a colour legend on its own line, -inf marked. At other steps it shows
+// the attention weights each context was computed from. Click a map to show that head
+// alone, large; click again (or "all heads") to go back.
+#include <algorithm>
+#include <cmath>
+
+#include <imgui.h>
+
+#include "gui/view/layout.hpp"
+#include "gui/panels/panels.hpp"
+#include "gui/panels/style.hpp"
+
+namespace headsplit::gui {
+
+namespace {
+
+const ImU32 kCausalFill = IM_COL32(35, 35, 35, 255);
+const ImU32 kPaddingFill = IM_COL32(45, 60, 90, 255);
+
+
+// The grid steps to show: the current one if it is one, else every head's final weights
+// (when decoding, those of the step's round; the prefill's outside the rounds).
+std::vector<const Step*> grids_for(const Trace& tr, int step) {
+    const Step& s = tr.steps[step];
+    if (is_grid_op(s.op)) return {&s};
+    const int round = tr.config.decoding() ? std::max(s.round, 0) : -1;
+    // The weights each context step actually used (dropout's when there is one): its links.
+    std::vector<const Step*> out;
+    for (const Step& g : tr.steps) {
+        if (g.op != Op::Context || g.round != round || g.tensors.empty() || g.tensors.back().from.empty()) continue;
+        if (const Step* w = tr.source_step(g.tensors.back().from.front())) out.push_back(w);
+    }
+    return out;
+}
+
+// Each map: [rows, keys] for one head of one sentence. Batched steps hold all heads, loop
+// steps one each; `block` counts maps of rows x keys into the tensor's data.
+struct Map {
+    const Step* step;
+    const TensorRecord* t;
+    int head;
+    std::int64_t block;
+    bool mine;          // from the trace on screen (hover and click work on it)
+    std::string title;  // "head 1", or with the mask it ran under in the comparison
+};
+
+std::vector<Map> maps_of(const std::vector<const Step*>& grids, bool mine, std::int64_t sentence) {
+    std::vector<Map> maps;
+    for (const Step* g : grids) {
+        const TensorRecord* t = &g->result();  // dropout records its mask first
+        const std::int64_t b = std::min(sentence, t->shape[0] - 1);
+        if (t->shape.size() == 4)
+            for (std::int64_t h = 0; h < t->shape[1]; ++h)
+                maps.push_back({g, t, static_cast<int>(h), b * t->shape[1] + h, mine, ""});
+        else
+            maps.push_back({g, t, g->head, b, mine, ""});
+    }
+    for (Map& m : maps) m.title = "head " + std::to_string(m.head);
+    return maps;
+}
+
+// The grids of `other` (the same configuration, mask flipped) that match what `tr` shows at
+// `step`: the same op of the same head, or, for the mask step that the other trace has not,
+// the last grid of that head before it (what the scores are without a mask).
+std::vector<const Step*> matching_grids(const Trace& tr, int step, const Trace& other) {
+    const Step& s = tr.steps[step];
+    // Outside the grid steps: every head's final weights (a flipped mask has no decoding rounds).
+    if (!is_grid_op(s.op)) return grids_for(other, 0);
+    const Step* best = nullptr;
+    for (const Step& o : other.steps) {
+        if (o.head != s.head || !is_grid_op(o.op)) continue;
+        if (o.op == s.op) return {&o};
+        if (o.index < s.index) best = &o;
+    }
+    if (best) return {best};
+    return {};
+}
+
+const char* scale_name(AppState::HeatScale s) {
+    switch (s) {
+        case AppState::HeatScale::Unit: return "0 .. 1";
+        case AppState::HeatScale::PerRow: return "each row to its max";
+        case AppState::HeatScale::Log: return "log (1e-4 .. 1)";
+    }
+    return "?";
+}
+
+// The maps to draw: every head's; the focused head alone; or, comparing masks, the chosen
+// head (the focused one, else the first) beside the same head of the trace with the mask
+// flipped, each titled with the mask it ran under.
+// `maps`: every head's, from maps_of().
+std::vector<Map> choose_maps(AppState& st, std::vector<Map> maps, std::int64_t sentence, bool comparing) {
+    const Trace& tr = *st.trace;
+    const Config& c = tr.config;
+    if (comparing) {
+        const std::vector<Map> theirs = maps_of(matching_grids(tr, st.step, *st.other_mask), false, sentence);
+        const std::size_t f = static_cast<std::size_t>(std::max(st.focus_head, 0));
+        if (f < theirs.size()) {
+            Map a = maps[f], b = theirs[f];
+            a.title += c.causal ? ": causal" : ": bidirectional";
+            b.title += c.causal ? ": bidirectional" : ": causal";
+            maps = {a, b};
+        }
+    } else if (st.focus_head >= 0) {
+        maps = {maps[static_cast<std::size_t>(st.focus_head)]};
+        maps[0].title += "  (click: all heads)";
+    }
+    return maps;
+}
+
+// What the maps of this frame share: their size, the tokens along their axes, how they are
+// coloured.
+struct Grids {
+    const Config& c;
+    std::int64_t sentence, row0;
+    std::int64_t R, T;    // each map is rows x keys: T x T, T x S with a context, 1 x t in a decoding round
+    std::int64_t N, NR;   // the keys and rows drawn
+    std::vector<std::string> keys;
+    const std::vector<float>& pad;  // the key padding mask
+    bool weights, comparing;
+    int heads_here;       // the maps of the trace on screen, before focus or comparison
+
+    std::string query_token(std::int64_t i) const { return c.token_at(sentence, row0 + i); }
+    std::string key_token(std::int64_t j) const {
+        return j < static_cast<std::int64_t>(keys.size()) ? keys[static_cast<std::size_t>(j)] : "";
+    }
+    // A masked key: padding (the key padding mask says so) or the future (the causal mask).
+    bool is_padding(std::int64_t j) const {
+        const std::size_t at = static_cast<std::size_t>(sentence * c.num_keys() + j);
+        return at < pad.size() && pad[at] != 0.0f;
+    }
+};
+
+// Keeps the next control on this line when it fits, else starts a new one.
+void same_line_if(float w) {
+    ImGui::SameLine();
+    if (w > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+}
+
+// One line of controls and what is shown, above the maps.
+void draw_header(AppState& st, const Grids& g, const Step& first) {
+    const Config& c = g.c;
+    if (st.focus_head >= 0 && !g.comparing) {
+        if (ImGui::SmallButton("all heads")) st.focus_head = -1;
+        audit_last_item("all heads");
+        ImGui::SameLine();
+    }
+    SentenceSlider(st);
+    const char* compare_label = "causal vs bidirectional";
+    if (ImGui::Checkbox(compare_label, &st.compare_masks)) recompute(st);
+    audit_last_item(compare_label);
+    if (g.comparing && g.heads_here > 1) {
+        int head = std::max(st.focus_head, 0);
+        const float w = ImGui::CalcTextSize("head").x + 6 * ImGui::GetFontSize();
+        same_line_if(w);
+        ImGui::SetNextItemWidth(4 * ImGui::GetFontSize());
+        if (ImGui::SliderInt("head", &head, 0, g.heads_here - 1)) st.focus_head = head;
+        audit_last_item("head");
+    }
+    if (g.weights) same_line_if(ImGui::CalcTextSize("each row to its max colour scale").x + ImGui::GetFrameHeight() * 2.5f);
+    if (g.weights) {
+        ImGui::SetNextItemWidth(ImGui::CalcTextSize("each row to its max").x + ImGui::GetFrameHeight() * 1.5f);
+        if (ImGui::BeginCombo("colour scale", scale_name(st.heat_scale))) {
+            for (auto s : {AppState::HeatScale::Unit, AppState::HeatScale::PerRow, AppState::HeatScale::Log})
+                if (ImGui::Selectable(scale_name(s), s == st.heat_scale)) st.heat_scale = s;
+            ImGui::EndCombo();
+        }
+        audit_last_item("colour scale");
+        // What is shown goes beside the combo when it fits, else on its own line.
+        ImGui::SameLine();
+    }
+    std::string what = is_grid_op(st.trace->steps[st.step].op)
+                           ? std::string(op_name(first.op)) + ", step " + std::to_string(first.index)
+                           : "the weights each head's context used";
+    if (g.N < g.T) what += " (the first " + std::to_string(g.N) + " of " + std::to_string(g.T) + " tokens)";
+    if (c.batch > 1) what += ", sentence " + std::to_string(g.sentence);
+    if (first.round > 0) what += ", round " + std::to_string(first.round);
+    if (ImGui::CalcTextSize(what.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+    ImGui::TextDisabled("%s", what.c_str());
+    audit_last_item(what);
+}
+
+// Where the maps go this frame and how large their cells are.
+struct Canvas {
+    ImDrawList* dl;
+    ImVec2 origin, avail;
+    float font, line_h, label_w, gap, cell;
+    MapTiling tiling;
+    float bound;  // scores: the symmetric colour range the heads share
+    int row_stride, key_stride;
+    float map_w, map_h;
+    ImU32 text_col, dim_col;
+};
+
+Canvas place_maps(const Grids& g, const std::vector<Map>& maps) {
+    Canvas cv;
+    cv.font = ImGui::GetFontSize();
+    cv.line_h = ImGui::GetTextLineHeightWithSpacing();
+    cv.origin = ImGui::GetCursorScreenPos();
+    const float font = cv.font, line_h = cv.line_h;
+    const std::int64_t N = g.N, NR = g.NR;
+    // The scroll bars' room is kept free whether or not they show, so that a bar appearing
+    // does not shrink the maps and make it go away again (a flicker from frame to frame).
+    cv.avail = ImGui::GetContentRegionAvail();
+    if (ImGui::GetScrollMaxY() <= 0) cv.avail.x -= ImGui::GetStyle().ScrollbarSize;
+    if (ImGui::GetScrollMaxX() <= 0) cv.avail.y -= ImGui::GetStyle().ScrollbarSize;
+    // Row labels: the widest token, cut to 8 letters at most.
+    float label_w = 0;
+    for (std::int64_t i = 0; i < NR; ++i)
+        label_w = std::max(label_w, ImGui::CalcTextSize(g.query_token(i).substr(0, 8).c_str()).x);
+    cv.label_w = label_w = std::min(label_w, 6.0f * font) + 6;
+    cv.gap = font;
+    const float legend_h = line_h + 4;
+    // Tiled as square maps of the larger side, so that 1 x t rows of a round stay readable.
+    cv.tiling = tile_maps(static_cast<int>(maps.size()), std::max(N, NR), cv.avail.x, cv.avail.y - legend_h,
+                          label_w, 2 * line_h /* title, key labels */, cv.gap);
+    // As large as the panel allows. Floors, below which the panel scrolls instead: up to 4
+    // tokens the size that shows a number, up to 12 tokens 32 px drawn (a projector's back row),
+    // beyond that 6 px.
+    const float floor_px = std::max(N, NR) <= 4 ? value_cell() : std::max(N, NR) <= 12 ? 33.0f : 6.0f;  // 33: drawn 1 px smaller
+    cv.cell = std::clamp(cv.tiling.cell, floor_px, std::max(floor_px, 5.0f * font));
+    cv.dl = ImGui::GetWindowDrawList();
+    cv.text_col = ImGui::GetColorU32(ImGuiCol_Text), cv.dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+
+    // Scores share one symmetric colour range across the heads.
+    cv.bound = 0;
+    if (!g.weights)
+        for (const Map& m : maps)
+            for (std::int64_t i = 0; i < g.R * g.T; ++i) {
+                const float v = m.t->data[static_cast<std::size_t>(m.block * g.R * g.T + i)];
+                if (std::isfinite(v)) cv.bound = std::max(cv.bound, std::fabs(v));
+            }
+    // Labels: every k-th row / key when the cells are smaller than a label.
+    cv.row_stride = label_stride(cv.cell, font);
+    float key_need = 0;
+    for (std::int64_t j = 0; j < N; ++j) key_need = std::max(key_need, ImGui::CalcTextSize(g.key_token(j).substr(0, 3).c_str()).x);
+    cv.key_stride = label_stride(cv.cell, key_need + 4);
+    cv.map_w = label_w + N * cv.cell + cv.gap, cv.map_h = 2 * line_h + NR * cv.cell + cv.gap;
+    return cv;
+}
+
+// Map `mi`: its title, row labels, cells (the one under the mouse outlined, told in a
+// tooltip, the stage's hover; a click focuses its head) and key labels.
+void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std::size_t mi) {
+    const std::int64_t R = g.R, T = g.T, N = g.N, NR = g.NR;
+    const float cell = cv.cell, font = cv.font, label_w = cv.label_w;
+    const bool weights = g.weights;
+    ImDrawList* dl = cv.dl;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const int col = static_cast<int>(mi) % cv.tiling.columns, row = static_cast<int>(mi) / cv.tiling.columns;
+    const float x0 = cv.origin.x + col * cv.map_w + label_w;
+    const float y_title = cv.origin.y + row * cv.map_h;
+    const float y0 = y_title + cv.line_h;
+    draw_label(dl, {x0, y_title}, head_color(m.head), fit_text(m.title, N * cell));
+    // Row max per row for the per-row scale.
+    for (std::int64_t i = 0; i < NR; ++i) {
+        const float* row_v = &m.t->data[static_cast<std::size_t>(m.block * R * T + i * T)];
+        float row_max = 0;
+        for (std::int64_t j = 0; j < T; ++j)
+            if (std::isfinite(row_v[j])) row_max = std::max(row_max, row_v[j]);
+        if (i % cv.row_stride == 0)
+            draw_label(dl, {x0 - label_w, y0 + i * cell + cell * 0.5f - font * 0.5f}, cv.text_col,
+                       fit_text(g.query_token(i), label_w - 6));
+        for (std::int64_t j = 0; j < N; ++j) {
+            const float v = row_v[j];
+            const ImVec2 p0(x0 + j * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
+            ImU32 fill;
+            if (std::isinf(v) && g.is_padding(j)) {
+                fill = kPaddingFill;  // padding: a cross on slate, the key is no token at all
+                dl->AddRectFilled(p0, p1, fill);
+                dl->AddLine(p0, p1, IM_COL32(150, 170, 200, 255), 1.5f);
+                dl->AddLine({p0.x, p1.y}, {p1.x, p0.y}, IM_COL32(150, 170, 200, 255), 1.5f);
+            } else if (std::isinf(v)) {
+                fill = kCausalFill;
+                dl->AddRectFilled(p0, p1, fill);
+                dl->AddLine(p0, p1, IM_COL32(120, 120, 120, 255), 1.5f);  // hatched: the future
+            } else {
+                float shade = v;
+                if (weights && st.heat_scale == AppState::HeatScale::PerRow) shade = row_max > 0 ? v / row_max : 0;
+                if (weights && st.heat_scale == AppState::HeatScale::Log)
+                    shade = v > 0 ? std::clamp(1.0f + std::log10(v) / 4.0f, 0.0f, 1.0f) : 0.0f;
+                fill = weights ? sequential_color(shade) : diverging_color(cv.bound > 0 ? v / cv.bound : 0);
+                dl->AddRectFilled(p0, p1, fill);
+            }
+            cell_value(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), v, true);
+            if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
+                dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 255), 0, 0, 2.5f);
+                ImGui::SetTooltip("%s: \"%s\" -> \"%s\" = %s%s", m.title.c_str(), g.query_token(i).c_str(),
+                                  g.key_token(j).c_str(), format_cell(v).c_str(),
+                                  std::isinf(v) ? (g.is_padding(j) ? " (padding)" : " (future)") : "");
+                const int tensor = static_cast<int>(m.t - &m.step->tensors[0]);
+                if (m.mine) st.hover = Hover{true, m.step->index, tensor, m.block * R * T + i * T + j};
+                if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) && !g.comparing)
+                    st.focus_head = st.focus_head >= 0 ? -1 : static_cast<int>(mi);
+            }
+        }
+    }
+    // Key tokens along the bottom, every k-th, cut to the room they have.
+    for (std::int64_t j = 0; j < N; j += cv.key_stride)
+        draw_label(dl, {x0 + j * cell + 1, y0 + NR * cell + 2}, cv.dim_col,
+                   fit_text(g.key_token(j), std::min<std::int64_t>(cv.key_stride, N - j) * cell - 4));
+}
+
+// Legend, on its own line under the maps: the colour scale with its range, the -inf swatch.
+// Returns where it ends on the right.
+float draw_legend(const Grids& g, const Canvas& cv, float ly) {
+    ImDrawList* dl = cv.dl;
+    const float font = cv.font;
+    const bool weights = g.weights;
+    const ImU32 text_col = cv.text_col;
+    const float sw = std::min(cv.avail.x * 0.3f, 12.0f * font);
+    float x = cv.origin.x;
+    const std::string lo_s = weights ? "0" : format_cell(-cv.bound), hi_s = weights ? "1" : format_cell(cv.bound);
+    x += draw_label(dl, {x, ly}, text_col, lo_s).x + 6;
+    for (int i = 0; i < 64; ++i) {
+        const float f = i / 63.0f;
+        const ImU32 col = weights ? sequential_color(f) : diverging_color(f * 2 - 1);
+        dl->AddRectFilled({x + f * sw, ly + 2}, {x + f * sw + sw / 63 + 1, ly + font - 2}, col);
+    }
+    x += sw + 6;
+    x += draw_label(dl, {x, ly}, text_col, hi_s).x + 2 * font;
+    dl->AddRectFilled({x, ly + 2}, {x + font - 4, ly + font - 2}, kCausalFill);
+    x += font;
+    x += draw_label(dl, {x, ly}, text_col, g.c.padded() ? "-inf (future)" : "-inf (masked)").x;
+    if (g.c.padded()) {
+        x += font;
+        dl->AddRectFilled({x, ly + 2}, {x + font - 4, ly + font - 2}, kPaddingFill);
+        dl->AddLine({x, ly + 2}, {x + font - 4, ly + font - 2}, IM_COL32(150, 170, 200, 255), 1.5f);
+        dl->AddLine({x, ly + font - 2}, {x + font - 4, ly + 2}, IM_COL32(150, 170, 200, 255), 1.5f);
+        x += font;
+        x += draw_label(dl, {x, ly}, text_col, "-inf (padding)").x;
+    }
+    return x;
+}
+
+}  // namespace
+
+void SentenceSlider(AppState& st) {
+    const std::int64_t batch = st.trace ? st.trace->config.batch : 1;
+    if (batch <= 1) return;
+    // Which sentence of the batch the maps show (the stage follows it too).
+    int b = static_cast<int>(std::clamp<std::int64_t>(st.heat_sentence, 0, batch - 1));
+    ImGui::SetNextItemWidth(4 * ImGui::GetFontSize());
+    if (ImGui::SliderInt("sentence", &b, 0, static_cast<int>(batch) - 1, "%d", ImGuiSliderFlags_AlwaysClamp))
+        st.heat_sentence = b;
+    audit_last_item("sentence");
+    ImGui::SameLine();
+}
+
+void DrawHeatmaps(AppState& st) {
+    audit_panel("heatmaps");
+    if (!st.trace || st.shapes_only) {
+        ImGui::TextDisabled("no values to draw");
+        return;
+    }
+    const Trace& tr = *st.trace;
+    const Config& c = tr.config;
+    if (c.mode == Mode::Flash) {  // no score grid is ever held: its tiles instead
+        DrawFlashTiles(st);
+        return;
+    }
+    const std::vector<const Step*> grids = grids_for(tr, st.step);
+    if (grids.empty()) return;
+    if (quiz_hides(st, grids.front()->index)) {
+        ImGui::TextDisabled("predict the shape: the heatmaps show once the class has answered");
+        return;
+    }
+    const bool weights = grids.front()->op == Op::Softmax || grids.front()->op == Op::Dropout;
+    const std::int64_t sentence = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - 1);
+    std::vector<Map> all = maps_of(grids, true, sentence);
+    if (st.focus_head >= static_cast<int>(all.size())) st.focus_head = -1;
+    const bool comparing = st.compare_masks && st.other_mask && st.other_mask->config.tokens == c.tokens &&
+                           st.other_mask->config.causal != c.causal;
+    const int heads_here = static_cast<int>(all.size());
+    const std::vector<Map> maps = choose_maps(st, std::move(all), sentence, comparing);
+    // Each map is rows x keys: T x T, T x S with a context, 1 x t in a decoding round.
+    const TensorRecord& grid0 = *maps.front().t;
+    const std::int64_t R = grid0.shape[grid0.shape.size() - 2], T = grid0.shape.back();
+    const std::int64_t row0 = grids.front()->rows.first;  // a decoding round's token
+    // Up to 48 tokens per map are drawn (the first ones, said in the header line): beyond
+    // that a cell is a few pixels and drawing every one costs more than a frame.
+    const std::int64_t N = std::min<std::int64_t>(T, 48), NR = std::min<std::int64_t>(R, 48);
+    const Grids g{c, sentence, row0, R, T, N, NR, c.key_tokens(sentence), tr.inputs.key_padding_mask, weights, comparing,
+                  heads_here};
+
+    // One line of controls and what is shown, then the maps, then the legend line.
+    draw_header(st, g, *grids.front());
+    const Canvas cv = place_maps(g, maps);
+    for (std::size_t mi = 0; mi < maps.size(); ++mi) draw_map(st, g, cv, maps[mi], mi);
+    const float ly = cv.origin.y + cv.tiling.rows * cv.map_h + 2;
+    const float x = draw_legend(g, cv, ly);
+    const float maps_w = cv.tiling.columns * cv.map_w;
+    ImGui::Dummy({std::max(maps_w, x - cv.origin.x) + 4, ly + cv.line_h - cv.origin.y});
+}
+
+}  // namespace headsplit::gui

@@ -1,0 +1,38 @@
+// Inspector: where the hovered cell's value came from, with the actual numbers.
+#include <imgui.h>
+
+#include "gui/view/explain.hpp"
+#include "gui/panels/panels.hpp"
+#include "gui/panels/style.hpp"
+
+namespace headsplit::gui {
+
+void DrawInspector(const AppState& st) {
+    if (!st.trace) return;
+    if (quiz_waiting(st)) {
+        ImGui::TextWrapped("Predict the shape: the explanation shows with the answer.");
+        return;
+    }
+    const Hover& h = st.hover;
+    if (!h.valid) {
+        const Step* s = st.current();
+        ImGui::TextWrapped("Hover over any cell on the stage or a heatmap to see where its value comes from.");
+        if (s) {
+            ImGui::Separator();
+            ImGui::TextWrapped("%s", s->explain.c_str());
+            ImGui::TextDisabled("%lld matmuls, %.3g MFLOP, %.3f ms, %lld dispatches", static_cast<long long>(s->matmuls),
+                                s->flops / 1e6, s->ms, static_cast<long long>(s->stats.dispatches));
+        }
+        return;
+    }
+    const Explanation e = explain_cell(*st.trace, h.step, h.tensor, h.index);
+    section_title(e.title.c_str());
+    ImFont* mono = code_font();
+    for (const std::string& line : e.lines) {
+        if (mono && line.rfind("= ", 0) == 0) ImGui::PushFont(mono);
+        ImGui::TextWrapped("%s", line.c_str());
+        if (mono && line.rfind("= ", 0) == 0) ImGui::PopFont();
+    }
+}
+
+}  // namespace headsplit::gui

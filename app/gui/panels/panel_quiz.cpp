@@ -1,0 +1,106 @@
+// Predict the shape: the question that stands in for a step until the class answers it, and
+// the verdict shown above the step once it is drawn. The question, its options and the
+// right answer come from core's make_question over the trace on screen.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include <imgui.h>
+
+#include "gui/panels/panels.hpp"
+#include "gui/panels/style.hpp"
+
+namespace headsplit::gui {
+
+namespace {
+
+const ImVec4 kRight{0.35f, 0.85f, 0.45f, 1}, kWrong{1.0f, 0.45f, 0.40f, 1};
+
+std::string score_line(const QuizState& q) {
+    return "score " + std::to_string(q.right) + " / " + std::to_string(q.asked);
+}
+
+}  // namespace
+
+void DrawQuizCard(AppState& st, double now) {
+    QuizState& q = st.quiz;
+    const QuizQuestion& question = *q.pending;
+    const Step& s = st.trace->steps[static_cast<std::size_t>(question.step)];
+    const TensorRecord& out = s.tensors.back();
+    const TensorRecord* in = out.from.empty() ? nullptr : st.trace->source(out.from.front());
+
+    ImGui::SetWindowFontScale(1.25f);
+    const std::string title = "Step " + std::to_string(s.index) + ": " + op_name(s.op) +
+                              (s.head >= 0 ? " (head " + std::to_string(s.head) + ")" : "") + "  -  predict the shape";
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.85f, 0.3f, 1));
+    ImGui::TextWrapped("%s", title.c_str());
+    ImGui::PopStyleColor();
+    audit_last_item(title);
+    ImGui::SetWindowFontScale(1.0f);
+    if (in) {
+        const std::string from = "made from " + in->name + " " + shape_str(in->shape) + " by";
+        ImGui::TextWrapped("%s", from.c_str());
+        audit_last_item(from);
+    }
+    ImGui::PushFont(code_font());
+    ImGui::TextUnformatted(s.code.c_str());
+    audit_last_item(s.code);
+    ImGui::PopFont();
+    const std::string ask = "What shape is " + out.name + " after this line?";
+    ImGui::TextWrapped("%s", ask.c_str());
+    audit_last_item(ask);
+    ImGui::Spacing();
+
+    // Four large buttons, keys 1 to 4; in two columns when the panel is wide enough.
+    const float gap = ImGui::GetStyle().ItemSpacing.x;
+    const float avail = ImGui::GetContentRegionAvail().x;
+    ImGui::SetWindowFontScale(1.25f);  // the choices read from the back row
+    float widest = 0;
+    std::string labels[4];
+    for (std::size_t i = 0; i < question.options.size() && i < 4; ++i) {
+        labels[i] = std::to_string(i + 1) + "   " + shape_str(question.options[i].shape);
+        widest = std::max(widest, button_width(labels[i].c_str()));
+    }
+    const float w = std::max(widest + 2 * ImGui::GetFontSize(), std::min(avail, 2 * widest + 4 * ImGui::GetFontSize()) / 2 - gap);
+    const float h = ImGui::GetFrameHeight() * 1.5f;
+    for (std::size_t i = 0; i < question.options.size() && i < 4; ++i) {
+        if (i % 2 == 1) same_line_if_fits(w);
+        ImGui::PushID(static_cast<int>(i));
+        const bool chosen = ImGui::Button(labels[i].c_str(), ImVec2(w, h));
+        audit_last_item(labels[i]);
+        ImGui::PopID();
+        if (chosen) {
+            ImGui::SetWindowFontScale(1.0f);
+            quiz_answer(st, question.options[i].shape, now);
+            return;  // the question is gone: the step is drawn from the next frame on
+        }
+    }
+    ImGui::SetWindowFontScale(1.0f);
+
+    ImGui::Spacing();
+    ImGui::TextUnformatted("or type it:");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(std::min(ImGui::GetContentRegionAvail().x, 12 * ImGui::GetFontSize()));
+    const bool entered = ImGui::InputTextWithHint("##typed", "sizes, e.g. 2 x 5", q.typed, sizeof q.typed,
+                                                ImGuiInputTextFlags_EnterReturnsTrue);
+    same_line_if_fits(button_width("check"));
+    const bool check = ImGui::Button("check") || entered;
+    const std::optional<Shape> typed = parse_shape_answer(q.typed);
+    if (check && typed) {
+        quiz_answer(st, *typed, now);
+        return;
+    }
+    if (q.typed[0] != '\0' && !typed)
+        ImGui::TextColored(kWrong, "write the sizes as whole numbers, e.g. [1, 3, 2, 3] or 1x3x2x3");
+    ImGui::TextDisabled("keys 1-4 answer, Q ends the quiz   %s", score_line(q).c_str());
+}
+
+void DrawQuizVerdict(const AppState& st) {
+    const QuizState& q = st.quiz;
+    if (!q.on || q.answered_step != st.step || q.verdict.empty()) return;
+    ImGui::PushStyleColor(ImGuiCol_Text, q.answered_right ? kRight : kWrong);
+    ImGui::TextWrapped("%s   (%s)", q.verdict.c_str(), score_line(q).c_str());
+    ImGui::PopStyleColor();
+}
+
+}  // namespace headsplit::gui

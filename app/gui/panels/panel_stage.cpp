@@ -1,0 +1,569 @@
+// Stage: the current step's tensors as grids of cells, coloured by head, moving from where
+// they stood in the previous step; below, the buffer as it lies in memory.
+#include <algorithm>
+#include <cmath>
+#include <list>
+#include <memory>
+
+#include <imgui.h>
+
+#include "gui/view/layout.hpp"
+#include "gui/panels/panels.hpp"
+#include "gui/panels/style.hpp"
+
+namespace headsplit::gui {
+
+namespace {
+
+// Layouts and matches depend only on (trace, step): computed once, not every frame. The
+// cache holds weak pointers, so a trace freed and another allocated at its address is a miss.
+template <class Value>
+struct TraceCache {
+    struct Entry {
+        std::weak_ptr<const Trace> a, b;
+        int step_a;
+        std::int64_t step_b;
+        Value value;
+    };
+    // A list: references stay valid while others are added; the most recent use is last, so
+    // eviction takes the least recently used and never what this frame just looked up.
+    std::list<Entry> entries;
+
+    Value* find(const std::shared_ptr<const Trace>& a, int sa, const std::shared_ptr<const Trace>& b, std::int64_t sb) {
+        for (auto it = entries.begin(); it != entries.end(); ++it)
+            if (it->step_a == sa && it->step_b == sb && it->a.lock() == a && it->b.lock() == b) {
+                entries.splice(entries.end(), entries, it);
+                return &entries.back().value;
+            }
+        return nullptr;
+    }
+    Value& add(const std::shared_ptr<const Trace>& a, int sa, const std::shared_ptr<const Trace>& b, std::int64_t sb, Value v) {
+        if (entries.size() >= 64) entries.pop_front();
+        entries.push_back({a, b, sa, sb, std::move(v)});
+        return entries.back().value;
+    }
+};
+
+// Variant v of layout_variant() for (trace, step), its window starting at the view's offsets;
+// the cache keys variant and offsets as the second step.
+// Sentences: `batch` blocks from `batch0`.
+const StepLayout& layout_of(const std::shared_ptr<const Trace>& tr, int step, int variant,
+                            const AppState::StageView& view = {}, std::int64_t batch = 4, std::int64_t batch0 = 0) {
+    static TraceCache<StepLayout> cache;
+    LayoutLimits lim = layout_variant(variant);
+    lim.token0 = std::clamp<std::int64_t>(view.token0, 0, 0xffff);
+    lim.col0 = std::clamp<std::int64_t>(view.col0, 0, 0xffff);
+    lim.head0 = std::clamp<std::int64_t>(view.head0, 0, 0xffff);
+    lim.batch = std::clamp<std::int64_t>(batch, 1, 4);
+    lim.batch0 = std::clamp<std::int64_t>(batch0, 0, 0xff);
+    const std::int64_t key = -1 - (variant + 8 * (lim.token0 + 0x10000 * (lim.col0 + 0x10000 * lim.head0))) -
+                             (std::int64_t{1} << 52) * (lim.batch + 8 * lim.batch0);
+    if (StepLayout* hit = cache.find(tr, step, tr, key)) return *hit;
+    return cache.add(tr, step, tr, key, layout_step(tr->steps[step], tr->config, lim));
+}
+
+const std::vector<int>& match_of(const std::shared_ptr<const Trace>& from, int from_step,
+                                 const std::shared_ptr<const Trace>& to, int to_step) {
+    static TraceCache<std::vector<int>> cache;
+    if (std::vector<int>* hit = cache.find(from, from_step, to, to_step)) return *hit;
+    // Buffers are only comparable within one trace. Steps too large to draw whole (only a
+    // window of their cells is shown) are not animated: matching them would cost a frame.
+    std::int64_t elements = 0;
+    for (const auto* s : {&from->steps[from_step], &to->steps[to_step]})
+        for (const TensorRecord& t : s->tensors) elements += numel(t.shape);
+    std::vector<int> m = from == to && elements <= 20000 ? match_cells(from->steps[from_step], to->steps[to_step])
+                                                        : std::vector<int>();
+    return cache.add(from, from_step, to, to_step, std::move(m));
+}
+
+
+
+float ease(float t) { return t < 0.5f ? 2 * t * t : 1 - std::pow(-2 * t + 2, 2.0f) / 2; }
+
+std::string axes_text(const TensorRecord& t, const TensorLayout& tl, const Config& c) {
+    const std::int64_t head_dim = c.head_dim();
+    const std::vector<Axis>& axes = tl.axes;
+    std::string s = "[";
+    for (std::size_t i = 0; i < std::min(axes.size(), t.shape.size()); ++i) {  // m, l: [B, H, rows]
+        std::string a = axis_label(axes[i]);
+        if (axes[i] == Axis::Key && i + 1 < axes.size()) a = c.cross() ? "S" : "T";  // key rows: the keys' tokens
+        if (axes[i] == Axis::Feature) a = t.shape[i] == head_dim && axes.size() == 4 ? "head_dim" : "D";
+        s += (i ? ", " : "") + a;
+    }
+    return s + "] = " + shape_str(t.shape);
+}
+
+// The wheel zooms about the pointer; a drag pans the window over a tensor larger than it (or
+// scrolls the panel where the window already shows the whole axis); a double-click resets.
+// Offsets take effect from the next frame's layout.
+void handle_view(AppState& st, const StepLayout& L, int variant, float cell) {
+    AppState::StageView& v = st.stage_view;
+    const ImGuiIO& io = ImGui::GetIO();
+    const bool hovered = ImGui::IsWindowHovered();
+    if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+        v = {};
+        ImGui::SetScrollX(0);
+        ImGui::SetScrollY(0);
+        return;
+    }
+    if (hovered && io.MouseWheel != 0) {
+        const float before = v.zoom;
+        v.zoom = std::clamp(v.zoom * std::pow(1.25f, io.MouseWheel), 1.0f, 8.0f);
+        const float r = v.zoom / before;
+        const ImVec2 wp = ImGui::GetWindowPos();
+        const float mx = io.MousePos.x - wp.x, my = io.MousePos.y - wp.y;
+        ImGui::SetScrollX(std::max(0.0f, (ImGui::GetScrollX() + mx) * r - mx));
+        ImGui::SetScrollY(std::max(0.0f, (ImGui::GetScrollY() + my) * r - my));
+    }
+    if (hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) && !ImGui::IsAnyItemActive()) {
+        v.dragging = true;
+        v.drag_x = v.drag_y = 0;
+    }
+    if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) v.dragging = false;
+    if (!v.dragging || (io.MouseDelta.x == 0 && io.MouseDelta.y == 0) || !(cell > 0)) return;
+    LayoutLimits lim = layout_variant(variant);
+    lim.token0 = v.token0, lim.col0 = v.col0, lim.head0 = v.head0;
+    const Pan p = pan_window(lim, L, v.drag_x + io.MouseDelta.x / cell, v.drag_y + io.MouseDelta.y / cell);
+    v.token0 = lim.token0, v.col0 = lim.col0, v.head0 = lim.head0;
+    v.drag_x = p.pans_x ? p.rest_x : 0;
+    v.drag_y = p.pans_y ? p.rest_y : 0;
+    if (!p.pans_x) ImGui::SetScrollX(std::max(0.0f, ImGui::GetScrollX() - io.MouseDelta.x));
+    if (!p.pans_y) ImGui::SetScrollY(std::max(0.0f, ImGui::GetScrollY() - io.MouseDelta.y));
+}
+
+// Where the window stands in the tensor, when it does not show all of it: "tokens 16-31 of
+// 128, columns 0-11 of 2304, heads 4-7 of 12".
+std::string window_text(const TensorLayout& tl, const LayoutLimits& lim, std::int64_t batch) {
+    std::string out;
+    auto range = [&](const char* what, std::int64_t start, std::int64_t shown, std::int64_t all) {
+        if (shown >= all) return;
+        out += (out.empty() ? "" : ", ") + std::string(what) + " " + std::to_string(start) + "-" +
+               std::to_string(start + shown - 1) + " of " + std::to_string(all);
+    };
+    range("tokens", tl.token0, std::min(tl.rows, lim.tokens), tl.rows);
+    range(tl.axes.back() == Axis::Key ? "keys" : "columns", tl.col0,
+          std::min(tl.cols, tl.axes.back() == Axis::Key ? lim.tokens : lim.features), tl.cols);
+    range("heads", tl.head0, std::min(tl.heads, lim.heads), tl.heads);
+    if (!tl.batch_rows && batch > tl.batches)
+        out += (out.empty() ? "" : ", ") + std::string("sentence") + (tl.batches > 1 ? "s " : " ") +
+               std::to_string(tl.batch0) + (tl.batches > 1 ? "-" + std::to_string(tl.batch0 + tl.batches - 1) : "") +
+               " of " + std::to_string(batch) + " (the heatmaps' slider picks)";
+    return out;
+}
+
+// The step's heading: its number, op and what happened to memory, then its explanation.
+void draw_heading(const Step& s) {
+    ImGui::Text("Step %d: %s%s", s.index, op_name(s.op), s.part().empty() ? "" : (" (" + s.part() + ")").c_str());
+    ImGui::SameLine();
+    const TensorRecord& first = s.tensors.front();
+    ImGui::TextColored(storage_color(first.storage), "   %s", storage_sentence(first.storage));
+    // Wrapped at the panel's visible edge, not at the far edge of cells scrolled out of view.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    ImGui::PushTextWrapPos(ImGui::GetScrollX() + ImGui::GetWindowWidth() - style.WindowPadding.x -
+                           (ImGui::GetScrollMaxY() > 0 ? style.ScrollbarSize : 0.0f));
+    ImGui::TextWrapped("%s", s.explain.c_str());
+    ImGui::PopTextWrapPos();
+}
+
+// A configuration too large to compute: its sizes and the step's tensors, as text.
+void draw_shapes_only(const Step& s, const Config& c) {
+    ImGui::TextColored({0.95f, 0.75f, 0.25f, 1}, "shapes only: this configuration is too large to compute here");
+    ImGui::TextWrapped("%s", parameter_line(c).c_str());
+    ImGui::TextWrapped("each head's %lld x %lld score grid: %s bytes; all heads: %s bytes", static_cast<long long>(c.num_tokens()),
+                       static_cast<long long>(c.num_tokens()), grouped(c.num_tokens() * c.num_tokens() * 4).c_str(),
+                       grouped(c.heads * c.num_tokens() * c.num_tokens() * 4).c_str());
+    for (const TensorRecord& t : s.tensors)
+        ImGui::BulletText("%s %s  strides %s  %s", t.name.c_str(), shape_str(t.shape).c_str(),
+                          shape_str(t.strides).c_str(), storage_name(t.storage));
+}
+
+// The panel's room for cells, measured once a frame.
+struct Room {
+    ImVec2 avail;
+    float line, font, label_w;
+};
+
+Room measure_room() {
+    Room r;
+    r.line = ImGui::GetTextLineHeightWithSpacing();
+    r.font = ImGui::GetFontSize();
+    // The room as if no scroll bar showed (fit_cell keeps the bars' room free either way): a
+    // bar appearing must not change the cells, or the next frame would drop it again.
+    r.avail = ImGui::GetContentRegionAvail();
+    if (ImGui::GetScrollMaxY() > 0) r.avail.x += ImGui::GetStyle().ScrollbarSize;
+    if (ImGui::GetScrollMaxX() > 0) r.avail.y += ImGui::GetStyle().ScrollbarSize;
+    r.label_w = 5.5f * r.font;  // token names on the left
+    return r;
+}
+
+// The largest cell with which layout `lay` of step `s` fits the room.
+float fit_cell(const Room& room, const Step& s, const StepLayout& lay, bool across) {
+    bool hidden = false;
+    for (const TensorLayout& tl : lay.tensors) hidden |= tl.hidden > 0;
+    // Above: the names (and head names) line; below: axes, strides, the note on hidden
+    // cells, and the memory strip's title when it is drawn.
+    const bool strip_drawn = numel(s.tensors.front().shape) <= 96 && s.op != Op::Tile;
+    const float lines = 1.2f + (across ? 1.0f : 0.0f) + 2.2f + (hidden ? 1.0f : 0.0f) + (strip_drawn ? 2.2f : 0.0f);
+    const float strip = strip_drawn ? 0.8f : 0.0f;
+    // The scroll bars' room is kept free either way, so that a bar appearing does not
+    // shrink the cells and make it go away again.
+    const float bar = ImGui::GetStyle().ScrollbarSize;
+    return std::min((room.avail.x - bar - room.label_w - 10) / std::max(lay.width, 1.0f),
+                    (room.avail.y - bar - lines * room.line) / std::max(lay.height + strip, 1.0f));
+}
+
+// The window of cells chosen for this frame.
+struct Choice {
+    int variant = 0;
+    float best = -1;  // its cell size
+    std::int64_t batch_shown = 1, batch0 = 0;
+};
+
+// The window of cells that reads best in this panel: the largest one whose cells are at
+// least 14 px, head panels stacked or side by side, whichever gives larger cells (else the
+// one with the largest cells). Sentences of a batch: as many blocks as keep the cells at
+// least 14 px (down to one, the heatmaps' sentence slider choosing which).
+Choice choose_window(const AppState& st, const Room& room, const Step& s) {
+    const Config& c = st.trace->config;
+    Choice ch;
+    const std::int64_t batch = std::min<std::int64_t>(c.batch, 4);
+    for (std::int64_t b = batch; b >= 1; --b) {
+        int v_b = 0;
+        float best_b = -1;
+        const std::int64_t b0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - b);
+        for (int level = 0; level < kLayoutVariants / 2 && best_b < 14.0f; ++level)
+            for (int v = 2 * level; v < 2 * level + 2; ++v) {
+                const float fit = fit_cell(room, s, layout_of(st.trace, st.step, v, {}, b, b0), v % 2 == 1);
+                if (fit > best_b + 0.5f) best_b = fit, v_b = v;
+            }
+        if (best_b >= 14.0f || b == 1) {
+            ch.variant = v_b, ch.best = best_b, ch.batch_shown = b;
+            break;
+        }
+    }
+    ch.batch0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - ch.batch_shown);
+    return ch;
+}
+
+// Cells gliding from the step before: its layout, which cell each one comes from, and how
+// far along they are (1: arrived).
+struct Motion {
+    const StepLayout* from = nullptr;
+    const std::vector<int>* match = nullptr;
+    std::vector<const Cell*> from_cells;  // the start step's cells, flattened the way match_cells counts them
+    float k = 1.0f;
+};
+
+Motion motion_of(const AppState& st, const Choice& ch, double now) {
+    Motion m;
+    const float t_anim = std::clamp(static_cast<float>((now - st.anim_start) / st.anim_seconds), 0.0f, 1.0f);
+    const bool animating = t_anim < 1.0f && st.from_trace && st.from_step < static_cast<int>(st.from_trace->steps.size());
+    if (!animating) return m;
+    m.from = &layout_of(st.from_trace, st.from_step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
+    m.match = &match_of(st.from_trace, st.from_step, st.trace, st.step);
+    for (const TensorLayout& t : m.from->tensors)
+        for (const Cell& cell : t.cells) m.from_cells.push_back(&cell);
+    m.k = ease(t_anim);
+    return m;
+}
+
+// Sizes the cells to the space (the chosen window's fit, and the step animated from, so
+// that both fit while cells glide). Never below the floor: the panel scrolls instead.
+float cell_size(const Room& room, const Step& s, const Choice& ch, const Motion& m, float zoom) {
+    float cell = m.from ? std::min(ch.best, fit_cell(room, s, *m.from, ch.variant % 2 == 1)) : ch.best;
+    // A step of a few dozen numbers (the teaching example) always shows them, scrolling if the
+    // panel is small; larger steps take the room there is (zoom in to read them).
+    std::int64_t numbers = 0;
+    for (const TensorRecord& r : s.tensors) numbers += numel(r.shape);
+    const float floor_px = numbers <= 64 ? value_cell() : 6.0f;
+    return std::clamp(cell, floor_px, std::max(floor_px, 4.2f * room.font)) * zoom;
+}
+
+// Where this frame's cells and labels go, and how far the drawing has reached.
+struct Canvas {
+    const Step& s;
+    const Config& c;
+    const StepLayout& L;
+    const Room& room;
+    int variant;
+    bool across;
+    float cell;
+    ImDrawList* dl;
+    ImVec2 origin, grid0;
+    float label_x;        // the token names' left edge, kept in view when scrolled sideways
+    float right, bottom;  // the widest and lowest things drawn, for the scroll area
+
+    ImVec2 label(ImVec2 pos, ImU32 col, const std::string& text) {
+        const ImVec2 size = draw_label(dl, pos, col, text);
+        right = std::max(right, pos.x + size.x);
+        bottom = std::max(bottom, pos.y + size.y);
+        return size;
+    }
+};
+
+// Tensor names above each block, cut to the block; shape with axis names and strides
+// below, once for the step when its tensors share them.
+void draw_tensor_captions(Canvas& cv, float below) {
+    const Step& s = cv.s;
+    const TensorRecord& first = s.tensors.front();
+    const float cell = cv.cell;
+    bool same = true;
+    for (const TensorRecord& r : s.tensors) same &= r.shape == first.shape && r.strides == first.strides;
+    for (std::size_t ti = 0; ti < cv.L.tensors.size(); ++ti) {
+        const TensorLayout& tl = cv.L.tensors[ti];
+        const TensorRecord& rec = s.tensors[ti];
+        const float block_w = tl.width * cell + (ti + 1 < cv.L.tensors.size() ? kTensorGap * cell * 0.8f : 1e9f);
+        cv.label({cv.grid0.x + tl.x * cell, cv.origin.y}, ImGui::GetColorU32(ImGuiCol_Text), fit_text(rec.name, block_w));
+        if (same && ti > 0) continue;
+        std::string axes = (same && s.tensors.size() > 1 ? "each " : "") + axes_text(rec, tl, cv.c);
+        std::string strides = "strides " + shape_str(rec.strides) + (rec.offset ? ", offset " + std::to_string(rec.offset) : "");
+        if (!same) {
+            axes = fit_text(rec.name + " " + shape_str(rec.shape), block_w);
+            strides = "";
+        }
+        cv.label({cv.grid0.x + (same ? 0 : tl.x * cell), below}, ImGui::GetColorU32(ImGuiCol_TextDisabled), axes);
+        if (!strides.empty()) cv.label({cv.grid0.x, below + cv.room.line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), strides);
+    }
+}
+
+// A note on hidden cells: where the window stands (PyTorch prints "..." for the rest), and
+// how to move it.
+void draw_window_note(Canvas& cv, float below) {
+    std::string note;
+    for (const TensorLayout& tl : cv.L.tensors)
+        if (tl.hidden > 0) {
+            note = tl.name + ": " + window_text(tl, layout_variant(cv.variant), cv.c.batch);
+            break;
+        }
+    // The how-to goes only where it fits whole: cut, it would end in a broken word.
+    const float note_w = std::max(cv.room.avail.x - cv.room.label_w - 10, 4 * cv.room.font);
+    const std::string with_hint = note + "  (drag: pan, wheel: zoom, double-click: reset)";
+    if (ImGui::CalcTextSize(with_hint.c_str()).x <= note_w) note = with_hint;
+    cv.label({cv.grid0.x, below + 2 * cv.room.line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(note, note_w));
+}
+
+std::string head_name(const TensorLayout& t, std::int64_t h) { return (t.kv_heads ? "kv" : "h") + std::to_string(t.head0 + h); }
+
+ImU32 head_colour_of(const Config& c, const TensorLayout& t, std::int64_t h) {
+    const std::int64_t head = t.head0 + h;
+    return head_color(static_cast<int>(t.kv_heads ? head * c.group_size() : head));
+}
+
+// Side by side: one name per head panel above it (the token names once, on the left).
+void draw_head_names(Canvas& cv, const LayoutLimits& lim) {
+    const float cell = cv.cell;
+    for (std::size_t ti = 0; ti < cv.L.tensors.size(); ++ti) {
+        const TensorLayout& t = cv.L.tensors[ti];
+        if (!(t.axes.size() == 4 && is_head_axis(t.axes[1]))) continue;
+        // Each tensor's own panels (a tile step's m and l are one column wide).
+        const std::int64_t cols = std::min<std::int64_t>(t.cols, t.axes.back() == Axis::Key ? lim.tokens : lim.features);
+        const float panel_w = (cols + kPanelGap) * cell;
+        for (std::int64_t h = 0; h < std::min<std::int64_t>(t.heads, lim.heads); ++h)
+            cv.label({cv.grid0.x + t.x * cell + h * panel_w, cv.origin.y + cv.room.line}, head_colour_of(cv.c, t, h),
+                     fit_text(head_name(t, h), panel_w - 4));
+    }
+}
+
+// The left column: token names on every k-th row, so that two never overlap; the head name
+// on each panel's first row; a sentence's number on its block's first row when there are
+// several. Each panel's (and sentence's) first row goes first, then the other rows where
+// they do not touch a label already placed.
+void draw_row_labels(Canvas& cv) {
+    const TensorLayout& tl = cv.L.tensors.front();
+    const Config& c = cv.c;
+    const float cell = cv.cell, font = cv.room.font;
+    const bool across = cv.across;
+    const bool head_rows = tl.axes.size() == 4 && is_head_axis(tl.axes[1]);
+    const LayoutLimits lim = layout_variant(cv.variant);
+    const std::int64_t panels = head_rows ? std::min<std::int64_t>(tl.heads, lim.heads) : 1;
+    const std::int64_t rows = std::min<std::int64_t>(tl.rows, lim.tokens);
+    const int stride = label_stride(cell, ImGui::GetTextLineHeight());
+    const bool batched = c.batch > 1;
+    if (across) draw_head_names(cv, lim);
+    struct RowLabel {
+        float y;
+        std::string text;
+        ImU32 colour;
+        bool first;
+    };
+    std::vector<RowLabel> wanted;
+    for (std::int64_t b = 0; b < tl.batches; ++b) {
+        const float block_y = cv.grid0.y + static_cast<float>(b) * (tl.block_height + kBatchGap) * cell;
+        for (std::int64_t h = 0; h < (across ? 1 : panels); ++h)
+            for (std::int64_t r = 0; r < rows; ++r) {
+                const bool first_line = r == 0 && ((head_rows && !across) || batched);
+                if (r % stride != 0 && !first_line) continue;
+                const float y = block_y + (head_rows && !across ? h * (rows + kPanelGap) + r : r) * cell + cell * 0.5f -
+                                font * 0.5f;
+                std::string name = row_name(c, tl, tl.batch0 + b, tl.token0 + r);
+                if (first_line && head_rows && !across) name = head_name(tl, h) + " " + name;
+                if (first_line && batched && h == 0) name = "s" + std::to_string(tl.batch0 + b) + " " + name;
+                const ImU32 col = head_rows && !across ? head_colour_of(c, tl, h) : ImGui::GetColorU32(ImGuiCol_Text);
+                wanted.push_back({y, name, col, first_line});
+            }
+    }
+    std::stable_sort(wanted.begin(), wanted.end(), [](const RowLabel& a, const RowLabel& b) { return a.first > b.first; });
+    const float label_h = ImGui::GetTextLineHeight();
+    std::vector<float> placed;
+    for (const RowLabel& l : wanted) {
+        bool clear = true;
+        for (float y : placed) clear &= std::fabs(y - l.y) >= label_h;
+        if (!clear) continue;
+        placed.push_back(l.y);
+        cv.label({cv.label_x, l.y}, l.colour, fit_text(l.text, cv.room.label_w - 6));
+    }
+}
+
+// The cells, gliding from where they stood and fading in when new; the one under the mouse
+// is outlined and becomes st.hover.
+void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
+    const Step& s = cv.s;
+    const float cell = cv.cell;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    ImDrawList* dl = cv.dl;
+    std::size_t flat = 0;
+    for (std::size_t ti = 0; ti < cv.L.tensors.size(); ++ti) {
+        const TensorLayout& tl = cv.L.tensors[ti];
+        const TensorRecord& rec = s.tensors[ti];
+        float scale_max = 0;
+        if (is_grid_op(s.op))
+            for (float v : rec.data)
+                if (std::isfinite(v)) scale_max = std::max(scale_max, std::fabs(v));
+        for (std::size_t i = 0; i < tl.cells.size(); ++i, ++flat) {
+            const Cell& cell_at = tl.cells[i];
+            if (!cell_at.visible) continue;
+            float x = cell_at.x, y = cell_at.y, alpha = 1.0f;
+            if (m.match) {
+                const int j = flat < m.match->size() ? (*m.match)[flat] : -1;
+                if (j >= 0 && static_cast<std::size_t>(j) < m.from_cells.size() && m.from_cells[j]->visible) {
+                    x = m.from_cells[j]->x + (x - m.from_cells[j]->x) * m.k;
+                    y = m.from_cells[j]->y + (y - m.from_cells[j]->y) * m.k;
+                } else {
+                    alpha = m.k;  // new values fade in
+                }
+            }
+            const ImVec2 p0(cv.grid0.x + x * cell + 1, cv.grid0.y + y * cell + 1);
+            const ImVec2 p1(p0.x + cell - 2, p0.y + cell - 2);
+            const float v = rec.data[i];
+            ImU32 fill;
+            if (std::isinf(v)) fill = IM_COL32(40, 40, 40, static_cast<int>(255 * alpha));
+            else if (s.op == Op::Softmax || s.op == Op::Dropout) fill = sequential_color(v);
+            else if (is_grid_op(s.op)) fill = diverging_color(scale_max > 0 ? v / scale_max : 0);
+            else if (cell_at.head >= 0) fill = head_color(cell_at.head, 0.55f + 0.45f * std::min(1.0f, std::fabs(v)));
+            else fill = neutral_color(st.dark);
+            if (alpha < 1.0f) {
+                ImVec4 f = ImGui::ColorConvertU32ToFloat4(fill);
+                f.w *= alpha;
+                fill = ImGui::ColorConvertFloat4ToU32(f);
+            }
+            dl->AddRectFilled(p0, p1, fill, 3.0f);
+            if (is_grid_op(s.op) && cell_at.head >= 0 && tl.axes.size() == 4)
+                dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
+            cell_value(dl, p0, p1, text_on(fill), v);
+            if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
+                st.hover = Hover{true, st.step, static_cast<int>(ti), static_cast<std::int64_t>(i)};
+                dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 3.0f, 0, 3.0f);
+            }
+        }
+    }
+}
+
+// Memory strip: the first tensor's buffer in address order, coloured by head. It does not
+// change across view, transpose and transpose back: no data moved. Drawn from y_mem;
+// returns where the panel's drawing ends.
+float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
+    const Step& s = cv.s;
+    const float line = cv.room.line, label_w = cv.room.label_w;
+    const TensorRecord& rec = s.tensors.front();
+    const TensorLayout& tl = cv.L.tensors.front();
+    const std::int64_t n = numel(rec.shape);
+    if (n > 96 || s.op == Op::Tile) return y_mem;  // a tile step's four tensors take the room
+    std::int64_t lo = INT64_MAX, hi = 0;
+    std::vector<std::int64_t> offs(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+        offs[i] = rec.address(i);
+        lo = std::min(lo, offs[i]);
+        hi = std::max(hi, offs[i]);
+    }
+    const std::int64_t span = hi - lo + 1;
+    const float mcell = std::min(cv.cell * 0.8f, (cv.room.avail.x - label_w) / static_cast<float>(std::max<std::int64_t>(span, 1)));
+    const std::string title = "memory of buffer " + std::to_string(rec.buffer) + ", " + rec.name + " (addresses " +
+                              std::to_string(lo) + " to " + std::to_string(hi) + ")";
+    cv.label({cv.origin.x + label_w, y_mem}, ImGui::GetColorU32(ImGuiCol_TextDisabled), title);
+    cv.label({cv.origin.x, y_mem + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), "memory");
+    y_mem += line;
+    const float strip_row = std::max(line, 0.0f);
+    std::vector<int> at(static_cast<std::size_t>(span), -1);
+    for (std::int64_t i = 0; i < n; ++i) at[offs[i] - lo] = static_cast<int>(i);
+    for (std::int64_t m = 0; m < span; ++m) {
+        const ImVec2 p0(cv.origin.x + label_w + m * mcell, y_mem);
+        const ImVec2 p1(p0.x + mcell - 1, p0.y + mcell - 1);
+        const int i = at[m];
+        const ImU32 fill = i < 0 ? IM_COL32(90, 90, 90, 80)
+                           : tl.cells[i].head >= 0 ? head_color(tl.cells[i].head, 0.85f)
+                                                   : neutral_color(st.dark);
+        cv.dl->AddRectFilled(p0, p1, fill, 2.0f);
+        if (st.hover.valid && st.hover.tensor == 0 && i == st.hover.index)
+            cv.dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 2.0f, 0, 3.0f);
+    }
+    return y_mem + std::max(mcell, strip_row);
+}
+
+}  // namespace
+
+void DrawStage(AppState& st, double now) {
+    const Step* s = st.current();
+    if (!s) {
+        ImGui::TextUnformatted("no trace yet");
+        return;
+    }
+    if (quiz_waiting(st)) {
+        DrawQuizCard(st, now);
+        return;
+    }
+    DrawQuizVerdict(st);
+    const Config& c = st.trace->config;
+    draw_heading(*s);
+    if (st.shapes_only) {
+        draw_shapes_only(*s, c);
+        return;
+    }
+
+    const Room room = measure_room();
+    const Choice ch = choose_window(st, room, *s);
+    const StepLayout& L = layout_of(st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
+    const Motion motion = motion_of(st, ch, now);
+    const float span_w = std::max(L.width, motion.from ? motion.from->width : 0.0f);
+    bool any_hidden = false;
+    for (const TensorLayout& tl : L.tensors) any_hidden |= tl.hidden > 0;
+    const float cell = cell_size(room, *s, ch, motion, st.stage_view.zoom);
+    handle_view(st, L, ch.variant, cell);
+
+    const bool across = ch.variant % 2 == 1;
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    // Side by side, the head names take a line of their own above the grids.
+    const ImVec2 grid0(origin.x + room.label_w, origin.y + room.line * (across ? 2.2f : 1.2f));
+    Canvas cv{*s, c, L, room, ch.variant, across, cell, ImGui::GetWindowDrawList(), origin, grid0,
+              origin.x + ImGui::GetScrollX(), grid0.x + span_w * cell, grid0.y + L.height * cell};
+    // Token names stay on the left edge when the panel is scrolled sideways (zoomed in), over
+    // a backdrop so the cells pass under them: they are drawn on a channel above the cells.
+    cv.dl->ChannelsSplit(2);
+    cv.dl->ChannelsSetCurrent(1);
+    if (ImGui::GetScrollX() > 0)
+        cv.dl->AddRectFilled({cv.label_x - ImGui::GetStyle().WindowPadding.x, grid0.y},
+                             {cv.label_x + room.label_w - 2, grid0.y + L.height * cell},
+                             ImGui::ColorConvertFloat4ToU32(panel_background(st.dark)));
+    const float below = grid0.y + L.height * cell + 4;
+    draw_tensor_captions(cv, below);
+    if (any_hidden) draw_window_note(cv, below);
+    if (!L.tensors.empty()) draw_row_labels(cv);
+    cv.dl->ChannelsSetCurrent(0);
+    draw_cells(st, cv, motion);
+    cv.dl->ChannelsMerge();
+
+    const float y_mem = draw_memory_strip(st, cv, grid0.y + L.height * cell + (any_hidden ? 3.2f : 2.2f) * room.line);
+    ImGui::Dummy({std::max(cv.right, origin.x + room.label_w + span_w * cell) - origin.x + 4,
+                  std::max(y_mem, cv.bottom) - origin.y + 4});
+}
+
+}  // namespace headsplit::gui

@@ -1,0 +1,254 @@
+// Flash mode's tiles, where the other modes show heatmaps: per head, the T x S score grid that
+// flash never holds, drawn as a ghost; the tiles computed so far filled with the scores each
+// tile step recorded, the current tile outlined, tiles above the diagonal crossed out as
+// skipped. Beside each grid the running max m and sum l of every row as they stand after
+// the current step; below, the memory strip: one tile held per head against split's T x S.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <imgui.h>
+
+#include "gui/view/layout.hpp"
+#include "gui/panels/panels.hpp"
+#include "gui/panels/style.hpp"
+
+namespace headsplit::gui {
+
+namespace {
+
+const ImU32 kMaskedFill = IM_COL32(35, 35, 35, 255);
+const ImU32 kSkippedFill = IM_COL32(55, 45, 45, 255);
+
+// "12 x 12 = 144 scores (576 B)"
+std::string grid_words(std::int64_t rows, std::int64_t cols, std::int64_t copies) {
+    const std::int64_t n = rows * cols * copies;
+    return std::to_string(rows) + " x " + std::to_string(cols) + (copies > 1 ? " x " + std::to_string(copies) : "") +
+           " = " + grouped(n) + " scores (" + human_bytes(4.0 * static_cast<double>(n)) + ")";
+}
+
+// The tile steps up to the current step by (query block, key block), and each query
+// block's latest: only the blocks the grids show (the first N x NS tokens) are kept, so a
+// long pass costs a frame no more than a short one.
+struct TileSteps {
+    std::map<std::pair<int, int>, const Step*> tiles;
+    std::vector<const Step*> latest;
+    int done = 0, total = 0;
+};
+
+TileSteps tile_steps(const Trace& tr, int step, std::int64_t N, std::int64_t NS, std::int64_t blk) {
+    TileSteps ts;
+    ts.latest.assign(static_cast<std::size_t>((N + blk - 1) / blk), nullptr);
+    for (const Step& s : tr.steps) {
+        if (s.op != Op::Tile) continue;
+        ++ts.total;
+        if (s.index > step) continue;
+        ++ts.done;
+        if (s.tile_q * blk >= N) continue;
+        ts.latest[static_cast<std::size_t>(s.tile_q)] = &s;
+        if (s.tile_k * blk < NS) ts.tiles[{s.tile_q, s.tile_k}] = &s;
+    }
+    return ts;
+}
+
+// The header line's start: which tile, how many computed and skipped, the block size.
+std::string tiles_line(const Config& c, const Step& here, const TileSteps& ts, std::int64_t blk) {
+    const std::int64_t skipped = c.query_blocks() * c.key_blocks() - c.tiles_run();
+    std::string what;
+    if (here.op == Op::Tile)
+        what = "tile (" + std::to_string(here.tile_q) + ", " + std::to_string(here.tile_k) + "), " +
+               std::to_string(ts.done) + " of " + std::to_string(ts.total) + " computed";
+    else if (ts.done == 0)
+        what = "the tiles come after the transpose: " + std::to_string(ts.total) + " to compute";
+    else
+        what = "all " + std::to_string(ts.total) + " tiles computed";
+    if (skipped > 0) what += ", " + std::to_string(skipped) + " skipped above the diagonal";
+    what += "; block " + std::to_string(blk);
+    return what;
+}
+
+// What this frame's grids share.
+struct TileView {
+    const Config& c;
+    const Step& here;
+    const TileSteps& ts;
+    bool current;  // the step on screen is a tile step
+    std::int64_t sentence, N, NS, blk;
+    ImDrawList* dl;
+    float font, line_h, label_w, cell;
+    float bound;  // one colour range for every score drawn
+    int row_stride;
+    ImU32 text_col, dim_col;
+
+    // Value of record t ([B, H, rows, cols] or [B, H, rows]) at (sentence, head, r, col).
+    float value(const TensorRecord& t, int h, std::int64_t r, std::int64_t col) const {
+        const std::int64_t rows = t.shape[2], cols = t.shape.size() == 4 ? t.shape[3] : 1;
+        return t.data[static_cast<std::size_t>(((sentence * c.heads + h) * rows + r) * cols + col)];
+    }
+};
+
+// The memory strip: what flash holds (one tile per head) against split's whole grids, two
+// bars to scale, each with its words on the same line.
+void draw_memory_bars(const TileView& v, ImVec2 avail) {
+    const Config& c = v.c;
+    const float font = v.font, line_h = v.line_h;
+    const std::int64_t copies = c.batch * c.heads;
+    const std::int64_t T = c.num_tokens(), S = c.num_keys(), blk = v.blk;
+    const double held = static_cast<double>(blk * blk), whole = static_cast<double>(T * S);
+    const float bar_w = std::max(avail.x * 0.2f, 3 * font);
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float bar_h = font * 0.6f, dy = (line_h - bar_h) * 0.5f;
+    v.dl->AddRectFilled({p.x, p.y + dy}, {p.x + std::max(3.0f, bar_w * static_cast<float>(held / whole)), p.y + dy + bar_h},
+                        head_color(0, 0.9f));
+    draw_label(v.dl, {p.x + bar_w + font * 0.5f, p.y}, v.text_col,
+               fit_text("flash holds one tile: " + grid_words(blk, blk, copies), avail.x - bar_w - font));
+    v.dl->AddRectFilled({p.x, p.y + line_h + dy}, {p.x + bar_w, p.y + line_h + dy + bar_h}, IM_COL32(200, 90, 80, 230));
+    draw_label(v.dl, {p.x + bar_w + font * 0.5f, p.y + line_h}, v.dim_col,
+               fit_text("split holds 2 grids, each " + grid_words(T, S, copies), avail.x - bar_w - font));
+    ImGui::Dummy({avail.x, 2 * line_h});
+}
+
+// Head h's score grid from (x0, y0): the tiles' scores so far, the ghost of the rest, the
+// skipped tiles dark.
+void draw_scores(const TileView& v, int h, float x0, float y0) {
+    const Config& c = v.c;
+    const float cell = v.cell, font = v.font;
+    const std::int64_t blk = v.blk;
+    ImDrawList* dl = v.dl;
+    for (std::int64_t i = 0; i < v.N; ++i) {
+        if (i % v.row_stride == 0)
+            draw_label(dl, {x0 - v.label_w, y0 + i * cell + cell * 0.5f - font * 0.5f}, v.text_col,
+                       fit_text(c.token_at(v.sentence, i), v.label_w - 6));
+        const int qi = static_cast<int>(i / blk);
+        for (std::int64_t j = 0; j < v.NS; ++j) {
+            const int kj = static_cast<int>(j / blk);
+            const ImVec2 p0(x0 + j * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
+            if (!c.tile_runs(qi, kj)) {
+                dl->AddRectFilled(p0, p1, kSkippedFill);
+                continue;
+            }
+            const auto it = v.ts.tiles.find({qi, kj});
+            const TensorRecord* t = it == v.ts.tiles.end() ? nullptr : it->second->find("tile_scores");
+            if (!t || t->data.empty()) {  // to come (or not kept): the ghost of the grid
+                dl->AddRect(p0, p1, IM_COL32(120, 120, 120, 110));
+                continue;
+            }
+            const float x = v.value(*t, h, i - qi * blk, j - kj * blk);
+            const ImU32 fill = std::isinf(x) ? kMaskedFill : diverging_color(v.bound > 0 ? x / v.bound : 0);
+            dl->AddRectFilled(p0, p1, fill);
+            cell_value(dl, p0, p1, text_on(fill), x, true);
+        }
+    }
+}
+
+// The tiles over the grid: skipped ones crossed out, the current one outlined.
+void draw_tile_outlines(const TileView& v, float x0, float y0) {
+    const float cell = v.cell;
+    const std::int64_t blk = v.blk, N = v.N, NS = v.NS;
+    for (std::int64_t qi = 0; qi * blk < N; ++qi)
+        for (std::int64_t kj = 0; kj * blk < NS; ++kj) {
+            const ImVec2 a(x0 + kj * blk * cell, y0 + qi * blk * cell);
+            const ImVec2 b(x0 + std::min((kj + 1) * blk, NS) * cell - 1, y0 + std::min((qi + 1) * blk, N) * cell - 1);
+            if (!v.c.tile_runs(qi, kj)) {
+                v.dl->AddLine(a, b, IM_COL32(150, 110, 110, 200), 1.5f);
+                v.dl->AddLine({a.x, b.y}, {b.x, a.y}, IM_COL32(150, 110, 110, 200), 1.5f);
+            } else {
+                v.dl->AddRect(a, b, IM_COL32(170, 170, 170, 160), 0, 0, 1.0f);
+            }
+            if (v.current && qi == v.here.tile_q && kj == v.here.tile_k)
+                v.dl->AddRect({a.x - 2, a.y - 2}, {b.x + 2, b.y + 2}, IM_COL32(255, 255, 255, 255), 0, 0, 3.0f);
+        }
+}
+
+// m and l of each row of head h after its latest tile so far, in two columns from xm.
+void draw_running_stats(const AppState& st, const TileView& v, int h, float xm, float y0) {
+    const float cell = v.cell;
+    draw_label(v.dl, {xm, y0 - v.line_h}, v.dim_col, fit_text("m", cell));
+    draw_label(v.dl, {xm + cell, y0 - v.line_h}, v.dim_col, fit_text("l", cell));
+    for (std::int64_t i = 0; i < v.N; ++i) {
+        const int qi = static_cast<int>(i / v.blk);
+        const Step* last = v.ts.latest[static_cast<std::size_t>(qi)];
+        const TensorRecord* m = last ? last->find("m") : nullptr;
+        const TensorRecord* l = last ? last->find("l") : nullptr;
+        for (int k = 0; k < 2; ++k) {
+            const TensorRecord* t = k == 0 ? m : l;
+            const ImVec2 p0(xm + k * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
+            if (!t || t->data.empty()) {
+                v.dl->AddRect(p0, p1, IM_COL32(120, 120, 120, 110));
+                continue;
+            }
+            const float x = v.value(*t, h, i - qi * v.blk, 0);
+            const bool changed = v.current && last == &v.here;
+            const ImU32 fill = changed ? head_color(h, 0.85f) : neutral_color(st.dark);
+            v.dl->AddRectFilled(p0, p1, fill);
+            cell_value(v.dl, p0, p1, text_on(fill), x, true);
+        }
+    }
+}
+
+}  // namespace
+
+void DrawFlashTiles(AppState& st) {
+    const Trace& tr = *st.trace;
+    const Config& c = tr.config;
+    const std::int64_t T = c.num_tokens(), S = c.num_keys(), blk = c.flash_block();
+    const Step& here = tr.steps[static_cast<std::size_t>(st.step)];
+    if (quiz_hides(st, st.step)) {
+        ImGui::TextDisabled("predict the shape: the tiles show once the class has answered");
+        return;
+    }
+    // Up to 48 tokens each way are drawn.
+    const std::int64_t N = std::min<std::int64_t>(T, 48), NS = std::min<std::int64_t>(S, 48);
+    const TileSteps ts = tile_steps(tr, st.step, N, NS, blk);
+    std::string what = tiles_line(c, here, ts, blk);
+    const std::int64_t sentence = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - 1);
+    SentenceSlider(st);
+    if (c.batch > 1) what += ", sentence " + std::to_string(sentence);
+    if (N < T || NS < S) what += " (the first " + std::to_string(std::max(N, NS)) + " tokens)";
+    if (ImGui::CalcTextSize(what.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+    ImGui::TextDisabled("%s", what.c_str());
+    audit_last_item(what);
+
+    const float font = ImGui::GetFontSize();
+    const float line_h = ImGui::GetTextLineHeightWithSpacing();
+    ImVec2 avail = ImGui::GetContentRegionAvail();
+    if (ImGui::GetScrollMaxY() <= 0) avail.x -= ImGui::GetStyle().ScrollbarSize;
+    if (ImGui::GetScrollMaxX() <= 0) avail.y -= ImGui::GetStyle().ScrollbarSize;
+    TileView v{c, here, ts, here.op == Op::Tile, sentence, N, NS, blk, ImGui::GetWindowDrawList(), font, line_h, 0, 0, 0, 0,
+               ImGui::GetColorU32(ImGuiCol_Text), ImGui::GetColorU32(ImGuiCol_TextDisabled)};
+    draw_memory_bars(v, avail);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    avail.y -= 2 * line_h;
+    // Up to four heads (the first), each a grid with its m and l columns beside it.
+    const int heads = static_cast<int>(std::min<std::int64_t>(c.heads, 4));
+    float label_w = 0;
+    for (std::int64_t i = 0; i < N; ++i)
+        label_w = std::max(label_w, ImGui::CalcTextSize(c.token_at(sentence, i).substr(0, 8).c_str()).x);
+    v.label_w = label_w = std::min(label_w, 6.0f * font) + 6;
+    // m and l: two columns of cells after a gap of one cell.
+    const MapTiling tiling = tile_maps(heads, std::max(N, NS) + 3, avail.x, avail.y, label_w,
+                                       2 * line_h, font);
+    const float floor_px = std::max(N, NS) <= 4 ? value_cell() : std::max(N, NS) <= 12 ? 33.0f : 6.0f;
+    const float cell = v.cell = std::clamp(tiling.cell, floor_px, std::max(floor_px, 4.5f * font));
+    v.row_stride = label_stride(cell, font);
+    for (const auto& [key, s] : ts.tiles)
+        if (const TensorRecord* t = s->find("tile_scores"))
+            for (float x : t->data)
+                if (std::isfinite(x)) v.bound = std::max(v.bound, std::fabs(x));
+
+    const float map_w = label_w + (N + 3) * cell + font, map_h = 2 * line_h + N * cell + font;
+    float bottom = origin.y;
+    for (int h = 0; h < heads; ++h) {
+        const int col = h % tiling.columns, row = h / tiling.columns;
+        const float x0 = origin.x + col * map_w + label_w, y_title = origin.y + row * map_h, y0 = y_title + line_h;
+        draw_label(v.dl, {x0, y_title}, head_color(h), fit_text("head " + std::to_string(h), NS * cell));
+        draw_scores(v, h, x0, y0);
+        draw_tile_outlines(v, x0, y0);
+        draw_running_stats(st, v, h, x0 + (NS + 1) * cell, y0);
+        bottom = std::max(bottom, y0 + N * cell + font);
+    }
+
+    ImGui::Dummy({std::max(avail.x, tiling.columns * map_w), bottom - origin.y});
+}
+
+}  // namespace headsplit::gui

@@ -1,0 +1,215 @@
+#include "gui/panels/style.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cfloat>
+#include <cstdio>
+#include <sys/stat.h>
+
+namespace headsplit::gui {
+
+ImU32 head_color(int head, float alpha) {
+    // Tableau 10: distinct under projection and for most colour-blind viewers.
+    static const ImVec4 palette[] = {
+        {0.12f, 0.47f, 0.71f, 1}, {1.00f, 0.50f, 0.05f, 1}, {0.17f, 0.63f, 0.17f, 1}, {0.84f, 0.15f, 0.16f, 1},
+        {0.58f, 0.40f, 0.74f, 1}, {0.55f, 0.34f, 0.29f, 1}, {0.89f, 0.47f, 0.76f, 1}, {0.50f, 0.50f, 0.50f, 1},
+        {0.74f, 0.74f, 0.13f, 1}, {0.09f, 0.75f, 0.81f, 1},
+    };
+    ImVec4 c = palette[((head % 10) + 10) % 10];
+    c.w = alpha;
+    return ImGui::ColorConvertFloat4ToU32(c);
+}
+
+ImU32 neutral_color(bool dark, float alpha) {
+    return dark ? ImGui::ColorConvertFloat4ToU32({0.42f, 0.45f, 0.50f, alpha})
+                : ImGui::ColorConvertFloat4ToU32({0.70f, 0.72f, 0.76f, alpha});
+}
+
+ImVec4 panel_background(bool dark) {
+    return dark ? ImVec4(0.06f, 0.06f, 0.07f, 1) : ImVec4(0.94f, 0.94f, 0.94f, 1);
+}
+
+float toggle_width(const char* label) {
+    return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
+}
+
+float button_width(const char* label) {
+    return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
+}
+
+void same_line_if_fits(float next_w) {
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + next_w <= right) ImGui::SameLine();
+}
+
+ImU32 diverging_color(float v) {
+    v = std::clamp(v, -1.0f, 1.0f);
+    const ImVec4 white{0.97f, 0.97f, 0.97f, 1}, red{0.80f, 0.12f, 0.15f, 1}, blue{0.13f, 0.40f, 0.75f, 1};
+    const ImVec4 end = v >= 0 ? red : blue;
+    const float t = std::fabs(v);
+    return ImGui::ColorConvertFloat4ToU32(
+        {white.x + (end.x - white.x) * t, white.y + (end.y - white.y) * t, white.z + (end.z - white.z) * t, 1});
+}
+
+ImU32 sequential_color(float v) {
+    v = std::clamp(v, 0.0f, 1.0f);
+    // light yellow -> orange -> dark purple
+    const ImVec4 a{1.00f, 0.96f, 0.80f, 1}, b{0.96f, 0.45f, 0.20f, 1}, c{0.35f, 0.05f, 0.40f, 1};
+    const ImVec4 lo = v < 0.5f ? a : b, hi = v < 0.5f ? b : c;
+    const float t = v < 0.5f ? v * 2 : (v - 0.5f) * 2;
+    return ImGui::ColorConvertFloat4ToU32({lo.x + (hi.x - lo.x) * t, lo.y + (hi.y - lo.y) * t, lo.z + (hi.z - lo.z) * t, 1});
+}
+
+ImU32 text_on(ImU32 background) {
+    const ImVec4 c = ImGui::ColorConvertU32ToFloat4(background);
+    const float luma = 0.299f * c.x + 0.587f * c.y + 0.114f * c.z;
+    return luma > 0.55f ? IM_COL32(20, 20, 20, 255) : IM_COL32(250, 250, 250, 255);
+}
+
+ImVec4 storage_color(Storage s) {
+    switch (s) {
+        case Storage::View: return {0.40f, 0.85f, 0.50f, 1};
+        case Storage::InPlace: return {0.95f, 0.75f, 0.25f, 1};
+        case Storage::Copy: return {1.00f, 0.50f, 0.45f, 1};
+        case Storage::New: break;
+    }
+    return {0.45f, 0.62f, 1.00f, 1};
+}
+
+
+void section_title(const char* text) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogram));
+    ImGui::TextUnformatted(text);
+    ImGui::PopStyleColor();
+}
+
+}  // namespace headsplit::gui
+
+namespace headsplit::gui {
+
+void add_fonts(float scale) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.Fonts->Clear();
+    const float size = 19.0f * scale;
+    const char* sans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+    const char* mono = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+    struct stat sb;
+    ImFontConfig cfg;
+    if (stat(sans, &sb) == 0 && stat(mono, &sb) == 0) {
+        io.Fonts->AddFontFromFileTTF(sans, size);
+        io.Fonts->AddFontFromFileTTF(mono, size);          // index 1: code
+        io.Fonts->AddFontFromFileTTF(sans, size * 0.8f);   // index 2: numbers inside cells
+    } else {
+        cfg.SizePixels = 13.0f * scale;  // ImGui's own font, scaled
+        io.Fonts->AddFontDefault(&cfg);
+        io.Fonts->AddFontDefault(&cfg);
+        io.Fonts->AddFontDefault(&cfg);
+    }
+}
+
+void apply_theme(bool dark) {
+    if (dark) ImGui::StyleColorsDark();
+    else ImGui::StyleColorsLight();
+    ImGuiStyle& style = ImGui::GetStyle();
+    style.WindowRounding = 0;
+    style.FrameRounding = 3;
+    style.WindowBorderSize = 1;
+    style.Colors[ImGuiCol_WindowBg] = ImVec4(0, 0, 0, 0);  // drawn as the clear colour: panel_background
+}
+
+ImFont* code_font() {
+    ImFontAtlas* a = ImGui::GetIO().Fonts;
+    return a->Fonts.Size > 1 ? a->Fonts[1] : ImGui::GetFont();
+}
+
+ImFont* cell_font() {
+    ImFontAtlas* a = ImGui::GetIO().Fonts;
+    return a->Fonts.Size > 2 ? a->Fonts[2] : ImGui::GetFont();
+}
+
+LayoutAudit& layout_audit() {
+    static LayoutAudit audit;
+    return audit;
+}
+
+void audit_panel(const char* name) {
+    LayoutAudit& a = layout_audit();
+    if (!a.enabled) return;
+    const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    // Right after Begin the draw list clips to the window's inner area: what can be seen.
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 c0 = dl->GetClipRectMin(), c1 = dl->GetClipRectMax();
+    a.begin_panel(name, pos.x, pos.y, size.x, size.y, c0.x, c0.y, c1.x, c1.y,
+                  ImGui::GetScrollMaxX() > 0, ImGui::GetScrollMaxY() > 0);
+}
+
+ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text) {
+    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+    dl->AddText(pos, color, text.c_str());
+    layout_audit().label(text, pos.x, pos.y, ts.x, ts.y);
+    return ts;
+}
+
+std::string fit_text(const std::string& text, float max_w) {
+    if (ImGui::CalcTextSize(text.c_str()).x <= max_w) return text;
+    for (std::size_t n = text.size(); n-- > 1;) {
+        if ((static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) continue;  // not inside a UTF-8 character
+        const std::string cut = text.substr(0, n) + ".";
+        if (ImGui::CalcTextSize(cut.c_str()).x <= max_w) return cut;
+    }
+    return "";
+}
+
+void audit_last_item(const std::string& text) {
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    layout_audit().label(text, a.x, a.y, b.x - a.x, b.y - a.y);
+}
+
+bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, bool heatmap) {
+    ImFont* f = cell_font();
+    // Narrower than the shortest number (".00") with its margin: nothing could show, and
+    // nothing for the audit to judge; skip the text work (large grids have many such cells).
+    // Measuring three characters costs far less than that work, so it is not kept.
+    const float shortest = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, ".00").x;
+    if (p1.x - p0.x + 0.01f < shortest + 4) return false;
+    const std::string text = format_cell(value);
+    const ImVec2 ts = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, text.c_str());
+    const float w = p1.x - p0.x, h = p1.y - p0.y;
+    const bool fits = w + 0.01f >= ts.x + 4 && h >= ts.y * 0.8f;  // the tolerance: float rounding of the cell size
+    if (fits) dl->AddText(f, f->FontSize, {(p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f}, color, text.c_str());
+    layout_audit().cell(text, p0.x, p0.y, w, h, fits, ts.x, heatmap);
+    return fits;
+}
+
+std::string grouped(std::int64_t n) {
+    std::string digits = std::to_string(n), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+std::string parameter_line(const Config& c) {
+    // Weights only (no biases), as the attention layer's size is usually told.
+    const std::int64_t kv = c.kv_width(), Dk = c.key_dim();
+    const std::int64_t per_layer = c.d_in * c.d_out + 2 * Dk * kv + (c.out_proj ? c.d_out * c.d_out : 0);
+    std::string sizes = kv == c.d_out && Dk == c.d_in
+                            ? "3 x " + std::to_string(c.d_in) + " x " + std::to_string(c.d_out)
+                            : std::to_string(c.d_in) + " x " + std::to_string(c.d_out) + " + 2 x " + std::to_string(Dk) +
+                                  " x " + std::to_string(kv);
+    std::string s = "attention weights per layer: " + sizes + (c.out_proj ? " + " + std::to_string(c.d_out) + "^2" : "") +
+                    " = " + grouped(per_layer);
+    if (c.layers > 1) s += "; x " + std::to_string(c.layers) + " layers = " + grouped(c.layers * per_layer);
+    if (c.preset == "gpt3" && c.d_out == 12288) s += " (about a third of 175B)";
+    return s;
+}
+
+float value_cell() { return std::max({number_width("-0.00"), number_width("-inf"), number_width("-154")}) + 6; }
+
+float number_width(const std::string& text) {
+    ImFont* f = cell_font();
+    return f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, text.c_str()).x;
+}
+
+}  // namespace headsplit::gui

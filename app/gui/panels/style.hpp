@@ -1,0 +1,76 @@
+#pragma once
+// Colours and small drawing helpers shared by the panels.
+#include <string>
+
+#include <imgui.h>
+
+#include "gui/runs/audit.hpp"
+#include "headsplit/engine/config.hpp"
+#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/engine/trace.hpp"
+
+namespace headsplit::gui {
+
+// A distinct colour per head (cycling after 10), readable on dark and light themes.
+ImU32 head_color(int head, float alpha = 1.0f);
+// Neutral cell colour for values that belong to no single head (x, output).
+ImU32 neutral_color(bool dark, float alpha = 1.0f);
+// Diverging blue - white - red for v in [-1, 1] (scores), sequential for [0, 1] (weights).
+ImU32 diverging_color(float v);
+ImU32 sequential_color(float v);
+// The panels' background. The panels tile the window, so it is drawn once, as the frame's
+// clear colour, and ImGui's window backgrounds stay transparent: on a software renderer
+// (llvmpipe) each blended quad the size of a panel costs more than the panel's contents.
+ImVec4 panel_background(bool dark);
+// Black or white, whichever reads on `background`.
+ImU32 text_on(ImU32 background);
+
+// What happened to memory in a step, the same hue everywhere (stage, timeline): green a
+// view, amber in place, red a copy, blue computed.
+ImVec4 storage_color(Storage s);
+
+
+// Widths of a check box or radio button and of a button with `label`, at the current font.
+float toggle_width(const char* label);
+float button_width(const char* label);
+// SameLine() when a widget `next_w` wide still fits beside the last item; otherwise the next
+// widget starts a new line (controls wrap at large fonts instead of being cut at the edge).
+void same_line_if_fits(float next_w);
+
+// A coloured heading inside a panel.
+void section_title(const char* text);
+
+// The fonts loaded by the window: 0 text, 1 code (monospace), 2 numbers inside cells.
+// The three fonts (text, code, cell numbers) at `scale` into the current context's atlas:
+// DejaVu when installed, ImGui's own font otherwise. The renderer's texture is the caller's.
+void add_fonts(float scale);
+// Dark or light colours, square panels; the panels' background is left to the clear colour.
+void apply_theme(bool dark);
+ImFont* code_font();
+ImFont* cell_font();
+// The audit of the frame being drawn (enabled by --layout-report / --layout-audit).
+LayoutAudit& layout_audit();
+// Records the current window as audited panel `name` (call right after ImGui::Begin).
+void audit_panel(const char* name);
+// AddText that the audit sees; returns the text's size.
+ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text);
+// `text` cut to fit `max_w` px in the current font (a trailing "." marks the cut); "" when
+// not even one letter fits.
+std::string fit_text(const std::string& text, float max_w);
+// Records the last ImGui item (a button, a line of text) as a label.
+void audit_last_item(const std::string& text);
+// A cell's number (format_cell), centred in [p0, p1] with the cell font, drawn when it fits (the cell is at
+// least its width + 4 px wide); recorded either way. Returns whether it was drawn.
+bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, bool heatmap = false);
+// "603,979,776": thousands separated, for parameter counts.
+std::string grouped(std::int64_t n);
+// One line on the layer's attention weights: 3·D_in·D_out + D_out² (and GPT-3's 96 layers).
+std::string parameter_line(const Config& c);
+
+// Width of `text` in the cell font.
+float number_width(const std::string& text);
+// The smallest cell that shows the numbers of a grid up to "-9.99" ("-.52", "-inf", "154") with
+// their margin.
+float value_cell();
+
+}  // namespace headsplit::gui

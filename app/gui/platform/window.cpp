@@ -1,0 +1,429 @@
+#include "gui/platform/window.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include <epoxy/gl.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+
+#include "gui/panels/panels.hpp"
+#include "gui/runs/requests.hpp"
+#include "gui/platform/settings.hpp"
+#include "gui/model/state.hpp"
+#include "gui/panels/style.hpp"
+#include "gui/runs/unattended.hpp"
+
+namespace headsplit::gui {
+
+namespace {
+
+std::string g_glfw_error;
+
+// Tries GL 4.3 core (EGL first, so a worker thread's headless EGL context and the window
+// share one GL dispatch), then the platform's native API, then GL 3.3 (CPU backend only).
+GLFWwindow* open_window(const GuiOptions& o) {
+    struct Attempt {
+        int api, major, minor;
+    };
+    const Attempt attempts[] = {{GLFW_EGL_CONTEXT_API, 4, 3}, {GLFW_NATIVE_CONTEXT_API, 4, 3}, {GLFW_NATIVE_CONTEXT_API, 3, 3}};
+    for (const Attempt& a : attempts) {
+        glfwDefaultWindowHints();
+        glfwWindowHint(GLFW_CONTEXT_CREATION_API, a.api);
+        glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, a.major);
+        glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, a.minor);
+        glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+        glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+        glfwWindowHint(GLFW_RESIZABLE, GLFW_TRUE);
+        if (GLFWwindow* w = glfwCreateWindow(o.width, o.height, "HeadSplit: multi-head attention, step by step", nullptr, nullptr))
+            return w;
+    }
+    return nullptr;
+}
+
+void load_fonts(AppState& st) {
+    ImGuiIO& io = ImGui::GetIO();
+    add_fonts(st.font_scale);
+    // The texture is made here, not by the first frame's NewFrame, so its sampling can be
+    // set: glyphs are baked at the size they are drawn, so the atlas is read texel for texel,
+    // and nearest sampling shows the same text while costing llvmpipe less for every pixel
+    // drawn (solid shapes read the atlas too).
+    if (st.panels.fonts_built) {
+        ImGui_ImplOpenGL3_DestroyFontsTexture();
+        ImGui_ImplOpenGL3_CreateFontsTexture();
+    } else {
+        ImGui_ImplOpenGL3_CreateDeviceObjects();  // shaders, buffers and the font texture
+    }
+    st.panels.fonts_built = true;
+    glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(reinterpret_cast<std::intptr_t>(io.Fonts->TexID)));
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    st.font_dirty = false;
+}
+
+
+void handle_keys(AppState& st, GLFWwindow* win, double now) {
+    ImGuiIO& io = ImGui::GetIO();
+    if (io.WantTextInput) return;
+    auto pressed = [](ImGuiKey k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k)); };
+    if (pressed(ImGuiKey_RightArrow)) go_to_step(st, st.step + 1, now);
+    if (pressed(ImGuiKey_LeftArrow)) go_to_step(st, st.step - 1, now);
+    if (pressed(ImGuiKey_Home)) go_to_step(st, 0, now);
+    if (pressed(ImGuiKey_End) && st.trace) go_to_step(st, static_cast<int>(st.trace->steps.size()) - 1, now);
+    if (pressed(ImGuiKey_Space)) {
+        st.playing = !st.playing;
+        st.last_advance = now;
+    }
+    if (ImGui::IsKeyPressed(GLFW_KEY_Q)) set_quiz(st, !st.quiz.on);
+    if (quiz_waiting(st))  // keys 1 to 4 choose an option (the stage's buttons say which)
+        for (int i = 0; i < 4 && quiz_waiting(st); ++i)
+            if (ImGui::IsKeyPressed(GLFW_KEY_1 + i) && i < static_cast<int>(st.quiz.pending->options.size()))
+                quiz_answer(st, st.quiz.pending->options[static_cast<std::size_t>(i)].shape, now);
+    if (ImGui::IsKeyPressed(GLFW_KEY_F11)) st.fullscreen = !st.fullscreen;
+    if (ImGui::IsKeyPressed(GLFW_KEY_F5)) st.presenting = !st.presenting;
+    if (st.presenting && pressed(ImGuiKey_Escape)) st.presenting = false;
+    if (ImGui::IsKeyPressed(GLFW_KEY_F12)) st.screenshot_requested = true;
+    (void)win;
+}
+
+// What the window shows now, to notice when the state asks for something else.
+struct Shown {
+    bool dark = true;
+    bool fullscreen = false;
+    int windowed[4] = {};  // the window's position and size before fullscreen, to go back to
+};
+
+void apply_fullscreen(AppState& st, GLFWwindow* win, Shown& shown) {
+    if (st.fullscreen == shown.fullscreen) return;
+    int* saved = shown.windowed;
+    GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+    if (st.fullscreen && monitor) {
+        glfwGetWindowPos(win, &saved[0], &saved[1]);
+        glfwGetWindowSize(win, &saved[2], &saved[3]);
+        const GLFWvidmode* mode = glfwGetVideoMode(monitor);
+        glfwSetWindowMonitor(win, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+    } else {
+        glfwSetWindowMonitor(win, nullptr, saved[0], saved[1], saved[2], saved[3], 0);
+        st.fullscreen = false;
+    }
+    shown.fullscreen = st.fullscreen;
+}
+
+// Takes a finished trace onto the screen. A GL problem that sent the work to the CPU is
+// shown in the Controls panel and, once per message, written to stderr for whoever
+// launched the app from a terminal.
+void take_result(AppState& st, double now) {
+    auto r = st.computer->take();
+    if (!r) return;
+    if (r->fell_back && r->notice != st.panels.fallback_said) {
+        std::cerr << "headsplit: " << r->notice << "\n";
+        st.panels.fallback_said = r->notice;
+    }
+    apply_result(st, std::move(*r), now);
+}
+
+// A splitter: a thin strip on a boundary between panels; dragging it moves the boundary,
+// a fraction of the window kept in st.splits.
+struct Splitter {
+    int id;
+    bool vertical;    // a vertical line (drag left and right)
+    float at;         // its x (vertical) or y
+    float from, to;   // its extent along the other axis
+    float* fraction;  // what dragging sets
+    float origin, span, lo, hi;  // fraction = (mouse - origin) / span, clamped to [lo, hi]
+};
+
+// `dragging`: the id of the splitter a drag holds, -1 when none.
+void handle_splitters(int& dragging, const std::vector<Splitter>& splitters) {
+    const ImGuiIO& io = ImGui::GetIO();
+    const ImVec2 m = io.MousePos;
+    const float grab = 5.0f;
+    for (const Splitter& sp : splitters) {
+        const float along = sp.vertical ? m.y : m.x, across = sp.vertical ? m.x : m.y;
+        const bool hovered = along >= sp.from && along <= sp.to && std::abs(across - sp.at) <= grab;
+        if (hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) dragging = sp.id;
+        if (!hovered && dragging != sp.id) continue;
+        ImGui::SetMouseCursor(sp.vertical ? ImGuiMouseCursor_ResizeEW : ImGuiMouseCursor_ResizeNS);
+        const ImVec2 a = sp.vertical ? ImVec2(sp.at, sp.from) : ImVec2(sp.from, sp.at);
+        const ImVec2 b = sp.vertical ? ImVec2(sp.at, sp.to) : ImVec2(sp.to, sp.at);
+        ImGui::GetForegroundDrawList()->AddLine(a, b, ImGui::GetColorU32(ImGuiCol_SeparatorActive), 3.0f);
+        if (dragging == sp.id) {
+            if (ImGui::IsMouseDown(ImGuiMouseButton_Left))
+                *sp.fraction = std::clamp((across - sp.origin) / sp.span, sp.lo, sp.hi);
+            else
+                dragging = -1;
+        }
+    }
+}
+
+void draw_presenter(AppState& st, double now) {
+    // Keys only: the caption across the top, the stage and the heatmaps share the rest.
+    const ImVec2 size = ImGui::GetIO().DisplaySize;
+    const float W = size.x, H = size.y;
+    const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                                   ImGuiWindowFlags_NoSavedSettings;
+    auto place = [&](float x, float y, float w, float h) {
+        ImGui::SetNextWindowPos({x, y}, ImGuiCond_Always);
+        ImGui::SetNextWindowSize({std::max(w, 50.0f), std::max(h, 50.0f)}, ImGuiCond_Always);
+    };
+    take_result(st, now);
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float caption_h = ImGui::GetTextLineHeightWithSpacing() * 1.5f + 2 * ImGui::GetTextLineHeightWithSpacing() +
+                            style.WindowPadding.y * 2 + 4;
+    place(0, 0, W, caption_h);
+    if (ImGui::Begin("Presenter", nullptr, fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_HorizontalScrollbar))
+        DrawCaption(st);
+    ImGui::End();
+    st.hover = Hover{};
+    const float stage_w = W * st.splits.stage;
+    place(0, caption_h, stage_w, H - caption_h);
+    if (ImGui::Begin("Stage", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
+        audit_panel("stage");
+        DrawStage(st, now);
+    }
+    ImGui::End();
+    place(stage_w, caption_h, W - stage_w, H - caption_h);
+    if (ImGui::Begin("Heads", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) DrawHeatmaps(st);
+    ImGui::End();
+    handle_splitters(st.panels.dragging_splitter, {{5, true, stage_w, caption_h, H, &st.splits.stage, 0, W, 0.3f, 0.8f}});
+}
+
+// One fixed window per panel, laid out for the display size.
+void draw_panels(AppState& st, double now) {
+    if (st.presenting) {
+        draw_presenter(st, now);
+        return;
+    }
+    const ImVec2 size = ImGui::GetIO().DisplaySize;
+    const float W = size.x, H = size.y;
+    // The stage and the heads are the show: by default the controls and the code columns
+    // take what their text needs at this font, no more than a fifth and a quarter of the
+    // width; the splitters move every boundary.
+    // (At the default fractions the caps are 330 and 560 px x font scale.)
+    const float left = st.splits.left * std::min(W, 1650.0f * st.font_scale);
+    const float right = st.splits.right * std::min(W, 2240.0f * st.font_scale);
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float timeline_h = ImGui::GetFrameHeight() /* title */ + ImGui::GetFrameHeightWithSpacing() /* buttons */ +
+                             ImGui::GetTextLineHeight() * 2 + 10 /* tiles */ + style.ScrollbarSize +
+                             style.WindowPadding.y * 2 + style.ItemSpacing.y * 2;
+    const float bottom_h = (H - timeline_h) * (1.0f - st.splits.stage);
+    const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                                   ImGuiWindowFlags_NoSavedSettings;
+    auto place = [&](float x, float y, float w, float h) {
+        ImGui::SetNextWindowPos({x, y}, ImGuiCond_Always);
+        ImGui::SetNextWindowSize({std::max(w, 50.0f), std::max(h, 50.0f)}, ImGuiCond_Always);
+    };
+
+    place(0, 0, left, H);
+    if (ImGui::Begin("Controls", nullptr, fixed)) DrawControls(st, now);
+    ImGui::End();
+    // A change made above is computed at once for teaching sizes: show it in this frame.
+    take_result(st, now);
+
+    place(left, 0, W - left, timeline_h);
+    if (ImGui::Begin("Timeline", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
+        audit_panel("timeline");
+        DrawTimeline(st, now);
+    }
+    ImGui::End();
+
+    st.hover = Hover{};
+    place(left, timeline_h, W - left - right, H - timeline_h - bottom_h);
+    if (ImGui::Begin("Stage", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
+        audit_panel("stage");
+        DrawStage(st, now);
+    }
+    ImGui::End();
+
+    place(left, H - bottom_h, W - left - right, bottom_h);
+    if (ImGui::Begin("Heads", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
+        if (ImGui::BeginTabBar("bottom")) {
+            if (ImGui::BeginTabItem("Attention heatmaps", nullptr, st.open_heatmaps ? ImGuiTabItemFlags_SetSelected : 0)) {
+                DrawHeatmaps(st);
+                ImGui::EndTabItem();
+            }
+            if (ImGui::BeginTabItem("Weight split", nullptr, st.open_weights ? ImGuiTabItemFlags_SetSelected : 0)) {
+                DrawWeightSplit(st);
+                ImGui::EndTabItem();
+            }
+            if (ImGui::BeginTabItem("Why weight splits", nullptr, st.open_why ? ImGuiTabItemFlags_SetSelected : 0)) {
+                DrawWhy(st);
+                ImGui::EndTabItem();
+            }
+            st.open_why = st.open_weights = st.open_heatmaps = false;
+            ImGui::EndTabBar();
+        }
+    }
+    ImGui::End();
+
+    const float code_h = (H - timeline_h) * st.splits.code;
+    place(W - right, timeline_h, right, code_h);
+    if (ImGui::Begin("PyTorch code", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
+        audit_panel("code");
+        DrawCode(st);
+    }
+    ImGui::End();
+
+    place(W - right, timeline_h + code_h, right, H - timeline_h - code_h);
+    if (ImGui::Begin("Inspector", nullptr, fixed)) DrawInspector(st);
+    ImGui::End();
+
+    handle_splitters(st.panels.dragging_splitter, {
+        {1, true, left, 0, H, &st.splits.left, 0, W, 0.1f, 0.4f},
+        {2, true, W - right, timeline_h, H, &st.splits.right, W, -W, 0.1f, 0.45f},
+        {3, false, H - bottom_h, left, W - right, &st.splits.stage, timeline_h, H - timeline_h, 0.2f, 0.85f},
+        {4, false, timeline_h + code_h, W - right, W, &st.splits.code, timeline_h, H - timeline_h, 0.15f, 0.85f},
+    });
+}
+
+// Events: an idle interactive window waits for one (up to 0.1 s) instead of drawing frames
+// no one looks at; animations, play, a computation under way and the unattended runs draw
+// every frame.
+void poll_events(const AppState& st, bool unattended, double now) {
+    const bool animating = now - st.anim_start < st.anim_seconds;
+    if (!unattended && !animating && !st.playing && !st.computer->busy())
+        glfwWaitEventsTimeout(0.1);  // idle: no busy loop on a teacher's laptop
+    else
+        glfwPollEvents();
+}
+
+// Play: the next step every seconds_per_step, stopping at the last. Playing waits while a
+// question does.
+void play(AppState& st, double now) {
+    if (!st.playing || !st.trace || quiz_waiting(st) || now - st.last_advance < st.seconds_per_step) return;
+    if (st.step + 1 < static_cast<int>(st.trace->steps.size())) go_to_step(st, st.step + 1, now);
+    else st.playing = false;
+    st.last_advance = now;
+}
+
+void begin_audit_frame(const AppState& st) {
+    if (!layout_audit().enabled) return;
+    const ImVec2 ds = ImGui::GetIO().DisplaySize;
+    layout_audit().begin_frame(static_cast<int>(ds.x), static_cast<int>(ds.y), st.font_scale, "step " + std::to_string(st.step));
+}
+
+// ImGui's frame into the back buffer, over the panels' background (the clear colour).
+FrameInfo render(const AppState& st, GLFWwindow* win, double started, double now) {
+    ImGui::Render();
+    FrameInfo f;
+    glfwGetFramebufferSize(win, &f.fb_w, &f.fb_h);
+    glViewport(0, 0, f.fb_w, f.fb_h);
+    const ImVec4 bg = panel_background(st.dark);
+    glClearColor(bg.x, bg.y, bg.z, bg.w);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    f.started = started;
+    f.now = now;
+    return f;
+}
+
+// GLFW and the window, its GL context current; nullptr (the reason on stderr) when either
+// cannot be had.
+GLFWwindow* start_window(const GuiOptions& o) {
+    glfwSetErrorCallback([](int, const char* what) { g_glfw_error = what; });
+    if (!glfwInit()) {
+        std::cerr << "headsplit: cannot open a window: " << g_glfw_error
+                  << "; set DISPLAY, run under xvfb-run, or use `headsplit trace`\n";
+        return nullptr;
+    }
+    GLFWwindow* win = open_window(o);
+    if (!win) {
+        std::cerr << "headsplit: cannot open an OpenGL 3.3+ window: " << g_glfw_error << "; use `headsplit trace`\n";
+        glfwTerminate();
+        return nullptr;
+    }
+    glfwMakeContextCurrent(win);
+    return win;
+}
+
+// The state the options ask for; the first trace is asked for.
+void set_up_state(AppState& st, const GuiOptions& o) {
+    st.presenting = o.present;
+    st.compare_masks = o.compare_masks;
+    st.focus_head = o.focus_head;
+    set_quiz(st, o.quiz);
+    st.stage_view.zoom = o.zoom;
+    st.stage_view.token0 = o.pan[0], st.stage_view.col0 = o.pan[1], st.stage_view.head0 = o.pan[2];
+    st.config = o.config;
+    st.font_scale = o.font_scale;
+    st.dark = !o.light;
+    st.gl_renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+    st.computer = std::make_unique<TraceComputer>(epoxy_gl_version() >= 43);
+    apply_theme(st.dark);
+    recompute(st);
+    if (o.tab == "why") {
+        st.open_why = true;
+        st.why = start_why(st.config);
+    }
+    st.open_weights = o.tab == "weights";
+}
+
+void shut_down(AppState& st, GLFWwindow* win) {
+    if (st.why && st.why->future.valid()) st.why->future.wait();
+    st.computer.reset();  // its GL objects die while the context is current
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(win);
+    glfwTerminate();
+}
+
+}  // namespace
+
+int run_gui(const GuiOptions& o) {
+    GLFWwindow* win = start_window(o);
+    if (!win) return 1;
+    const std::unique_ptr<UnattendedRun> run = make_unattended_run(o);
+    glfwSwapInterval(run ? 0 : 1);
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGui_ImplGlfw_InitForOpenGL(win, true);
+    ImGui_ImplOpenGL3_Init("#version 330");
+    AppState st;
+    // The splitters are kept in the user's settings folder, never in the working folder; the
+    // unattended runs (screenshots, audits, soaks) neither read nor write it, so they are
+    // the same on every machine.
+    const std::string ini = run ? "" : settings_path();
+    use_settings_file(st, ini);
+    set_up_state(st, o);
+    Shown shown{st.dark, false, {0, 0, o.width, o.height}};
+
+    while (!glfwWindowShouldClose(win)) {
+        const double started = now_seconds();
+        poll_events(st, run != nullptr, started);
+        const double now = now_seconds();
+        take_result(st, now);
+        play(st, now);
+        if (st.font_dirty) load_fonts(st);
+        if (shown.dark != st.dark) {
+            apply_theme(st.dark);
+            shown.dark = st.dark;
+        }
+        apply_fullscreen(st, win, shown);
+        if (run && !run->before_frame(st, win, now)) break;
+
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui_ImplGlfw_NewFrame();
+        ImGui::NewFrame();
+        begin_audit_frame(st);
+        handle_keys(st, win, now);
+        draw_panels(st, now);
+        const FrameInfo frame = render(st, win, started, now);
+        serve_requests(st, frame.fb_w, frame.fb_h);
+        if (run && !run->frame_drawn(st, frame)) break;  // a frame to save is read before it is shown
+        glfwSwapBuffers(win);
+        if (run) run->after_frame(st, frame);
+    }
+    const int exit_code = run ? run->finish() : 0;
+    shut_down(st, win);
+    return exit_code;
+}
+
+}  // namespace headsplit::gui

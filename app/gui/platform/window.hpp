@@ -1,0 +1,39 @@
+#pragma once
+// The visualizer's window: GLFW + OpenGL 4.3 core + Dear ImGui, the panels laid out for a
+// projector; the unattended runs (`--screenshot`, `--drive`, `--layout-audit`) drive the
+// same loop (unattended.hpp).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "headsplit/engine/config.hpp"
+
+namespace headsplit::gui {
+
+struct GuiOptions {
+    Config config;
+    std::string screenshot;  // non-empty: save this PNG of step `step` and exit
+    int step = 0;
+    int width = 1600, height = 900;
+    float font_scale = 1.0f;
+    bool light = false;
+    bool present = false;      // start in presenter mode (F5 toggles, Escape leaves)
+    bool quiz = false;           // predict the shape (Q toggles)
+    bool compare_masks = false;  // heatmaps: causal vs bidirectional side by side
+    int focus_head = -1;         // heatmaps: this head alone (-1: all heads)
+    float zoom = 1.0f;           // the stage's zoom (the wheel's), 1 to 8
+    std::int64_t pan[3] = {0, 0, 0};  // the stage window's first token, column, head (a drag's)
+    std::string tab = "heatmaps";  // heatmaps | weights | why (why also starts measuring)
+    int drive_frames = 0;      // > 0: drive the app for this many frames (see driver.hpp)
+    std::string drive_report;  // where the driver writes its JSON report
+    std::string layout_report;  // with `screenshot`: also write that frame's layout report here
+    std::string layout_audit;   // non-empty: run the layout audit sweep, write its report here
+    std::vector<std::pair<int, int>> audit_windows;  // the sweep's window sizes
+    std::vector<float> audit_fonts;                  // the sweep's font scales
+};
+
+// Exit code: 0, or 1 when no window can be opened or an unattended run failed (the reason
+// on stderr, one line).
+int run_gui(const GuiOptions& options);
+
+}  // namespace headsplit::gui

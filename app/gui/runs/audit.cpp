@@ -1,0 +1,146 @@
+#include "gui/runs/audit.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace headsplit::gui {
+
+void LayoutAudit::begin_frame(int window_w, int window_h, float font_scale, std::string what) {
+    report_ = LayoutReport{};
+    report_.window_w = window_w;
+    report_.window_h = window_h;
+    report_.font_scale = font_scale;
+    report_.what = std::move(what);
+    panel_.clear();
+}
+
+void LayoutAudit::begin_panel(const std::string& name, float x, float y, float w, float h, float clip_x0,
+                              float clip_y0, float clip_x1, float clip_y1, bool scroll_x, bool scroll_y) {
+    if (!enabled) return;
+    panel_ = name;
+    clip_[0] = clip_x0;
+    clip_[1] = clip_y0;
+    clip_[2] = clip_x1;
+    clip_[3] = clip_y1;
+    report_.panels.push_back({name, x, y, w, h, scroll_x, scroll_y});
+}
+
+bool LayoutAudit::visible(float x, float y, float w, float h) const {
+    return x + w > clip_[0] && x < clip_[2] && y + h > clip_[1] && y < clip_[3];
+}
+
+void LayoutAudit::label(const std::string& text, float x, float y, float w, float h) {
+    if (!enabled || text.empty()) return;
+    AuditItem it;
+    it.panel = panel_;
+    it.text = text;
+    it.x = x, it.y = y, it.w = w, it.h = h;
+    it.visible = visible(x, y, w, h);
+    report_.items.push_back(std::move(it));
+}
+
+void LayoutAudit::cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,
+                       bool heatmap) {
+    if (!enabled) return;
+    AuditItem it;
+    it.panel = panel_;
+    it.cell = true;
+    it.text = text;
+    it.x = x, it.y = y, it.w = w, it.h = h;
+    it.visible = visible(x, y, w, h);
+    it.value_shown = value_shown;
+    it.value_w = value_w;
+    it.heatmap = heatmap;
+    report_.items.push_back(std::move(it));
+}
+
+std::string layout_report_json(const LayoutReport& r) {
+    nlohmann::json doc;
+    doc["format"] = "headsplit-layout";
+    doc["version"] = 1;
+    doc["window"] = {r.window_w, r.window_h};
+    doc["font_scale"] = r.font_scale;
+    doc["what"] = r.what;
+    nlohmann::json panels = nlohmann::json::array();
+    for (const AuditPanel& p : r.panels)
+        panels.push_back({{"name", p.name}, {"x", p.x}, {"y", p.y}, {"w", p.w}, {"h", p.h},
+                          {"scroll_x", p.scroll_x}, {"scroll_y", p.scroll_y}});
+    doc["panels"] = std::move(panels);
+    nlohmann::json items = nlohmann::json::array();
+    for (const AuditItem& it : r.items) {
+        nlohmann::json j = {{"panel", it.panel}, {"kind", it.cell ? "cell" : "label"}, {"text", it.text},
+                            {"x", it.x}, {"y", it.y}, {"w", it.w}, {"h", it.h}, {"visible", it.visible}};
+        if (it.cell) {
+            j["value_shown"] = it.value_shown;
+            j["value_w"] = it.value_w;
+        }
+        items.push_back(std::move(j));
+    }
+    doc["items"] = std::move(items);
+    return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+namespace {
+
+std::string rect(const AuditItem& it) {
+    char b[96];
+    std::snprintf(b, sizeof b, "(%.0f, %.0f, %.0f x %.0f)", it.x, it.y, it.w, it.h);
+    return b;
+}
+
+std::string quoted(const AuditItem& it) { return (it.cell ? "cell \"" : "label \"") + it.text + "\" " + rect(it); }
+
+}  // namespace
+
+std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules& rules) {
+    std::vector<std::string> out;
+    char size[64];
+    std::snprintf(size, sizeof size, "%dx%d font %.2g", r.window_w, r.window_h, r.font_scale);
+    const std::string where = std::string(size) + (r.what.empty() ? "" : ", " + r.what) + ": ";
+    auto panel_of = [&](const std::string& name) -> const AuditPanel* {
+        for (const AuditPanel& p : r.panels)
+            if (p.name == name) return &p;
+        return nullptr;
+    };
+    const float tol = 1.0f;
+    // Labels of one panel must not overlap.
+    for (std::size_t i = 0; i < r.items.size(); ++i) {
+        const AuditItem& a = r.items[i];
+        if (a.cell || !a.visible) continue;
+        for (std::size_t j = i + 1; j < r.items.size(); ++j) {
+            const AuditItem& b = r.items[j];
+            if (b.cell || !b.visible || b.panel != a.panel) continue;
+            const float ox = std::min(a.x + a.w, b.x + b.w) - std::max(a.x, b.x);
+            const float oy = std::min(a.y + a.h, b.y + b.h) - std::max(a.y, b.y);
+            if (ox > tol && oy > tol)
+                out.push_back(where + a.panel + ": " + quoted(a) + " overlaps " + quoted(b));
+        }
+    }
+    for (const AuditItem& it : r.items) {
+        if (!it.visible) continue;
+        const AuditPanel* p = panel_of(it.panel);
+        if (!p) {
+            out.push_back(where + quoted(it) + " belongs to no panel \"" + it.panel + "\"");
+            continue;
+        }
+        const bool out_x = it.x < p->x - tol || it.x + it.w > p->x + p->w + tol;
+        const bool out_y = it.y < p->y - tol || it.y + it.h > p->y + p->h + tol;
+        if ((out_x && !p->scroll_x) || (out_y && !p->scroll_y))
+            out.push_back(where + it.panel + ": " + quoted(it) + " sticks out of the panel (" + std::to_string(int(p->x)) +
+                          ", " + std::to_string(int(p->y)) + ", " + std::to_string(int(p->w)) + " x " +
+                          std::to_string(int(p->h)) + ")");
+        if (!it.cell) continue;
+        if (!it.value_shown && it.w >= it.value_w + 4)
+            out.push_back(where + it.panel + ": " + quoted(it) + " has room for its number (" +
+                          std::to_string(int(it.value_w)) + " px) but does not show it");
+        if (rules.every_value_shown && !it.value_shown)
+            out.push_back(where + it.panel + ": " + quoted(it) + " does not show its number");
+        if (rules.heatmap_cells_32 && it.heatmap && it.w < 32)
+            out.push_back(where + it.panel + ": heatmap " + quoted(it) + " is under 32 px");
+    }
+    return out;
+}
+
+}  // namespace headsplit::gui

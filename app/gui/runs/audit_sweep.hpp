@@ -1,0 +1,60 @@
+#pragma once
+// `--layout-audit REPORT.json`: one process renders the real window at several window
+// sizes x font scales x configurations x every step, in the normal layout and in presenter
+// mode (and the weight-split tab once per configuration), collects each frame's layout report and checks it with audit_problems().
+// Writes every problem found, one line each, as JSON; exits 1 when there is any.
+#include <string>
+#include <vector>
+
+#include "gui/runs/audit.hpp"
+#include "gui/model/state.hpp"
+#include "gui/runs/unattended.hpp"
+
+namespace headsplit::gui {
+
+struct AuditCase {
+    std::string name;  // "default", "journey", ...
+    Config config;
+    AppState::StageView view;    // zoomed and panned, or as it opens
+    bool compare_masks = false;  // heatmaps: causal vs bidirectional
+    bool quiz = false;           // predict the shape: each step is the question before it
+};
+
+// The configurations: the default, journey, a 9-word sentence with 3 heads, T = 32
+// with 4 heads, gpt2-small T = 16, loop and fused modes; then gpt2-small T = 32 zoomed 1.5x
+// and panned (its window starting at token 10, column 20, head 5) and the 9-word sentence
+// with causal vs bidirectional heatmaps.
+std::vector<AuditCase> audit_cases();
+
+class AuditSweep : public UnattendedRun {
+public:
+    AuditSweep(std::vector<std::pair<int, int>> windows, std::vector<float> fonts, std::vector<AuditCase> cases,
+               std::string report_path);
+
+    // Before a frame: sets up the next window size, font, configuration, tab and step.
+    // Returns false when every frame has been checked.
+    bool before_frame(AppState& st, GLFWwindow* win, double now) override;
+    // After the frame was shown: checks its layout report when it is one to check.
+    void after_frame(AppState& st, const FrameInfo& f) override;
+    // Writes the report; 1 (the reason on stderr) when it cannot or when problems were found.
+    int finish() override;
+
+private:
+    bool settled(const AppState& st, int fb_w, int fb_h) const;
+    std::string describe(const AppState& st) const;
+
+    std::vector<std::pair<int, int>> windows_;
+    std::vector<float> fonts_;
+    std::vector<AuditCase> cases_;
+    std::string report_;
+    std::size_t window_ = 0, font_ = 0, case_ = 0;
+    int step_ = -1;          // -1: the weight-split tab at step 0; then steps 0 ..
+    int frames_here_ = 0;    // frames drawn since this (case, step) was set up
+    bool present_ = false;   // the second pass over the steps, in presenter mode
+    bool set_up_ = false;    // the current case's size, font and config are applied
+    std::int64_t frames_checked_ = 0;
+    std::vector<std::string> problems_;
+    std::size_t problem_count_ = 0;
+};
+
+}  // namespace headsplit::gui

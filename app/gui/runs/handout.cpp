@@ -1,0 +1,271 @@
+#include "gui/runs/handout.hpp"
+
+#include <cstdio>
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
+#include <vector>
+
+#include <epoxy/gl.h>
+#include <imgui.h>
+#include <backends/imgui_impl_opengl3.h>
+
+#include "headsplit/engine/engine.hpp"
+#include "headsplit/io/trace_json.hpp"
+#include "gui/runs/audit.hpp"
+#include "gui/panels/panels.hpp"
+#include "gui/platform/png.hpp"
+#include "gui/model/state.hpp"
+#include "gui/panels/style.hpp"
+
+namespace headsplit::gui {
+
+namespace {
+
+// A picture per step: wide enough for a page, text at 1.25x so it prints at a readable size.
+constexpr int kWidth = 1600, kHeight = 1000;
+constexpr float kFontScale = 1.25f;
+
+std::string html_escape(const std::string& s) {
+    std::string out;
+    for (char ch : s) {
+        switch (ch) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            default: out += ch;
+        }
+    }
+    return out;
+}
+
+std::string sentence(const std::vector<std::string>& tokens) {
+    std::string out;
+    for (const std::string& t : tokens) out += (out.empty() ? "" : " ") + t;
+    return out;
+}
+
+// The `headsplit trace` options that give this configuration again ("" when its inputs are a
+// preset's own embeddings, which no option spells).
+std::string rerun_options(const Config& c) {
+    if (!c.embeddings.empty()) return "";
+    std::string o;
+    for (const std::vector<std::string>& s : c.sentences()) o += "--text \"" + sentence(s) + "\" ";
+    o += "--d-in " + std::to_string(c.d_in) + " --d-out " + std::to_string(c.d_out) + " --heads " +
+         std::to_string(c.heads) + " --mode " + mode_name(c.mode) + " --seed " + std::to_string(c.seed);
+    if (c.grouped()) o += " --kv-heads " + std::to_string(c.kv_head_count());
+    for (const std::vector<std::string>& s : c.context) o += " --context \"" + sentence(s) + "\"";
+    if (c.d_context > 0) o += " --d-context " + std::to_string(c.d_context);
+    if (c.decoding()) o += " --decode-from " + std::to_string(c.decode_from);
+    if (c.causal && c.cross()) o += " --causal";
+    if (!c.causal && !c.cross()) o += " --no-causal";
+    if (c.dropout > 0) o += " --dropout " + format_number(c.dropout);
+    if (c.qkv_bias) o += " --qkv-bias";
+    if (c.scale_first) o += " --scale-first";
+    if (!c.out_proj) o += " --no-out-proj";
+    return o;
+}
+
+std::string picture_name(int step) {
+    char name[32];
+    std::snprintf(name, sizeof name, "step-%02d.png", step);
+    return name;
+}
+
+// The step's result and what it was made from (its first link), as the caption shows them.
+std::string shape_change(const Trace& tr, const Step& s) {
+    const TensorRecord& out = s.result();
+    const TensorRecord* in = out.from.empty() ? nullptr : tr.source(out.from.front());
+    return (in ? shape_str(in->shape) + " &rarr; " : std::string()) + shape_str(out.shape);
+}
+
+// ImGui's context, GL objects and the audit's switch, made for the handout and given back
+// however write_handout leaves (a throw included).
+class Offscreen {
+public:
+    Offscreen() : previous_(ImGui::GetCurrentContext()), audit_was_(layout_audit().enabled) {
+        glGetIntegerv(GL_FRAMEBUFFER_BINDING, &previous_fbo_);
+        layout_audit().enabled = false;
+        try {
+            set_up();
+        } catch (...) {
+            release();  // a constructor that throws gets no destructor: the window must get its state back
+            throw;
+        }
+    }
+    ~Offscreen() { release(); }
+    Offscreen(const Offscreen&) = delete;
+    Offscreen& operator=(const Offscreen&) = delete;
+
+    // One frame of step st.step: the stage above, the heatmaps below, as in class.
+    void draw(AppState& st) {
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui::NewFrame();
+        const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                                       ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoScrollbar;
+        const float stage_h = kHeight * 0.56f;
+        ImGui::SetNextWindowPos({0, 0});
+        ImGui::SetNextWindowSize({kWidth, stage_h});
+        if (ImGui::Begin("Stage", nullptr, fixed)) DrawStage(st, 0.0);
+        ImGui::End();
+        ImGui::SetNextWindowPos({0, stage_h});
+        ImGui::SetNextWindowSize({kWidth, kHeight - stage_h});
+        if (ImGui::Begin("Attention heatmaps", nullptr, fixed)) DrawHeatmaps(st);
+        ImGui::End();
+        ImGui::Render();
+        glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
+        glViewport(0, 0, kWidth, kHeight);
+        const ImVec4 bg = panel_background(false);
+        glClearColor(bg.x, bg.y, bg.z, 1);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    }
+
+private:
+    void set_up() {
+        context_ = ImGui::CreateContext();
+        ImGui::SetCurrentContext(context_);
+        ImGuiIO& io = ImGui::GetIO();
+        io.IniFilename = nullptr;
+        io.DisplaySize = ImVec2(kWidth, kHeight);
+        io.DeltaTime = 1.0f / 60;
+        add_fonts(kFontScale);
+        apply_theme(false);
+        if (!ImGui_ImplOpenGL3_Init("#version 330")) throw std::runtime_error("the handout cannot draw: no OpenGL 3.3 here");
+        backend_ = true;
+        glGenTextures(1, &texture_);
+        glBindTexture(GL_TEXTURE_2D, texture_);
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, kWidth, kHeight, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+        glGenFramebuffers(1, &fbo_);
+        glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
+        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, texture_, 0);
+        if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE)
+            throw std::runtime_error("the handout cannot draw: no offscreen framebuffer of " + std::to_string(kWidth) + "x" +
+                                     std::to_string(kHeight));
+    }
+
+    // Gives back what set_up made, however far it got.
+    void release() {
+        if (backend_) ImGui_ImplOpenGL3_Shutdown();
+        if (context_) ImGui::DestroyContext(context_);
+        context_ = nullptr;
+        backend_ = false;
+        ImGui::SetCurrentContext(previous_);
+        glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(previous_fbo_));
+        if (fbo_) glDeleteFramebuffers(1, &fbo_);
+        if (texture_) glDeleteTextures(1, &texture_);
+        fbo_ = texture_ = 0;
+        layout_audit().enabled = audit_was_;
+    }
+
+    ImGuiContext* previous_ = nullptr;
+    ImGuiContext* context_ = nullptr;
+    bool audit_was_ = false;
+    bool backend_ = false;
+    GLint previous_fbo_ = 0;
+    GLuint texture_ = 0, fbo_ = 0;
+};
+
+}  // namespace
+
+void check_handout_dir(const std::string& dir) {
+    if (dir.empty()) throw std::runtime_error("the handout needs a folder: --out DIR");
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir))
+        throw std::runtime_error("cannot make the handout folder " + dir + (ec ? ": " + ec.message() : ": a file has that name") +
+                                 "; choose a folder you can write to");
+    check_writable((std::filesystem::path(dir) / "index.html").string());
+}
+
+std::string handout_html(const Trace& tr) {
+    const Config& c = tr.config;
+    std::string h;
+    h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+    h += "<title>HeadSplit handout: " + html_escape(sentence(c.tokens)) + "</title>\n";
+    h += R"(<style>
+body { font-family: "DejaVu Sans", Arial, sans-serif; color: #111; max-width: 60em; margin: 1.5em auto; padding: 0 1em; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; }
+table.config td { padding: 0.1em 1em 0.1em 0; }
+section.step { page-break-inside: avoid; break-inside: avoid; border-top: 1px solid #999; padding: 0.6em 0; }
+section.step h2 { font-size: 1.15em; margin: 0 0 0.3em 0; }
+.shape { font-family: "DejaVu Sans Mono", monospace; font-weight: bold; }
+pre { background: #f3f3f3; padding: 0.3em 0.6em; margin: 0.3em 0; white-space: pre-wrap; }
+.moved { color: #a11; } .view { color: #161; }
+img { width: 100%; max-height: 42vh; object-fit: contain; border: 1px solid #ccc; }
+table.counts { border-collapse: collapse; } table.counts td, table.counts th { border: 1px solid #999; padding: 0.2em 0.8em; }
+@media print { body { max-width: none; margin: 0; } section.step { height: 48vh; overflow: hidden; } img { max-height: 28vh; } }
+</style>
+</head>
+<body>
+)";
+    h += "<h1>Multi-head attention, step by step: &ldquo;" + html_escape(sentence(c.tokens)) + "&rdquo;</h1>\n";
+    h += "<table class=\"config\">\n";
+    auto row = [&](const std::string& k, const std::string& v) { h += "<tr><td>" + k + "</td><td>" + v + "</td></tr>\n"; };
+    row("tokens", "T = " + std::to_string(c.num_tokens()) + ", a batch of " + std::to_string(c.batch));
+    row("sizes", "D_in = " + std::to_string(c.d_in) + ", D_out = " + std::to_string(c.d_out) + ", " + std::to_string(c.heads) +
+                     " heads of head_dim = " + std::to_string(c.head_dim()));
+    row("mode", std::string(mode_name(c.mode)) + (c.causal ? ", causal mask" : ", no mask") +
+                    (c.dropout > 0 ? ", dropout " + format_number(c.dropout) + " (seed " + std::to_string(c.seed) + ")" : ""));
+    row("weights", "seed " + std::to_string(c.seed) + (c.qkv_bias ? ", Q/K/V bias" : "") + (c.out_proj ? ", output projection" : ""));
+    if (const std::string o = rerun_options(c); !o.empty()) row("rerun it", "<code>headsplit trace " + html_escape(o) + "</code>");
+    h += "</table>\n";
+
+    for (const Step& s : tr.steps) {
+        const TensorRecord& out = s.result();
+        const bool moved = out.storage == Storage::New || out.storage == Storage::Copy;
+        h += "<section class=\"step\">\n<h2>Step " + std::to_string(s.index) + ": " + op_name(s.op) +
+             (s.part().empty() ? "" : " (" + s.part() + ")") + " &nbsp; <span class=\"shape\">" +
+             shape_change(tr, s) + "</span></h2>\n";
+        h += "<pre>" + html_escape(s.code) + "</pre>\n";
+        h += "<p>" + html_escape(s.explain) + "</p>\n";
+        h += "<p>" + html_escape(out.name) + ": strides <span class=\"shape\">" + shape_str(out.strides) + "</span>; <span class=\"" +
+             std::string(moved ? "moved" : "view") + "\">" + html_escape(storage_sentence(out.storage)) + "</span></p>\n";
+        h += "<img src=\"" + picture_name(s.index) + "\" alt=\"step " + std::to_string(s.index) + ": the stage and the heatmaps\">\n";
+        h += "</section>\n";
+    }
+
+    h += "<section class=\"step\">\n<h2>The lesson in numbers: matmul calls for this configuration</h2>\n";
+    h += "<table class=\"counts\"><tr><th>mode</th><th>matmul calls</th><th>steps</th></tr>\n";
+    for (const ModeCount& n : matmul_counts(c)) {
+        if (n.refused.empty())  // a mode this configuration cannot take (fused cross-attention, ...) says why
+            h += "<tr><td>" + std::string(mode_name(n.mode)) + "</td><td>" + std::to_string(n.total) + "</td><td>" +
+                 std::to_string(n.steps) + "</td></tr>\n";
+        else
+            h += "<tr><td>" + std::string(mode_name(n.mode)) + "</td><td>-</td><td>not with this configuration: " +
+                 html_escape(n.refused) + "</td></tr>\n";
+    }
+    h += "</table>\n<p>The same numbers in every mode; loop runs a small matmul per head, split one large one per "
+         "projection, fused one for Q, K and V together.</p>\n</section>\n</body>\n</html>\n";
+    return h;
+}
+
+int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& dir) {
+    if (!trace || trace->steps.empty()) throw std::runtime_error("the handout needs a trace");
+    for (const Step& s : trace->steps)
+        for (const TensorRecord& t : s.tensors)
+            if (t.data.empty() && !t.shape.empty())
+                throw std::runtime_error("the handout needs values: this configuration is shown as shapes only");
+    check_handout_dir(dir);
+    const std::filesystem::path folder(dir);
+    Offscreen screen;
+    AppState st;
+    st.trace = trace;
+    st.dark = false;
+    st.font_scale = kFontScale;
+    st.font_dirty = false;
+    for (const Step& s : trace->steps) {
+        st.step = s.index;
+        st.anim_start = -1e9;  // settled, no animation
+        for (int frame = 0; frame < 3; ++frame) screen.draw(st);  // sizes settle over two frames
+        std::string why;
+        if (!save_png((folder / picture_name(s.index)).string(), kWidth, kHeight, &why, GL_COLOR_ATTACHMENT0))
+            throw std::runtime_error(why);
+    }
+    write_file_atomically((folder / "index.html").string(), handout_html(*trace));
+    return static_cast<int>(trace->steps.size());
+}
+
+}  // namespace headsplit::gui

@@ -1,0 +1,27 @@
+#pragma once
+// The handout: what the class saw, to print or to take home. DIR/step-00.png, one picture
+// per step (that step's stage and heatmaps, light theme, a print size), and DIR/index.html,
+// a page that needs no network (its CSS inline, the pictures beside it): the configuration;
+// per step its number, op, shape change, strides, whether data moved, PyTorch line,
+// explanation and picture; at the end the matmul counts of loop, split and fused.
+#include <memory>
+#include <string>
+
+#include "headsplit/engine/trace.hpp"
+
+namespace headsplit::gui {
+
+// Refuses, in one line, a DIR that cannot be made or written, before any work is done.
+void check_handout_dir(const std::string& dir);
+
+// The page alone; its pictures are named step-00.png, step-01.png, ...
+std::string handout_html(const Trace& trace);
+
+// Writes the handout of `trace` (a recorded run, with values) into `dir`, made when missing.
+// Renders offscreen in the GL context current on this thread (the window's, or a headless
+// EGL one), into a framebuffer and an ImGui context of its own: the window's state is left
+// as it was. Every file goes through a temporary name and a rename. Returns the number of
+// pictures; throws std::runtime_error with one line.
+int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& dir);
+
+}  // namespace headsplit::gui

@@ -1,0 +1,24 @@
+#include "gui/runs/unattended.hpp"
+
+#include <chrono>
+
+#include "gui/runs/audit_sweep.hpp"
+#include "gui/runs/driver.hpp"
+#include "gui/runs/screenshot.hpp"
+#include "gui/platform/window.hpp"
+
+namespace headsplit::gui {
+
+double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::unique_ptr<UnattendedRun> make_unattended_run(const GuiOptions& o) {
+    if (!o.layout_audit.empty())
+        return std::make_unique<AuditSweep>(o.audit_windows, o.audit_fonts, audit_cases(), o.layout_audit);
+    if (o.drive_frames > 0) return std::make_unique<Driver>(o.drive_frames, o.drive_report);
+    if (!o.screenshot.empty()) return std::make_unique<ScreenshotRun>(o.screenshot, o.step, o.layout_report);
+    return nullptr;
+}
+
+}  // namespace headsplit::gui

@@ -1,0 +1,337 @@
+#include "gui/view/layout.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace headsplit::gui {
+
+const char* axis_label(Axis a) {
+    switch (a) {
+        case Axis::Batch: return "B";
+        case Axis::Token: return "T";
+        case Axis::Head: return "H";
+        case Axis::KvHead: return "H_kv";
+        case Axis::Feature: return "features";
+        case Axis::Key: return "T (keys)";
+    }
+    return "?";
+}
+
+bool is_grid_op(Op op) {
+    return op == Op::Scores || op == Op::Mask || op == Op::PadMask || op == Op::Scale || op == Op::Softmax ||
+           op == Op::Dropout;
+}
+
+Axes layout_axes(const TensorRecord& t) {
+    if (t.axes.size() == 3 && is_head_axis(t.axes[1])) return {t.axes[0], t.axes[1], t.axes[2], Axis::Feature};
+    return t.axes;
+}
+
+StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim, const LayoutLimits& lim) {
+    Config c;
+    c.heads = heads;
+    c.d_out = heads * head_dim;
+    c.tokens.clear();
+    return layout_step(s, c, lim);
+}
+
+std::string row_name(const Config& c, const TensorLayout& tl, std::int64_t b, std::int64_t r) {
+    if (tl.batch_rows) return "s" + std::to_string(r);
+    const std::int64_t pos = tl.row_offset + r;
+    if (tl.key_rows) {
+        if (b >= c.batch || c.tokens.empty()) return "";
+        const std::vector<std::string> keys = c.key_tokens(b);
+        return pos < static_cast<std::int64_t>(keys.size()) ? keys[static_cast<std::size_t>(pos)] : "";
+    }
+    if (b >= c.batch || pos >= c.num_tokens() || c.tokens.empty()) return "";
+    return c.token_at(b, pos);
+}
+
+namespace {
+
+// What a tensor's axes hold and how much of each is drawn: T rows (tokens, keys or
+// sentences), X columns, H heads (1 when not split), B sentences.
+struct Extent {
+    Shape shape;  // m and l of a flash tile get a column of one
+    bool split = false, head_rows = false;  // [B, T|H, H|T, X]; [B, H, T, X]
+    std::int64_t T = 0, X = 0, H = 1, B = 1;
+    std::int64_t rows_shown = 0, cols_shown = 0, heads_shown = 0;
+};
+
+// The tensor's block before its cells: axes, row kind, extents, the window's start clamped so
+// it stays full; the step's pan maxima grow to take it in.
+TensorLayout frame_tensor(const Step& s, const TensorRecord& t, const LayoutLimits& lim, Extent& e, StepLayout& out) {
+    TensorLayout tl;
+    tl.name = t.name;
+    tl.axes = layout_axes(t);
+    // A flash tile's m and l, [B, H, rows], lie out as [B, H, rows, 1]: a column per head panel.
+    e.shape = tl.axes.size() == 4 && t.shape.size() == 3 ? Shape{t.shape[0], t.shape[1], t.shape[2], 1} : t.shape;
+    const Shape& shape = e.shape;
+    tl.key_rows = t.key_rows();
+    tl.batch_rows = shape.size() == 2;
+    tl.kv_heads = t.has(Axis::KvHead);
+    // The first row's position: a round's token, its new key, a tile's first query, ...
+    tl.row_offset = s.position(t, 0);
+    e.split = tl.axes.size() == 4;
+    e.head_rows = e.split && is_head_axis(tl.axes[1]);
+    e.T = tl.batch_rows ? shape[0] : shape[e.split ? (e.head_rows ? 2 : 1) : 1];
+    e.X = shape.back();
+    e.H = e.split ? shape[e.head_rows ? 1 : 2] : 1;
+    e.B = tl.batch_rows ? 1 : shape[0];
+    const std::int64_t col_limit = tl.axes.back() == Axis::Key ? lim.tokens : lim.features;
+    e.rows_shown = std::min(e.T, lim.tokens);
+    e.cols_shown = std::min(e.X, col_limit);
+    e.heads_shown = std::min(e.H, lim.heads);
+    tl.batches = std::min(e.B, std::max<std::int64_t>(lim.batch, 1));
+    tl.batch0 = std::clamp<std::int64_t>(lim.batch0, 0, e.B - tl.batches);
+    tl.rows = e.T, tl.cols = e.X, tl.heads = e.H;
+    tl.token0 = std::clamp<std::int64_t>(lim.token0, 0, e.T - e.rows_shown);
+    tl.col0 = std::clamp<std::int64_t>(lim.col0, 0, e.X - e.cols_shown);
+    tl.head0 = std::clamp<std::int64_t>(lim.head0, 0, e.H - e.heads_shown);
+    out.max_token0 = std::max(out.max_token0, e.T - e.rows_shown);
+    out.max_col0 = std::max(out.max_col0, e.X - e.cols_shown);
+    out.max_head0 = std::max(out.max_head0, e.H - e.heads_shown);
+    return tl;
+}
+
+// The head each cell is coloured as. Features of a [B, T, D_out] tensor, or the 3 x D_out of
+// qkv, belong to heads in blocks of head_dim; the input x and the output projection mix them.
+// Keys and values of grouped-query attention belong to key/value heads, coloured as the first
+// query head each serves.
+struct HeadColours {
+    std::int64_t head_dim = 0, D = 0, kv_width = 1, group = 1;
+    bool grouped = false, mixed = false, kv_cols = false, qkv_cols = false, by_head = false;
+    bool key_rows = false, kv_heads = false;
+    int step_head = -1;
+
+    HeadColours(const Step& s, const TensorLayout& tl, const Extent& e, const Config& c)
+        : head_dim(c.head_dim()), D(c.heads * c.head_dim()), kv_width(std::max<std::int64_t>(c.kv_width(), 1)),
+          group(std::max<std::int64_t>(c.group_size(), 1)), grouped(c.grouped()), key_rows(tl.key_rows),
+          kv_heads(tl.kv_heads), step_head(s.head) {
+        mixed = tl.batch_rows || s.op == Op::Input || s.op == Op::OutProj || s.op == Op::Assemble;
+        kv_cols = !e.split && !mixed && tl.key_rows && head_dim > 0 && s.head < 0;
+        // Fused mode's one projection: queries, keys and values side by side.
+        qkv_cols = !e.split && !mixed && s.op == Op::Project && s.head < 0 && s.tensors.size() == 1 && head_dim > 0;
+        by_head = !e.split && !mixed && !kv_cols && !qkv_cols && tl.axes.back() == Axis::Feature && s.head < 0 &&
+                  head_dim > 0 && e.X % D == 0;
+    }
+    // Column `col` of a tensor that is not split into heads.
+    int of_column(std::int64_t col) const {
+        if (kv_cols) return static_cast<int>((col % kv_width) / head_dim * group);
+        if (qkv_cols) return static_cast<int>(col < D ? col / head_dim : ((col - D) % kv_width) / head_dim * group);
+        if (by_head) return static_cast<int>((col % D) / head_dim);
+        if (step_head >= 0 && key_rows && grouped) return static_cast<int>(step_head / group * group);
+        return mixed ? -1 : step_head;
+    }
+    // Head panel or group `h` of a split tensor.
+    int of_head(std::int64_t h) const {
+        const std::int64_t q_head = kv_heads ? h * group : h;
+        return static_cast<int>(grouped && key_rows ? q_head / group * group : q_head);
+    }
+};
+
+// Each element's cell: its head colour, whether it is in the window, and where it sits (cell
+// units, relative to the tensor's block); sentences' blocks one under the other.
+void place_cells(TensorLayout& tl, const Extent& e, const LayoutLimits& lim, const HeadColours& colours) {
+    const std::int64_t n = numel(e.shape);
+    tl.cells.resize(static_cast<std::size_t>(n));
+    float w = 0, h = 0;
+    Shape ix;
+    std::vector<std::int64_t> batch_of(static_cast<std::size_t>(n), 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+        unravel(e.shape, i, ix);  // [B, T, X], [B, T|H, H|T, X] or [B, S]
+        std::int64_t row = tl.batch_rows ? ix[0] : ix.size() >= 2 ? ix[1] : 0, hd_index = 0;
+        if (e.split) {
+            row = e.head_rows ? ix[2] : ix[1];
+            hd_index = e.head_rows ? ix[1] : ix[2];
+        }
+        const std::int64_t b = tl.batch_rows ? 0 : ix[0] - tl.batch0;  // its block among those shown
+        batch_of[static_cast<std::size_t>(i)] = b;
+        Cell& c = tl.cells[static_cast<std::size_t>(i)];
+        c.head = e.split ? colours.of_head(hd_index) : colours.of_column(ix.back());
+        // Positions count from the window's start.
+        const std::int64_t col = ix.back() - tl.col0;
+        row -= tl.token0;
+        hd_index -= tl.head0;
+        c.visible = b >= 0 && b < tl.batches && row >= 0 && row < e.rows_shown && col >= 0 && col < e.cols_shown &&
+                    hd_index >= 0 && hd_index < e.heads_shown;
+        if (!c.visible) {
+            ++tl.hidden;
+            continue;
+        }
+        const float fc = static_cast<float>(col), fr = static_cast<float>(row), fh = static_cast<float>(hd_index);
+        if (!e.split) {
+            c.x = fc, c.y = fr;
+        } else if (!e.head_rows) {  // [B, T, H, F]: head groups side by side in each row
+            c.x = fh * (static_cast<float>(e.cols_shown) + kHeadGap) + fc, c.y = fr;
+        } else if (lim.heads_across) {  // [B, H, T, X]: head panels side by side
+            c.x = fh * (static_cast<float>(e.cols_shown) + kPanelGap) + fc, c.y = fr;
+        } else {  // [B, H, T, X]: head panels stacked
+            c.x = fc, c.y = fh * (static_cast<float>(e.rows_shown) + kPanelGap) + fr;
+        }
+        w = std::max(w, c.x + 1);
+        h = std::max(h, c.y + 1);
+    }
+    // Sentence b's block sits under sentence b - 1's.
+    tl.block_height = h;
+    for (std::size_t i = 0; i < tl.cells.size(); ++i) {
+        Cell& c = tl.cells[i];
+        c.x += tl.x;
+        c.y += tl.y + static_cast<float>(batch_of[i]) * (h + kBatchGap);
+    }
+    tl.width = w;
+    tl.height = static_cast<float>(tl.batches) * h + static_cast<float>(tl.batches - 1) * kBatchGap;
+}
+
+}  // namespace
+
+StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& lim) {
+    StepLayout out;
+    float x0 = 0;
+    for (const TensorRecord& t : s.tensors) {
+        Extent e;
+        TensorLayout tl = frame_tensor(s, t, lim, e, out);
+        tl.x = x0;
+        place_cells(tl, e, lim, HeadColours(s, tl, e, config));
+        x0 += tl.width + kTensorGap;
+        out.width = tl.x + tl.width;
+        out.height = std::max(out.height, tl.height);
+        out.tensors.push_back(std::move(tl));
+    }
+    return out;
+}
+
+namespace {
+
+// Where element `i` of a copied tensor came from, as its links say: (which link, flat index
+// in that link's tensor), or (-1, -1). Merge copies its one source in row-major order; concat
+// copies its k-th source into the k-th block of columns.
+std::pair<int, std::int64_t> copy_source(const TensorRecord& t, std::int64_t i) {
+    if (t.storage != Storage::Copy || t.from.empty() || t.shape.empty()) return {-1, -1};
+    if (t.from.size() == 1) return {0, i};
+    const std::int64_t cols = t.shape.back(), block = cols / static_cast<std::int64_t>(t.from.size());
+    if (block <= 0) return {-1, -1};
+    const std::int64_t col = i % cols, row = i / cols;
+    return {static_cast<int>(col / block), row * block + col % block};
+}
+
+// Each tensor's first flat index when a step's tensors are laid one after another.
+std::map<std::string, int> bases(const Step& s) {
+    std::map<std::string, int> out;
+    int base = 0;
+    for (const TensorRecord& t : s.tensors) {
+        out.emplace(t.name, base);
+        base += static_cast<int>(numel(t.shape));
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<int> match_cells(const Step& from, const Step& to) {
+    // (buffer, memory offset) -> flat index in `from`: views and in-place ops keep memory.
+    std::map<std::pair<int, std::int64_t>, int> by_memory;
+    int base = 0;
+    for (const TensorRecord& t : from.tensors) {
+        const std::int64_t n = numel(t.shape);
+        for (std::int64_t i = 0; i < n; ++i) by_memory.emplace(std::make_pair(t.buffer, t.address(i)), base + static_cast<int>(i));
+        base += static_cast<int>(n);
+    }
+    const std::map<std::string, int> from_base = bases(from), to_base = bases(to);
+    std::vector<int> match;
+    for (const TensorRecord& t : to.tensors) {
+        const std::int64_t n = numel(t.shape);
+        for (std::int64_t i = 0; i < n; ++i) {
+            auto m = by_memory.find({t.buffer, t.address(i)});
+            if (m != by_memory.end()) {
+                match.push_back(m->second);
+                continue;
+            }
+            // Across a copy forwards: the element the copy read, when it read from `from`.
+            int found = -1;
+            const auto [link, j] = copy_source(t, i);
+            if (link >= 0 && t.from[static_cast<std::size_t>(link)].step == from.index) {
+                const auto b = from_base.find(t.from[static_cast<std::size_t>(link)].tensor);
+                if (b != from_base.end()) found = b->second + static_cast<int>(j);
+            }
+            match.push_back(found);
+        }
+    }
+    // Across a copy backwards (stepping back from merge): `from` copied these cells of `to`.
+    for (const TensorRecord& f : from.tensors) {
+        const std::int64_t n = numel(f.shape);
+        const int fb = from_base.at(f.name);
+        for (std::int64_t k = 0; k < n; ++k) {
+            const auto [link, j] = copy_source(f, k);
+            if (link < 0 || f.from[static_cast<std::size_t>(link)].step != to.index) continue;
+            const auto b = to_base.find(f.from[static_cast<std::size_t>(link)].tensor);
+            if (b == to_base.end()) continue;
+            const std::size_t at = static_cast<std::size_t>(b->second + j);
+            if (at < match.size() && match[at] < 0) match[at] = fb + static_cast<int>(k);
+        }
+    }
+    return match;
+}
+
+Pan pan_window(LayoutLimits& lim, const StepLayout& lay, float dx, float dy) {
+    Pan rest{dx, dy};
+    if (lay.tensors.empty()) return rest;
+    const TensorLayout& t = lay.tensors.front();
+    const bool split = t.axes.size() == 4;
+    const bool head_rows = split && is_head_axis(t.axes[1]);
+    // Whole cells (or whole head panels) only; the fraction is kept by the caller's drag.
+    // Whole steps move the start (clamped at either end); the fraction of a step is returned
+    // for the next drag event, never the part lost at an end (dragging back moves at once).
+    auto move = [](std::int64_t& start, std::int64_t max, float cells, float per) -> float {
+        const auto steps = static_cast<std::int64_t>(cells / per);  // towards zero
+        start = std::clamp<std::int64_t>(start - steps, 0, max);
+        return cells - static_cast<float>(steps) * per;
+    };
+    const float cols_shown = static_cast<float>(std::min(t.cols, t.axes.back() == Axis::Key ? lim.tokens : lim.features));
+    const float rows_shown = static_cast<float>(std::min(t.rows, lim.tokens));
+    rest.pans_x = rest.pans_y = true;
+    if (lay.max_col0 > 0)
+        rest.rest_x = move(lim.col0, lay.max_col0, dx, 1.0f);
+    else if (lay.max_head0 > 0 && split && (!head_rows || lim.heads_across))
+        rest.rest_x = move(lim.head0, lay.max_head0, dx, cols_shown + (head_rows ? kPanelGap : kHeadGap));
+    else
+        rest.pans_x = false;
+    if (lay.max_token0 > 0)
+        rest.rest_y = move(lim.token0, lay.max_token0, dy, 1.0f);
+    else if (lay.max_head0 > 0 && head_rows && !lim.heads_across)
+        rest.rest_y = move(lim.head0, lay.max_head0, dy, rows_shown + kPanelGap);
+    else
+        rest.pans_y = false;
+    return rest;
+}
+
+LayoutLimits layout_variant(int v) {
+    static const LayoutLimits levels[] = {{16, 4, 12, false}, {12, 3, 8, false}, {8, 2, 6, false}, {6, 2, 4, false}};
+    LayoutLimits l = levels[std::clamp(v / 2, 0, 3)];
+    l.heads_across = v % 2 == 1;
+    return l;
+}
+
+int label_stride(float pitch, float need) {
+    if (!(pitch > 0)) return 1 << 30;
+    if (need <= pitch) return 1;
+    return static_cast<int>(std::ceil(need / pitch - 1e-4f));
+}
+
+MapTiling tile_maps(int n, std::int64_t T, float w, float h, float extra_w, float extra_h, float gap) {
+    n = std::max(n, 1);
+    MapTiling best{n, 1, -1e30f};  // the largest cell wins, even when none is positive
+    const float t = static_cast<float>(std::max<std::int64_t>(T, 1));
+    for (int columns = 1; columns <= n; ++columns) {
+        const int rows = (n + columns - 1) / columns;
+        const float cw = (w - columns * (extra_w + gap)) / (columns * t);
+        const float ch = (h - rows * (extra_h + gap)) / (rows * t);
+        const float cell = std::min(cw, ch);
+        if (cell > best.cell) best = {columns, rows, cell};
+    }
+    best.cell = std::max(best.cell, 0.0f);
+    return best;
+}
+
+}  // namespace headsplit::gui

@@ -1,0 +1,126 @@
+#pragma once
+// Where each cell of a step's tensors sits on the stage, and which cell of another step it
+// is: the logic behind the animation, free of any window code so it can be unit-tested.
+//
+// Positions are in cell units (1 = one cell). Layout by axes:
+//   [B, T, F]      tokens as rows, features as columns
+//   [B, T, H, F]   tokens as rows, each row split into H groups of head_dim (a gap between)
+//   [B, H, T, F]   one panel per head, stacked: T rows x head_dim columns each
+//   [B, H, T, T']  one T x T score grid per head, stacked
+//   [B, S]         the key padding mask: a row per sentence
+// Several tensors of a step (queries, keys, values) stand side by side; the sentences of a
+// batch are blocks one under the other.
+#include <string>
+#include <vector>
+
+#include "headsplit/engine/trace.hpp"
+
+namespace headsplit::gui {
+
+// The steps whose result is a grid of scores or weights, [.., rows, keys]: scores, the masks,
+// scale, softmax, dropout.
+bool is_grid_op(Op op);
+const char* axis_label(Axis a);  // "B", "T", "H", "H_kv", "features", "T (keys)"
+
+// The axes tensor `t` is laid out by: its own, as the trace names them, with flash's running
+// max and sum ([B, H, rows]) given a column of one ([B, H, rows, 1]).
+Axes layout_axes(const TensorRecord& t);
+
+struct LayoutLimits {
+    std::int64_t tokens = 16;    // rows shown per tensor (and key columns of score grids)
+    std::int64_t heads = 4;      // head groups / panels shown
+    std::int64_t features = 12;  // feature columns shown (per head where split)
+    bool heads_across = false;   // [B, H, T, X]: head panels side by side instead of stacked
+    std::int64_t batch = 4;      // sentences shown, one block under the other, from batch0
+    std::int64_t batch0 = 0;
+    // Where the window starts (panned): the first token row, column (feature or key) and head
+    // shown. Each tensor clamps them so that its window stays full.
+    std::int64_t token0 = 0, col0 = 0, head0 = 0;
+};
+
+// The windows the stage tries, largest first, each stacked and across: variant v is level
+// v / 2 of {16, 4, 12}, {12, 3, 8}, {8, 2, 6}, {6, 2, 4} (tokens, heads, features), across
+// when v is odd.
+constexpr int kLayoutVariants = 8;
+LayoutLimits layout_variant(int v);
+
+struct Cell {
+    float x = 0, y = 0;  // top-left, cell units, relative to the step's origin
+    // Head the value belongs to (colour); -1 when mixed or none. Keys and values of grouped-
+    // query attention take the colour of the first query head their key/value head serves.
+    int head = -1;
+    bool visible = false;
+};
+
+struct TensorLayout {
+    std::string name;
+    std::vector<Axis> axes;
+    float x = 0, y = 0, width = 0, height = 0;  // the block, cell units
+    std::vector<Cell> cells;                    // one per element, row-major
+    std::int64_t hidden = 0;                    // elements beyond the limits
+    std::int64_t token0 = 0, col0 = 0, head0 = 0;  // the window's start (clamped)
+    std::int64_t rows = 0, cols = 0, heads = 0;    // the full extent of each axis
+    // Sentences: how many blocks are drawn and each block's height (cells, without the gap).
+    std::int64_t batches = 1, batch0 = 0;  // sentences batch0 .. batch0 + batches - 1 are drawn
+    float block_height = 0;
+    bool key_rows = false;       // rows are keys (the context, keys and values): key tokens
+    bool batch_rows = false;     // rows are sentences (the key padding mask)
+    bool kv_heads = false;       // its head axis counts key/value heads (grouped, before repeat_kv)
+    std::int64_t row_offset = 0; // position of the first row (the step's first row or key)
+};
+
+struct StepLayout {
+    std::vector<TensorLayout> tensors;
+    float width = 0, height = 0;
+    // The largest useful window starts over the tensors (0 where everything is shown): a pan
+    // clamps to them.
+    std::int64_t max_token0 = 0, max_col0 = 0, max_head0 = 0;
+};
+
+// A pan by (dx, dy) cells of the window (content follows the pointer: dragging right shows
+// earlier columns), clamped to the layout's maxima. Horizontal moves columns, or heads when
+// all columns show and head panels or groups stand side by side; vertical moves token rows,
+// or heads of stacked panels. Whole steps move; the fraction of a step left over is returned
+// for the next drag event. An axis whose window already shows everything does not pan (the
+// panel scrolls instead: pans_x / pans_y false).
+struct Pan {
+    float rest_x = 0, rest_y = 0;
+    bool pans_x = false, pans_y = false;
+};
+Pan pan_window(LayoutLimits& lim, const StepLayout& lay, float dx, float dy);
+
+constexpr float kHeadGap = 0.4f;    // between head groups in a row
+constexpr float kPanelGap = 0.8f;   // between stacked head panels
+constexpr float kTensorGap = 1.5f;  // between tensors of one step
+constexpr float kBatchGap = 1.0f;   // between the blocks of two sentences
+
+// The sizes, key/value heads, tokens and decoding rounds come from the trace's config.
+StepLayout layout_step(const Step& s, const Config& c, const LayoutLimits& limits = {});
+// The same for a plain multi-head configuration of `heads` heads of `head_dim`.
+StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim, const LayoutLimits& limits = {});
+
+// The name of row `r` of sentence `b` in a tensor laid out as `tl`: its token (a key token
+// for key rows, from the round's position when decoding), or the sentence for the mask.
+std::string row_name(const Config& c, const TensorLayout& tl, std::int64_t b, std::int64_t r);
+
+// For every element of `to` (its tensors one after another, row-major), the index of the
+// same value's element in `from` (flattened the same way), or -1 when it has none there.
+// The same value means: the same memory (same buffer and element offset: views, in-place
+// ops), or, across a copy, the element the copy read, found through the tensor's `from`
+// links into `from` (merge: row-major order; concat: head h's output into block h).
+std::vector<int> match_cells(const Step& from, const Step& to);
+
+// Labels along an axis, `pitch` px apart, each needing `need` px: draw every k-th, the
+// smallest k (>= 1) with k * pitch >= need, so that no two drawn labels overlap.
+int label_stride(float pitch, float need);
+
+// How to tile n maps of a T x T grid in a (w x h) px area, each map needing `extra_w` px
+// beside its grid (row labels) and `extra_h` px above and below it (title, key labels), so
+// that the cells are as large as they can be.
+struct MapTiling {
+    int columns = 1, rows = 1;
+    float cell = 0;  // px
+};
+MapTiling tile_maps(int n, std::int64_t T, float w, float h, float extra_w, float extra_h, float gap);
+
+}  // namespace headsplit::gui

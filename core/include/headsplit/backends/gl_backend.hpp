@@ -1,0 +1,48 @@
+#pragma once
+// The GL backend: matmuls and attention kernels as OpenGL 4.3 compute shaders
+// (shaders/*.comp, compiled into the binary). It works in the GL context current on the
+// calling thread (the visualizer's window) or, headless, makes its own with EGL on Mesa's
+// surfaceless platform, so it needs no display.
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "headsplit/backends/backend.hpp"
+
+namespace headsplit {
+
+enum class MatmulKernel {
+    Plain,    // matmul_plain.comp: one output per invocation
+    // A 4 x 4 register block per invocation (default): matmul_rowdot.comp (vec4 loads)
+    // when both operands are contiguous along K with vec4-aligned rows, as in x @ W^T and
+    // Q @ K^T; matmul_blocked.comp otherwise. (A shared-memory tiled kernel was measured
+    // at 0.37 GFLOP/s against plain's 1.01 on llvmpipe at 512 x 768 x 2304, and dropped.)
+    Blocked,
+};
+const char* matmul_kernel_name(MatmulKernel k);  // "plain" | "blocked"
+
+// Why the GL backend could not start or run; what() is one line.
+class GlError : public std::runtime_error {
+public:
+    enum class Kind {
+        NoContext,  // no GL 4.3 context can be had here
+        Shader,     // a kernel failed to compile or link
+        Runtime,    // a GL error or limit during a step
+    };
+    GlError(Kind kind, const std::string& message) : std::runtime_error(message), kind(kind) {}
+    Kind kind;
+};
+
+struct GlOptions {
+    MatmulKernel kernel = MatmulKernel::Blocked;
+    // true: create a headless EGL context and make it current while the backend works;
+    // false: use the context current on this thread (it must be GL 4.3 or newer).
+    bool own_context = true;
+};
+
+// Throws GlError. Test hooks, to prove the failure paths: HEADSPLIT_GL_BREAK_SHADER=<file.comp>
+// makes that shader's compilation fail; HEADSPLIT_GL_FAIL_DISPATCH=<kernel> ("matmul",
+// "softmax", "copy", ...) makes that kernel's dispatch raise a real GL error during a step.
+std::unique_ptr<Backend> make_gl_backend(const GlOptions& options = {});
+
+}  // namespace headsplit

@@ -1,0 +1,93 @@
+#pragma once
+// One function from (config, inputs, weights, backend) to a Trace.
+#include <cstdint>
+#include <memory>
+
+#include "headsplit/backends/backend.hpp"
+#include "headsplit/engine/config.hpp"
+#include "headsplit/engine/inputs.hpp"
+#include "headsplit/engine/trace.hpp"
+
+namespace headsplit {
+
+struct RunOptions {
+    // false: steps keep their ops, shapes, links, counts and times but no values, except the
+    // final tensor (the output); no readbacks during the pass. What the bench times. Every op
+    // still computes (the dropout mask is drawn either way), except that the mask, padding,
+    // scale and softmax steps run as one pass per row in the softmax step (the same numbers;
+    // the others' steps stay, with no compute and 0 dispatches).
+    bool record_values = true;
+    // Stop after the Q, K, V projections (the bench's "projections" stage).
+    bool projections_only = false;
+};
+
+// What a run would hold in memory, from the shapes-only walk of its steps (the same walk as
+// plan(), which sees every buffer the run creates).
+struct MemoryEstimate {
+    double backend_bytes = 0;  // every backend buffer: x, weights, Q/K/V, scores, ...: what a run allocates
+    double host_bytes = 0;     // inputs and weights on the host (the caller's and the trace's), staging, a readback
+    double trace_bytes = 0;    // recorded tensor values
+    double total() const { return backend_bytes + host_bytes + trace_bytes; }
+};
+// `config` must have passed validate().
+MemoryEstimate estimate_memory(const Config& config);
+
+// A configuration that passed the one validation entry, check_config(), with its memory
+// estimate. Every path (trace, bench, the window, the why job) checks a configuration once
+// and hands this on; the engine does not check it again.
+struct CheckedConfig {
+    Config config;
+    MemoryEstimate memory;
+    bool fits_budget() const;
+    // Throws ConfigError (one line, with the figures) when it does not fit the budget.
+    void require_budget() const;
+};
+
+// Validates every value (ConfigError naming the first bad one) and estimates the memory.
+// Does not refuse a configuration over the budget: plan() may still show its shapes.
+CheckedConfig check_config(const Config& c);
+
+// A configuration ready to run again and again on one backend: the constants (x, weights,
+// dropout mask) are uploaded by the first run and the activation buffers allocated by it;
+// later runs reuse both. Several runners may share one backend: each releases only its own
+// buffers when destroyed.
+class Runner {
+public:
+    // Refuses a configuration over the memory budget (ConfigError); keeps references to
+    // `inputs`, `weights` and `backend`, which must outlive it.
+    Runner(const CheckedConfig& config, const Inputs& inputs, const Weights& weights, Backend& backend);
+    // The same after check_config(config).
+    Runner(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend);
+    ~Runner();
+    Runner(const Runner&) = delete;
+    Runner& operator=(const Runner&) = delete;
+
+    Trace run(const RunOptions& options = {});
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+// Runs multi-head self-attention as config.mode says (loop | split | fused) on `backend`
+// and records every step, each tensor linked to what it was made from.
+Trace run(const CheckedConfig& config, const Inputs& inputs, const Weights& weights, Backend& backend);
+Trace run(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend);
+
+// The steps of `config` with every tensor's shape, strides, storage and links but no
+// values, at no cost in memory or time: what the visualizer shows for configurations too
+// large to run (gpt3). Not refused for the memory budget.
+Trace plan(const CheckedConfig& config);
+Trace plan(const Config& config);  // through check_config() first
+
+// The matmul calls `c` makes in mode `mode`, from plan()'s walk through the steps: those of the
+// Q/K/V projections, all of them, and the steps; or why the mode cannot run `c` (fused
+// cross-attention, ...). The weight split panel and the handout show them side by side.
+struct ModeCount {
+    Mode mode = Mode::Split;
+    std::int64_t projections = 0, total = 0, steps = 0;
+    std::string refused;
+};
+std::vector<ModeCount> matmul_counts(const Config& c);  // loop, split and fused
+
+}  // namespace headsplit

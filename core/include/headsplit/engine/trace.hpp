@@ -1,0 +1,149 @@
+#pragma once
+// The trace: the ordered steps of one forward pass, each with its op, explanation,
+// PyTorch line, cost, and the tensors it produced (shape, strides, storage, values).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "headsplit/backends/backend.hpp"
+#include "headsplit/engine/config.hpp"
+#include "headsplit/engine/inputs.hpp"
+#include "headsplit/engine/op.hpp"
+#include "headsplit/engine/tensor.hpp"
+
+namespace headsplit {
+
+// How a step's tensor relates to memory that existed before the step.
+enum class Storage {
+    New,      // freshly computed into a new buffer
+    View,     // same buffer as its source, new shape/strides: no data moved
+    InPlace,  // same buffer, values overwritten
+    Copy,     // data moved into a new buffer (contiguous copy, concat)
+};
+const char* storage_name(Storage s);  // "new" | "view" | "in_place" | "copy" (the JSON's)
+// For people: "new" | "view (no data moved)" | "in place" | "copy" (tables, tiles).
+const char* storage_label(Storage s);
+// One clause for the stage: "view: no data moved, only shape and strides", ...
+const char* storage_sentence(Storage s);
+
+// What a tensor was computed or viewed from (ggml's src[]): a tensor of an earlier step, or
+// a weight. The trace is a graph through these links; nothing downstream finds a tensor's
+// sources by its name or by the step before it.
+struct Source {
+    int step = -1;        // >= 0: the tensor named `tensor` of that step
+    std::string tensor;
+    std::string weight;   // or a weight: "w_query", "b_query", ..., "w_out", "b_out"
+
+    static Source of_step(int step, std::string tensor) { return {step, std::move(tensor), {}}; }
+    static Source of_weight(std::string weight) { return {-1, {}, std::move(weight)}; }
+    bool is_weight() const { return !weight.empty(); }
+    bool operator==(const Source& o) const { return step == o.step && tensor == o.tensor && weight == o.weight; }
+};
+
+// What each dim of a recorded tensor counts. Token rows are the queries' positions; key rows
+// are the keys' positions (the keys, the values, the KV cache, the context, the key columns of
+// a score grid). A head axis counts query heads; kv_head counts key/value heads of grouped-
+// query attention before repeat_kv. The engine names them as it records; nothing downstream
+// works them out from the op, the rank or the tensor's name.
+enum class Axis { Batch, Head, KvHead, Token, Key, Feature };
+const char* axis_name(Axis a);  // "batch", "head", "kv_head", "token", "key", "feature" (the JSON's)
+bool is_head_axis(Axis a);      // Head or KvHead
+using Axes = std::vector<Axis>;
+
+// A run of positions: first, first + 1, ..., first + count - 1 (count 0: none).
+struct Span {
+    std::int64_t first = 0, count = 0;
+    std::int64_t end() const { return first + count; }
+    bool empty() const { return count == 0; }
+    bool operator==(const Span& o) const { return first == o.first && count == o.count; }
+};
+
+struct TensorRecord {
+    std::string name;
+    Shape shape;
+    Shape strides;             // elements
+    std::int64_t offset = 0;   // elements from the buffer's start
+    int buffer = -1;           // backend buffer id: equal ids share memory
+    Storage storage = Storage::New;
+    std::vector<float> data;   // row-major in `shape`; -inf where masked
+    // Made from these, in the op's argument order (x, then the weight, then the bias; queries
+    // before keys; weights before values). Empty for x and for dropout's mask (drawn from
+    // the seed); dropout's output names its mask, recorded just before it in the same step.
+    std::vector<Source> from;
+    Axes axes;  // one per dim of `shape`
+
+    // The dim that counts `a`, or -1.
+    int dim_of(Axis a) const {
+        for (std::size_t i = 0; i < axes.size(); ++i)
+            if (axes[i] == a) return static_cast<int>(i);
+        return -1;
+    }
+    bool has(Axis a) const { return dim_of(a) >= 0; }
+    // Its rows are key positions: the keys, the values, the cache, the context (a score grid's
+    // keys are its columns, the key padding mask's too).
+    bool key_rows() const {
+        const int k = dim_of(Axis::Key);
+        return k >= 0 && k + 1 < static_cast<int>(axes.size());
+    }
+
+    // Memory position of element `i` (row-major in `shape`): offset + index . strides.
+    std::int64_t address(std::int64_t i) const { return element_offset(shape, strides, offset, i); }
+};
+
+struct Step {
+    int index = 0;
+    Op op = Op::Input;
+    int head = -1;               // loop mode: the head this step belongs to; -1 otherwise
+    int round = -1;              // decoding: 0 for the prefill, r for the r-th token decoded alone; -1 otherwise
+    // Flash mode's tile steps: the query block and key block of the tile (-1 otherwise), and
+    // whether the tile's values were kept (a long pass keeps those of its first tiles only).
+    int tile_q = -1, tile_k = -1;
+    bool tile_values = true;
+    // The query token rows it works on (a decoding round: its token; a flash tile: its query
+    // block; otherwise all T) and its key positions: those its tensors hold where one has a key
+    // axis (a round's new key up to its cache_append, the cache so far from there, a tile's
+    // key block, all S), else those its queries attend to. Set by the engine, which knows them.
+    Span rows, keys;
+    bool has_key_axis() const;  // a tensor of it counts keys (the JSON writes "keys" then)
+    std::string code;            // the PyTorch-equivalent line
+    std::string explain;         // one sentence
+    std::int64_t matmuls = 0;    // matmul calls (a batched matmul over heads counts 1)
+    double flops = 0;            // multiply-adds x 2
+    double ms = 0;               // compute time of the step (backend finished)
+    BackendStats stats;
+    std::vector<TensorRecord> tensors;
+
+    const TensorRecord* find(const std::string& name) const;
+    // What the step gives: its last tensor (dropout records its mask before the weights),
+    // except the input step's, which is x (the context and the key padding mask follow it).
+    const TensorRecord& result() const { return op == Op::Input ? tensors.front() : tensors.back(); }
+    // Which part of the pass the step belongs to, for people: "head 1", "prefill", "round 2",
+    // "query block 1, key block 0" (a flash tile), or "" for a step of the whole pass.
+    // The position of row r of tensor `t`: a key position for key rows, a token's otherwise.
+    std::int64_t position(const TensorRecord& t, std::int64_t r) const { return (t.key_rows() ? keys : rows).first + r; }
+    std::string part() const {
+        if (head >= 0) return "head " + std::to_string(head);
+        if (round == 0) return "prefill";
+        if (round > 0) return "round " + std::to_string(round);
+        if (tile_q >= 0) return "query block " + std::to_string(tile_q) + ", key block " + std::to_string(tile_k);
+        return "";
+    }
+};
+
+struct Trace {
+    Config config;
+    Inputs inputs;
+    Weights weights;
+    std::vector<Step> steps;
+
+    std::int64_t total_matmuls() const;
+    double total_ms() const;
+    std::size_t value_bytes() const;  // bytes of all recorded tensor values
+
+    // The tensor a link names (nullptr for a weight link or a link to nothing).
+    const TensorRecord* source(const Source& link) const;
+    // The step a link names (nullptr for a weight link).
+    const Step* source_step(const Source& link) const;
+};
+
+}  // namespace headsplit

@@ -1,0 +1,21 @@
+#pragma once
+// The trace as the versioned "headsplit-trace" JSON of DESIGN.md (see README: Trace format).
+#include <string>
+
+#include "headsplit/engine/trace.hpp"
+
+namespace headsplit {
+
+constexpr int kTraceFormatVersion = 3;  // 2: every tensor has "from" links; 3: axes, rows, keys
+
+// The whole document as text. -inf (masked scores) is written as null.
+std::string trace_to_json(const Trace& trace);
+
+// Writes `text` to `path` through a temporary file in the same folder and a rename, so a
+// failure never leaves half a file. Throws std::runtime_error with one line naming the path.
+void write_file_atomically(const std::string& path, const std::string& text);
+// Throws the same one line when `path` could not be written there, before any long work;
+// leaves nothing behind.
+void check_writable(const std::string& path);
+
+}  // namespace headsplit

@@ -1,0 +1,31 @@
+#pragma once
+// What each step says: its PyTorch line and its one-sentence explanation, keyed by op,
+// mode and config (and the head in loop mode). The one place these words live: the engine
+// stamps them on each Step, the CLI prints them, the window's code panel lists them.
+#include <string>
+#include <vector>
+
+#include "headsplit/engine/config.hpp"
+#include "headsplit/engine/op.hpp"
+#include "headsplit/engine/trace.hpp"
+
+namespace headsplit {
+
+struct Narration {
+    std::string code;     // the PyTorch-equivalent line ("attn_scores = queries @ keys.transpose(2, 3)")
+    std::string explain;  // one sentence with this configuration's numbers
+};
+
+// The words for step `s` of configuration `c`, from its op, head, round, tile, rows and keys
+// (the engine sets those before asking). A loop-mode head's code line is written for any
+// head (`self.heads[h]`), as inside the for loop.
+Narration narrate(const Step& s, const Config& c);
+
+// The PyTorch module for c.mode up to `def forward(self, x):` (class, __init__, layers).
+std::vector<std::string> module_header(const Config& c);
+// The forward loop's header in loop mode (the lines of per-head steps are indented below it).
+std::string loop_header();
+// The last line of forward().
+std::string module_return(const Config& c);
+
+}  // namespace headsplit

@@ -1,0 +1,36 @@
+#pragma once
+// Predict the shape: a question per step of a trace. The right answer is the shape the trace
+// recorded for the step's result; the wrong ones are what students get when they make the
+// usual mistakes (dimensions swapped, heads not split, the transpose forgotten, head_dim and
+// heads confused, the T x T grid taken for T x D). Nothing here is a table of answers: every
+// option is derived from the trace's own shapes and configuration.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "headsplit/engine/trace.hpp"
+
+namespace headsplit {
+
+struct QuizOption {
+    Shape shape;
+    std::string mistake;  // "" for the right answer; else the slip that gives this shape
+};
+
+struct QuizQuestion {
+    int step = 0;
+    Shape input;   // what the step's result was made from (its first link), empty when none
+    Shape answer;  // the step's result, as recorded
+    std::vector<QuizOption> options;  // 4, distinct, the answer among them exactly once
+    int right = 0;                    // index of the answer in options
+};
+
+// The question for `step` of `tr`; `seed` orders the options (the same seed, the same order).
+QuizQuestion make_question(const Trace& tr, int step, std::uint64_t seed);
+
+// A typed answer: "[1, 3, 2, 3]", "1,3,2,3", "(1, 3, 2, 3)", "1x3x2x3" (spaces anywhere).
+// Nothing when it is not a list of whole numbers.
+std::optional<Shape> parse_shape_answer(const std::string& text);
+
+}  // namespace headsplit

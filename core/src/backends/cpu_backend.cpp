@@ -1,0 +1,483 @@
+#include "headsplit/backends/cpu_backend.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <thread>
+#include <stdexcept>
+
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
+#include <xtensor/xview.hpp>
+#include <xtensor-blas/xblas.hpp>
+
+namespace headsplit {
+
+namespace {
+
+// How BLAS reads a rows x cols matrix whose row stride is `srow` and column stride `scol`.
+struct BlasMatrix {
+    bool transposed = false;  // stored column-major
+    std::int64_t ld = 1;      // leading dimension
+};
+
+BlasMatrix blas_layout(std::int64_t rows, std::int64_t cols, std::int64_t srow, std::int64_t scol) {
+    if ((scol == 1 || cols == 1) && (rows == 1 || srow >= cols)) return {false, rows == 1 ? std::max<std::int64_t>(cols, 1) : srow};
+    if ((srow == 1 || rows == 1) && (cols == 1 || scol >= rows)) return {true, cols == 1 ? std::max<std::int64_t>(rows, 1) : scol};
+    throw std::invalid_argument("matmul operand with strides (" + std::to_string(srow) + ", " +
+                                std::to_string(scol) + ") has no unit stride; copy it first");
+}
+
+// Offset of batch element `i` (row-major over `batch_shape`) in a tensor whose leading dims
+// are the last `t.rank() - 2` of `batch_shape` (missing leading dims broadcast).
+std::int64_t batch_offset(const TensorDesc& t, const Shape& batch_shape, std::int64_t i) {
+    const int tb = t.rank() - 2;
+    const int cb = static_cast<int>(batch_shape.size());
+    std::int64_t off = t.offset;
+    for (int d = cb - 1; d >= 0; --d) {
+        const std::int64_t idx = i % batch_shape[d];
+        i /= batch_shape[d];
+        const int td = d - (cb - tb);
+        if (td >= 0 && t.shape[td] != 1) off += idx * t.strides[td];
+    }
+    return off;
+}
+
+// An xtensor view of a strided tensor in place (no copy).
+auto strided(std::vector<float>& buf, const TensorDesc& t) {
+    std::vector<std::size_t> shape(t.shape.begin(), t.shape.end());
+    std::vector<std::ptrdiff_t> strides(t.strides.begin(), t.strides.end());
+    for (std::size_t d = 0; d < shape.size(); ++d)
+        if (shape[d] == 1) strides[d] = 0;  // xtensor's convention for broadcastable dims
+    // xtensor sizes an adapted buffer by its element count; the strides reach the rest.
+    return xt::adapt(buf.data() + t.offset, static_cast<std::size_t>(t.numel()), xt::no_ownership(), shape, strides);
+}
+
+// Runs body(first, last) over [0, n) rows in up to two threads (this machine's cores; the
+// same thread count OpenBLAS uses), serially when the work is small.
+template <class Body>
+void parallel_rows(std::int64_t n, std::int64_t work_per_row, Body body) {
+    const unsigned hw = std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
+    if (hw == 1 || n * work_per_row < (1 << 16)) {
+        body(std::int64_t{0}, n);
+        return;
+    }
+    const std::int64_t half = n / 2;
+    std::thread other([&] { body(half, n); });
+    body(std::int64_t{0}, half);
+    other.join();
+}
+
+// causal_matmul's row blocks: large enough for BLAS to run well, small enough to skip most
+// of the work above the diagonal (at T = 1024, 8 blocks skip 44% of it).
+constexpr std::int64_t kCausalRows = 128;
+
+// Row-major without gaps: the engine's score grids always are, so these take plain loops.
+bool dense(const TensorDesc& t) { return t.is_contiguous(); }
+
+
+// e^x for a row of floats, in a loop the compiler vectorises (std::exp is one call per
+// number): x = n ln 2 + f with |f| <= ln 2 / 2, e^f by its degree-6 Taylor polynomial
+// (relative error under 2e-7 there), 2^n put in the exponent bits. -inf and anything below
+// -87.3 give 0; x is never above 0 here (scores minus their running max). Needs the default
+// rounding mode and no -ffast-math (which could fold the rounding trick away).
+void exp_row(const float* x, float* y, std::int64_t n) {
+    constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer in the low bits
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float xi = std::max(x[i], -87.3f);
+        const float shifted = xi * 1.44269504f + kRound;
+        const float k = shifted - kRound;  // round(x / ln 2), with no call to a rounding function
+        const float f = (xi - k * 0.693145751953125f) - k * 1.428606765330187e-06f;
+        float p = 1.0f / 720;
+        p = p * f + 1.0f / 120;
+        p = p * f + 1.0f / 24;
+        p = p * f + 1.0f / 6;
+        p = p * f + 0.5f;
+        p = p * f + 1.0f;
+        p = p * f + 1.0f;
+        // 2^k from the integer in `shifted`'s low bits, in unsigned arithmetic: no float-to-int
+        // conversion, so a NaN (a row with every key masked) stays a NaN without undefined behaviour.
+        std::uint32_t low;
+        std::memcpy(&low, &shifted, sizeof low);
+        const std::uint32_t bits = (low - 0x4B400000u + 127u) << 23;
+        float two_k;
+        std::memcpy(&two_k, &bits, sizeof two_k);
+        y[i] = x[i] < -87.3f ? 0.0f : p * two_k;
+    }
+}
+
+// One thread's share of flash attention (FlashArgs): query block i of head h of batch
+// element b through its key blocks in range, each tile as two small GEMMs (scores, then
+// p @ V) around one pass over its rows; then (normalize) the division by l.
+struct FlashKernel {
+    const FlashArgs& a;
+    const float *q, *k, *v, *mask;
+    float *m, *l, *acc, *tile;
+    std::int64_t B, H, T, hd, S, group, blk;
+
+    bool tile_runs(std::int64_t i, std::int64_t j) const {
+        return !a.causal || j * blk <= std::min((i + 1) * blk, T) - 1;
+    }
+
+    // `scores` and `p` hold blk x blk floats each.
+    void run(std::int64_t b, std::int64_t h, std::int64_t i, float* scores, float* p) const {
+        using cxxblas::Transpose;
+        const float ninf = -std::numeric_limits<float>::infinity();
+        const std::int64_t q0 = i * blk, nq = std::min(blk, T - q0);
+        const std::int64_t bh = b * H + h, g = h / group;
+        const float* qb = q + b * a.q.strides[0] + h * a.q.strides[1] + q0 * a.q.strides[2];
+        const float* kb = k + b * a.k.strides[0] + g * a.k.strides[1];
+        const float* vb = v + b * a.v.strides[0] + g * a.v.strides[1];
+        const std::int64_t qs = a.q.strides[2], ks = a.k.strides[2], vs = a.v.strides[2];
+        float* mr = m + bh * T + q0;
+        float* lr = l + bh * T + q0;
+        float* ar = acc + (bh * T + q0) * hd;
+        const float* maskb = mask ? mask + b * a.key_mask->strides[0] : nullptr;
+        const std::int64_t mks = mask ? a.key_mask->strides[1] : 0;
+        const std::int64_t j_end = (a.k_end + blk - 1) / blk;
+        for (std::int64_t j = a.k_begin / blk; j < j_end; ++j) {
+            if (!tile_runs(i, j)) continue;
+            const std::int64_t k0 = j * blk, nk = std::min(blk, S - k0);
+            const bool fresh = k0 == 0;
+            // scores = q_blk @ k_blk^T * factor   [nq, nk]
+            cxxblas::gemm<int>(cxxblas::StorageOrder::RowMajor, Transpose::NoTrans, Transpose::Trans,
+                               static_cast<int>(nq), static_cast<int>(nk), static_cast<int>(hd), a.factor, qb,
+                               static_cast<int>(qs), kb + k0 * ks, static_cast<int>(ks), 0.0f, scores,
+                               static_cast<int>(nk));
+            for (std::int64_t r = 0; r < nq; ++r) {
+                const std::int64_t pos = q0 + r;
+                float* sr = scores + r * nk;
+                float* pr = p + r * nk;
+                // Keys this row may see in the tile: up to its own position when causal.
+                const std::int64_t seen = a.causal ? std::max<std::int64_t>(0, std::min(nk, pos - k0 + 1)) : nk;
+                std::fill(sr + seen, sr + nk, ninf);
+                if (maskb)
+                    for (std::int64_t key = 0; key < seen; ++key)
+                        if (maskb[(k0 + key) * mks] != 0.0f) sr[key] = ninf;
+                float row_max = ninf;
+                for (std::int64_t key = 0; key < seen; ++key) row_max = std::max(row_max, sr[key]);
+                const float m_old = fresh ? ninf : mr[r];
+                const float m_new = std::max(m_old, row_max);
+                // Nothing seen yet (every key so far masked): the row stays empty.
+                const float c = m_old == ninf ? 0.0f : std::exp(m_old - m_new);
+                float* arow = ar + r * hd;
+                if (fresh) std::fill(arow, arow + hd, 0.0f);
+                else if (c != 1.0f) for (std::int64_t d = 0; d < hd; ++d) arow[d] *= c;
+                float sum = 0;
+                if (m_new == ninf) {
+                    std::fill(pr, pr + nk, 0.0f);
+                } else {
+                    for (std::int64_t key = 0; key < nk; ++key) pr[key] = sr[key] - m_new;
+                    exp_row(pr, pr, nk);
+                    for (std::int64_t key = 0; key < nk; ++key) sum += pr[key];
+                }
+                lr[r] = (fresh ? 0.0f : lr[r] * c) + sum;
+                mr[r] = m_new;
+                if (tile) std::copy(sr, sr + nk, tile + (bh * blk + r) * blk);
+            }
+            // acc += p @ v_blk   [nq, hd]
+            cxxblas::gemm<int>(cxxblas::StorageOrder::RowMajor, Transpose::NoTrans, Transpose::NoTrans,
+                               static_cast<int>(nq), static_cast<int>(hd), static_cast<int>(nk), 1.0f, p,
+                               static_cast<int>(nk), vb + k0 * vs, static_cast<int>(vs), 1.0f, ar,
+                               static_cast<int>(hd));
+        }
+        if (!a.normalize) return;
+        for (std::int64_t r = 0; r < nq; ++r) {
+            const float inv = 1.0f / lr[r];
+            for (std::int64_t d = 0; d < hd; ++d) ar[r * hd + d] *= inv;
+        }
+    }
+};
+
+class CpuBackend final : public Backend {
+public:
+    const char* name() const override { return "cpu"; }
+
+    int create_buffer(std::int64_t elements) override {
+        ++stats_.buffers_created;
+        if (!free_.empty()) {  // a released id is handed out again
+            const int id = free_.back();
+            free_.pop_back();
+            buffers_[static_cast<std::size_t>(id)].assign(static_cast<std::size_t>(elements), 0.0f);
+            return id;
+        }
+        buffers_.emplace_back(static_cast<std::size_t>(elements), 0.0f);
+        return static_cast<int>(buffers_.size()) - 1;
+    }
+    void write(int buffer, const std::vector<float>& data) override {
+        auto& b = buffers_.at(buffer);
+        if (data.size() != b.size()) throw std::invalid_argument("write: size mismatch");
+        b = data;
+    }
+    void read(int buffer, std::vector<float>& out) override { out = buffers_.at(buffer); }
+    const float* host_view(int buffer, std::int64_t* elements) override {
+        const std::vector<float>& b = buffers_.at(buffer);
+        *elements = static_cast<std::int64_t>(b.size());
+        return b.data();
+    }
+    void release_buffers() override {
+        buffers_.clear();
+        free_.clear();
+    }
+    void release(const std::vector<int>& ids) override {
+        for (int id : ids) {
+            if (id < 0 || id >= static_cast<int>(buffers_.size())) continue;
+            std::vector<float>().swap(buffers_[static_cast<std::size_t>(id)]);
+            free_.push_back(id);
+        }
+    }
+    std::int64_t held_bytes() const override { return used_bytes(); }
+    std::int64_t used_bytes() const override {
+        std::int64_t n = 0;
+        for (const auto& b : buffers_) n += static_cast<std::int64_t>(b.size() * sizeof(float));
+        return n;
+    }
+
+    void matmul(const TensorDesc& a, const TensorDesc& b, bool b_transposed, const TensorDesc* bias,
+                const TensorDesc& c) override {
+        const int ar = a.rank(), br = b.rank(), cr = c.rank();
+        const std::int64_t M = a.shape[ar - 2], K = a.shape[ar - 1];
+        // Look at b as the K x N matrix it multiplies by.
+        const std::int64_t bK = b_transposed ? b.shape[br - 1] : b.shape[br - 2];
+        const std::int64_t N = b_transposed ? b.shape[br - 2] : b.shape[br - 1];
+        const std::int64_t sbk = b_transposed ? b.strides[br - 1] : b.strides[br - 2];
+        const std::int64_t sbn = b_transposed ? b.strides[br - 2] : b.strides[br - 1];
+        if (bK != K || c.shape[cr - 2] != M || c.shape[cr - 1] != N || c.strides[cr - 1] != 1)
+            throw std::invalid_argument("matmul " + shape_str(a.shape) + " @ " + shape_str(b.shape) +
+                                        (b_transposed ? "^T" : "") + " -> " + shape_str(c.shape) +
+                                        ": shapes do not match");
+        const BlasMatrix la = blas_layout(M, K, a.strides[ar - 2], a.strides[ar - 1]);
+        const BlasMatrix lb = blas_layout(K, N, sbk, sbn);
+        const std::int64_t ldc = M == 1 ? N : c.strides[cr - 2];
+        const Shape batch(c.shape.begin(), c.shape.end() - 2);
+        const std::int64_t batches = numel(batch);
+        float* cbuf = buffers_.at(c.buffer).data();
+        const float* abuf = buffers_.at(a.buffer).data();
+        const float* bbuf = buffers_.at(b.buffer).data();
+        for (std::int64_t i = 0; i < batches; ++i) {
+            float* cp = cbuf + batch_offset(c, batch, i);
+            float beta = 0.0f;
+            if (bias) {  // start every row of C at the bias, then accumulate the product
+                const float* bp = buffers_.at(bias->buffer).data() + bias->offset;
+                for (std::int64_t m = 0; m < M; ++m)
+                    for (std::int64_t n = 0; n < N; ++n) cp[m * ldc + n] = bp[n * bias->strides[0]];
+                beta = 1.0f;
+            }
+            using cxxblas::Transpose;
+            cxxblas::gemm<int>(cxxblas::StorageOrder::RowMajor,
+                               la.transposed ? Transpose::Trans : Transpose::NoTrans,
+                               lb.transposed ? Transpose::Trans : Transpose::NoTrans,
+                               static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0f,
+                               abuf + batch_offset(a, batch, i), static_cast<int>(la.ld),
+                               bbuf + batch_offset(b, batch, i), static_cast<int>(lb.ld), beta, cp,
+                               static_cast<int>(ldc));
+            ++stats_.dispatches;
+        }
+    }
+
+    // Row blocks of kCausalRows: block [r0, r1) needs keys 0 .. r1 - 1 only, in the scores
+    // (Q K^T) and in the context (weights @ V, zero beyond the diagonal).
+    void causal_matmul(const TensorDesc& a, const TensorDesc& b, bool b_transposed, const TensorDesc& c,
+                       bool scores) override {
+        const int ar = a.rank(), br = b.rank(), cr = c.rank();
+        const std::int64_t rows = a.shape[ar - 2];
+        for (std::int64_t r0 = 0; r0 < rows; r0 += kCausalRows) {
+            const std::int64_t r1 = std::min(rows, r0 + kCausalRows);
+            TensorDesc aw = a, bw = b, cw = c;
+            aw.offset += r0 * a.strides[ar - 2];
+            aw.shape[ar - 2] = r1 - r0;
+            cw.offset += r0 * c.strides[cr - 2];
+            cw.shape[cr - 2] = r1 - r0;
+            bw.shape[br - 2] = r1;                        // keys 0 .. r1 - 1 (rows of K, or of V)
+            if (scores) cw.shape[cr - 1] = r1;            // their scores
+            else aw.shape[ar - 1] = r1;                   // their weights
+            matmul(aw, bw, b_transposed, nullptr, cw);
+        }
+    }
+
+    void causal_mask(const TensorDesc& scores) override {
+        ++stats_.dispatches;
+        const std::int64_t rows = scores.shape[scores.rank() - 2], cols = scores.shape.back();
+        const float ninf = -std::numeric_limits<float>::infinity();
+        if (dense(scores)) {
+            // Row i of every [T, T] grid: columns after i become -inf.
+            float* base = buffers_.at(scores.buffer).data() + scores.offset;
+            parallel_rows(scores.numel() / cols, cols, [&](std::int64_t r0, std::int64_t r1) {
+                for (std::int64_t r = r0; r < r1; ++r) {
+                    const std::int64_t i = r % rows;
+                    if (i + 1 < cols) std::fill(base + r * cols + i + 1, base + (r + 1) * cols, ninf);
+                }
+            });
+            return;
+        }
+        auto s = strided(buffers_.at(scores.buffer), scores);
+        xt::xtensor<bool, 2> future = xt::zeros<bool>(std::array<std::size_t, 2>{static_cast<std::size_t>(rows), static_cast<std::size_t>(cols)});
+        for (std::int64_t i = 0; i < rows; ++i)
+            for (std::int64_t j = i + 1; j < cols; ++j) future(i, j) = true;
+        s = xt::where(future, ninf, s);
+    }
+
+    void masked_fill(const TensorDesc& scores, const TensorDesc& key_mask) override {
+        ++stats_.dispatches;
+        const std::int64_t cols = scores.shape.back();
+        const std::int64_t n_rows = scores.numel() / std::max<std::int64_t>(cols, 1);
+        const std::int64_t rows_per_batch = n_rows / std::max<std::int64_t>(key_mask.shape[0], 1);
+        const float ninf = -std::numeric_limits<float>::infinity();
+        const float* m = buffers_.at(key_mask.buffer).data() + key_mask.offset;
+        std::vector<float>& buf = buffers_.at(scores.buffer);
+        for (std::int64_t r = 0; r < n_rows; ++r) {
+            const float* mb = m + (r / rows_per_batch) * key_mask.strides[0];
+            const std::int64_t row_start = element_offset(scores.shape, scores.strides, scores.offset, r * cols);
+            const std::int64_t sc = scores.strides.back();
+            for (std::int64_t j = 0; j < cols; ++j)
+                if (mb[j * key_mask.strides[1]] != 0.0f) buf[static_cast<std::size_t>(row_start + j * sc)] = ninf;
+        }
+    }
+
+    void scale(const TensorDesc& t, float factor) override {
+        ++stats_.dispatches;
+        if (dense(t)) {
+            float* p = buffers_.at(t.buffer).data() + t.offset;
+            parallel_rows(t.numel(), 1, [&](std::int64_t a, std::int64_t b) {
+                for (std::int64_t i = a; i < b; ++i) p[i] *= factor;
+            });
+            return;
+        }
+        auto s = strided(buffers_.at(t.buffer), t);
+        s *= factor;
+    }
+
+    void softmax(const TensorDesc& in, const TensorDesc& out) override {
+        ++stats_.dispatches;
+        const std::int64_t cols = in.shape.back();
+        if (dense(in) && dense(out)) {
+            const float* x = buffers_.at(in.buffer).data() + in.offset;
+            float* y = buffers_.at(out.buffer).data() + out.offset;
+            parallel_rows(in.numel() / cols, cols * 8, [&](std::int64_t r0, std::int64_t r1) {
+                for (std::int64_t r = r0; r < r1; ++r) {
+                    const float* xr = x + r * cols;
+                    float* yr = y + r * cols;
+                    // pass 1: the row max, so exp never overflows; pass 2: exp and sum
+                    // (-inf gives exactly 0); pass 3: normalise.
+                    const float mx = *std::max_element(xr, xr + cols);
+                    for (std::int64_t j = 0; j < cols; ++j) yr[j] = xr[j] - mx;
+                    exp_row(yr, yr, cols);
+                    float sum = 0;
+                    for (std::int64_t j = 0; j < cols; ++j) sum += yr[j];
+                    const float inv = 1.0f / sum;
+                    for (std::int64_t j = 0; j < cols; ++j) yr[j] *= inv;
+                }
+            });
+            return;
+        }
+        auto xs = strided(buffers_.at(in.buffer), in);
+        auto ys = strided(buffers_.at(out.buffer), out);
+        const std::size_t last = xs.dimension() - 1;
+        // Both reductions are evaluated before use: xtensor 0.24 broadcasts a lazy keep_dims
+        // reducer over a strided adaptor wrongly (rows get other rows' maxima).
+        const auto row_max = xt::eval(xt::amax(xs, {last}, xt::keep_dims));
+        ys = xt::exp(xs - row_max);
+        const auto row_sum = xt::eval(xt::sum(ys, {last}, xt::keep_dims));
+        ys /= row_sum;
+    }
+
+    void masked_softmax(const TensorDesc& scores, const TensorDesc& out, float factor, bool causal,
+                        const TensorDesc* key_mask) override {
+        if (!dense(scores) || !dense(out)) {  // not a layout the engine makes: the steps one by one
+            copy(scores, out);
+            if (causal) causal_mask(out);
+            if (key_mask) masked_fill(out, *key_mask);
+            scale(out, factor);
+            softmax(out, out);
+            return;
+        }
+        ++stats_.dispatches;
+        const std::int64_t rows = scores.shape[scores.rank() - 2], cols = scores.shape.back();
+        const std::int64_t n_rows = scores.numel() / std::max<std::int64_t>(cols, 1);
+        const std::int64_t rows_per_batch = key_mask ? n_rows / std::max<std::int64_t>(key_mask->shape[0], 1) : 1;
+        const float* x = buffers_.at(scores.buffer).data() + scores.offset;
+        float* y = buffers_.at(out.buffer).data() + out.offset;
+        const float* m = key_mask ? buffers_.at(key_mask->buffer).data() + key_mask->offset : nullptr;
+        parallel_rows(n_rows, cols * 8, [&](std::int64_t r0, std::int64_t r1) {
+            for (std::int64_t r = r0; r < r1; ++r) {
+                const float* xr = x + r * cols;
+                float* yr = y + r * cols;
+                const float* mr = m ? m + (r / rows_per_batch) * key_mask->strides[0] : nullptr;
+                // Keys this row may see: up to its own position when causal (the rest is 0).
+                const std::int64_t seen = causal ? std::min(cols, r % rows + 1) : cols;
+                auto allowed = [&](std::int64_t j) { return !mr || mr[j * key_mask->strides[1]] == 0.0f; };
+                const float ninf = -std::numeric_limits<float>::infinity();
+                float mx = ninf;
+                for (std::int64_t j = 0; j < seen; ++j)
+                    if (allowed(j)) mx = std::max(mx, xr[j] * factor);
+                if (mr) {
+                    for (std::int64_t j = 0; j < seen; ++j) yr[j] = allowed(j) ? xr[j] * factor - mx : ninf;
+                } else {
+                    for (std::int64_t j = 0; j < seen; ++j) yr[j] = xr[j] * factor - mx;
+                }
+                exp_row(yr, yr, seen);  // -inf gives 0
+                float sum = 0;
+                for (std::int64_t j = 0; j < seen; ++j) sum += yr[j];
+                const float inv = 1.0f / sum;
+                for (std::int64_t j = 0; j < seen; ++j) yr[j] *= inv;
+                std::fill(yr + seen, yr + cols, 0.0f);
+            }
+        });
+    }
+
+
+    void flash_attention(const FlashArgs& a) override {
+        ++stats_.dispatches;
+        auto at = [&](const TensorDesc& t) { return buffers_.at(t.buffer).data() + t.offset; };
+        FlashKernel kern{a, at(a.q), at(a.k), at(a.v), a.key_mask ? at(*a.key_mask) : nullptr, at(a.m), at(a.l),
+                         at(a.acc), a.tile.buffer >= 0 ? at(a.tile) : nullptr,
+                         a.q.shape[0], a.q.shape[1], a.q.shape[2], a.q.shape[3], a.k.shape[2],
+                         a.q.shape[1] / std::max<std::int64_t>(a.k.shape[1], 1), std::max<std::int64_t>(a.block, 1)};
+        if (a.q_end <= a.q_begin) return;
+        const std::int64_t first = a.q_begin / kern.blk, blocks = (a.q_end - 1) / kern.blk + 1 - first;
+        const std::int64_t units = kern.B * kern.H * blocks;
+        const std::int64_t keys = std::max<std::int64_t>(a.k_end - a.k_begin, 1);
+        parallel_rows(units, kern.blk * keys * kern.hd / 4, [&](std::int64_t u0, std::int64_t u1) {
+            std::vector<float> scores(static_cast<std::size_t>(kern.blk * kern.blk));
+            std::vector<float> p(static_cast<std::size_t>(kern.blk * kern.blk));
+            for (std::int64_t u = u0; u < u1; ++u) {
+                const std::int64_t i = first + u % blocks, bh = u / blocks;
+                kern.run(bh / kern.H, bh % kern.H, i, scores.data(), p.data());
+            }
+        });
+    }
+
+    void multiply(const TensorDesc& a, const TensorDesc& b, float factor, const TensorDesc& out) override {
+        auto y = strided(buffers_.at(out.buffer), out);
+        y = strided(buffers_.at(a.buffer), a) * strided(buffers_.at(b.buffer), b) * factor;
+        ++stats_.dispatches;
+    }
+
+    void copy(const TensorDesc& src, const TensorDesc& dst) override {
+        auto y = strided(buffers_.at(dst.buffer), dst);
+        // noalias: plain `y = x` between two adaptors of one type would copy the adaptor,
+        // not the numbers.
+        xt::noalias(y) = strided(buffers_.at(src.buffer), src);
+        ++stats_.dispatches;
+    }
+
+    BackendStats take_stats() override {
+        BackendStats s = stats_;
+        stats_ = {};
+        return s;
+    }
+
+private:
+    std::vector<std::vector<float>> buffers_;
+    std::vector<int> free_;  // ids of released buffers
+    BackendStats stats_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace headsplit

@@ -1,0 +1,112 @@
+#include "headsplit/engine/bench.hpp"
+
+#include "headsplit/teaching/numbers.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "embedded.hpp"
+#include "headsplit/engine/engine.hpp"
+
+namespace headsplit {
+
+const char* stage_name(Stage s) {
+    switch (s) {
+        case Stage::Projections: return "projections";
+        case Stage::Forward: return "forward";
+        case Stage::ForwardTraced: return "forward_traced";
+    }
+    return "?";
+}
+
+std::string_view embedded_asset(std::string_view name) { return headsplit_asset(name); }
+
+BenchResult bench_one(const Config& config, const Inputs& in, const Weights& w, Mode mode, Stage stage, Backend& backend,
+                      int repeat) {
+    Config c = config;
+    c.mode = mode;
+    if (mode != Mode::Flash) c.block = 0;
+    Runner runner(c, in, w, backend);
+    RunOptions options;
+    options.record_values = stage == Stage::ForwardTraced;
+    options.projections_only = stage == Stage::Projections;
+    BenchResult r;
+    r.preset = c.preset;
+    r.tokens = c.num_tokens();
+    r.backend = backend.name();
+    r.mode = mode;
+    r.stage = stage;
+    runner.run(options);  // warm-up: uploads the constants, allocates the buffers
+    std::vector<double> ms, gemm_ms;
+    for (int i = 0; i < repeat; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const Trace t = runner.run(options);
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        double g = 0;
+        std::int64_t matmuls = 0, dispatches = 0;
+        double flops = 0;
+        for (const Step& s : t.steps) {
+            if (s.matmuls > 0) g += s.ms;
+            matmuls += s.matmuls;
+            dispatches += s.stats.dispatches;
+            flops += s.flops;
+        }
+        gemm_ms.push_back(g);
+        r.matmuls = matmuls;
+        r.dispatches = dispatches;
+        r.flops = flops;
+    }
+    const Spread whole = spread(ms);
+    r.median_ms = whole.median;
+    r.min_ms = whole.min;
+    r.max_ms = whole.max;
+    r.gemm_median_ms = spread(gemm_ms).median;
+    return r;
+}
+
+std::string bench_json(const std::vector<BenchResult>& results, const std::string& extra) {
+    nlohmann::json doc;
+    doc["format"] = "headsplit-bench";
+    doc["version"] = 1;
+    nlohmann::json rows = nlohmann::json::array();
+    for (const BenchResult& r : results)
+        rows.push_back({{"preset", r.preset},
+                        {"tokens", r.tokens},
+                        {"backend", r.backend},
+                        {"mode", mode_name(r.mode)},
+                        {"stage", stage_name(r.stage)},
+                        {"median_ms", r.median_ms},
+                        {"min_ms", r.min_ms},
+                        {"max_ms", r.max_ms},
+                        {"matmuls", r.matmuls},
+                        {"dispatches", r.dispatches},
+                        {"gflops", r.gflops()},
+                        {"gemm_median_ms", r.gemm_median_ms}});
+    doc["results"] = rows;
+    // The lesson's ratios, from the medians above: loop / split, split / fused and flash / split per
+    // (preset, tokens, backend, stage).
+    nlohmann::json ratios = nlohmann::json::array();
+    auto median = [&](const BenchResult& like, Mode m) -> double {
+        for (const BenchResult& r : results)
+            if (r.preset == like.preset && r.tokens == like.tokens && r.backend == like.backend && r.stage == like.stage &&
+                r.mode == m)
+                return r.median_ms;
+        return 0;
+    };
+    for (const BenchResult& r : results) {
+        if (r.mode != Mode::Split) continue;
+        const double loop = median(r, Mode::Loop), fused = median(r, Mode::Fused), flash = median(r, Mode::Flash);
+        nlohmann::json q = {{"preset", r.preset}, {"tokens", r.tokens}, {"backend", r.backend}, {"stage", stage_name(r.stage)}};
+        if (loop > 0) q["loop_over_split"] = loop / r.median_ms;
+        if (fused > 0) q["split_over_fused"] = r.median_ms / fused;
+        if (flash > 0) q["flash_over_split"] = flash / r.median_ms;
+        if (q.size() > 4) ratios.push_back(q);
+    }
+    doc["ratios"] = ratios;
+    if (!extra.empty()) doc["vs_torch"] = nlohmann::json::parse(extra);
+    return doc.dump(2) + "\n";
+}
+
+}  // namespace headsplit

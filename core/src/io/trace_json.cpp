@@ -1,0 +1,175 @@
+#include "headsplit/io/trace_json.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace headsplit {
+
+namespace {
+
+// number_float_t = float: values print in the shortest form that reads back as the same
+// float (0.1, not 0.10000000149011612), which keeps large traces a third the size.
+using Json = nlohmann::basic_json<std::map, std::vector, std::string, bool, std::int64_t, std::uint64_t, float>;
+
+Json values(const std::vector<float>& data) {
+    Json a = Json::array();
+    auto& arr = a.get_ref<Json::array_t&>();
+    arr.reserve(data.size());
+    for (float v : data) {
+        if (std::isfinite(v)) arr.emplace_back(v);
+        else arr.emplace_back(nullptr);  // JSON has no infinity: masked cells are null
+    }
+    return a;
+}
+
+Json tensor(const Shape& shape, const std::vector<float>& data) {
+    return Json{{"shape", shape}, {"data", values(data)}};
+}
+
+}  // namespace
+
+std::string trace_to_json(const Trace& tr) {
+    const Config& c = tr.config;
+    Json doc;
+    doc["format"] = "headsplit-trace";
+    doc["version"] = kTraceFormatVersion;
+    doc["config"] = {
+        {"preset", c.preset},         {"tokens", c.tokens},        {"batch", c.batch},
+        {"d_in", c.d_in},             {"d_out", c.d_out},          {"heads", c.heads},
+        {"head_dim", c.head_dim()},   {"causal", c.causal},        {"mode", mode_name(c.mode)},
+        {"backend", backend_name(c.backend)}, {"seed", c.seed},    {"dropout", c.dropout},
+        {"out_proj", c.out_proj},     {"qkv_bias", c.qkv_bias},    {"scale_first", c.scale_first},
+    };
+    doc["config"]["kv_heads"] = c.kv_head_count();
+    doc["config"]["decode_from"] = c.decode_from;
+    doc["config"]["batch_tokens"] = c.sentences();
+    if (!c.weights_dir.empty()) {
+        doc["config"]["checkpoint"] = {{"dir", c.weights_dir}, {"layer", c.layer}};
+        doc["config"]["token_ids"] = c.token_ids;
+    }
+    if (c.mode == Mode::Flash) {
+        // The tiles: how many ran of how many, and which kept their values (the first ones).
+        std::int64_t kept = 0;
+        for (const Step& s : tr.steps) kept += s.op == Op::Tile && s.tile_values ? 1 : 0;
+        doc["config"]["block"] = c.flash_block();
+        doc["flash"] = {{"block", c.flash_block()},
+                        {"query_blocks", c.query_blocks()},
+                        {"key_blocks", c.key_blocks()},
+                        {"tiles", c.tiles_run()},
+                        {"skipped_tiles", c.query_blocks() * c.key_blocks() - c.tiles_run()},
+                        {"tiles_with_values", kept}};
+    }
+    if (c.cross()) {
+        doc["config"]["context"] = c.context;
+        doc["config"]["d_context"] = c.context_dim();
+    }
+    doc["inputs"]["x"] = tensor({c.batch, c.num_tokens(), c.d_in}, tr.inputs.x);
+    if (c.cross()) doc["inputs"]["context"] = tensor({c.batch, c.num_keys(), c.key_dim()}, tr.inputs.context);
+    if (c.padded()) {
+        Json mask = Json::array();
+        for (float v : tr.inputs.key_padding_mask) mask.push_back(v != 0.0f);
+        doc["inputs"]["key_padding_mask"] = Json{{"shape", Shape{c.batch, c.num_keys()}}, {"data", std::move(mask)}};
+    }
+
+    Json& w = doc["weights"];
+    const Weights& wt = tr.weights;
+    w["w_query"] = tensor({c.d_out, c.d_in}, wt.w_query);
+    w["w_key"] = tensor({c.kv_width(), c.key_dim()}, wt.w_key);
+    w["w_value"] = tensor({c.kv_width(), c.key_dim()}, wt.w_value);
+    if (c.qkv_bias) {
+        w["b_query"] = tensor({c.d_out}, wt.b_query);
+        w["b_key"] = tensor({c.kv_width()}, wt.b_key);
+        w["b_value"] = tensor({c.kv_width()}, wt.b_value);
+    }
+    if (c.out_proj) {
+        w["w_out"] = tensor({c.d_out, c.d_out}, wt.w_out);
+        w["b_out"] = tensor({c.d_out}, wt.b_out);
+    }
+
+    Json steps = Json::array();
+    for (const Step& s : tr.steps) {
+        Json js = {{"index", s.index},       {"op", op_name(s.op)},          {"code", s.code},
+                   {"explain", s.explain},   {"matmuls", s.matmuls},         {"flops", s.flops},
+                   {"ms", s.ms},             {"dispatches", s.stats.dispatches},
+                   {"workgroups", s.stats.workgroups}};
+        if (s.head >= 0) js["head"] = s.head;
+        if (s.round >= 0) js["round"] = s.round;
+        js["rows"] = {s.rows.first, s.rows.count};
+        if (s.has_key_axis()) js["keys"] = {s.keys.first, s.keys.count};
+        if (s.tile_q >= 0) {
+            js["tile"] = {{"query_block", s.tile_q},
+                          {"key_block", s.tile_k},
+                          {"rows", {s.rows.first, s.rows.end()}},
+                          {"keys", {s.keys.first, s.keys.end()}},
+                          {"values", s.tile_values}};
+        }
+        Json ts = Json::array();
+        for (const TensorRecord& t : s.tensors) {
+            Json from = Json::array();
+            for (const Source& link : t.from) {
+                if (link.is_weight()) from.push_back({{"weight", link.weight}});
+                else from.push_back({{"step", link.step}, {"tensor", link.tensor}});
+            }
+            Json axes = Json::array();
+            for (Axis a : t.axes) axes.push_back(axis_name(a));
+            ts.push_back({{"name", t.name},
+                          {"from", std::move(from)},
+                          {"shape", t.shape},
+                          {"axes", std::move(axes)},
+                          {"strides", t.strides},
+                          {"offset", t.offset},
+                          {"buffer", t.buffer},
+                          {"view", t.storage == Storage::View},
+                          {"storage", storage_name(t.storage)},
+                          {"data", values(t.data)}});
+        }
+        js["tensors"] = std::move(ts);
+        steps.push_back(std::move(js));
+    }
+    doc["steps"] = std::move(steps);
+    // Tokens are whatever the user typed: bytes that are not UTF-8 become U+FFFD rather than
+    // an exception (found by the fuzzer: tests/fuzz/regressions/crash-invalid-utf8-text).
+    return doc.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+namespace {
+
+std::FILE* open_temporary(const std::string& path, const std::string& tmp) {
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f)
+        throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno) +
+                                 "; choose a path in a folder you can write to");
+    return f;
+}
+
+std::string temporary_name(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()); }
+
+}  // namespace
+
+void check_writable(const std::string& path) {
+    const std::string tmp = temporary_name(path);
+    std::fclose(open_temporary(path, tmp));
+    std::remove(tmp.c_str());
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+    const std::string tmp = temporary_name(path);
+    std::FILE* f = open_temporary(path, tmp);
+    const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const int saved = errno;
+    const bool closed = std::fclose(f) == 0;
+    if (!wrote || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int err = wrote && closed ? errno : saved;
+        std::remove(tmp.c_str());
+        throw std::runtime_error("cannot write " + path + ": " + std::strerror(err));
+    }
+}
+
+}  // namespace headsplit

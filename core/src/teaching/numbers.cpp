@@ -1,0 +1,60 @@
+#include "headsplit/teaching/numbers.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace headsplit {
+
+namespace {
+
+const char* non_finite(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+    return nullptr;
+}
+
+}  // namespace
+
+std::string format_number(double v, int significant) {
+    if (const char* s = non_finite(v)) return s;
+    char b[48];
+    std::snprintf(b, sizeof b, "%.*g", std::clamp(significant, 1, 17), v);
+    return b;
+}
+
+std::string format_fixed(double v, int decimals) {
+    if (const char* s = non_finite(v)) return s;
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*f", std::clamp(decimals, 0, 12), v);
+    return b;
+}
+
+std::string format_cell(double v) {
+    if (const char* s = non_finite(v)) return s;
+    std::string s = std::fabs(v) >= 100.0 ? format_fixed(v, 0) : format_fixed(v, 2);
+    if (s.rfind("0.", 0) == 0) s.erase(0, 1);
+    else if (s.rfind("-0.", 0) == 0) s.erase(1, 1);
+    if (s == "-.00") s = ".00";
+    return s;
+}
+
+Spread spread(std::vector<double> values) {
+    Spread s;
+    if (values.empty()) return s;
+    std::sort(values.begin(), values.end());
+    s.median = values[values.size() / 2];
+    s.min = values.front();
+    s.max = values.back();
+    s.p99 = values[std::min(values.size() - 1, values.size() * 99 / 100)];
+    return s;
+}
+
+std::string quote_name(const std::string& name, std::size_t max_chars) {
+    std::string s = name.size() > max_chars ? name.substr(0, max_chars) + "..." : name;
+    for (char& c : s)
+        if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    return "\"" + s + "\"";
+}
+
+}  // namespace headsplit
