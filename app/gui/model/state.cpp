@@ -1,5 +1,7 @@
 #include "gui/model/state.hpp"
 
+#include <iostream>
+
 #include <algorithm>
 
 namespace headsplit::gui {
@@ -108,6 +110,19 @@ void apply_result(AppState& st, ComputeResult r, double now) {
         st.quiz.shown_upto = std::min(st.quiz.shown_upto, was_waiting ? st.step - 1 : st.step);
         ask_current(st);
     }
+}
+
+// Takes a finished trace onto the screen. A GL problem that sent the work to the CPU is
+// shown in the Controls panel and, once per message, written to stderr for whoever
+// launched the app from a terminal.
+void take_result(AppState& st, double now) {
+    auto r = st.computer->take();
+    if (!r) return;
+    if (r->fell_back && r->notice != st.panels.fallback_said) {
+        std::cerr << "headsplit: " << r->notice << "\n";
+        st.panels.fallback_said = r->notice;
+    }
+    apply_result(st, std::move(*r), now);
 }
 
 void recompute(AppState& st) { st.computer->request(st.config, st.compare_masks); }

@@ -153,5 +153,9 @@ void quiz_answer(AppState& st, Shape given, double now);  // by value: callers p
 void quiz_reset_score(AppState& st);
 // Asks for the trace of st.config.
 void recompute(AppState& st);
+// Takes a finished computation, if there is one, onto the screen (apply_result). A GL problem
+// that sent the work to the CPU is shown in the Controls panel and, once per message, written
+// to stderr for whoever launched the app from a terminal.
+void take_result(AppState& st, double now);
 
 }  // namespace headsplit::gui
