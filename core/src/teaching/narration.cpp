@@ -20,65 +20,83 @@ std::string span(const char* one, const char* many, std::int64_t first, std::int
     return len == 1 ? std::string(one) + " " + n(first) : std::string(many) + " " + n(first) + "-" + n(first + len - 1);
 }
 
-}  // namespace
-
-Narration narrate(const Step& s, const Config& c) {
-    const Op op = s.op;
-    const int head = s.head, round = s.round, tile_q = s.tile_q, tile_k = s.tile_k;
-    const std::int64_t B = c.batch, Di = c.d_in, D = c.d_out, H = c.heads, hd = c.head_dim();
-    const std::int64_t G = c.kv_head_count(), KV = c.kv_width(), r = c.group_size(), Dk = c.key_dim();
+// What every op's narration reads: the step, the configuration, and the sizes the words
+// name. Worked out once per step; the members are initialized in the order declared.
+struct StepContext {
+    const Step& s;
+    const Config& c;
+    const int head, round, tile_q, tile_k;
+    const std::int64_t B, Di, D, H, hd;
+    const std::int64_t G, KV, r, Dk;
     // Rows of queries in this step (a round decodes one token), the first one's position, and
     // the keys it holds or sees.
-    const std::int64_t T = s.rows.count, pos = s.rows.first, S = s.keys.count;
-    const bool all = head < 0;
-    const std::string x_shape = shape_str({B, T, Di});
-    const std::string grid = by(T, S);
-    const std::string kv_from = c.cross() ? "the context " + shape_str({B, S, Dk}) : "x";
-    const std::string round_words =
-        round > 0 ? "Round " + n(round) + " decodes token " + n(pos) + " alone: " : round == 0 ? "Prefill: " : "";
-    switch (op) {
-        case Op::Input: {
-            std::string words = "The input: a batch of " + n(B) + (B == 1 ? " sentence" : " sentences") + " of " +
-                                n(c.num_tokens()) + " tokens, each token a row of D_in = " + n(Di) + " numbers";
-            if (c.padded() && !c.cross())
-                words += "; shorter sentences are padded to " + n(c.num_tokens()) +
-                         " with <pad>, and key_padding_mask [B, T] marks the padding (true = padded)";
-            if (c.cross())
-                words += "; the context " + shape_str({B, c.num_keys(), Dk}) +
-                         " is what the keys and values will be made from" +
-                         (c.padded() ? ", its padding marked by key_padding_mask [B, S]" : "");
-            if (c.decoding())
-                words += "; the first " + n(c.decode_from) + " run at once, then one token per round";
-            return {c.cross() ? "b, num_tokens, d_in = x.shape; num_keys = context.shape[1]" : "b, num_tokens, d_in = x.shape",
-                    words + "."};
-        }
-        case Op::Project: {
-            if (!all) {
-                std::string words = "Head " + n(head) + " runs its own three small matmuls: x " + x_shape +
-                                    " times its " + by(Di, hd) + " slice of W_query, and " + kv_from + " times its " +
-                                    by(Dk, hd) + " slices of W_key and W_value";
-                if (c.grouped())
-                    words += " (those of key/value head " + n(head / r) + ", which heads " + n(head / r * r) + " to " +
-                             n(head / r * r + r - 1) + " share)";
-                return {c.cross() ? "queries = self.heads[h].W_query(x); keys = self.heads[h].W_key(context)  # values alike"
-                                  : "queries = self.heads[h].W_query(x)  # keys, values alike",
-                        words + "."};
-            }
-            if (c.mode == Mode::Fused)
-                return {"qkv = self.W_qkv(x)",
-                        round_words + "One matmul does all three projections: x " + x_shape + " times the stacked " +
-                            by(Di, D + 2 * KV) + " weight W_qkv gives " + shape_str({B, T, D + 2 * KV}) +
-                            ", queries, keys and values side by side."};
-            std::string words = round_words + "Three matmuls, one per projection: x " + x_shape + " times a " +
-                                by(Di, D) + " weight gives the queries with all " + n(H) + " heads side by side";
-            if (c.cross()) words += "; the keys and values come from the context " + shape_str({B, S, Dk}) + " instead";
-            if (c.grouped())
-                words += "; keys and values are only " + n(KV) + " wide: " + n(G) + " key/value " +
-                         (G == 1 ? "head" : "heads") + " of " + n(hd);
-            return {c.cross() ? "queries, keys, values = self.W_query(x), self.W_key(context), self.W_value(context)"
-                              : "queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)",
-                    words + "."};
-        }
+    const std::int64_t T, pos, S;
+    const bool all;  // all heads at once (not one head of the loop)
+    const std::string x_shape, grid, kv_from, round_words;
+
+    StepContext(const Step& step, const Config& config)
+        : s(step), c(config), head(s.head), round(s.round), tile_q(s.tile_q), tile_k(s.tile_k), B(c.batch),
+          Di(c.d_in), D(c.d_out), H(c.heads), hd(c.head_dim()), G(c.kv_head_count()), KV(c.kv_width()),
+          r(c.group_size()), Dk(c.key_dim()), T(s.rows.count), pos(s.rows.first), S(s.keys.count), all(head < 0),
+          x_shape(shape_str({B, T, Di})), grid(by(T, S)),
+          kv_from(c.cross() ? "the context " + shape_str({B, S, Dk}) : "x"),
+          round_words(round > 0    ? "Round " + n(round) + " decodes token " + n(pos) + " alone: "
+                      : round == 0 ? "Prefill: "
+                                   : "") {}
+};
+
+Narration narrate_input(const StepContext& x) {
+    const Config& c = x.c;
+    const std::int64_t B = x.B, Dk = x.Dk;
+    std::string words = "The input: a batch of " + n(B) + (B == 1 ? " sentence" : " sentences") + " of " +
+                        n(c.num_tokens()) + " tokens, each token a row of D_in = " + n(x.Di) + " numbers";
+    if (c.padded() && !c.cross())
+        words += "; shorter sentences are padded to " + n(c.num_tokens()) +
+                 " with <pad>, and key_padding_mask [B, T] marks the padding (true = padded)";
+    if (c.cross())
+        words += "; the context " + shape_str({B, c.num_keys(), Dk}) + " is what the keys and values will be made from" +
+                 (c.padded() ? ", its padding marked by key_padding_mask [B, S]" : "");
+    if (c.decoding()) words += "; the first " + n(c.decode_from) + " run at once, then one token per round";
+    return {c.cross() ? "b, num_tokens, d_in = x.shape; num_keys = context.shape[1]" : "b, num_tokens, d_in = x.shape",
+            words + "."};
+}
+
+Narration narrate_project(const StepContext& x) {
+    const Config& c = x.c;
+    const std::int64_t B = x.B, Di = x.Di, D = x.D, hd = x.hd, KV = x.KV, G = x.G, r = x.r, head = x.head;
+    if (!x.all) {
+        std::string words = "Head " + n(head) + " runs its own three small matmuls: x " + x.x_shape + " times its " +
+                            by(Di, hd) + " slice of W_query, and " + x.kv_from + " times its " + by(x.Dk, hd) +
+                            " slices of W_key and W_value";
+        if (c.grouped())
+            words += " (those of key/value head " + n(head / r) + ", which heads " + n(head / r * r) + " to " +
+                     n(head / r * r + r - 1) + " share)";
+        return {c.cross() ? "queries = self.heads[h].W_query(x); keys = self.heads[h].W_key(context)  # values alike"
+                          : "queries = self.heads[h].W_query(x)  # keys, values alike",
+                words + "."};
+    }
+    if (c.mode == Mode::Fused)
+        return {"qkv = self.W_qkv(x)",
+                x.round_words + "One matmul does all three projections: x " + x.x_shape + " times the stacked " +
+                    by(Di, D + 2 * KV) + " weight W_qkv gives " + shape_str({B, x.T, D + 2 * KV}) +
+                    ", queries, keys and values side by side."};
+    std::string words = x.round_words + "Three matmuls, one per projection: x " + x.x_shape + " times a " + by(Di, D) +
+                        " weight gives the queries with all " + n(x.H) + " heads side by side";
+    if (c.cross()) words += "; the keys and values come from the context " + shape_str({B, x.S, x.Dk}) + " instead";
+    if (c.grouped())
+        words += "; keys and values are only " + n(KV) + " wide: " + n(G) + " key/value " + (G == 1 ? "head" : "heads") +
+                 " of " + n(hd);
+    return {c.cross() ? "queries, keys, values = self.W_query(x), self.W_key(context), self.W_value(context)"
+                      : "queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)",
+            words + "."};
+}
+
+// Split, view, transpose, transpose back, merge and concat: the steps that move the heads
+// apart and back together, by strides or by copying.
+Narration narrate_layout(const StepContext& x) {
+    const Config& c = x.c;
+    const std::int64_t D = x.D, H = x.H, hd = x.hd, KV = x.KV, G = x.G;
+    switch (x.s.op) {
         case Op::Split:
             if (c.grouped())
                 return {"queries, keys, values = qkv.split([self.d_out, self.kv_dim, self.kv_dim], dim=-1)",
@@ -100,16 +118,36 @@ Narration narrate(const Step& s, const Config& c) {
             return {"queries = queries.transpose(1, 2)  # keys, values alike",
                     "Tokens and heads swap places, grouping the data by head so all " + n(H) +
                         " heads can be computed at once; only the strides are swapped."};
+        case Op::TransposeBack:
+            return {"context_vec = context_vec.transpose(1, 2)",
+                    "Heads and tokens swap back, so each token's " + n(H) +
+                        " head outputs sit next to each other; only the strides change."};
+        case Op::Merge:
+            return {"context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)",
+                    "The transposed tensor is not laid out row by row, so .contiguous() copies it into a new "
+                    "buffer; then " + by(H, hd) + " is flattened back into D_out = " + n(D) + "."};
+        case Op::Concat:
+            return {"context_vec = torch.cat([head(x) for head in self.heads], dim=-1)",
+                    "The " + n(H) + " head outputs of " + n(hd) + " features are copied side by side into one " +
+                        shape_str({x.B, c.num_tokens(), D}) + " tensor."};
+        default: return {};
+    }
+}
+
+// The cache append, repeat_kv and assemble: decoding's KV cache and grouped-query heads.
+Narration narrate_cache(const StepContext& x) {
+    const Config& c = x.c;
+    const std::int64_t B = x.B, G = x.G, H = x.H, hd = x.hd, S = x.S, r = x.r, pos = x.pos;
+    switch (x.s.op) {
         case Op::CacheAppend:
-            if (round <= 0)
+            if (x.round <= 0)
                 return {"self.cache_k[:, :, :num_tokens] = keys; keys = self.cache_k[:, :, :num_tokens]  # values alike",
                         "The prefill's keys and values are copied into the KV cache, allocated once for all " +
                             n(c.num_tokens()) + " positions " + shape_str({B, G, c.num_tokens(), hd}) +
                             "; what attention reads is the view of the first " + n(S) + "."};
             return {"self.cache_k[:, :, pos] = keys[:, :, 0]; keys = self.cache_k[:, :, :pos + 1]  # values alike",
-                    "The new token's key and value are written into row " + n(pos) +
-                        " of the cache, in place: " + n(2 * B * G * hd) +
-                        " numbers move, where torch.cat([cache, k]) would copy all " + n(pos + 1) +
+                    "The new token's key and value are written into row " + n(pos) + " of the cache, in place: " +
+                        n(2 * B * G * hd) + " numbers move, where torch.cat([cache, k]) would copy all " + n(pos + 1) +
                         " rows every round. The cache so far is a view: " + shape_str({B, G, S, hd}) + "."};
         case Op::RepeatKv:
             return {"keys = keys.repeat_interleave(self.num_heads // self.num_kv_heads, dim=1)  # values alike",
@@ -119,13 +157,28 @@ Narration narrate(const Step& s, const Config& c) {
                         ") would give the same numbers as a view (stride 0 on the repeat axis, no data moved), "
                         "but flattening it to " + n(H) + " heads copies anyway; the cache itself stays " + n(G) +
                         (G == 1 ? " head." : " heads.")};
+        case Op::Assemble:
+            return {std::string(c.out_proj ? "output" : "context_vec") + " = torch.cat(outputs, dim=1)",
+                    "The prefill's " + n(c.decode_from) + " rows and the " + n(c.num_tokens() - c.decode_from) +
+                        " decoded ones are copied side by side into " + shape_str({B, c.num_tokens(), x.D}) +
+                        ": the same numbers as the full causal pass, one token at a time."};
+        default: return {};
+    }
+}
+
+// Scores, the masks, scale, softmax, dropout, the context vectors and the output
+// projection: attention itself.
+Narration narrate_attention(const StepContext& x) {
+    const Config& c = x.c;
+    const bool all = x.all;
+    switch (x.s.op) {
         case Op::Scores:
             if (all)
                 return {"attn_scores = queries @ keys.transpose(2, 3)",
-                        round_words + "Every query is dotted with every key of its head: one batched matmul gives a " +
-                            grid + " score grid for each of the " + n(H) + " heads."};
+                        x.round_words + "Every query is dotted with every key of its head: one batched matmul gives a " +
+                            x.grid + " score grid for each of the " + n(x.H) + " heads."};
             return {"attn_scores = queries @ keys.transpose(1, 2)",
-                    "Head " + n(head) + " dots each of its queries with each of its keys: a " + grid + " score grid."};
+                    "Head " + n(x.head) + " dots each of its queries with each of its keys: a " + x.grid + " score grid."};
         case Op::Mask:
             return {"attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)",
                     "The causal mask: a token may not look at later tokens, so every score above the diagonal "
@@ -137,9 +190,9 @@ Narration narrate(const Step& s, const Config& c) {
                     "in place. Padded queries still get rows (nn.MultiheadAttention computes them too); they are "
                     "thrown away later."};
         case Op::Scale: {
-            const double root = std::sqrt(static_cast<double>(hd));
+            const double root = std::sqrt(static_cast<double>(x.hd));
             return {"attn_scores.div_(self.head_dim ** 0.5)",
-                    "The scores are divided by sqrt(head_dim) = sqrt(" + n(hd) + ") = " + format_number(root) +
+                    "The scores are divided by sqrt(head_dim) = sqrt(" + n(x.hd) + ") = " + format_number(root) +
                         ", in place, so that the softmax does not saturate as head_dim grows."};
         }
         case Op::Softmax:
@@ -153,64 +206,88 @@ Narration narrate(const Step& s, const Config& c) {
         case Op::Context:
             return {"context_vec = attn_weights @ values",
                     std::string("Each token's new vector is the weighted average of the value vectors, ") +
-                        (all ? "for every head in one batched matmul." : "for head " + n(head) + ".")};
-        case Op::Tile: {
-            const std::int64_t q0 = s.rows.first, nq = s.rows.count, k0 = s.keys.first, nk = s.keys.count;
-            const bool first = tile_k == 0;
-            std::int64_t last_run = 0;
-            for (std::int64_t j = 0; j < c.key_blocks(); ++j)
-                if (c.tile_runs(tile_q, j)) last_run = j;
-            const std::string args = "queries[:, :, " + slice(q0, nq) + "], keys[:, :, " + slice(k0, nk) +
-                                     "], values[:, :, " + slice(k0, nk) + "]";
-            std::string words = "Tile (" + n(tile_q) + ", " + n(tile_k) + "): " + span("query", "queries", q0, nq) +
-                                (nq == 1 ? " meets " : " meet ") + span("key", "keys", k0, nk) +
-                                (H == 1 ? " in the one head" : H == 2 ? " in both heads" : " in all " + n(H) + " heads") + ". The " + by(nq, nk) +
-                                " scores are scaled" + (c.causal && k0 + nk - 1 > q0 ? ", masked above the diagonal" : "") +
-                                (c.padded() ? ", masked at <pad> keys" : "") + " and folded into each row's running max m and sum l; ";
-            words += first ? "this is the first tile of these rows, so m, l and acc start here."
-                           : "where m rises, l and acc are first rescaled by exp(m_old - m_new), then p @ V is added.";
-            const std::int64_t skipped = c.key_blocks() - 1 - last_run;
-            if (tile_k == last_run && skipped > 0)
-                words += skipped == 1 ? " Key block " + n(last_run + 1) + " lies wholly above the diagonal: skipped, never computed."
-                                      : " Key blocks " + n(last_run + 1) + " to " + n(c.key_blocks() - 1) +
-                                            " lie wholly above the diagonal: skipped, never computed.";
-            return {first ? "m, l, acc = flash_tile(" + args + ")  # new rows: m = -inf, l = 0, acc = 0"
-                          : "m, l, acc = flash_tile(" + args + ", m, l, acc)",
-                    words};
-        }
-        case Op::Normalize: {
-            const std::int64_t T = c.num_tokens(), S = c.num_keys();
-            const std::int64_t all_tiles = c.query_blocks() * c.key_blocks(), ran = c.tiles_run();
-            std::string words = "Each row's accumulator is divided by its final sum l: acc / l is exactly "
-                                "softmax(scores) @ V, from " + n(ran) + " of " + n(all_tiles) +
-                                (all_tiles == 1 ? " tile" : " tiles");
-            if (ran < all_tiles) words += " (" + n(all_tiles - ran) + " skipped above the diagonal)";
-            words += ". The " + by(T, S) + " grid per head (" +
-                     human_bytes(4.0 * static_cast<double>(B * H) * static_cast<double>(T) * static_cast<double>(S)) +
-                     " in all) was never held, only one " + by(c.flash_block(), c.flash_block()) + " tile per head.";
-            return {"context_vec = acc / l[..., None]", words};
-        }
-        case Op::TransposeBack:
-            return {"context_vec = context_vec.transpose(1, 2)",
-                    "Heads and tokens swap back, so each token's " + n(H) +
-                        " head outputs sit next to each other; only the strides change."};
-        case Op::Merge:
-            return {"context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)",
-                    "The transposed tensor is not laid out row by row, so .contiguous() copies it into a new "
-                    "buffer; then " + by(H, hd) + " is flattened back into D_out = " + n(D) + "."};
-        case Op::Concat:
-            return {"context_vec = torch.cat([head(x) for head in self.heads], dim=-1)",
-                    "The " + n(H) + " head outputs of " + n(hd) + " features are copied side by side into one " +
-                        shape_str({B, c.num_tokens(), D}) + " tensor."};
+                        (all ? "for every head in one batched matmul." : "for head " + n(x.head) + ".")};
         case Op::OutProj:
             return {"output = self.out_proj(context_vec)",
-                    round_words + "A last linear layer (W_out " + by(D, D) +
+                    x.round_words + "A last linear layer (W_out " + by(x.D, x.D) +
                         " plus bias) mixes the heads' features into the output."};
-        case Op::Assemble:
-            return {std::string(c.out_proj ? "output" : "context_vec") + " = torch.cat(outputs, dim=1)",
-                    "The prefill's " + n(c.decode_from) + " rows and the " + n(c.num_tokens() - c.decode_from) +
-                        " decoded ones are copied side by side into " + shape_str({B, c.num_tokens(), D}) +
-                        ": the same numbers as the full causal pass, one token at a time."};
+        default: return {};
+    }
+}
+
+// One flash tile: which queries meet which keys, and what happens to m, l and acc.
+Narration narrate_tile(const StepContext& x) {
+    const Config& c = x.c;
+    const Step& s = x.s;
+    const int tile_q = x.tile_q, tile_k = x.tile_k;
+    const std::int64_t H = x.H;
+    const std::int64_t q0 = s.rows.first, nq = s.rows.count, k0 = s.keys.first, nk = s.keys.count;
+    const bool first = tile_k == 0;
+    std::int64_t last_run = 0;
+    for (std::int64_t j = 0; j < c.key_blocks(); ++j)
+        if (c.tile_runs(tile_q, j)) last_run = j;
+    const std::string args = "queries[:, :, " + slice(q0, nq) + "], keys[:, :, " + slice(k0, nk) + "], values[:, :, " +
+                             slice(k0, nk) + "]";
+    std::string words = "Tile (" + n(tile_q) + ", " + n(tile_k) + "): " + span("query", "queries", q0, nq) +
+                        (nq == 1 ? " meets " : " meet ") + span("key", "keys", k0, nk) +
+                        (H == 1 ? " in the one head" : H == 2 ? " in both heads" : " in all " + n(H) + " heads") +
+                        ". The " + by(nq, nk) + " scores are scaled" +
+                        (c.causal && k0 + nk - 1 > q0 ? ", masked above the diagonal" : "") +
+                        (c.padded() ? ", masked at <pad> keys" : "") +
+                        " and folded into each row's running max m and sum l; ";
+    words += first ? "this is the first tile of these rows, so m, l and acc start here."
+                   : "where m rises, l and acc are first rescaled by exp(m_old - m_new), then p @ V is added.";
+    const std::int64_t skipped = c.key_blocks() - 1 - last_run;
+    if (tile_k == last_run && skipped > 0)
+        words += skipped == 1 ? " Key block " + n(last_run + 1) + " lies wholly above the diagonal: skipped, never computed."
+                              : " Key blocks " + n(last_run + 1) + " to " + n(c.key_blocks() - 1) +
+                                    " lie wholly above the diagonal: skipped, never computed.";
+    return {first ? "m, l, acc = flash_tile(" + args + ")  # new rows: m = -inf, l = 0, acc = 0"
+                  : "m, l, acc = flash_tile(" + args + ", m, l, acc)",
+            words};
+}
+
+// Flash's last step: acc / l, and the score grid it never held.
+Narration narrate_normalize(const StepContext& x) {
+    const Config& c = x.c;
+    const std::int64_t T = c.num_tokens(), S = c.num_keys();
+    const std::int64_t all_tiles = c.query_blocks() * c.key_blocks(), ran = c.tiles_run();
+    std::string words = "Each row's accumulator is divided by its final sum l: acc / l is exactly "
+                        "softmax(scores) @ V, from " + n(ran) + " of " + n(all_tiles) +
+                        (all_tiles == 1 ? " tile" : " tiles");
+    if (ran < all_tiles) words += " (" + n(all_tiles - ran) + " skipped above the diagonal)";
+    words += ". The " + by(T, S) + " grid per head (" +
+             human_bytes(4.0 * static_cast<double>(x.B * x.H) * static_cast<double>(T) * static_cast<double>(S)) +
+             " in all) was never held, only one " + by(c.flash_block(), c.flash_block()) + " tile per head.";
+    return {"context_vec = acc / l[..., None]", words};
+}
+
+}  // namespace
+
+Narration narrate(const Step& s, const Config& c) {
+    const StepContext x(s, c);
+    switch (s.op) {
+        case Op::Input: return narrate_input(x);
+        case Op::Project: return narrate_project(x);
+        case Op::Split:
+        case Op::View:
+        case Op::Transpose:
+        case Op::TransposeBack:
+        case Op::Merge:
+        case Op::Concat: return narrate_layout(x);
+        case Op::CacheAppend:
+        case Op::RepeatKv:
+        case Op::Assemble: return narrate_cache(x);
+        case Op::Scores:
+        case Op::Mask:
+        case Op::PadMask:
+        case Op::Scale:
+        case Op::Softmax:
+        case Op::Dropout:
+        case Op::Context:
+        case Op::OutProj: return narrate_attention(x);
+        case Op::Tile: return narrate_tile(x);
+        case Op::Normalize: return narrate_normalize(x);
         case Op::Count: break;
     }
     return {};
