@@ -14,6 +14,8 @@
 #include "headsplit/engine/config_edit.hpp"
 #include "headsplit/teaching/quiz.hpp"
 #include "headsplit/engine/trace.hpp"
+#include "gui/view/layout.hpp"
+#include "gui/view/trace_cache.hpp"
 
 namespace headsplit::gui {
 
@@ -55,6 +57,10 @@ struct PanelState {
     int dragging_splitter = -1;     // the splitter a drag holds (window.cpp), -1 when none
     std::string fallback_said;      // the last CPU fall-back notice written to stderr
     bool fonts_built = false;       // the renderer's font texture exists: a new font rebuilds only it
+    // The stage's layouts per (trace, step, window) and its cell matches between two steps:
+    // worked out once, not every frame (a cache, so drawing from a const state may fill it).
+    mutable TraceCache<StepLayout> stage_layouts;
+    mutable TraceCache<std::vector<int>> stage_matches;
 };
 
 struct AppState {

@@ -15,41 +15,12 @@ namespace headsplit::gui {
 
 namespace {
 
-// Layouts and matches depend only on (trace, step): computed once, not every frame. The
-// cache holds weak pointers, so a trace freed and another allocated at its address is a miss.
-template <class Value>
-struct TraceCache {
-    struct Entry {
-        std::weak_ptr<const Trace> a, b;
-        int step_a;
-        std::int64_t step_b;
-        Value value;
-    };
-    // A list: references stay valid while others are added; the most recent use is last, so
-    // eviction takes the least recently used and never what this frame just looked up.
-    std::list<Entry> entries;
-
-    Value* find(const std::shared_ptr<const Trace>& a, int sa, const std::shared_ptr<const Trace>& b, std::int64_t sb) {
-        for (auto it = entries.begin(); it != entries.end(); ++it)
-            if (it->step_a == sa && it->step_b == sb && it->a.lock() == a && it->b.lock() == b) {
-                entries.splice(entries.end(), entries, it);
-                return &entries.back().value;
-            }
-        return nullptr;
-    }
-    Value& add(const std::shared_ptr<const Trace>& a, int sa, const std::shared_ptr<const Trace>& b, std::int64_t sb, Value v) {
-        if (entries.size() >= 64) entries.pop_front();
-        entries.push_back({a, b, sa, sb, std::move(v)});
-        return entries.back().value;
-    }
-};
-
 // Variant v of layout_variant() for (trace, step), its window starting at the view's offsets;
 // the cache keys variant and offsets as the second step.
 // Sentences: `batch` blocks from `batch0`.
-const StepLayout& layout_of(const std::shared_ptr<const Trace>& tr, int step, int variant,
+const StepLayout& layout_of(const AppState& st, const std::shared_ptr<const Trace>& tr, int step, int variant,
                             const AppState::StageView& view = {}, std::int64_t batch = 4, std::int64_t batch0 = 0) {
-    static TraceCache<StepLayout> cache;
+    TraceCache<StepLayout>& cache = st.panels.stage_layouts;
     LayoutLimits lim = layout_variant(variant);
     lim.token0 = std::clamp<std::int64_t>(view.token0, 0, 0xffff);
     lim.col0 = std::clamp<std::int64_t>(view.col0, 0, 0xffff);
@@ -62,9 +33,9 @@ const StepLayout& layout_of(const std::shared_ptr<const Trace>& tr, int step, in
     return cache.add(tr, step, tr, key, layout_step(tr->steps[step], tr->config, lim));
 }
 
-const std::vector<int>& match_of(const std::shared_ptr<const Trace>& from, int from_step,
+const std::vector<int>& match_of(const AppState& st, const std::shared_ptr<const Trace>& from, int from_step,
                                  const std::shared_ptr<const Trace>& to, int to_step) {
-    static TraceCache<std::vector<int>> cache;
+    TraceCache<std::vector<int>>& cache = st.panels.stage_matches;
     if (std::vector<int>* hit = cache.find(from, from_step, to, to_step)) return *hit;
     // Buffers are only comparable within one trace. Steps too large to draw whole (only a
     // window of their cells is shown) are not animated: matching them would cost a frame.
@@ -233,7 +204,7 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s) {
         const std::int64_t b0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - b);
         for (int level = 0; level < kLayoutVariants / 2 && best_b < 14.0f; ++level)
             for (int v = 2 * level; v < 2 * level + 2; ++v) {
-                const float fit = fit_cell(room, s, layout_of(st.trace, st.step, v, {}, b, b0), v % 2 == 1);
+                const float fit = fit_cell(room, s, layout_of(st, st.trace, st.step, v, {}, b, b0), v % 2 == 1);
                 if (fit > best_b + 0.5f) best_b = fit, v_b = v;
             }
         if (best_b >= 14.0f || b == 1) {
@@ -259,8 +230,8 @@ Motion motion_of(const AppState& st, const Choice& ch, double now) {
     const float t_anim = std::clamp(static_cast<float>((now - st.anim_start) / st.anim_seconds), 0.0f, 1.0f);
     const bool animating = t_anim < 1.0f && st.from_trace && st.from_step < static_cast<int>(st.from_trace->steps.size());
     if (!animating) return m;
-    m.from = &layout_of(st.from_trace, st.from_step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
-    m.match = &match_of(st.from_trace, st.from_step, st.trace, st.step);
+    m.from = &layout_of(st, st.from_trace, st.from_step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
+    m.match = &match_of(st, st.from_trace, st.from_step, st.trace, st.step);
     for (const TensorLayout& t : m.from->tensors)
         for (const Cell& cell : t.cells) m.from_cells.push_back(&cell);
     m.k = ease(t_anim);
@@ -531,7 +502,7 @@ void DrawStage(AppState& st, double now) {
 
     const Room room = measure_room();
     const Choice ch = choose_window(st, room, *s);
-    const StepLayout& L = layout_of(st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
+    const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
     const Motion motion = motion_of(st, ch, now);
     const float span_w = std::max(L.width, motion.from ? motion.from->width : 0.0f);
     bool any_hidden = false;
