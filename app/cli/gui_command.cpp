@@ -1,0 +1,133 @@
+#include "cli/gui_command.hpp"
+
+#include <cstdlib>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "headsplit/io/trace_json.hpp"
+
+namespace headsplit::app {
+
+namespace {
+
+// "1920x1080" -> {1920, 1080}; ConfigError naming `name` otherwise.
+std::pair<int, int> parse_size(const char* name, const std::string& text) {
+    const auto x = text.find('x');
+    if (x == std::string::npos)
+        throw ConfigError(std::string(name) + " " + text + " is not a size; use WxH, e.g. 1920x1080");
+    const std::string w = std::string(name) + " width", h = std::string(name) + " height";
+    return {static_cast<int>(parse_count(w.c_str(), text.substr(0, x), 320, 16384)),
+            static_cast<int>(parse_count(h.c_str(), text.substr(x + 1), 240, 16384))};
+}
+
+float parse_font_scale(const char* name, const std::string& text) {
+    char* end = nullptr;
+    const double f = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(f >= 0.75 && f <= 2.5))
+        throw ConfigError(std::string(name) + " " + text + " is not a scale from 0.75 to 2.5");
+    return static_cast<float>(f);
+}
+
+// "a,b,c" -> {"a", "b", "c"}.
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char ch : text) {
+        if (ch == ',') {
+            out.push_back(cur);
+            cur.clear();
+        } else {
+            cur += ch;
+        }
+    }
+    out.push_back(cur);
+    return out;
+}
+
+}  // namespace
+
+void GuiCommand::add_to(CLI::App& cli) {
+    GuiFlags& f = flags;
+    add_config_options(cli, f.config);
+    cli.add_option("--screenshot", f.screenshot, "render real frames of the window at --step N, save FILE (PNG), exit");
+    cli.add_option("--step", f.step, "the step to show first (default 0)");
+    cli.add_option("--font-scale", f.font_scale, "text size for a projector, 0.75 to 2.5 (default 1)");
+    cli.add_flag("--light", f.light, "light theme (default dark)");
+    cli.add_flag("--present", f.present, "presenter mode: stage and heatmaps fill the screen, a large caption, keys only (F5 / Escape leave)");
+    cli.add_flag("--quiz", f.quiz, "predict the shape: each next step is asked before it is drawn (Q toggles)");
+    cli.add_flag("--compare-masks", f.compare_masks, "heatmaps: one head causal and bidirectional side by side");
+    cli.add_option("--heatmap", f.heatmap_head, "heatmaps: head N alone, large, with its numbers (a click on its map)");
+    cli.add_option("--zoom", f.zoom, "the stage's zoom, 1 to 8 (the mouse wheel's; default 1: fit the panel)");
+    cli.add_option("--pan", f.pan, "TOKEN,COLUMN,HEAD: where the stage's window starts in a tensor too large to draw whole (a drag's)");
+    cli.add_option("--tab", f.tab, "bottom panel to show: heatmaps | weights | why (why measures the shape at once)");
+    cli.add_option("--window", f.window_size, "window size WxH, e.g. 1920x1080 (default 1600x900)");
+    cli.add_option("--drive", f.drive, "drive the app for N frames of random changes, keys and resizes (a soak)");
+    cli.add_option("--drive-report", f.drive_report, "where --drive writes its JSON report (default headsplit-drive.json)");
+    cli.add_option("--layout-report", f.layout_report,
+                   "with --screenshot: also write every panel, label and cell of that frame as JSON (headsplit-layout)");
+    cli.add_option("--layout-audit", f.layout_audit,
+                   "render every step of the audit configurations at each --audit-windows size and --audit-fonts scale, "
+                   "check each frame's layout, write the problems as JSON to FILE; exit 1 when there are any");
+    cli.add_option("--audit-windows", f.audit_windows, "window sizes for --layout-audit (default 1280x720,1600x900,1920x1080,3840x2160)");
+    cli.add_option("--audit-fonts", f.audit_fonts, "font scales for --layout-audit (default 1,1.5,2)");
+}
+
+namespace {
+
+// The stage's view: --zoom and --pan.
+void set_view(gui::GuiOptions& g, const GuiFlags& f) {
+    if (!f.zoom.empty()) {
+        char* end = nullptr;
+        const double z = std::strtod(f.zoom.c_str(), &end);
+        if (*end != '\0' || !(z >= 1 && z <= 8)) throw ConfigError("--zoom " + f.zoom + " is not a zoom from 1 to 8");
+        g.zoom = static_cast<float>(z);
+    }
+    if (!f.pan.empty()) {
+        const std::vector<std::string> parts = split_list(f.pan);
+        if (parts.size() != 3)
+            throw ConfigError("--pan " + f.pan + " is not TOKEN,COLUMN,HEAD; use three counts, e.g. 16,0,4");
+        const char* names[] = {"--pan token", "--pan column", "--pan head"};
+        for (int i = 0; i < 3; ++i) g.pan[i] = parse_count(names[i], parts[static_cast<std::size_t>(i)], 0, 1 << 20);
+    }
+}
+
+}  // namespace
+
+gui::GuiOptions GuiCommand::options() {
+    GuiFlags& f = flags;
+    gui::GuiOptions g;
+    if (f.config.backend.empty()) f.config.backend = "gl";
+    g.config = app::make_config(f.config).config;
+    g.screenshot = f.screenshot;
+    if (!f.step.empty()) g.step = static_cast<int>(app::parse_count("--step", f.step, 0, 1 << 20));
+    if (!f.font_scale.empty()) g.font_scale = parse_font_scale("--font-scale", f.font_scale);
+    g.light = f.light;
+    g.present = f.present;
+    g.compare_masks = f.compare_masks;
+    if (!f.heatmap_head.empty())
+        g.focus_head = static_cast<int>(app::parse_count("--heatmap", f.heatmap_head, 0, g.config.heads - 1));
+    g.quiz = f.quiz;
+    set_view(g, f);
+    if (!f.drive.empty()) g.drive_frames = static_cast<int>(app::parse_count("--drive", f.drive, 1, 10000000));
+    g.drive_report = f.drive_report;
+    if (f.tab != "heatmaps" && f.tab != "weights" && f.tab != "why")
+        throw ConfigError("--tab " + f.tab + " is not a panel; use heatmaps, weights or why");
+    g.tab = f.tab;
+    g.layout_report = f.layout_report;
+    g.layout_audit = f.layout_audit;
+    if (!f.layout_report.empty() && f.screenshot.empty())
+        throw ConfigError("--layout-report needs --screenshot: the report describes the saved frame");
+    for (const std::string& size : split_list(f.audit_windows)) g.audit_windows.push_back(parse_size("--audit-windows", size));
+    for (const std::string& a : split_list(f.audit_fonts)) g.audit_fonts.push_back(parse_font_scale("--audit-fonts", a));
+    if (!f.window_size.empty()) std::tie(g.width, g.height) = parse_size("--window", f.window_size);
+    if (!g.screenshot.empty()) check_writable(g.screenshot);
+    if (g.drive_frames > 0) check_writable(g.drive_report);
+    if (!g.layout_report.empty()) check_writable(g.layout_report);
+    if (!g.layout_audit.empty()) check_writable(g.layout_audit);
+    return g;
+}
+
+int GuiCommand::run() { return gui::run_gui(options()); }
+
+}  // namespace headsplit::app
