@@ -76,3 +76,29 @@ TEST_CASE("items scrolled out of the panel are not judged", "[audit]") {
     CHECK_FALSE(a.report().items[0].visible);
     CHECK(audit_problems(a.report(), {}).empty());
 }
+
+TEST_CASE("a tensor's numbers show all or none", "[audit]") {
+    // The bug this rule holds: "-.41" wider than its cell and ".41" not, so the positive cells
+    // of one tensor showed numbers and the negative ones none, which a student reads as zeros.
+    LayoutAudit a;
+    a.enabled = true;
+    a.begin_frame(1024, 768, 1.5f, "mixed");
+    a.begin_panel("stage", 0, 0, 600, 400, 0, 0, 600, 400, false, false);
+    a.cell(".41", 10, 10, 30, 30, true, 20, false, "queries");
+    a.cell("-.41", 40, 10, 30, 30, false, 28, false, "queries");
+    a.cell("-.41", 70, 10, 30, 30, false, 28, false, "keys");  // another tensor, none shown: fine
+    a.cell("-.41", 100, 10, 30, 30, false, 28, false, "keys");
+    auto p = audit_problems(a.report(), {});
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].find("tensor queries shows the number of cell \".41\"") != std::string::npos);
+    // The same tensor in another panel is another picture; a cell scrolled away is not judged.
+    LayoutAudit b;
+    b.enabled = true;
+    b.begin_frame(1024, 768, 1.5f, "split");
+    b.begin_panel("stage", 0, 0, 600, 400, 0, 0, 600, 400, false, false);
+    b.cell(".41", 10, 10, 30, 30, true, 20, false, "queries");
+    b.cell("-.41", 10, 500, 30, 30, false, 28, false, "queries");  // below the visible area
+    b.begin_panel("heatmaps", 0, 400, 600, 300, 0, 400, 600, 700, false, false);
+    b.cell("-.41", 10, 410, 20, 20, false, 28, true, "queries");
+    CHECK(audit_problems(b.report(), {}).empty());
+}

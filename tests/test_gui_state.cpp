@@ -494,3 +494,54 @@ TEST_CASE("the layer slider of a checkpoint run runs the same text at another la
     CHECK(st.trace->inputs.x != first.embeddings);
     CHECK(checkpoint_text(st.trace->config) == find_preset("tiny-trained")->text);
 }
+
+TEST_CASE("presenter mode's live changes say what changed and what followed", "[gui][live]") {
+    AppState st = make_state();
+    recompute(st);
+    settle(st);
+    REQUIRE(st.trace);
+    st.step = 4;  // the scores: [1, 2, 3, 3] for "the cat sleeps", D_out 6, 2 heads
+    REQUIRE(st.current()->op == Op::Scores);
+    // The issue's own example, worked by hand: 3 heads of 6 / 3 = 2 features.
+    CHECK(live_change(st, LiveChange::HeadsUp));
+    settle(st);
+    CHECK(st.live.caption == "heads 2 -> 3: head_dim 3 -> 2, attn_scores [1, 3, 3, 3]");
+    CHECK(st.trace->config.heads == 3);
+    // D_out by one feature per head: 9 = 3 heads of 3.
+    CHECK(live_change(st, LiveChange::DOutUp));
+    settle(st);
+    CHECK(st.live.caption == "D_out 6 -> 9: head_dim 2 -> 3, attn_scores [1, 3, 3, 3]");
+    // Fewer heads: 1 (the divisor of 9 below 3); the KV heads follow nothing here.
+    CHECK(live_change(st, LiveChange::HeadsDown));
+    settle(st);
+    CHECK(st.live.caption == "heads 3 -> 1: head_dim 3 -> 9, attn_scores [1, 1, 3, 3]");
+    // No divisor further down: nothing asked, the caption says why.
+    CHECK_FALSE(live_change(st, LiveChange::HeadsDown));
+    CHECK(st.live.caption == "heads stays 1: no fewer heads divide D_out = 9");
+    // GQA follows the heads: 3 heads with 3 KV heads, then 1 head leaves 1 KV head.
+    CHECK(live_change(st, LiveChange::HeadsUp));
+    settle(st);
+    CHECK(live_change(st, LiveChange::KvHeadsDown));
+    settle(st);
+    CHECK(st.live.caption == "KV heads 3 -> 1: attn_scores [1, 3, 3, 3]");
+    // The mask off, then a mode the configuration refuses: the model on screen stays.
+    CHECK(live_change(st, LiveChange::Causal));
+    settle(st);
+    CHECK(st.live.caption.rfind("causal mask on -> off", 0) == 0);
+    st.config.context = {split_words("le chat dort")};
+    recompute(st);
+    settle(st);
+    REQUIRE(st.trace->config.cross());
+    set_mode(st.config, Mode::Split);
+    CHECK(live_change(st, LiveChange::NextMode));  // split -> fused: fused takes no context
+    settle(st);
+    CHECK(st.live.caption.rfind("mode split -> fused: refused, ", 0) == 0);
+    CHECK(st.config.mode == Mode::Split);  // put back
+    // The sentence box.
+    open_sentence_box(st);
+    CHECK(std::string(st.live.text) == "the cat sleeps");
+    live_sentence(st, "a b c d e");
+    settle(st);
+    CHECK_FALSE(st.live.typing);
+    CHECK(st.live.caption.find("T 3 -> 5") != std::string::npos);
+}

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "headsplit/teaching/numbers.hpp"
 
@@ -20,6 +22,10 @@ TEST_CASE("numbers read the same everywhere", "[numbers]") {
     CHECK(format_cell(0.5) == ".50");
     CHECK(format_cell(-0.001) == ".00");  // no "-.00"
     CHECK(format_cell(154.3) == "154");
+    CHECK(format_cell(-0.41, 1) == "-.4");  // one decimal: the narrower format of a whole tensor
+    CHECK(format_cell(0.999, 1) == "1.0");
+    CHECK(format_cell(-0.04, 1) == ".0");  // no "-.0"
+    CHECK(format_cell(154.3, 1) == "154");
     CHECK(format_cell(-std::numeric_limits<double>::infinity()) == "-inf");
 }
 
@@ -33,4 +39,12 @@ TEST_CASE("spread: median, min, max, p99", "[numbers]") {
     for (int i = 100; i >= 1; --i) hundred.push_back(i);
     CHECK(spread(hundred).p99 == 100);
     CHECK(spread({}).median == 0);
+}
+
+TEST_CASE("the widest cell of a tensor is among its extremes' texts", "[numbers]") {
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<float> v{0.3f, -0.41f, 0.07f, -inf, 0.996f};
+    CHECK(widest_cell_texts(v.data(), v.size(), 2) == std::vector<std::string>{"-.41", "1.00", "-inf"});
+    CHECK(widest_cell_texts(v.data(), v.size(), 1) == std::vector<std::string>{"-.4", "1.0", "-inf"});
+    CHECK(widest_cell_texts(v.data(), 0, 2).empty());
 }

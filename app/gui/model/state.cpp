@@ -77,6 +77,11 @@ void apply_result(AppState& st, ComputeResult r, double now) {
     st.last_compute_ms = r.ms;
     if (!r.trace) {
         st.error = r.error;
+        if (st.live.waiting) {  // a live change the configuration refuses: say why, keep the model shown
+            st.live.caption = st.live.what + ": refused, " + r.error;
+            st.config = st.live.before;
+            st.live.waiting = false;
+        }
         return;
     }
     st.error.clear();
@@ -100,6 +105,10 @@ void apply_result(AppState& st, ComputeResult r, double now) {
     st.shapes_only = r.shapes_only;
     st.mode_counts = std::move(r.counts);
     st.step = std::max(0, step);
+    if (st.live.waiting) {
+        st.live.caption = live_caption(st.live.what, st.live.before, st.trace->config, st.current());
+        st.live.waiting = false;
+    }
     // New shapes: the step on screen stays shown unless it was waiting for an answer, which
     // is asked again from the new trace; the later ones are hidden again.
     if (st.quiz.on) {

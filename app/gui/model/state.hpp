@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gui/model/compute.hpp"
+#include "gui/model/live.hpp"
 #include "gui/model/why.hpp"
 #include "headsplit/engine/config.hpp"
 #include "headsplit/engine/config_edit.hpp"
@@ -57,6 +58,7 @@ struct PanelState {
     int dragging_splitter = -1;     // the splitter a drag holds (window.cpp), -1 when none
     std::string fallback_said;      // the last CPU fall-back notice written to stderr
     bool fonts_built = false;       // the renderer's font texture exists: a new font rebuilds only it
+    int code_scrolled_to = -1;      // the step the code panel last scrolled to: the reader may scroll away
     // The stage's layouts per (trace, step, window) and its cell matches between two steps:
     // worked out once, not every frame (a cache, so drawing from a const state may fill it).
     mutable TraceCache<StepLayout> stage_layouts;
@@ -88,6 +90,9 @@ struct AppState {
     bool font_dirty = true;
     bool dark = true;
     bool fullscreen = false;
+    // A handout page: the panels draw no widgets and no hints, each tensor as whole as the page
+    // allows, and nothing before the step that computes it.
+    bool document = false;
     bool presenting = false;  // presenter mode (F5, --present): stage + heatmaps, a caption, keys only
 
     // The panel layout, as fractions of the window: the controls column, the code column,
@@ -125,6 +130,7 @@ struct AppState {
     StageView stage_view;
 
     QuizState quiz;
+    LiveState live;  // presenter mode's live changes and the caption about the last
 
     Hover hover;
     std::unique_ptr<TraceComputer> computer;

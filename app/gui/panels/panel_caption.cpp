@@ -1,6 +1,10 @@
 // Presenter mode's caption: one large line with the step (a checkpoint run's layer first) and
 // its shape change, read from the trace's links (what the step's result was made from -> the
-// result), and the step's PyTorch line under it. Keys only: Left/Right, Space, F5 or Escape to leave.
+// result), and the step's PyTorch line under it; then the live strip (heads, D_out, KV heads,
+// mode, mask, sentence: each a button with its key) and the line on the last change.
+// Keys: Left/Right, Space, F5 or Escape to leave, and the strip's.
+#include <string>
+
 #include <imgui.h>
 
 #include "gui/panels/panels.hpp"
@@ -8,7 +12,53 @@
 
 namespace headsplit::gui {
 
-void DrawCaption(const AppState& st) {
+namespace {
+
+// One button of the strip: "H heads 3"; a click changes up, a Shift+click down.
+void strip_button(AppState& st, const std::string& label, LiveChange up, LiveChange down) {
+    same_line_if_fits(button_width(label.c_str()));
+    if (ImGui::SmallButton(label.c_str())) live_change(st, ImGui::GetIO().KeyShift ? down : up);
+    audit_last_item(label);
+}
+
+// The live strip: what the teacher can change without leaving presenter mode, each with its
+// key; T opens a box for the sentence (Enter runs it, Escape closes it).
+void draw_live_strip(AppState& st) {
+    const Config& c = st.config;
+    if (st.live.typing) {
+        ImGui::SetNextItemWidth(-1);
+        ImGui::SetKeyboardFocusHere();
+        if (ImGui::InputTextWithHint("##live_sentence", "the sentence (Enter: run it, Escape: close)", st.live.text,
+                                     sizeof st.live.text, ImGuiInputTextFlags_EnterReturnsTrue))
+            live_sentence(st, st.live.text);
+        else if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
+            st.live.typing = false;
+        return;
+    }
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("live:");
+    strip_button(st, "H heads " + std::to_string(c.heads), LiveChange::HeadsUp, LiveChange::HeadsDown);
+    strip_button(st, "D D_out " + std::to_string(c.d_out), LiveChange::DOutUp, LiveChange::DOutDown);
+    strip_button(st, "K KV heads " + std::to_string(c.kv_head_count()), LiveChange::KvHeadsUp, LiveChange::KvHeadsDown);
+    strip_button(st, std::string("M ") + mode_name(c.mode), LiveChange::NextMode, LiveChange::NextMode);
+    strip_button(st, std::string("C mask ") + (c.causal ? "on" : "off"), LiveChange::Causal, LiveChange::Causal);
+    const std::string text = "T sentence";
+    same_line_if_fits(button_width(text.c_str()));
+    if (ImGui::SmallButton(text.c_str())) open_sentence_box(st);
+    audit_last_item(text);
+    // How to go down, where it fits on the strip's line (the README lists the keys too).
+    const std::string hint = "Shift: down";
+    const float hint_w = ImGui::CalcTextSize(hint.c_str()).x + ImGui::GetStyle().ItemSpacing.x;
+    if (ImGui::GetItemRectMax().x + hint_w <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", hint.c_str());
+        audit_last_item(hint);
+    }
+}
+
+}  // namespace
+
+void DrawCaption(AppState& st) {
     audit_panel("caption");
     const Step* s = st.current();
     if (!s) {
@@ -38,6 +88,12 @@ void DrawCaption(const AppState& st) {
                                               : "Left / Right: step   Space: play   Q: predict the shape   F5 or Escape: leave presenter mode";
     ImGui::TextDisabled("%s", keys.c_str());
     audit_last_item(keys);
+    if (quiz_waiting(st)) return;  // the question first
+    draw_live_strip(st);
+    if (!st.live.caption.empty()) {
+        ImGui::TextColored({0.55f, 0.85f, 1.0f, 1}, "%s", st.live.caption.c_str());
+        audit_last_item(st.live.caption);
+    }
 }
 
 }  // namespace headsplit::gui

@@ -101,7 +101,7 @@ std::vector<Piece> colour_line(const std::string& line, bool dark) {
 
 // Never wrapped: each statement on its line as PyTorch has it; the panel scrolls sideways
 // when a line is wider than it. The shapes stand in a column after the longest line.
-void DrawCode(const AppState& st) {
+void DrawCode(AppState& st) {
     if (!st.trace) return;
     const std::vector<Line> lines = listing(st, *st.trace, st.step);
     ImGui::PushFont(code_font());
@@ -109,7 +109,7 @@ void DrawCode(const AppState& st) {
     float code_w = 0;
     for (const Line& l : lines) code_w = std::max(code_w, ImGui::CalcTextSize(l.text.c_str()).x);
     const float shape_x = ImGui::GetCursorPosX() + code_w + 2 * ImGui::CalcTextSize("  ").x;
-    static int scrolled_to = -1;  // the step the panel last scrolled to: the reader may scroll away
+    int& scrolled_to = st.panels.code_scrolled_to;
     for (const Line& l : lines) {
         const bool here = l.step == st.step;
         const ImVec2 start = ImGui::GetCursorScreenPos();

@@ -121,6 +121,7 @@ struct Grids {
     const std::vector<float>& pad;  // the key padding mask
     bool weights, comparing;
     int heads_here;       // the maps of the trace on screen, before focus or comparison
+    bool document;        // a handout page: it cannot scroll, so every map fits it
 
     std::string query_token(std::int64_t i) const { return c.token_at(sentence, row0 + i); }
     std::string key_token(std::int64_t j) const {
@@ -139,9 +140,14 @@ void same_line_if(float w) {
     if (w > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
 }
 
+void draw_what(const AppState& st, const Grids& g, const Step& first);
+
 // One line of controls and what is shown, above the maps.
 void draw_header(AppState& st, const Grids& g, const Step& first) {
-    const Config& c = g.c;
+    if (st.document) {  // a handout page: what is shown, no controls
+        draw_what(st, g, first);
+        return;
+    }
     if (st.focus_head >= 0 && !g.comparing) {
         if (ImGui::SmallButton("all heads")) st.focus_head = -1;
         audit_last_item("all heads");
@@ -171,6 +177,12 @@ void draw_header(AppState& st, const Grids& g, const Step& first) {
         // What is shown goes beside the combo when it fits, else on its own line.
         ImGui::SameLine();
     }
+    draw_what(st, g, first);
+}
+
+// What the maps show: the step's grid or the weights each context used, and which part.
+void draw_what(const AppState& st, const Grids& g, const Step& first) {
+    const Config& c = g.c;
     std::string what = is_grid_op(st.trace->steps[st.step].op)
                            ? std::string(op_name(first.op)) + ", step " + std::to_string(first.index)
                            : "the weights each head's context used";
@@ -219,7 +231,8 @@ Canvas place_maps(const Grids& g, const std::vector<Map>& maps) {
     // As large as the panel allows. Floors, below which the panel scrolls instead: up to 4
     // tokens the size that shows a number, up to 12 tokens 32 px drawn (a projector's back row),
     // beyond that 6 px.
-    const float floor_px = std::max(N, NR) <= 4 ? value_cell() : std::max(N, NR) <= 12 ? 33.0f : 6.0f;  // 33: drawn 1 px smaller
+    float floor_px = std::max(N, NR) <= 4 ? value_cell() : std::max(N, NR) <= 12 ? 33.0f : 6.0f;  // 33: drawn 1 px smaller
+    if (g.document) floor_px = 6.0f;  // a page does not scroll: the maps fit it, numbers where they fit
     cv.cell = std::clamp(cv.tiling.cell, floor_px, std::max(floor_px, 5.0f * font));
     cv.dl = ImGui::GetWindowDrawList();
     cv.text_col = ImGui::GetColorU32(ImGuiCol_Text), cv.dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
@@ -254,6 +267,8 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
     const float y_title = cv.origin.y + row * cv.map_h;
     const float y0 = y_title + cv.line_h;
     draw_label(dl, {x0, y_title}, head_color(m.head), fit_text(m.title, N * cell));
+    // One number format for every cell of the grid (all its heads), or none.
+    const CellText text = cell_text(m.t->data, cell - 1, cell - 1, m.title);
     // Row max per row for the per-row scale.
     for (std::int64_t i = 0; i < NR; ++i) {
         const float* row_v = &m.t->data[static_cast<std::size_t>(m.block * R * T + i * T)];
@@ -284,7 +299,7 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
                 fill = weights ? sequential_color(shade) : diverging_color(cv.bound > 0 ? v / cv.bound : 0);
                 dl->AddRectFilled(p0, p1, fill);
             }
-            cell_value(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), v, true);
+            cell_value(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), v, text, true);
             if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                 dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 255), 0, 0, 2.5f);
                 ImGui::SetTooltip("%s: \"%s\" -> \"%s\" = %s%s", m.title.c_str(), g.query_token(i).c_str(),
@@ -339,7 +354,7 @@ float draw_legend(const Grids& g, const Canvas& cv, float ly) {
 
 void SentenceSlider(AppState& st) {
     const std::int64_t batch = st.trace ? st.trace->config.batch : 1;
-    if (batch <= 1) return;
+    if (batch <= 1 || st.document) return;  // a page shows the first sentence, no slider
     // Which sentence of the batch the maps show (the stage follows it too).
     int b = static_cast<int>(std::clamp<std::int64_t>(st.heat_sentence, 0, batch - 1));
     ImGui::SetNextItemWidth(4 * ImGui::GetFontSize());
@@ -367,6 +382,12 @@ void DrawHeatmaps(AppState& st) {
         ImGui::TextDisabled("predict the shape: the heatmaps show once the class has answered");
         return;
     }
+    if (st.document && grids.front()->index > st.step) {  // a page shows nothing before it is computed
+        const std::string when = "the attention weights are computed at step " + std::to_string(grids.front()->index);
+        ImGui::TextDisabled("%s", when.c_str());
+        audit_last_item(when);
+        return;
+    }
     const bool weights = grids.front()->op == Op::Softmax || grids.front()->op == Op::Dropout;
     const std::int64_t sentence = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - 1);
     std::vector<Map> all = maps_of(grids, true, sentence);
@@ -383,7 +404,7 @@ void DrawHeatmaps(AppState& st) {
     // that a cell is a few pixels and drawing every one costs more than a frame.
     const std::int64_t N = std::min<std::int64_t>(T, 48), NR = std::min<std::int64_t>(R, 48);
     const Grids g{c, sentence, row0, R, T, N, NR, c.key_tokens(sentence), tr.inputs.key_padding_mask, weights, comparing,
-                  heads_here};
+                  heads_here, st.document};
 
     // One line of controls and what is shown, then the maps, then the legend line.
     draw_header(st, g, *grids.front());

@@ -59,7 +59,9 @@ void draw_presenter(AppState& st, double now) {
     };
     take_result(st, now);
     const ImGuiStyle& style = ImGui::GetStyle();
-    const float caption_h = ImGui::GetTextLineHeightWithSpacing() * 1.5f + 2 * ImGui::GetTextLineHeightWithSpacing() +
+    // The step line (1.5x), the code, the keys, the live strip and the line on the last change.
+    const float caption_h = ImGui::GetTextLineHeightWithSpacing() * 1.5f + 3 * ImGui::GetTextLineHeightWithSpacing() +
+                            ImGui::GetFrameHeightWithSpacing() +
                             style.WindowPadding.y * 2 + 4;
     place(0, 0, W, caption_h);
     if (ImGui::Begin("Presenter", nullptr, fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_HorizontalScrollbar))

@@ -27,7 +27,7 @@ const StepLayout& layout_of(const AppState& st, const std::shared_ptr<const Trac
     lim.head0 = std::clamp<std::int64_t>(view.head0, 0, 0xffff);
     lim.batch = std::clamp<std::int64_t>(batch, 1, 4);
     lim.batch0 = std::clamp<std::int64_t>(batch0, 0, 0xff);
-    const std::int64_t key = -1 - (variant + 8 * (lim.token0 + 0x10000 * (lim.col0 + 0x10000 * lim.head0))) -
+    const std::int64_t key = -1 - ((variant - kPageVariant) + 16 * (lim.token0 + 0x10000 * (lim.col0 + 0x10000 * lim.head0))) -
                              (std::int64_t{1} << 52) * (lim.batch + 8 * lim.batch0);
     if (StepLayout* hit = cache.find(tr, step, tr, key)) return *hit;
     return cache.add(tr, step, tr, key, layout_step(tr->steps[step], tr->config, lim));
@@ -202,9 +202,10 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s) {
         int v_b = 0;
         float best_b = -1;
         const std::int64_t b0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - b);
-        for (int level = 0; level < kLayoutVariants / 2 && best_b < 14.0f; ++level)
+        // A printed page first tries a window wide enough to hold most tensors whole.
+        for (int level = st.document ? kPageVariant / 2 : 0; level < kLayoutVariants / 2 && best_b < 14.0f; ++level)
             for (int v = 2 * level; v < 2 * level + 2; ++v) {
-                const float fit = fit_cell(room, s, layout_of(st, st.trace, st.step, v, {}, b, b0), v % 2 == 1);
+                const float fit = fit_cell(room, s, layout_of(st, st.trace, st.step, v, {}, b, b0), (v & 1) == 1);
                 if (fit > best_b + 0.5f) best_b = fit, v_b = v;
             }
         if (best_b >= 14.0f || b == 1) {
@@ -241,7 +242,7 @@ Motion motion_of(const AppState& st, const Choice& ch, double now) {
 // Sizes the cells to the space (the chosen window's fit, and the step animated from, so
 // that both fit while cells glide). Never below the floor: the panel scrolls instead.
 float cell_size(const Room& room, const Step& s, const Choice& ch, const Motion& m, float zoom) {
-    float cell = m.from ? std::min(ch.best, fit_cell(room, s, *m.from, ch.variant % 2 == 1)) : ch.best;
+    float cell = m.from ? std::min(ch.best, fit_cell(room, s, *m.from, (ch.variant & 1) == 1)) : ch.best;
     // A step of a few dozen numbers (the teaching example) always shows them, scrolling if the
     // panel is small; larger steps take the room there is (zoom in to read them).
     std::int64_t numbers = 0;
@@ -258,6 +259,7 @@ struct Canvas {
     const Room& room;
     int variant;
     bool across;
+    bool document;  // a handout page: no hints on how to pan or zoom
     float cell;
     ImDrawList* dl;
     ImVec2 origin, grid0;
@@ -309,7 +311,7 @@ void draw_window_note(Canvas& cv, float below) {
     // The how-to goes only where it fits whole: cut, it would end in a broken word.
     const float note_w = std::max(cv.room.avail.x - cv.room.label_w - 10, 4 * cv.room.font);
     const std::string with_hint = note + "  (drag: pan, wheel: zoom, double-click: reset)";
-    if (ImGui::CalcTextSize(with_hint.c_str()).x <= note_w) note = with_hint;
+    if (!cv.document && ImGui::CalcTextSize(with_hint.c_str()).x <= note_w) note = with_hint;
     cv.label({cv.grid0.x, below + 2 * cv.room.line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(note, note_w));
 }
 
@@ -400,6 +402,11 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
         if (is_grid_op(s.op))
             for (float v : rec.data)
                 if (std::isfinite(v)) scale_max = std::max(scale_max, std::fabs(v));
+        // One number format for every cell of the tensor on screen, or none.
+        std::vector<float> shown_values;
+        for (std::size_t i = 0; i < tl.cells.size() && i < rec.data.size(); ++i)
+            if (tl.cells[i].visible) shown_values.push_back(rec.data[i]);
+        const CellText text = cell_text(shown_values, cell - 2, cell - 2, rec.name);
         for (std::size_t i = 0; i < tl.cells.size(); ++i, ++flat) {
             const Cell& cell_at = tl.cells[i];
             if (!cell_at.visible) continue;
@@ -430,7 +437,7 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
             dl->AddRectFilled(p0, p1, fill, 3.0f);
             if (is_grid_op(s.op) && cell_at.head >= 0 && tl.axes.size() == 4)
                 dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
-            cell_value(dl, p0, p1, text_on(fill), v);
+            cell_value(dl, p0, p1, text_on(fill), v, text);
             if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                 st.hover = Hover{true, st.step, static_cast<int>(ti), static_cast<std::int64_t>(i)};
                 dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 3.0f, 0, 3.0f);
@@ -510,11 +517,11 @@ void DrawStage(AppState& st, double now) {
     const float cell = cell_size(room, *s, ch, motion, st.stage_view.zoom);
     handle_view(st, L, ch.variant, cell);
 
-    const bool across = ch.variant % 2 == 1;
+    const bool across = (ch.variant & 1) == 1;
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     // Side by side, the head names take a line of their own above the grids.
     const ImVec2 grid0(origin.x + room.label_w, origin.y + room.line * (across ? 2.2f : 1.2f));
-    Canvas cv{*s, c, L, room, ch.variant, across, cell, ImGui::GetWindowDrawList(), origin, grid0,
+    Canvas cv{*s, c, L, room, ch.variant, across, st.document, cell, ImGui::GetWindowDrawList(), origin, grid0,
               origin.x + ImGui::GetScrollX(), grid0.x + span_w * cell, grid0.y + L.height * cell};
     // Token names stay on the left edge when the panel is scrolled sideways (zoomed in), over
     // a backdrop so the cells pass under them: they are drawn on a channel above the cells.

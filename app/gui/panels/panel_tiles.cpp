@@ -36,6 +36,14 @@ struct TileSteps {
     int done = 0, total = 0;
 };
 
+// Every kept value of the tensor `name` of these steps: what one number format must fit.
+std::vector<float> values_of(const std::vector<const Step*>& steps, const char* name) {
+    std::vector<float> out;
+    for (const Step* s : steps)
+        if (const TensorRecord* t = s ? s->find(name) : nullptr) out.insert(out.end(), t->data.begin(), t->data.end());
+    return out;
+}
+
 TileSteps tile_steps(const Trace& tr, int step, std::int64_t N, std::int64_t NS, std::int64_t blk) {
     TileSteps ts;
     ts.latest.assign(static_cast<std::size_t>((N + blk - 1) / blk), nullptr);
@@ -115,6 +123,9 @@ void draw_scores(const TileView& v, int h, float x0, float y0) {
     const float cell = v.cell, font = v.font;
     const std::int64_t blk = v.blk;
     ImDrawList* dl = v.dl;
+    std::vector<const Step*> tiles;
+    for (const auto& [at, s] : v.ts.tiles) tiles.push_back(s);
+    const CellText text = cell_text(values_of(tiles, "tile_scores"), cell - 1, cell - 1, "scores h" + std::to_string(h));
     for (std::int64_t i = 0; i < v.N; ++i) {
         if (i % v.row_stride == 0)
             draw_label(dl, {x0 - v.label_w, y0 + i * cell + cell * 0.5f - font * 0.5f}, v.text_col,
@@ -136,7 +147,7 @@ void draw_scores(const TileView& v, int h, float x0, float y0) {
             const float x = v.value(*t, h, i - qi * blk, j - kj * blk);
             const ImU32 fill = std::isinf(x) ? kMaskedFill : diverging_color(v.bound > 0 ? x / v.bound : 0);
             dl->AddRectFilled(p0, p1, fill);
-            cell_value(dl, p0, p1, text_on(fill), x, true);
+            cell_value(dl, p0, p1, text_on(fill), x, text, true);
         }
     }
 }
@@ -165,6 +176,8 @@ void draw_running_stats(const AppState& st, const TileView& v, int h, float xm, 
     const float cell = v.cell;
     draw_label(v.dl, {xm, y0 - v.line_h}, v.dim_col, fit_text("m", cell));
     draw_label(v.dl, {xm + cell, y0 - v.line_h}, v.dim_col, fit_text("l", cell));
+    const CellText text[2] = {cell_text(values_of(v.ts.latest, "m"), cell - 1, cell - 1, "m h" + std::to_string(h)),
+                              cell_text(values_of(v.ts.latest, "l"), cell - 1, cell - 1, "l h" + std::to_string(h))};
     for (std::int64_t i = 0; i < v.N; ++i) {
         const int qi = static_cast<int>(i / v.blk);
         const Step* last = v.ts.latest[static_cast<std::size_t>(qi)];
@@ -181,7 +194,7 @@ void draw_running_stats(const AppState& st, const TileView& v, int h, float xm, 
             const bool changed = v.current && last == &v.here;
             const ImU32 fill = changed ? head_color(h, 0.85f) : neutral_color(st.dark);
             v.dl->AddRectFilled(p0, p1, fill);
-            cell_value(v.dl, p0, p1, text_on(fill), x, true);
+            cell_value(v.dl, p0, p1, text_on(fill), x, text[k], true);
         }
     }
 }

@@ -120,6 +120,11 @@ void draw_query_weight(const Trace& tr) {
     auto weight = [&](std::int64_t i, std::int64_t j) {  // math layout W[i][j] = nn.Linear weight[j][i]
         return tr.weights.w_query.empty() ? 0.0f : tr.weights.w_query[static_cast<std::size_t>(j * Di + i)];
     };
+    // One number format for every weight drawn, or none.
+    std::vector<float> shown;
+    for (std::int64_t j = 0; j < cols && text; ++j)
+        for (std::int64_t i = 0; i < rows; ++i) shown.push_back(weight(i, j));
+    const CellText numbers = cell_text(shown, cell - 1, cell - 1, "W_query");
     auto block = [&](float y, std::int64_t j_first, std::int64_t j_last) {  // columns [first, last) at their own x
         for (std::int64_t j = j_first; j < j_last; ++j) {
             const int h = static_cast<int>(j / hd);
@@ -127,7 +132,7 @@ void draw_query_weight(const Trace& tr) {
                 const ImVec2 p0(o.x + j * cell, y + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
                 const ImU32 col = head_color(h, 0.75f);
                 dl->AddRectFilled(p0, p1, col, 2.0f);
-                if (text) cell_value(dl, p0, p1, text_on(col), weight(i, j));
+                if (text) cell_value(dl, p0, p1, text_on(col), weight(i, j), numbers);
             }
         }
     };

@@ -11,11 +11,11 @@ void DrawStage(AppState& st, double now);         // panel_stage.cpp
 void DrawHeatmaps(AppState& st);                  // panel_heatmaps.cpp (flash mode: DrawFlashTiles)
 void DrawFlashTiles(AppState& st);                // panel_tiles.cpp
 void SentenceSlider(AppState& st);                // panel_heatmaps.cpp: which sentence the maps show
-void DrawCode(const AppState& st);                // panel_code.cpp
+void DrawCode(AppState& st);                      // panel_code.cpp
 void DrawInspector(const AppState& st);           // panel_inspector.cpp
 void DrawWeightSplit(AppState& st);               // panel_weights.cpp
 void DrawWhy(AppState& st);                       // panel_why.cpp
-void DrawCaption(const AppState& st);             // panel_caption.cpp (presenter mode)
+void DrawCaption(AppState& st);                   // panel_caption.cpp (presenter mode)
 void DrawQuizCard(AppState& st, double now);      // panel_quiz.cpp: the question, in the stage
 void DrawQuizVerdict(const AppState& st);         // panel_quiz.cpp: right or not, and why
 

@@ -165,20 +165,35 @@ void audit_last_item(const std::string& text) {
     layout_audit().label(text, a.x, a.y, b.x - a.x, b.y - a.y);
 }
 
-bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, bool heatmap) {
+CellText cell_text(const std::vector<float>& values, float cell_w, float cell_h, std::string tensor) {
+    CellText t;
+    t.tensor = std::move(tensor);
     ImFont* f = cell_font();
-    // Narrower than the shortest number (".00") with its margin: nothing could show, and
-    // nothing for the audit to judge; skip the text work (large grids have many such cells).
-    // Measuring three characters costs far less than that work, so it is not kept.
-    const float shortest = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, ".00").x;
-    if (p1.x - p0.x + 0.01f < shortest + 4) return false;
-    const std::string text = format_cell(value);
-    const ImVec2 ts = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, text.c_str());
+    for (int decimals : {2, 1}) {
+        t.decimals = decimals;
+        t.widest = 0;
+        for (const std::string& s : widest_cell_texts(values.data(), values.size(), decimals))
+            t.widest = std::max(t.widest, f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, s.c_str()).x);
+        // The tolerance: float rounding of the cell size.
+        t.shown = !values.empty() && cell_w + 0.01f >= t.widest + 4 && cell_h >= f->FontSize * 0.8f;
+        if (t.shown) break;
+    }
+    return t;
+}
+
+bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, const CellText& t, bool heatmap) {
     const float w = p1.x - p0.x, h = p1.y - p0.y;
-    const bool fits = w + 0.01f >= ts.x + 4 && h >= ts.y * 0.8f;  // the tolerance: float rounding of the cell size
-    if (fits) dl->AddText(f, f->FontSize, {(p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f}, color, text.c_str());
-    layout_audit().cell(text, p0.x, p0.y, w, h, fits, ts.x, heatmap);
-    return fits;
+    // Too small for any number of its tensor: nothing to draw, nothing for the audit to judge
+    // (large grids have many such cells).
+    if (!t.shown && w + 0.01f < t.widest + 4) return false;
+    const std::string text = format_cell(value, t.decimals);
+    if (t.shown) {
+        ImFont* f = cell_font();
+        const ImVec2 ts = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, text.c_str());
+        dl->AddText(f, f->FontSize, {(p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f}, color, text.c_str());
+    }
+    layout_audit().cell(text, p0.x, p0.y, w, h, t.shown, t.widest, heatmap, t.tensor);
+    return t.shown;
 }
 
 std::string grouped(std::int64_t n) {

@@ -59,9 +59,23 @@ ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& te
 std::string fit_text(const std::string& text, float max_w);
 // Records the last ImGui item (a button, a line of text) as a label.
 void audit_last_item(const std::string& text);
-// A cell's number (format_cell), centred in [p0, p1] with the cell font, drawn when it fits (the cell is at
-// least its width + 4 px wide); recorded either way. Returns whether it was drawn.
-bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, bool heatmap = false);
+// How every cell of one tensor prints its number: all at `decimals`, or none, so that no
+// blank cell beside a number reads as a zero. `widest`: the width its widest number needs at
+// the format chosen (at one decimal when none fits); `tensor` names it for the audit.
+struct CellText {
+    bool shown = false;
+    int decimals = 2;
+    float widest = 0;
+    std::string tensor;
+};
+// The format for `values` drawn in cells of cell_w x cell_h px: two decimals when the widest
+// number fits (its width + 4 px), else one, else none.
+CellText cell_text(const std::vector<float>& values, float cell_w, float cell_h, std::string tensor);
+// A cell's number (format_cell at t's decimals), centred in [p0, p1] with the cell font, drawn
+// when the tensor's numbers show; recorded for the audit (a cell too small for any number is
+// not). Returns whether it was drawn.
+bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, const CellText& t,
+                bool heatmap = false);
 // "603,979,776": thousands separated, for parameter counts.
 std::string grouped(std::int64_t n);
 // One line on the layer's attention weights: 3·D_in·D_out + D_out² (and GPT-3's 96 layers).

@@ -68,6 +68,22 @@ void load_fonts(AppState& st) {
     st.font_dirty = false;
 }
 
+// Presenter mode's live changes, named on the strip under the caption: H heads, D D_out,
+// K key/value heads (Shift: down), M mode, C causal mask, T the sentence box.
+void handle_live_keys(AppState& st) {
+    const bool down = ImGui::GetIO().KeyShift;
+    const struct {
+        int key;
+        LiveChange up, down;
+    } steps[] = {{GLFW_KEY_H, LiveChange::HeadsUp, LiveChange::HeadsDown},
+                 {GLFW_KEY_D, LiveChange::DOutUp, LiveChange::DOutDown},
+                 {GLFW_KEY_K, LiveChange::KvHeadsUp, LiveChange::KvHeadsDown}};
+    for (const auto& k : steps)
+        if (ImGui::IsKeyPressed(k.key)) live_change(st, down ? k.down : k.up);
+    if (ImGui::IsKeyPressed(GLFW_KEY_M)) live_change(st, LiveChange::NextMode);
+    if (ImGui::IsKeyPressed(GLFW_KEY_C)) live_change(st, LiveChange::Causal);
+    if (ImGui::IsKeyPressed(GLFW_KEY_T)) open_sentence_box(st);
+}
 
 void handle_keys(AppState& st, GLFWwindow* win, double now) {
     ImGuiIO& io = ImGui::GetIO();
@@ -89,6 +105,7 @@ void handle_keys(AppState& st, GLFWwindow* win, double now) {
     if (ImGui::IsKeyPressed(GLFW_KEY_F11)) st.fullscreen = !st.fullscreen;
     if (ImGui::IsKeyPressed(GLFW_KEY_F5)) st.presenting = !st.presenting;
     if (st.presenting && pressed(ImGuiKey_Escape)) st.presenting = false;
+    if (st.presenting && !quiz_waiting(st)) handle_live_keys(st);
     if (ImGui::IsKeyPressed(GLFW_KEY_F12)) st.screenshot_requested = true;
     (void)win;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -42,7 +43,7 @@ void LayoutAudit::label(const std::string& text, float x, float y, float w, floa
 }
 
 void LayoutAudit::cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,
-                       bool heatmap) {
+                       bool heatmap, const std::string& tensor) {
     if (!enabled) return;
     AuditItem it;
     it.panel = panel_;
@@ -53,6 +54,7 @@ void LayoutAudit::cell(const std::string& text, float x, float y, float w, float
     it.value_shown = value_shown;
     it.value_w = value_w;
     it.heatmap = heatmap;
+    it.tensor = tensor;
     report_.items.push_back(std::move(it));
 }
 
@@ -75,6 +77,7 @@ std::string layout_report_json(const LayoutReport& r) {
         if (it.cell) {
             j["value_shown"] = it.value_shown;
             j["value_w"] = it.value_w;
+            j["tensor"] = it.tensor;
         }
         items.push_back(std::move(j));
     }
@@ -140,6 +143,18 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
         if (rules.heatmap_cells_32 && it.heatmap && it.w < 32)
             out.push_back(where + it.panel + ": heatmap " + quoted(it) + " is under 32 px");
     }
+    // A tensor's numbers all or none: one visible cell showing and another not reads as a zero.
+    std::map<std::pair<std::string, std::string>, std::pair<const AuditItem*, const AuditItem*>> seen;  // (shown, blank)
+    for (const AuditItem& it : r.items) {
+        if (!it.cell || !it.visible || it.tensor.empty()) continue;
+        auto& [shown, blank] = seen[{it.panel, it.tensor}];
+        const AuditItem*& first = it.value_shown ? shown : blank;
+        if (!first) first = &it;
+    }
+    for (const auto& [key, pair] : seen)
+        if (pair.first && pair.second)
+            out.push_back(where + key.first + ": tensor " + key.second + " shows the number of " + quoted(*pair.first) +
+                          " but not that of " + quoted(*pair.second));
     return out;
 }
 

@@ -23,6 +23,7 @@ struct AuditItem {
     bool value_shown = false;   // cells: its number is drawn
     float value_w = 0;          // cells: width its number needs at this font
     bool heatmap = false;       // cells: of an attention heatmap
+    std::string tensor;         // cells: the tensor (or map) it belongs to, within its panel
 };
 
 struct LayoutReport {
@@ -45,7 +46,7 @@ public:
                      float clip_x1, float clip_y1, bool scroll_x, bool scroll_y);
     void label(const std::string& text, float x, float y, float w, float h);
     void cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,
-              bool heatmap = false);
+              bool heatmap = false, const std::string& tensor = "");
 
     const LayoutReport& report() const { return report_; }
 
@@ -66,8 +67,9 @@ struct AuditRules {
 
 // What is wrong with the frame, one line each (empty: readable). The rules: two visible
 // labels of one panel overlap by more than 1 px; a visible item sticks out of its panel
-// (along an edge the panel does not scroll); a cell wide enough for its number (w >=
-// value_w + 4) does not show it; and the two optional rules above.
+// (along an edge the panel does not scroll); a cell wide enough for its tensor's widest
+// number (w >= value_w + 4) does not show it; some visible cells of one tensor show their
+// numbers and others do not; and the two optional rules above.
 std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules& rules);
 
 }  // namespace headsplit::gui

@@ -196,7 +196,8 @@ pre { background: #f3f3f3; padding: 0.3em 0.6em; margin: 0.3em 0; white-space: p
 .moved { color: #a11; } .view { color: #161; }
 img { width: 100%; max-height: 42vh; object-fit: contain; border: 1px solid #ccc; }
 table.counts { border-collapse: collapse; } table.counts td, table.counts th { border: 1px solid #999; padding: 0.2em 0.8em; }
-@media print { body { max-width: none; margin: 0; } section.step { height: 48vh; overflow: hidden; } img { max-height: 28vh; } }
+@page { margin: 12mm; }
+@media print { body { max-width: none; margin: 0; padding: 0; } section.step { height: 48vh; overflow: hidden; } img { max-height: 28vh; } }
 </style>
 </head>
 <body>
@@ -254,6 +255,7 @@ int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& 
     AppState st;
     st.trace = trace;
     st.dark = false;
+    st.document = true;
     st.font_scale = kFontScale;
     st.font_dirty = false;
     for (const Step& s : trace->steps) {

@@ -308,8 +308,9 @@ Pan pan_window(LayoutLimits& lim, const StepLayout& lay, float dx, float dy) {
 
 LayoutLimits layout_variant(int v) {
     static const LayoutLimits levels[] = {{16, 4, 12, false}, {12, 3, 8, false}, {8, 2, 6, false}, {6, 2, 4, false}};
-    LayoutLimits l = levels[std::clamp(v / 2, 0, 3)];
-    l.heads_across = v % 2 == 1;
+    static const LayoutLimits page{32, 12, 48, false};
+    LayoutLimits l = v < 0 ? page : levels[std::clamp(v / 2, 0, 3)];
+    l.heads_across = (v & 1) == 1;
     return l;
 }
 

@@ -40,8 +40,10 @@ struct LayoutLimits {
 
 // The windows the stage tries, largest first, each stacked and across: variant v is level
 // v / 2 of {16, 4, 12}, {12, 3, 8}, {8, 2, 6}, {6, 2, 4} (tokens, heads, features), across
-// when v is odd.
+// when v is odd. A printed page tries a wider window first: variants kPageVariant (stacked)
+// and kPageVariant + 1 (across) are {32, 12, 48}.
 constexpr int kLayoutVariants = 8;
+constexpr int kPageVariant = -2;
 LayoutLimits layout_variant(int v);
 
 struct Cell {

@@ -30,13 +30,31 @@ std::string format_fixed(double v, int decimals) {
     return b;
 }
 
-std::string format_cell(double v) {
+std::string format_cell(double v, int decimals) {
     if (const char* s = non_finite(v)) return s;
-    std::string s = std::fabs(v) >= 100.0 ? format_fixed(v, 0) : format_fixed(v, 2);
+    std::string s = std::fabs(v) >= 100.0 ? format_fixed(v, 0) : format_fixed(v, decimals);
     if (s.rfind("0.", 0) == 0) s.erase(0, 1);
     else if (s.rfind("-0.", 0) == 0) s.erase(1, 1);
-    if (s == "-.00") s = ".00";
+    if (s == "-." + std::string(static_cast<std::size_t>(decimals), '0')) s.erase(0, 1);  // "-.00" is ".00"
     return s;
+}
+
+std::vector<std::string> widest_cell_texts(const float* values, std::size_t n, int decimals) {
+    bool any = false, neg_inf = false, pos_inf = false, nan = false;
+    float lo = 0, hi = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const float v = values[i];
+        if (std::isnan(v)) nan = true;
+        else if (std::isinf(v)) (v < 0 ? neg_inf : pos_inf) = true;
+        else if (!any) lo = hi = v, any = true;
+        else lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+    std::vector<std::string> out;
+    if (any) out = {format_cell(lo, decimals), format_cell(hi, decimals)};
+    if (neg_inf) out.push_back(format_cell(-INFINITY, decimals));
+    if (pos_inf) out.push_back(format_cell(INFINITY, decimals));
+    if (nan) out.push_back(format_cell(NAN, decimals));
+    return out;
 }
 
 Spread spread(std::vector<double> values) {

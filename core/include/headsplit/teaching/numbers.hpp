@@ -17,9 +17,14 @@ std::string quote_name(const std::string& name, std::size_t max_chars = 60);
 // Exactly `decimals` decimals ("0.7300"); "-inf", "inf", "nan" spelled out.
 std::string format_fixed(double v, int decimals = 2);
 
-// Compact enough for a small cell of a grid: two decimals without the leading zero
-// ("-.52", ".07"), whole numbers from 100 ("154"), "-inf" / "inf" / "nan".
-std::string format_cell(double v);
+// Compact enough for a small cell of a grid: `decimals` decimals (2 or 1) without the leading
+// zero ("-.52", ".07"; "-.5", "1.0"), whole numbers from 100 ("154"), "-inf" / "inf" / "nan".
+std::string format_cell(double v, int decimals = 2);
+
+// The texts among which the widest cell of a tensor is, at `decimals`: those of its lowest
+// and highest finite values (a text grows with the magnitude and a minus sign) and of each
+// non-finite value it holds. Empty for no values.
+std::vector<std::string> widest_cell_texts(const float* values, std::size_t n, int decimals);
 
 // The median (the upper middle one for an even count), minimum, maximum and 99th
 // percentile (the value at rank n * 99 / 100 of the sorted values) of `values`; all zero
