@@ -59,6 +59,7 @@ struct PanelState {
     std::string fallback_said;      // the last CPU fall-back notice written to stderr
     bool fonts_built = false;       // the renderer's font texture exists: a new font rebuilds only it
     int code_scrolled_to = -1;      // the step the code panel last scrolled to: the reader may scroll away
+    int timeline_step = -1;         // the step the timeline last brought into view
     // The stage's layouts per (trace, step, window) and its cell matches between two steps:
     // worked out once, not every frame (a cache, so drawing from a const state may fill it).
     mutable TraceCache<StepLayout> stage_layouts;

@@ -46,8 +46,11 @@ void DrawTimeline(AppState& st, double now) {
     ImGui::TextDisabled("%s", where.c_str());
     audit_last_item(where);
 
-    // The strip of steps.
+    // The strip of steps, scrolling sideways under the buttons, which stay.
     const float tile_h = ImGui::GetTextLineHeight() * 2 + 10;
+    ImGui::BeginChild("steps", {0, tile_h + ImGui::GetStyle().ScrollbarSize + 2}, false,
+                      ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    audit_panel("timeline steps");  // a panel of its own for the audit: it scrolls, the buttons above do not
     for (const Step& s : steps) {
         char label[128];
         const TensorRecord& t = s.result();
@@ -69,13 +72,21 @@ void DrawTimeline(AppState& st, double now) {
         audit_last_item(label);
         if (current) {
             ImGui::PopStyleVar();
-            if (st.playing || now - st.anim_start < 0.1) ImGui::SetScrollHereX(0.5f);
+            // The current step is brought into view whenever it changes (and while playing), over
+            // as many frames as the scroll needs to reach it; the reader may scroll away after.
+            const float left = ImGui::GetWindowPos().x, right = left + ImGui::GetWindowWidth();
+            const bool in_view = ImGui::GetItemRectMin().x >= left && ImGui::GetItemRectMax().x <= right;
+            if (st.panels.timeline_step != st.step || st.playing) {
+                if (!in_view) ImGui::SetScrollHereX(0.5f);
+                else st.panels.timeline_step = st.step;
+            }
         }
         ImGui::PopStyleColor(3);
         if (ImGui::IsItemHovered() && !quiz_hides(st, s.index)) ImGui::SetTooltip("%s", s.explain.c_str());
         ImGui::SameLine();
     }
     ImGui::NewLine();
+    ImGui::EndChild();
 }
 
 }  // namespace headsplit::gui
