@@ -68,13 +68,16 @@ void draw_presenter(AppState& st, double now) {
         DrawCaption(st);
     ImGui::End();
     st.hover = Hover{};
-    const float stage_w = W * st.splits.stage;
+    // A question waiting takes the heads' room too: they show nothing until it is answered.
+    const bool asking = quiz_waiting(st);
+    const float stage_w = asking ? W : W * st.splits.stage;
     place(0, caption_h, stage_w, H - caption_h);
     if (ImGui::Begin("Stage", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
         audit_panel("stage");
         DrawStage(st, now);
     }
     ImGui::End();
+    if (asking) return;
     place(stage_w, caption_h, W - stage_w, H - caption_h);
     if (ImGui::Begin("Heads", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) DrawHeatmaps(st);
     ImGui::End();
@@ -100,7 +103,9 @@ void DrawPanels(AppState& st, double now) {
     const float timeline_h = ImGui::GetFrameHeight() /* title */ + ImGui::GetFrameHeightWithSpacing() /* buttons */ +
                              ImGui::GetTextLineHeight() * 2 + 10 /* tiles */ + style.ScrollbarSize +
                              style.WindowPadding.y * 2 + style.ItemSpacing.y * 2;
-    const float bottom_h = (H - timeline_h) * (1.0f - st.splits.stage);
+    // A question waiting takes the heads panel's room too: it shows nothing until it is answered.
+    const bool asking = quiz_waiting(st);
+    const float bottom_h = asking ? 0.0f : (H - timeline_h) * (1.0f - st.splits.stage);
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                    ImGuiWindowFlags_NoSavedSettings;
     auto place = [&](float x, float y, float w, float h) {
@@ -129,8 +134,8 @@ void DrawPanels(AppState& st, double now) {
     }
     ImGui::End();
 
-    place(left, H - bottom_h, W - left - right, bottom_h);
-    if (ImGui::Begin("Heads", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
+    if (!asking) place(left, H - bottom_h, W - left - right, bottom_h);
+    if (!asking && ImGui::Begin("Heads", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
         if (ImGui::BeginTabBar("bottom")) {
             if (ImGui::BeginTabItem("Attention heatmaps", nullptr, st.open_heatmaps ? ImGuiTabItemFlags_SetSelected : 0)) {
                 DrawHeatmaps(st);
@@ -148,7 +153,7 @@ void DrawPanels(AppState& st, double now) {
             ImGui::EndTabBar();
         }
     }
-    ImGui::End();
+    if (!asking) ImGui::End();
 
     const float code_h = (H - timeline_h) * st.splits.code;
     place(W - right, timeline_h, right, code_h);
@@ -162,12 +167,14 @@ void DrawPanels(AppState& st, double now) {
     if (ImGui::Begin("Inspector", nullptr, fixed)) DrawInspector(st);
     ImGui::End();
 
-    handle_splitters(st.panels.dragging_splitter, {
+    std::vector<Splitter> splitters{
         {1, true, left, 0, H, &st.splits.left, 0, W, 0.1f, 0.4f},
         {2, true, W - right, timeline_h, H, &st.splits.right, W, -W, 0.1f, 0.45f},
-        {3, false, H - bottom_h, left, W - right, &st.splits.stage, timeline_h, H - timeline_h, 0.2f, 0.85f},
         {4, false, timeline_h + code_h, W - right, W, &st.splits.code, timeline_h, H - timeline_h, 0.15f, 0.85f},
-    });
+    };
+    if (!asking)  // the stage and the heads' boundary
+        splitters.push_back({3, false, H - bottom_h, left, W - right, &st.splits.stage, timeline_h, H - timeline_h, 0.2f, 0.85f});
+    handle_splitters(st.panels.dragging_splitter, splitters);
 }
 
 }  // namespace headsplit::gui
