@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <map>
+
 #include <imgui.h>
 
 #include "gui/view/layout.hpp"
@@ -256,7 +258,8 @@ Canvas place_maps(const Grids& g, const std::vector<Map>& maps) {
 
 // Map `mi`: its title, row labels, cells (the one under the mouse outlined, told in a
 // tooltip, the stage's hover; a click focuses its head) and key labels.
-void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std::size_t mi) {
+// `text`: the number format of m's grid, chosen once for the frame.
+void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std::size_t mi, const CellText& text) {
     const std::int64_t R = g.R, T = g.T, N = g.N, NR = g.NR;
     const float cell = cv.cell, font = cv.font, label_w = cv.label_w;
     const bool weights = g.weights;
@@ -267,8 +270,6 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
     const float y_title = cv.origin.y + row * cv.map_h;
     const float y0 = y_title + cv.line_h;
     draw_label(dl, {x0, y_title}, head_color(m.head), fit_text(m.title, N * cell));
-    // One number format for every cell of the grid (all its heads), or none.
-    const CellText text = cell_text(m.t->data, cell - 1, cell - 1, m.title);
     // Row max per row for the per-row scale.
     for (std::int64_t i = 0; i < NR; ++i) {
         const float* row_v = &m.t->data[static_cast<std::size_t>(m.block * R * T + i * T)];
@@ -409,7 +410,16 @@ void DrawHeatmaps(AppState& st) {
     // One line of controls and what is shown, then the maps, then the legend line.
     draw_header(st, g, *grids.front());
     const Canvas cv = place_maps(g, maps);
-    for (std::size_t mi = 0; mi < maps.size(); ++mi) draw_map(st, g, cv, maps[mi], mi);
+    // One number format for every cell of a grid (all its heads), or none: worked out once per
+    // grid tensor, not once per map.
+    std::map<const TensorRecord*, CellText> formats;
+    for (std::size_t mi = 0; mi < maps.size(); ++mi) {
+        auto it = formats.find(maps[mi].t);
+        if (it == formats.end()) it = formats.emplace(maps[mi].t, cell_text(maps[mi].t->data, cv.cell - 1, cv.cell - 1, "")).first;
+        CellText text = it->second;
+        text.tensor = maps[mi].title;
+        draw_map(st, g, cv, maps[mi], mi, text);
+    }
     const float ly = cv.origin.y + cv.tiling.rows * cv.map_h + 2;
     const float x = draw_legend(g, cv, ly);
     const float maps_w = cv.tiling.columns * cv.map_w;
