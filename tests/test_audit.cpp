@@ -1,6 +1,7 @@
 // The layout audit's rules, on hand-made frames: each rule fires on the frame that breaks
 // it and stays quiet on the one that keeps it.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "gui/runs/audit.hpp"
 
@@ -12,7 +13,7 @@ LayoutReport frame() {
     LayoutAudit a;
     a.enabled = true;
     a.begin_frame(1920, 1080, 1.5f, "test");
-    a.begin_panel("stage", 100, 100, 400, 300, 100, 100, 500, 400, false, false);
+    a.begin_panel("weights", 100, 100, 400, 300, 100, 100, 500, 400, false, false);  // a panel that may scroll
     a.label("queries", 110, 110, 80, 20);
     a.label("keys", 200, 110, 50, 20);                 // beside it: fine
     a.cell(".52", 110, 140, 40, 40, true, 30);         // shows its number
@@ -70,7 +71,7 @@ TEST_CASE("items scrolled out of the panel are not judged", "[audit]") {
     LayoutAudit a;
     a.enabled = true;
     a.begin_frame(800, 600, 1, "scrolled");
-    a.begin_panel("code", 0, 0, 200, 100, 0, 0, 200, 100, false, true);
+    a.begin_panel("weights", 0, 0, 200, 100, 0, 0, 200, 100, false, true);  // a panel that may scroll
     a.label("line 1", 0, 150, 60, 20);  // below the visible area
     a.label("line 1 again", 0, 150, 60, 20);
     CHECK_FALSE(a.report().items[0].visible);
@@ -97,8 +98,79 @@ TEST_CASE("a tensor's numbers show all or none", "[audit]") {
     b.begin_frame(1024, 768, 1.5f, "split");
     b.begin_panel("stage", 0, 0, 600, 400, 0, 0, 600, 400, false, false);
     b.cell(".41", 10, 10, 30, 30, true, 20, false, "queries");
-    b.cell("-.41", 10, 500, 30, 30, false, 28, false, "queries");  // below the visible area
+    b.begin_panel("weights", 0, 0, 600, 400, 0, 0, 600, 400, false, true);
+    b.cell(".41", 10, 10, 30, 30, true, 20, false, "W_query");
+    b.cell("-.41", 10, 500, 30, 30, false, 28, false, "W_query");  // below the visible area
     b.begin_panel("heatmaps", 0, 400, 600, 300, 0, 400, 600, 700, false, false);
     b.cell("-.41", 10, 410, 20, 20, false, 28, true, "queries");
     CHECK(audit_problems(b.report(), {}).empty());
+}
+
+TEST_CASE("the stage, the heatmaps, the code and the caption never need scrolling", "[audit]") {
+    // A frame broken on purpose: the stage's strides line drawn 30 px below the panel's visible
+    // area (the bug: a scroll bar appeared and the line was reachable only by scrolling).
+    auto frame_with = [](const std::string& panel, float y) {
+        LayoutAudit a;
+        a.enabled = true;
+        a.begin_frame(1024, 768, 1.5f, "scroll");
+        a.begin_panel(panel, 0, 0, 500, 300, 4, 30, 496, 296, false, true);
+        a.label("strides [400, 100, 10, 1]", 10, y, 300, 28);
+        return a.report();
+    };
+    CHECK(audit_problems(frame_with("stage", 200), {}).empty());
+    for (const char* panel : {"stage", "heatmaps", "code", "caption"}) {
+        const auto p = audit_problems(frame_with(panel, 290), {});
+        REQUIRE(p.size() == 1);
+        CHECK(p[0].find("would need scrolling") != std::string::npos);
+    }
+    CHECK(audit_problems(frame_with("weights", 290), {}).empty());  // it scrolls: allowed
+    // Under the title bar (above the visible area) counts too; so does a code line cut at the
+    // right edge, a line that is not whole.
+    CHECK(audit_problems(frame_with("code", 10), {}).size() == 1);
+    LayoutAudit c;
+    c.enabled = true;
+    c.begin_frame(1024, 768, 1.5f, "code");
+    c.begin_panel("code", 700, 100, 300, 400, 704, 130, 996, 496, false, false);
+    c.label("self.W_query = nn.Linear(d_in, d_out, bias=False)", 710, 140, 420, 20);
+    const auto p = audit_problems(c.report(), {});
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].find("self.W_query") != std::string::npos);
+    // The report carries what the rule needs: the visible rectangle and the rule's flag.
+    const nlohmann::json doc = nlohmann::json::parse(layout_report_json(c.report()));
+    CHECK(doc["panels"][0]["visible"] == nlohmann::json::array({704.0, 130.0, 996.0, 496.0}));
+    CHECK(doc["panels"][0]["must_fit"] == true);
+}
+
+TEST_CASE("every head of the heatmaps is on screen, as a map or a labelled thumbnail", "[audit]") {
+    auto frame_with = [](std::vector<std::string> labels) {
+        LayoutAudit a;
+        a.enabled = true;
+        a.begin_frame(1024, 768, 1.5f, "heads");
+        a.begin_panel("heatmaps", 0, 0, 500, 500, 0, 0, 500, 500, false, false);
+        a.expect_heads({0, 1, 2, 3});
+        float y = 10;
+        for (const std::string& l : labels) a.label(l, 10, y += 30, 60, 20);
+        a.cell(".12", 100, 10, 30, 30, true, 20, true, "head 0", 0);  // head 0's map
+        return a.report();
+    };
+    CHECK(audit_problems(frame_with({"h1", "h2", "h3"}), {}).empty());  // thumbnails name the others
+    CHECK(audit_problems(frame_with({"head 1", "head 2: causal", "h3"}), {}).empty());
+    // Head 2's title cut to "hea." and no thumbnail: not on screen.
+    auto p = audit_problems(frame_with({"h1", "hea.", "h3"}), {});
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].find("head 2 of 4 shown is not on screen") != std::string::npos);
+    // "head 12" and "h13" are not head 1 (with 4 heads, the label names another head).
+    p = audit_problems(frame_with({"head 12", "h13", "h2", "h3"}), {});
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].find("head 1 of 4") != std::string::npos);
+    // A head scrolled out of view is not on screen either.
+    LayoutAudit a;
+    a.enabled = true;
+    a.begin_frame(1024, 768, 1.5f, "heads");
+    a.begin_panel("heatmaps", 0, 0, 500, 500, 0, 0, 500, 500, false, false);
+    a.expect_heads({0, 1});
+    a.label("head 0", 10, 10, 60, 20);
+    a.label("head 1", 10, 600, 60, 20);
+    p = audit_problems(a.report(), {});
+    CHECK(p.size() == 2);  // outside the visible area, and so head 1 is not on screen
 }

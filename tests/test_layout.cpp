@@ -242,3 +242,30 @@ TEST_CASE("sentences of a batch are blocks one under the other; shared keys take
     CHECK(row_name(c, L.tensors[0], 1, 0) == "a");
     CHECK(L.tensors[0].cells[0].visible == false);  // sentence 0 is not drawn
 }
+
+TEST_CASE("one head large with thumbnails: the strip goes where the large map's cells are larger", "[layout]") {
+    // Worked by hand: 4 heads of 10 tokens in 460 x 400 px, 110 px of row labels and 64 px of
+    // title and key labels per map, 10 px gaps, thumbnails 40 px under a 30 px title.
+    // Along the right: 5 fit a column (400 / 80), one column of 50 px; the large map gets
+    // min((410 - 120) / 10, (400 - 74) / 10) = 29 px. Along the bottom: 9 fit a row, one row of
+    // 80 px; min((460 - 120) / 10, (320 - 74) / 10) = 24.6 px. The right wins.
+    const FocusTiling t = focus_tiling(4, 10, 460, 400, 110, 64, 10, 40, 30, 30, 10);
+    CHECK(t.right);
+    CHECK(t.per_line == 5);
+    CHECK(t.strip == Approx(50));
+    CHECK(t.thumb == Approx(40));
+    CHECK(t.cell == Approx(29));
+    // A narrow, tall panel (300 x 900): along the right, min((250 - 120) / 10, ...) = 13 px;
+    // along the bottom, 6 a row in one 80 px row, min((300 - 120) / 10, (820 - 74) / 10) = 18 px.
+    const FocusTiling b = focus_tiling(4, 10, 300, 900, 110, 64, 10, 40, 30, 30, 10);
+    CHECK_FALSE(b.right);
+    CHECK(b.per_line == 6);
+    CHECK(b.strip == Approx(80));
+    CHECK(b.cell == Approx(18));
+    // Twelve heads in a small panel: the thumbnails shrink until the strip takes 40% of the
+    // side at most, so the large map keeps the rest.
+    const FocusTiling s = focus_tiling(12, 10, 300, 200, 60, 40, 10, 40, 30, 30, 10);
+    CHECK(s.thumb < 40);
+    CHECK(s.strip <= 0.4f * (s.right ? 300 : 200) + 1e-3f);
+    CHECK(s.cell > 0);
+}

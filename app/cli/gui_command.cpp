@@ -57,7 +57,7 @@ void GuiCommand::add_to(CLI::App& cli) {
     cli.add_flag("--present", f.present, "presenter mode: stage and heatmaps fill the screen, a large caption, keys only (F5 / Escape leave)");
     cli.add_flag("--quiz", f.quiz, "predict the shape: each next step is asked before it is drawn (Q toggles)");
     cli.add_flag("--compare-masks", f.compare_masks, "heatmaps: one head causal and bidirectional side by side");
-    cli.add_option("--heatmap", f.heatmap_head, "heatmaps: head N alone, large, with its numbers (a click on its map)");
+    cli.add_option("--heatmap", f.heatmap_head, "heatmaps: head N large, every head as a thumbnail beside it (a click on its map; [ and ] step through)");
     cli.add_option("--zoom", f.zoom, "the stage's zoom, 1 to 8 (the mouse wheel's; default 1: fit the panel)");
     cli.add_option("--pan", f.pan, "TOKEN,COLUMN,HEAD: where the stage's window starts in a tensor too large to draw whole (a drag's)");
     cli.add_option("--tab", f.tab, "bottom panel to show: heatmaps | weights | why (why measures the shape at once)");
@@ -69,8 +69,8 @@ void GuiCommand::add_to(CLI::App& cli) {
     cli.add_option("--layout-audit", f.layout_audit,
                    "render every step of the audit configurations at each --audit-windows size and --audit-fonts scale, "
                    "check each frame's layout, write the problems as JSON to FILE; exit 1 when there are any");
-    cli.add_option("--audit-windows", f.audit_windows, "window sizes for --layout-audit (default 1280x720,1600x900,1920x1080,3840x2160)");
-    cli.add_option("--audit-fonts", f.audit_fonts, "font scales for --layout-audit (default 1,1.5,2)");
+    cli.add_option("--audit-windows", f.audit_windows, "window sizes for --layout-audit (default 1024x768,1280x800,1366x768,1920x1080,2560x1440,3840x2160)");
+    cli.add_option("--audit-fonts", f.audit_fonts, "font scales for --layout-audit (default 1,1.25,1.5,1.75,2)");
 }
 
 namespace {

@@ -30,6 +30,14 @@ void go_to_step(AppState& st, int s, double now) {
     ask_current(st);
 }
 
+void step_focus_head(AppState& st, int delta) {
+    if (!st.trace) return;
+    const int heads = static_cast<int>(st.trace->config.heads);
+    const int lo = st.panels.heads_fit ? -1 : 0, n = heads - lo;
+    const int at = std::clamp(st.focus_head, lo, heads - 1) - lo;
+    st.focus_head = (at + (delta % n) + n) % n + lo;
+}
+
 void set_quiz(AppState& st, bool on) {
     QuizState& q = st.quiz;
     if (q.on == on) return;

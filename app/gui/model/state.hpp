@@ -58,8 +58,21 @@ struct PanelState {
     int dragging_splitter = -1;     // the splitter a drag holds (window.cpp), -1 when none
     std::string fallback_said;      // the last CPU fall-back notice written to stderr
     bool fonts_built = false;       // the renderer's font texture exists: a new font rebuilds only it
-    int code_scrolled_to = -1;      // the step the code panel last scrolled to: the reader may scroll away
     int timeline_step = -1;         // the step the timeline last brought into view
+    float caption_h = 0;            // presenter mode: the caption's height last frame (its lines wrap)
+    bool heads_fit = true;          // the heatmaps: every head fitted at a legible size last frame
+    bool heatmaps_tab = true;       // the heads panel showed the heatmaps' tab last frame
+    // The stage's and the heatmaps' height that is not cells (text lines, bars), and what
+    // each needs to show its cells at a legible size, last frame; -1 when not drawn. The
+    // normal layout shares the height between them by these. The code: the height its whole
+    // listing needs at its largest font.
+    float stage_text_h = -1, heads_text_h = -1, stage_need_h = -1, heads_need_h = -1, code_need_h = -1;
+    float stage_min_h = -1;  // the stage's text and its cells at 4 px
+    // The stage's explanation: its height (drawn or not), and whether the layout gave it the
+    // room (the needs above are told without it).
+    float stage_explain_h = 0;
+    bool stage_explains = true;
+    float code_need_w = -1;  // the code: the width its longest line (and shape) needs at a mid size
     // The stage's layouts per (trace, step, window) and its cell matches between two steps:
     // worked out once, not every frame (a cache, so drawing from a const state may fill it).
     mutable TraceCache<StepLayout> stage_layouts;
@@ -100,7 +113,7 @@ struct AppState {
     // the stage's share of the middle, the code's share of the right. Dragged with the
     // splitters, kept in the settings file, put back by "reset layout".
     struct Splits {
-        float left = 0.2f, right = 0.25f, stage = 0.55f, code = 0.5f;
+        float left = 0.2f, right = 0.25f, stage = 0.55f, code = 0.3f;
     };
     Splits splits;
     bool screenshot_requested = false;
@@ -149,6 +162,9 @@ struct AppState {
 
 // Moves to step `s` (clamped), animating from what is on screen.
 void go_to_step(AppState& st, int s, double now);
+// The heatmaps' next (+1) or previous (-1) head shown large, in a cycle over the heads and,
+// where every head fits (panels.heads_fit), "all heads" (-1) between the last and the first.
+void step_focus_head(AppState& st, int delta);
 // Applies a finished computation: a good trace replaces the one on screen, keeping the
 // current step where it still exists (same op and head); a refused one leaves it and
 // shows why.

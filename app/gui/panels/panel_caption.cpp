@@ -3,7 +3,9 @@
 // result), and the step's PyTorch line under it; then the live strip (heads, D_out, KV heads,
 // mode, mask, sentence: each a button with its key) and the line on the last change.
 // Keys: Left/Right, Space, F5 or Escape to leave, and the strip's.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 
@@ -76,18 +78,32 @@ void DrawCaption(AppState& st) {
                           (in ? shape_str(in->shape) + " -> " : "") +
                           (quiz_hides(st, s->index) ? std::string("?") : shape_str(out.shape));
     if (st.quiz.on) caption += "   (score " + std::to_string(st.quiz.right) + " / " + std::to_string(st.quiz.asked) + ")";
-    ImGui::SetWindowFontScale(1.5f);
+    // The step line 1.5 times as large where it fits the width, as large as fits down to the
+    // text size, else wrapped; the code line wrapped at its spaces; the keys each whole.
+    const float width = ImGui::GetContentRegionAvail().x;
+    const float caption_w = ImGui::CalcTextSize(caption.c_str()).x;
+    ImGui::SetWindowFontScale(std::clamp(width / std::max(caption_w, 1.0f), 1.0f, 1.5f));
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(caption.c_str());
     audit_last_item(caption);
     ImGui::SetWindowFontScale(1.0f);
     ImGui::PushFont(code_font());
-    ImGui::TextColored({1.0f, 0.85f, 0.3f, 1}, "%s", s->code.c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.85f, 0.3f, 1));
+    ImGui::TextUnformatted(s->code.c_str());
+    ImGui::PopStyleColor();
     audit_last_item(s->code);
     ImGui::PopFont();
-    const std::string keys = quiz_waiting(st) ? "1-4: answer   Q: end the quiz   F5 or Escape: leave presenter mode"
-                                              : "Left / Right: step   Space: play   Q: predict the shape   F5 or Escape: leave presenter mode";
-    ImGui::TextDisabled("%s", keys.c_str());
-    audit_last_item(keys);
+    ImGui::PopTextWrapPos();
+    const std::vector<std::string> keys =
+        quiz_waiting(st) ? std::vector<std::string>{"1-4: answer", "Q: end the quiz", "F5 or Escape: leave presenter mode"}
+                         : std::vector<std::string>{"Left / Right: step", "Space: play", "Q: predict the shape",
+                                                    "[ ]: head", "F5 or Escape: leave presenter mode"};
+    const float gap = ImGui::CalcTextSize("   ").x, right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (i && ImGui::GetItemRectMax().x + gap + ImGui::CalcTextSize(keys[i].c_str()).x <= right) ImGui::SameLine(0, gap);
+        ImGui::TextDisabled("%s", keys[i].c_str());
+        audit_last_item(keys[i]);
+    }
     if (quiz_waiting(st)) return;  // the question first
     draw_live_strip(st);
     if (!st.live.caption.empty()) {

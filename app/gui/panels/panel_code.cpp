@@ -2,6 +2,9 @@
 // own code lines, the current step's line highlighted and every line's output shape beside it.
 #include <algorithm>
 #include <cctype>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
 
 #include <imgui.h>
 
@@ -97,45 +100,154 @@ std::vector<Piece> colour_line(const std::string& line, bool dark) {
     return out;
 }
 
+// A line broken into rows of at most `cols` characters where a formatter would break it:
+// after an opening parenthesis, a comma or a space, the rows after the first indented four
+// more than the line. The code font is monospace, so characters measure the width.
+struct Row {
+    std::size_t line;          // the listing's line
+    std::size_t from, to;      // its characters [from, to)
+    int indent = 0;            // spaces drawn before them
+    std::string shape;         // the line's output shape, on its last row (or a row of its own)
+    bool shape_row = false;    // a row holding only the shape, right-aligned
+};
+
+std::vector<Row> wrap_listing(const std::vector<Line>& lines, int cols) {
+    std::vector<Row> rows;
+    cols = std::max(cols, 8);
+    std::size_t widest = 0, widest_shape = 0;
+    for (const Line& l : lines) widest = std::max(widest, l.text.size()), widest_shape = std::max(widest_shape, l.shape.size());
+    // Everything on one row each: the shapes stand in a column after the longest line.
+    const bool column = static_cast<int>(widest + 2 + widest_shape) <= cols;
+    for (std::size_t li = 0; li < lines.size(); ++li) {
+        const std::string& t = lines[li].text;
+        const std::size_t lead = std::min(t.find_first_not_of(' '), t.size());
+        const int more = static_cast<int>(std::min<std::size_t>(lead + 4, static_cast<std::size_t>(cols / 2)));
+        std::size_t at = 0;
+        int indent = 0;
+        do {
+            const std::size_t room = static_cast<std::size_t>(cols - indent);
+            std::size_t end = t.size();
+            if (end - at > room) {
+                end = at + room;
+                for (std::size_t p = at + room; p > at + room / 3; --p)
+                    if (t[p - 1] == '(' || t[p - 1] == ',' || t[p - 1] == ' ') {
+                        end = p;
+                        break;
+                    }
+            }
+            rows.push_back({li, at, end, indent, "", false});
+            at = end;
+            while (at < t.size() && t[at] == ' ') ++at;
+            indent = more;
+        } while (at < t.size());
+        const std::string& shape = lines[li].shape;
+        if (shape.empty()) continue;
+        Row& last = rows.back();
+        const std::size_t used = static_cast<std::size_t>(last.indent) + (last.to - last.from);
+        if (column || used + 2 + shape.size() <= static_cast<std::size_t>(cols))
+            last.shape = shape;
+        else
+            rows.push_back({li, t.size(), t.size(), 0, shape, true});
+    }
+    return rows;
+}
+
 }  // namespace
 
-// Never wrapped: each statement on its line as PyTorch has it; the panel scrolls sideways
-// when a line is wider than it. The shapes stand in a column after the longest line.
+// Every line whole: the code takes the largest of its fonts with which the whole listing fits
+// the panel, long lines broken (wrap_listing); when even the smallest does not fit, the rows
+// around the current line are shown, with a line saying which. Nothing scrolls; each line's
+// output shape stands beside it, the current line highlighted.
 void DrawCode(AppState& st) {
     if (!st.trace) return;
     const std::vector<Line> lines = listing(st, *st.trace, st.step);
-    ImGui::PushFont(code_font());
-    const ImVec4 dim = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
-    float code_w = 0;
-    for (const Line& l : lines) code_w = std::max(code_w, ImGui::CalcTextSize(l.text.c_str()).x);
-    const float shape_x = ImGui::GetCursorPosX() + code_w + 2 * ImGui::CalcTextSize("  ").x;
-    int& scrolled_to = st.panels.code_scrolled_to;
-    for (const Line& l : lines) {
-        const bool here = l.step == st.step;
-        const ImVec2 start = ImGui::GetCursorScreenPos();
-        if (here) {
-            const float w = std::max(ImGui::GetContentRegionAvail().x, shape_x + 20 * ImGui::GetFontSize());
-            ImGui::GetWindowDrawList()->AddRectFilled(start, {start.x + w, start.y + ImGui::GetTextLineHeightWithSpacing()},
-                                                      ImGui::GetColorU32(ImGuiCol_TextSelectedBg));
-            if (scrolled_to != st.step) {
-                ImGui::SetScrollHereY(0.4f);
-                scrolled_to = st.step;
+    const ImVec2 avail = room_left();
+    std::vector<ImFont*> fonts = code_fonts();
+    // Not below 0.6 of the text's size where a smaller font is baked: beyond that, a window of
+    // the listing at that size reads better than all of it too small for the back row.
+    while (fonts.size() > 1 && fonts.back()->FontSize < 0.6f * ImGui::GetFontSize() - 0.5f) fonts.pop_back();
+    {
+        ImFont* mid = fonts[std::min<std::size_t>(2, fonts.size() - 1)];
+        std::size_t widest = 0;
+        for (const Line& l : lines) widest = std::max(widest, l.text.size() + (l.shape.empty() ? 0 : l.shape.size() + 2));
+        st.panels.code_need_w = widest * mid->CalcTextSizeA(mid->FontSize, FLT_MAX, 0.0f, "M").x +
+                                2 * ImGui::GetStyle().WindowPadding.x + 2;
+    }
+    ImFont* font = fonts.back();
+    std::vector<Row> rows;
+    float row_h = 0, char_w = 0;
+    for (ImFont* f : fonts) {
+        char_w = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, "M").x;
+        row_h = std::floor(f->FontSize * 1.15f);
+        rows = wrap_listing(lines, static_cast<int>(avail.x / std::max(char_w, 1.0f)));
+        font = f;
+        // What the largest font needs, for the next frame's layout.
+        if (f == fonts.front()) st.panels.code_need_h = ImGui::GetWindowHeight() - avail.y + rows.size() * row_h + 2;
+        if (rows.size() * row_h <= avail.y) break;
+    }
+    // The rows shown: all, or a window about the current line.
+    std::size_t first = 0, shown = rows.size();
+    std::string note;
+    if (rows.size() * row_h > avail.y) {
+        shown = static_cast<std::size_t>(std::max(1.0f, std::floor(avail.y / row_h) - 1));
+        std::size_t here = 0;
+        for (std::size_t r = 0; r < rows.size(); ++r)
+            if (lines[rows[r].line].step == st.step) {
+                here = r;
+                break;
             }
+        first = here > shown * 2 / 5 ? here - shown * 2 / 5 : 0;
+        first = std::min(first, rows.size() - shown);
+        note = "lines " + std::to_string(rows[first].line + 1) + "-" + std::to_string(rows[first + shown - 1].line + 1) +
+               " of " + std::to_string(lines.size());
+    }
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    float y = origin.y;
+    if (!note.empty()) {
+        ImGui::PushFont(font);
+        draw_label(dl, {origin.x, y}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(note, avail.x));
+        ImGui::PopFont();
+        y += row_h;
+    }
+    const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    std::size_t widest = 0;
+    for (const Line& l : lines) widest = std::max(widest, l.text.size());
+    ImGui::PushFont(font);
+    std::size_t coloured_line = SIZE_MAX;
+    std::vector<Piece> pieces;
+    for (std::size_t r = first; r < first + shown; ++r, y += row_h) {
+        const Row& row = rows[r];
+        const Line& l = lines[row.line];
+        const bool here = l.step == st.step && l.step >= 0;
+        if (here)
+            dl->AddRectFilled({origin.x, y}, {origin.x + avail.x, y + row_h}, ImGui::GetColorU32(ImGuiCol_TextSelectedBg));
+        if (coloured_line != row.line) pieces = colour_line(l.text, st.dark), coloured_line = row.line;
+        // The row's characters, each piece in its colour.
+        float x = origin.x + row.indent * char_w;
+        std::size_t at = 0;
+        for (const Piece& p : pieces) {
+            const std::size_t a = std::max(at, row.from), b = std::min(at + p.text.size(), row.to);
+            if (a < b) {
+                dl->AddText(font, font->FontSize, {x, y}, ImGui::ColorConvertFloat4ToU32(p.colour),
+                            l.text.c_str() + a, l.text.c_str() + b);
+                x += (b - a) * char_w;
+            }
+            at += p.text.size();
         }
-        const std::vector<Piece> pieces = colour_line(l.text, st.dark);
-        if (pieces.empty()) ImGui::TextUnformatted(" ");
-        for (std::size_t k = 0; k < pieces.size(); ++k) {
-            if (k) ImGui::SameLine(0, 0);
-            ImGui::TextColored(pieces[k].colour, "%s", pieces[k].text.c_str());
-        }
-        layout_audit().label(l.text, start.x, start.y, ImGui::CalcTextSize(l.text.c_str()).x, ImGui::GetTextLineHeight());
-        if (!l.shape.empty()) {
-            ImGui::SameLine(shape_x);
-            ImGui::TextColored(here ? ImVec4(1.0f, 0.85f, 0.3f, 1) : dim, "%s", l.shape.c_str());
-            audit_last_item(l.shape);
-        }
+        if (row.to > row.from)
+            layout_audit().label(l.text.substr(row.from, row.to - row.from), origin.x + row.indent * char_w, y,
+                                 (row.to - row.from) * char_w, font->FontSize);
+        if (row.shape.empty()) continue;
+        const float shape_w = row.shape.size() * char_w;
+        const float sx = row.shape_row ? origin.x + avail.x - shape_w
+                         : static_cast<int>(widest + 2 + row.shape.size()) * char_w <= avail.x
+                             ? origin.x + (widest + 2) * char_w
+                             : x + 2 * char_w;
+        draw_label(dl, {sx, y}, here ? IM_COL32(255, 217, 77, 255) : dim, row.shape);
     }
     ImGui::PopFont();
+    ImGui::Dummy({avail.x, y - origin.y});
 }
 
 }  // namespace headsplit::gui

@@ -89,25 +89,21 @@ const char* scale_name(AppState::HeatScale s) {
     return "?";
 }
 
-// The maps to draw: every head's; the focused head alone; or, comparing masks, the chosen
-// head (the focused one, else the first) beside the same head of the trace with the mask
-// flipped, each titled with the mask it ran under.
+// The maps to draw: every head's (focus_maps() may show one of them large), or, comparing
+// masks, the chosen head (the focused one, else the first) beside the same head of the trace
+// with the mask flipped, each titled with the mask it ran under.
 // `maps`: every head's, from maps_of().
 std::vector<Map> choose_maps(AppState& st, std::vector<Map> maps, std::int64_t sentence, bool comparing) {
     const Trace& tr = *st.trace;
     const Config& c = tr.config;
-    if (comparing) {
-        const std::vector<Map> theirs = maps_of(matching_grids(tr, st.step, *st.other_mask), false, sentence);
-        const std::size_t f = static_cast<std::size_t>(std::max(st.focus_head, 0));
-        if (f < theirs.size()) {
-            Map a = maps[f], b = theirs[f];
-            a.title += c.causal ? ": causal" : ": bidirectional";
-            b.title += c.causal ? ": bidirectional" : ": causal";
-            maps = {a, b};
-        }
-    } else if (st.focus_head >= 0) {
-        maps = {maps[static_cast<std::size_t>(st.focus_head)]};
-        maps[0].title += "  (click: all heads)";
+    if (!comparing) return maps;
+    const std::vector<Map> theirs = maps_of(matching_grids(tr, st.step, *st.other_mask), false, sentence);
+    const std::size_t f = static_cast<std::size_t>(std::max(st.focus_head, 0));
+    if (f < theirs.size() && f < maps.size()) {
+        Map a = maps[f], b = theirs[f];
+        a.title += c.causal ? ": causal" : ": bidirectional";
+        b.title += c.causal ? ": bidirectional" : ": causal";
+        maps = {a, b};
     }
     return maps;
 }
@@ -150,13 +146,14 @@ void draw_header(AppState& st, const Grids& g, const Step& first) {
         draw_what(st, g, first);
         return;
     }
-    if (st.focus_head >= 0 && !g.comparing) {
+    if (st.focus_head >= 0 && !g.comparing && st.panels.heads_fit) {
         if (ImGui::SmallButton("all heads")) st.focus_head = -1;
         audit_last_item("all heads");
         ImGui::SameLine();
     }
     SentenceSlider(st);
     const char* compare_label = "causal vs bidirectional";
+    if (ImGui::GetContentRegionAvail().x < toggle_width(compare_label)) ImGui::NewLine();  // after the slider
     if (ImGui::Checkbox(compare_label, &st.compare_masks)) recompute(st);
     audit_last_item(compare_label);
     if (g.comparing && g.heads_here > 1) {
@@ -169,16 +166,20 @@ void draw_header(AppState& st, const Grids& g, const Step& first) {
     }
     if (g.weights) same_line_if(ImGui::CalcTextSize("each row to its max colour scale").x + ImGui::GetFrameHeight() * 2.5f);
     if (g.weights) {
-        ImGui::SetNextItemWidth(ImGui::CalcTextSize("each row to its max").x + ImGui::GetFrameHeight() * 1.5f);
+        ImGui::SetNextItemWidth(std::min(ImGui::CalcTextSize("each row to its max").x + ImGui::GetFrameHeight() * 1.5f,
+                                         ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("colour scale").x -
+                                             ImGui::GetStyle().ItemInnerSpacing.x));
         if (ImGui::BeginCombo("colour scale", scale_name(st.heat_scale))) {
             for (auto s : {AppState::HeatScale::Unit, AppState::HeatScale::PerRow, AppState::HeatScale::Log})
                 if (ImGui::Selectable(scale_name(s), s == st.heat_scale)) st.heat_scale = s;
             ImGui::EndCombo();
         }
         audit_last_item("colour scale");
-        // What is shown goes beside the combo when it fits, else on its own line.
-        ImGui::SameLine();
     }
+    // What is shown goes beside the controls when it fits, else on its own line, where the
+    // panel has the room for it and a row of thumbnails under it.
+    if (room_left().y < 4 * ImGui::GetTextLineHeightWithSpacing() + 4 + 2 * ImGui::GetFontSize()) return;
+    ImGui::SameLine();
     draw_what(st, g, first);
 }
 
@@ -192,8 +193,41 @@ void draw_what(const AppState& st, const Grids& g, const Step& first) {
     if (c.batch > 1) what += ", sentence " + std::to_string(g.sentence);
     if (first.round > 0) what += ", round " + std::to_string(first.round);
     if (ImGui::CalcTextSize(what.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+    ImGui::PushTextWrapPos(0.0f);  // at the panel's edge: told whole
     ImGui::TextDisabled("%s", what.c_str());
+    ImGui::PopTextWrapPos();
     audit_last_item(what);
+}
+
+// The legend's parts, each kept whole: the colour scale with its range, then a swatch and its
+// words for each kind of -inf.
+struct LegendPart {
+    enum Kind { Scale, Masked, Padding } kind;
+    std::string text;
+    float w;
+};
+
+std::vector<LegendPart> legend_parts(const Grids& g, float bound, float bar_w, float font) {
+    std::vector<LegendPart> out;
+    const std::string lo = g.weights ? "0" : format_cell(-bound), hi = g.weights ? "1" : format_cell(bound);
+    out.push_back({LegendPart::Scale, lo + "|" + hi,
+                   ImGui::CalcTextSize(lo.c_str()).x + ImGui::CalcTextSize(hi.c_str()).x + bar_w + 12});
+    const std::string masked = g.c.padded() ? "-inf (future)" : "-inf (masked)";
+    out.push_back({LegendPart::Masked, masked, font + ImGui::CalcTextSize(masked.c_str()).x});
+    if (g.c.padded()) out.push_back({LegendPart::Padding, "-inf (padding)", font + ImGui::CalcTextSize("-inf (padding)").x});
+    return out;
+}
+
+// The lines the legend takes in `width` px: its parts side by side, 2 fonts apart, a part
+// that does not fit starting a new line.
+int legend_lines(const std::vector<LegendPart>& parts, float width, float font) {
+    int lines = 1;
+    float x = 0;
+    for (const LegendPart& p : parts) {
+        if (x > 0 && x + 2 * font + p.w > width) ++lines, x = 0;
+        x += (x > 0 ? 2 * font : 0) + p.w;
+    }
+    return lines;
 }
 
 // Where the maps go this frame and how large their cells are.
@@ -206,36 +240,80 @@ struct Canvas {
     int row_stride, key_stride;
     float map_w, map_h;
     ImU32 text_col, dim_col;
+    // One head large, every head as a thumbnail in a strip: when the maps do not all fit at a
+    // legible size, or a head was chosen (a click, [ and ]).
+    int focus = -1;  // the map shown large, -1: all maps tiled
+    FocusTiling strip;
+    float thumb = 0, thumb_w = 0;  // a thumbnail's grid side and its box's width, px
+    bool thumbs_only = false;      // too short for a large map: the thumbnails alone
+    float legend_h = 0;
+    bool legend = true;  // drawn (a panel too short gives its room to the maps)
+    float legend_need = 0;  // its height when drawn
+    float legible = 0;  // the cell below which not every map is shown
 };
 
-Canvas place_maps(const Grids& g, const std::vector<Map>& maps) {
+// The room between two thumbnails.
+float thumb_gap(float font) { return 0.5f * font; }
+
+// `focus`: the head chosen (-1: none); `heads_fit` is set to whether every map fits legibly.
+Canvas place_maps(const Grids& g, const std::vector<Map>& maps, int focus, bool& heads_fit) {
     Canvas cv;
     cv.font = ImGui::GetFontSize();
     cv.line_h = ImGui::GetTextLineHeightWithSpacing();
     cv.origin = ImGui::GetCursorScreenPos();
     const float font = cv.font, line_h = cv.line_h;
     const std::int64_t N = g.N, NR = g.NR;
-    // The scroll bars' room is kept free whether or not they show, so that a bar appearing
-    // does not shrink the maps and make it go away again (a flicker from frame to frame).
-    cv.avail = ImGui::GetContentRegionAvail();
-    if (ImGui::GetScrollMaxY() <= 0) cv.avail.x -= ImGui::GetStyle().ScrollbarSize;
-    if (ImGui::GetScrollMaxX() <= 0) cv.avail.y -= ImGui::GetStyle().ScrollbarSize;
+    // The panel never scrolls: the maps take the room left in it.
+    cv.avail = room_left();
     // Row labels: the widest token, cut to 8 letters at most.
     float label_w = 0;
     for (std::int64_t i = 0; i < NR; ++i)
         label_w = std::max(label_w, ImGui::CalcTextSize(g.query_token(i).substr(0, 8).c_str()).x);
     cv.label_w = label_w = std::min(label_w, 6.0f * font) + 6;
     cv.gap = font;
-    const float legend_h = line_h + 4;
+    // The legend's lines (its range is that of the scores: worked out below, measured at "-9.99").
+    const float legend_h = cv.legend_h = line_h * legend_lines(legend_parts(g, 9.99f, std::min(cv.avail.x * 0.3f, 12.0f * font), font),
+                                                 cv.avail.x, font) + 4;
     // Tiled as square maps of the larger side, so that 1 x t rows of a round stay readable.
-    cv.tiling = tile_maps(static_cast<int>(maps.size()), std::max(N, NR), cv.avail.x, cv.avail.y - legend_h,
-                          label_w, 2 * line_h /* title, key labels */, cv.gap);
-    // As large as the panel allows. Floors, below which the panel scrolls instead: up to 4
-    // tokens the size that shows a number, up to 12 tokens 32 px drawn (a projector's back row),
-    // beyond that 6 px.
-    float floor_px = std::max(N, NR) <= 4 ? value_cell() : std::max(N, NR) <= 12 ? 33.0f : 6.0f;  // 33: drawn 1 px smaller
-    if (g.document) floor_px = 6.0f;  // a page does not scroll: the maps fit it, numbers where they fit
-    cv.cell = std::clamp(cv.tiling.cell, floor_px, std::max(floor_px, 5.0f * font));
+    // Too short for a map's title, key labels and 4 px cells beside the legend: the legend
+    // gives its room to the maps.
+    cv.legend = cv.avail.y - legend_h >= 2 * line_h + cv.gap + 4.0f * static_cast<float>(std::max(N, NR));
+    cv.legend_need = legend_h;
+    if (!cv.legend) cv.legend_h = 0;
+    const float maps_h = cv.avail.y - cv.legend_h;
+    cv.tiling = tile_maps(static_cast<int>(maps.size()), std::max(N, NR), cv.avail.x, maps_h, label_w,
+                          2 * line_h /* title, key labels */, cv.gap);
+    // Legible: up to 4 tokens the size that shows a number, up to 12 tokens 32 px drawn (a
+    // projector's back row), beyond that a third of a letter. Smaller, one head is shown large
+    // with every head as a thumbnail; a page shows every map, as large as fits.
+    const float legible = cv.legible = std::max(N, NR) <= 4 ? value_cell() : std::max(N, NR) <= 12 ? 33.0f : std::max(8.0f, font / 3);
+    const bool fit = cv.tiling.cell >= legible || maps.size() == 1;
+    cv.focus = -1;
+    if (!g.document && !g.comparing && maps.size() > 1 && (!fit || focus >= 0)) {
+        cv.focus = std::clamp(focus, 0, static_cast<int>(maps.size()) - 1);
+        cv.thumb = std::clamp(0.1f * std::min(cv.avail.x, maps_h), 1.2f * font, 3.0f * font);
+        cv.thumb_w = ImGui::CalcTextSize(("h" + std::to_string(maps.size() - 1)).c_str()).x;
+        cv.strip = focus_tiling(static_cast<int>(maps.size()), std::max(N, NR), cv.avail.x, maps_h, label_w, 2 * line_h,
+                                cv.gap, cv.thumb, cv.thumb_w, line_h, thumb_gap(font));
+        cv.tiling = {1, 1, cv.strip.cell};
+        cv.thumb = cv.strip.thumb;
+        // No room for a large map beside the strip (or no strip fits): every head as a
+        // thumbnail, in rows from the top, as large as the rows allow.
+        if (cv.strip.cell < 2 || (cv.strip.right ? cv.strip.strip > cv.avail.x : cv.strip.strip > maps_h)) {
+            cv.thumbs_only = true;
+            const float gap = thumb_gap(font);
+            const int n = static_cast<int>(maps.size());
+            for (cv.thumb = 3.0f * font;; cv.thumb = std::max(4.0f, cv.thumb * 0.85f)) {
+                const float box_w = std::max(cv.thumb, cv.thumb_w) + gap, box_h = line_h + cv.thumb + gap;
+                cv.strip.right = false;
+                cv.strip.per_line = std::max(1, static_cast<int>(cv.avail.x / box_w));
+                cv.strip.strip = static_cast<float>((n + cv.strip.per_line - 1) / cv.strip.per_line) * box_h;
+                if (cv.strip.strip <= maps_h || cv.thumb <= 4.0f) break;
+            }
+        }
+    }
+    heads_fit = fit;
+    cv.cell = std::clamp(cv.tiling.cell, 1.0f, 5.0f * font);
     cv.dl = ImGui::GetWindowDrawList();
     cv.text_col = ImGui::GetColorU32(ImGuiCol_Text), cv.dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
 
@@ -256,51 +334,59 @@ Canvas place_maps(const Grids& g, const std::vector<Map>& maps) {
     return cv;
 }
 
-// Map `mi`: its title, row labels, cells (the one under the mouse outlined, told in a
-// tooltip, the stage's hover; a click focuses its head) and key labels.
+// The colour of a cell holding `v` (key j of a row whose largest finite value is row_max).
+ImU32 cell_fill(const AppState& st, const Grids& g, float bound, float v, std::int64_t j, float row_max) {
+    if (std::isinf(v)) return g.is_padding(j) ? kPaddingFill : kCausalFill;
+    if (!g.weights) return diverging_color(bound > 0 ? v / bound : 0);
+    float shade = v;
+    if (st.heat_scale == AppState::HeatScale::PerRow) shade = row_max > 0 ? v / row_max : 0;
+    if (st.heat_scale == AppState::HeatScale::Log) shade = v > 0 ? std::clamp(1.0f + std::log10(v) / 4.0f, 0.0f, 1.0f) : 0.0f;
+    return sequential_color(shade);
+}
+
+float row_max_of(const float* row, std::int64_t T) {
+    float m = 0;
+    for (std::int64_t j = 0; j < T; ++j)
+        if (std::isfinite(row[j])) m = std::max(m, row[j]);
+    return m;
+}
+
+// Map `mi` in the tiling (slot 0 when one head is shown large): its title, row labels, cells
+// (the one under the mouse outlined, told in a tooltip, the stage's hover) and key labels.
+// A click sets st.focus_head to `click_to` (-2: a click does nothing).
 // `text`: the number format of m's grid, chosen once for the frame.
-void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std::size_t mi, const CellText& text) {
+void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std::size_t mi, const CellText& text,
+              int click_to) {
     const std::int64_t R = g.R, T = g.T, N = g.N, NR = g.NR;
     const float cell = cv.cell, font = cv.font, label_w = cv.label_w;
-    const bool weights = g.weights;
     ImDrawList* dl = cv.dl;
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     const int col = static_cast<int>(mi) % cv.tiling.columns, row = static_cast<int>(mi) / cv.tiling.columns;
     const float x0 = cv.origin.x + col * cv.map_w + label_w;
     const float y_title = cv.origin.y + row * cv.map_h;
     const float y0 = y_title + cv.line_h;
-    draw_label(dl, {x0, y_title}, head_color(m.head), fit_text(m.title, N * cell));
-    // Row max per row for the per-row scale.
+    // The title, or "hK" where it does not fit the map (the head is always named).
+    const float title_w = std::max(N * cell, cv.map_w - label_w - cv.gap);
+    draw_label(dl, {x0, y_title}, head_color(m.head),
+               ImGui::CalcTextSize(m.title.c_str()).x <= title_w ? m.title : "h" + std::to_string(m.head));
     for (std::int64_t i = 0; i < NR; ++i) {
         const float* row_v = &m.t->data[static_cast<std::size_t>(m.block * R * T + i * T)];
-        float row_max = 0;
-        for (std::int64_t j = 0; j < T; ++j)
-            if (std::isfinite(row_v[j])) row_max = std::max(row_max, row_v[j]);
+        const float row_max = row_max_of(row_v, T);
         if (i % cv.row_stride == 0)
             draw_label(dl, {x0 - label_w, y0 + i * cell + cell * 0.5f - font * 0.5f}, cv.text_col,
                        fit_text(g.query_token(i), label_w - 6));
         for (std::int64_t j = 0; j < N; ++j) {
             const float v = row_v[j];
             const ImVec2 p0(x0 + j * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
-            ImU32 fill;
-            if (std::isinf(v) && g.is_padding(j)) {
-                fill = kPaddingFill;  // padding: a cross on slate, the key is no token at all
-                dl->AddRectFilled(p0, p1, fill);
+            const ImU32 fill = cell_fill(st, g, cv.bound, v, j, row_max);
+            dl->AddRectFilled(p0, p1, fill);
+            if (std::isinf(v) && g.is_padding(j)) {  // padding: a cross on slate, the key is no token at all
                 dl->AddLine(p0, p1, IM_COL32(150, 170, 200, 255), 1.5f);
                 dl->AddLine({p0.x, p1.y}, {p1.x, p0.y}, IM_COL32(150, 170, 200, 255), 1.5f);
             } else if (std::isinf(v)) {
-                fill = kCausalFill;
-                dl->AddRectFilled(p0, p1, fill);
                 dl->AddLine(p0, p1, IM_COL32(120, 120, 120, 255), 1.5f);  // hatched: the future
-            } else {
-                float shade = v;
-                if (weights && st.heat_scale == AppState::HeatScale::PerRow) shade = row_max > 0 ? v / row_max : 0;
-                if (weights && st.heat_scale == AppState::HeatScale::Log)
-                    shade = v > 0 ? std::clamp(1.0f + std::log10(v) / 4.0f, 0.0f, 1.0f) : 0.0f;
-                fill = weights ? sequential_color(shade) : diverging_color(cv.bound > 0 ? v / cv.bound : 0);
-                dl->AddRectFilled(p0, p1, fill);
             }
-            cell_value(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), v, text, true);
+            cell_value(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), v, text, true, m.head);
             if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                 dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 255), 0, 0, 2.5f);
                 ImGui::SetTooltip("%s: \"%s\" -> \"%s\" = %s%s", m.title.c_str(), g.query_token(i).c_str(),
@@ -308,8 +394,7 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
                                   std::isinf(v) ? (g.is_padding(j) ? " (padding)" : " (future)") : "");
                 const int tensor = static_cast<int>(m.t - &m.step->tensors[0]);
                 if (m.mine) st.hover = Hover{true, m.step->index, tensor, m.block * R * T + i * T + j};
-                if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) && !g.comparing)
-                    st.focus_head = st.focus_head >= 0 ? -1 : static_cast<int>(mi);
+                if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) && click_to > -2) st.focus_head = click_to;
             }
         }
     }
@@ -319,36 +404,81 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
                    fit_text(g.key_token(j), std::min<std::int64_t>(cv.key_stride, N - j) * cell - 4));
 }
 
-// Legend, on its own line under the maps: the colour scale with its range, the -inf swatch.
-// Returns where it ends on the right.
+// Every head as a thumbnail in the strip beside (or under) the large map: its name, its grid
+// in colour without numbers, the one shown large outlined; a click shows that head large.
+// Returns where the strip ends at the bottom.
+float draw_thumbnails(AppState& st, const Grids& g, const Canvas& cv, const std::vector<Map>& maps) {
+    ImDrawList* dl = cv.dl;
+    const FocusTiling& ft = cv.strip;
+    const float gap = thumb_gap(cv.font);
+    const float box_w = std::max(cv.thumb, cv.thumb_w) + gap, box_h = cv.line_h + cv.thumb + gap;
+    const float sx = ft.right ? cv.origin.x + cv.avail.x - ft.strip + gap : cv.origin.x;
+    const float sy = ft.right || cv.thumbs_only ? cv.origin.y : cv.origin.y + cv.map_h;
+    const std::int64_t side = std::max(g.N, g.NR);
+    const float tc = cv.thumb / static_cast<float>(side);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    float bottom = sy;
+    for (std::size_t k = 0; k < maps.size(); ++k) {
+        const Map& m = maps[k];
+        const int along = static_cast<int>(k) % ft.per_line, across = static_cast<int>(k) / ft.per_line;
+        const float x = sx + (ft.right ? across * box_w : along * box_w);
+        const float y = sy + (ft.right ? along * box_h : across * box_h);
+        draw_label(dl, {x, y}, head_color(m.head), "h" + std::to_string(m.head));
+        const float y0 = y + cv.line_h;
+        for (std::int64_t i = 0; i < g.NR; ++i) {
+            const float* row_v = &m.t->data[static_cast<std::size_t>(m.block * g.R * g.T + i * g.T)];
+            const float row_max = row_max_of(row_v, g.T);
+            for (std::int64_t j = 0; j < g.N; ++j)
+                dl->AddRectFilled({x + j * tc, y0 + i * tc}, {x + (j + 1) * tc, y0 + (i + 1) * tc},
+                                  cell_fill(st, g, cv.bound, row_v[j], j, row_max));
+        }
+        const ImVec2 a(x - 2, y0 - 2), b(x + g.N * tc + 2, y0 + g.NR * tc + 2);
+        if (static_cast<int>(k) == cv.focus) dl->AddRect(a, b, head_color(m.head), 0, 0, 3.0f);
+        const bool over = mouse.x >= x && mouse.x < x + box_w && mouse.y >= y && mouse.y < y + box_h && ImGui::IsWindowHovered();
+        if (over) {
+            dl->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, 2.0f);
+            ImGui::SetTooltip("%s: click to show it large ([ and ] step through the heads)", m.title.c_str());
+            if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) st.focus_head = static_cast<int>(k);
+        }
+        bottom = std::max(bottom, y0 + cv.thumb);
+    }
+    return bottom;
+}
+
+// The colour bar's width: 12 letters, or less on a narrow panel.
+float legend_bar(const Canvas& cv) { return std::min(cv.avail.x * 0.3f, 12.0f * cv.font); }
+
+// Legend, under the maps (legend_lines() lines from ly). Returns where it ends on the right.
 float draw_legend(const Grids& g, const Canvas& cv, float ly) {
     ImDrawList* dl = cv.dl;
-    const float font = cv.font;
-    const bool weights = g.weights;
+    const float font = cv.font, sw = legend_bar(cv);
     const ImU32 text_col = cv.text_col;
-    const float sw = std::min(cv.avail.x * 0.3f, 12.0f * font);
-    float x = cv.origin.x;
-    const std::string lo_s = weights ? "0" : format_cell(-cv.bound), hi_s = weights ? "1" : format_cell(cv.bound);
-    x += draw_label(dl, {x, ly}, text_col, lo_s).x + 6;
-    for (int i = 0; i < 64; ++i) {
-        const float f = i / 63.0f;
-        const ImU32 col = weights ? sequential_color(f) : diverging_color(f * 2 - 1);
-        dl->AddRectFilled({x + f * sw, ly + 2}, {x + f * sw + sw / 63 + 1, ly + font - 2}, col);
+    float x = cv.origin.x, right = x;
+    for (const LegendPart& p : legend_parts(g, cv.bound, sw, font)) {
+        if (x > cv.origin.x && x + 2 * font + p.w > cv.origin.x + cv.avail.x) x = cv.origin.x, ly += cv.line_h;
+        else if (x > cv.origin.x) x += 2 * font;
+        if (p.kind == LegendPart::Scale) {
+            const std::size_t bar = p.text.find('|');
+            x += draw_label(dl, {x, ly}, text_col, p.text.substr(0, bar)).x + 6;
+            for (int i = 0; i < 64; ++i) {
+                const float f = i / 63.0f;
+                const ImU32 col = g.weights ? sequential_color(f) : diverging_color(f * 2 - 1);
+                dl->AddRectFilled({x + f * sw, ly + 2}, {x + f * sw + sw / 63 + 1, ly + font - 2}, col);
+            }
+            x += sw + 6;
+            x += draw_label(dl, {x, ly}, text_col, p.text.substr(bar + 1)).x;
+        } else {
+            dl->AddRectFilled({x, ly + 2}, {x + font - 4, ly + font - 2}, p.kind == LegendPart::Masked ? kCausalFill : kPaddingFill);
+            if (p.kind == LegendPart::Padding) {
+                dl->AddLine({x, ly + 2}, {x + font - 4, ly + font - 2}, IM_COL32(150, 170, 200, 255), 1.5f);
+                dl->AddLine({x, ly + font - 2}, {x + font - 4, ly + 2}, IM_COL32(150, 170, 200, 255), 1.5f);
+            }
+            x += font;
+            x += draw_label(dl, {x, ly}, text_col, p.text).x;
+        }
+        right = std::max(right, x);
     }
-    x += sw + 6;
-    x += draw_label(dl, {x, ly}, text_col, hi_s).x + 2 * font;
-    dl->AddRectFilled({x, ly + 2}, {x + font - 4, ly + font - 2}, kCausalFill);
-    x += font;
-    x += draw_label(dl, {x, ly}, text_col, g.c.padded() ? "-inf (future)" : "-inf (masked)").x;
-    if (g.c.padded()) {
-        x += font;
-        dl->AddRectFilled({x, ly + 2}, {x + font - 4, ly + font - 2}, kPaddingFill);
-        dl->AddLine({x, ly + 2}, {x + font - 4, ly + font - 2}, IM_COL32(150, 170, 200, 255), 1.5f);
-        dl->AddLine({x, ly + font - 2}, {x + font - 4, ly + 2}, IM_COL32(150, 170, 200, 255), 1.5f);
-        x += font;
-        x += draw_label(dl, {x, ly}, text_col, "-inf (padding)").x;
-    }
-    return x;
+    return right;
 }
 
 }  // namespace
@@ -396,6 +526,11 @@ void DrawHeatmaps(AppState& st) {
     const bool comparing = st.compare_masks && st.other_mask && st.other_mask->config.tokens == c.tokens &&
                            st.other_mask->config.causal != c.causal;
     const int heads_here = static_cast<int>(all.size());
+    if (!comparing) {  // each on screen, large or as a thumbnail
+        std::vector<int> heads;
+        for (const Map& m : all) heads.push_back(m.head);
+        layout_audit().expect_heads(heads);
+    }
     const std::vector<Map> maps = choose_maps(st, std::move(all), sentence, comparing);
     // Each map is rows x keys: T x T, T x S with a context, 1 x t in a decoding round.
     const TensorRecord& grid0 = *maps.front().t;
@@ -409,21 +544,37 @@ void DrawHeatmaps(AppState& st) {
 
     // One line of controls and what is shown, then the maps, then the legend line.
     draw_header(st, g, *grids.front());
-    const Canvas cv = place_maps(g, maps);
+    const Canvas cv = place_maps(g, maps, comparing ? -1 : st.focus_head, st.panels.heads_fit);
+    // What of the panel's height is not cells (for the layout of the next frame): above the
+    // maps, the legend, a map's title and key labels.
+    st.panels.heads_text_h = cv.origin.y - ImGui::GetWindowPos().y + cv.legend_need + 2 * cv.line_h + cv.gap +
+                             ImGui::GetStyle().WindowPadding.y;
+    st.panels.heads_need_h = st.panels.heads_text_h + cv.legible * static_cast<float>(std::max(g.N, g.NR));
     // One number format for every cell of a grid (all its heads), or none: worked out once per
     // grid tensor, not once per map.
     std::map<const TensorRecord*, CellText> formats;
-    for (std::size_t mi = 0; mi < maps.size(); ++mi) {
-        auto it = formats.find(maps[mi].t);
-        if (it == formats.end()) it = formats.emplace(maps[mi].t, cell_text(maps[mi].t->data, cv.cell - 1, cv.cell - 1, "")).first;
+    auto format_of = [&](const Map& m) {
+        auto it = formats.find(m.t);
+        if (it == formats.end()) it = formats.emplace(m.t, cell_text(m.t->data, cv.cell - 1, cv.cell - 1, "")).first;
         CellText text = it->second;
-        text.tensor = maps[mi].title;
-        draw_map(st, g, cv, maps[mi], mi, text);
+        text.tensor = m.title;
+        return text;
+    };
+    float bottom = cv.origin.y + cv.tiling.rows * cv.map_h;
+    if (cv.focus >= 0) {  // one head large (a click goes back to all heads where they fit), every head small
+        const Map& m = maps[static_cast<std::size_t>(cv.focus)];
+        if (!cv.thumbs_only) draw_map(st, g, cv, m, 0, format_of(m), st.panels.heads_fit ? -1 : -2);
+        else bottom = cv.origin.y;
+        bottom = std::max(bottom, draw_thumbnails(st, g, cv, maps));
+    } else {
+        for (std::size_t mi = 0; mi < maps.size(); ++mi)
+            draw_map(st, g, cv, maps[mi], mi, format_of(maps[mi]), g.comparing ? -2 : static_cast<int>(mi));
     }
-    const float ly = cv.origin.y + cv.tiling.rows * cv.map_h + 2;
-    const float x = draw_legend(g, cv, ly);
-    const float maps_w = cv.tiling.columns * cv.map_w;
-    ImGui::Dummy({std::max(maps_w, x - cv.origin.x) + 4, ly + cv.line_h - cv.origin.y});
+    const float ly = bottom + 2;
+    const float x = cv.legend ? draw_legend(g, cv, ly) : cv.origin.x;
+    const int lines = cv.legend ? legend_lines(legend_parts(g, cv.bound, legend_bar(cv), cv.font), cv.avail.x, cv.font) : 0;
+    const float maps_w = cv.focus >= 0 ? cv.avail.x : cv.tiling.columns * cv.map_w;
+    ImGui::Dummy({std::max(maps_w, x - cv.origin.x) + 4, ly + lines * cv.line_h - cv.origin.y});
 }
 
 }  // namespace headsplit::gui

@@ -16,13 +16,14 @@ void DrawInspector(const AppState& st) {
     const Hover& h = st.hover;
     if (!h.valid) {
         const Step* s = st.current();
-        ImGui::TextWrapped("Hover over any cell on the stage or a heatmap to see where its value comes from.");
+        // The step's explanation first: the stage leaves it here when its room is short.
         if (s) {
-            ImGui::Separator();
             ImGui::TextWrapped("%s", s->explain.c_str());
             ImGui::TextDisabled("%lld matmuls, %.3g MFLOP, %.3f ms, %lld dispatches", static_cast<long long>(s->matmuls),
                                 s->flops / 1e6, s->ms, static_cast<long long>(s->stats.dispatches));
+            ImGui::Separator();
         }
+        ImGui::TextWrapped("Hover over any cell on the stage or a heatmap to see where its value comes from.");
         return;
     }
     const Explanation e = explain_cell(*st.trace, h.step, h.tensor, h.index);

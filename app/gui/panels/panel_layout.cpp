@@ -47,6 +47,13 @@ void handle_splitters(int& dragging, const std::vector<Splitter>& splitters) {
     }
 }
 
+// The stage scrolls only when the reader zoomed in; at zoom 1 it fits and never shows a bar
+// (a bar appearing would take the room its content was fitted to).
+ImGuiWindowFlags stage_flags(const AppState& st) {
+    return ImGuiWindowFlags_NoScrollWithMouse |
+           (st.stage_view.zoom > 1.0f ? ImGuiWindowFlags_HorizontalScrollbar : ImGuiWindowFlags_NoScrollbar);
+}
+
 void draw_presenter(AppState& st, double now) {
     // Keys only: the caption across the top, the stage and the heatmaps share the rest.
     const ImVec2 size = ImGui::GetIO().DisplaySize;
@@ -59,27 +66,33 @@ void draw_presenter(AppState& st, double now) {
     };
     take_result(st, now);
     const ImGuiStyle& style = ImGui::GetStyle();
-    // The step line (1.5x), the code, the keys, the live strip and the line on the last change.
-    const float caption_h = ImGui::GetTextLineHeightWithSpacing() * 1.5f + 3 * ImGui::GetTextLineHeightWithSpacing() +
-                            ImGui::GetFrameHeightWithSpacing() +
-                            style.WindowPadding.y * 2 + 4;
+    // As tall as the caption was last frame (its lines wrap at large fonts), a guess at first:
+    // the step line (1.5x), the code, the keys, the live strip and the line on the last change.
+    float& caption_h = st.panels.caption_h;
+    if (caption_h <= 0)
+        caption_h = ImGui::GetTextLineHeightWithSpacing() * 4.5f + ImGui::GetFrameHeightWithSpacing() + style.WindowPadding.y * 2;
     place(0, 0, W, caption_h);
-    if (ImGui::Begin("Presenter", nullptr, fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_HorizontalScrollbar))
+    if (ImGui::Begin("Presenter", nullptr, fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar)) {
         DrawCaption(st);
+        // What it takes, for the next frame (the line on the last change keeps its room).
+        const float used = ImGui::GetCursorPosY() + style.WindowPadding.y +
+                           (st.live.caption.empty() && !quiz_waiting(st) ? ImGui::GetTextLineHeightWithSpacing() : 0.0f);
+        caption_h = std::min(used, H * 0.55f);
+    }
     ImGui::End();
     st.hover = Hover{};
     // A question waiting takes the heads' room too: they show nothing until it is answered.
     const bool asking = quiz_waiting(st);
     const float stage_w = asking ? W : W * st.splits.stage;
     place(0, caption_h, stage_w, H - caption_h);
-    if (ImGui::Begin("Stage", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
+    if (ImGui::Begin("Stage", nullptr, fixed | stage_flags(st))) {
         audit_panel("stage");
         DrawStage(st, now);
     }
     ImGui::End();
     if (asking) return;
     place(stage_w, caption_h, W - stage_w, H - caption_h);
-    if (ImGui::Begin("Heads", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) DrawHeatmaps(st);
+    if (ImGui::Begin("Heads", nullptr, fixed | ImGuiWindowFlags_NoScrollbar)) DrawHeatmaps(st);  // fitted
     ImGui::End();
     handle_splitters(st.panels.dragging_splitter, {{5, true, stage_w, caption_h, H, &st.splits.stage, 0, W, 0.3f, 0.8f}});
 }
@@ -98,14 +111,46 @@ void DrawPanels(AppState& st, double now) {
     // width; the splitters move every boundary.
     // (At the default fractions the caps are 330 and 560 px x font scale.)
     const float left = st.splits.left * std::min(W, 1650.0f * st.font_scale);
-    const float right = st.splits.right * std::min(W, 2240.0f * st.font_scale);
+    // The code column as wide as its longest line needs at a mid code size, up to 30% of the
+    // window, when that is wider than the splitter's.
+    const float right = std::max(st.splits.right * std::min(W, 2240.0f * st.font_scale), std::min(st.panels.code_need_w, 0.3f * W));
     const ImGuiStyle& style = ImGui::GetStyle();
-    const float timeline_h = ImGui::GetFrameHeight() /* title */ + ImGui::GetFrameHeightWithSpacing() /* buttons */ +
+    // On a short window (under 720 px per unit of text size) the panels but the controls go
+    // without title bars: the timeline's buttons, the stage's heading, the heads' tabs and the
+    // code say what they are, and the cells get the lines.
+    const bool titled = H >= 720.0f * st.font_scale;
+    const ImGuiWindowFlags title = titled ? 0 : ImGuiWindowFlags_NoTitleBar;
+    const float timeline_h = (titled ? ImGui::GetFrameHeight() : 0.0f) /* title */ + ImGui::GetFrameHeightWithSpacing() /* buttons */ +
                              ImGui::GetTextLineHeight() * 2 + 10 /* tiles */ + style.ScrollbarSize +
                              style.WindowPadding.y * 2 + style.ItemSpacing.y * 2;
     // A question waiting takes the heads panel's room too: it shows nothing until it is answered.
     const bool asking = quiz_waiting(st);
-    const float bottom_h = asking ? 0.0f : (H - timeline_h) * (1.0f - st.splits.stage);
+    // The stage above, the heads below, sharing the height by what each needs: when both fit
+    // at a legible size, each its need and the splitter's fraction of the rest; else the heads
+    // legible where the stage keeps 4 px cells; else each its text lines and a share of the
+    // rest in proportion to its cells' need. Until both have been drawn, the splitter's
+    // fraction of the height.
+    const PanelState& ps = st.panels;
+    const float column = H - timeline_h;
+    float bottom_h = column * (1.0f - st.splits.stage);
+    float split_origin = timeline_h, split_span = column;  // what the splitter's fraction is of
+    if (ps.stage_need_h > 0 && ps.heads_need_h > 0) {
+        // The stage's explanation where both fit with it (the inspector shows it anyway).
+        st.panels.stage_explains = ps.stage_need_h + ps.stage_explain_h + ps.heads_need_h <= column;
+        const float stage_need = ps.stage_need_h + (ps.stage_explains ? ps.stage_explain_h : 0.0f);
+        if (stage_need + ps.heads_need_h <= column) {
+            split_origin = timeline_h + stage_need, split_span = column - stage_need - ps.heads_need_h;
+            bottom_h = ps.heads_need_h + split_span * (1.0f - st.splits.stage);
+        } else if (ps.heads_need_h + ps.stage_min_h <= column) {
+            bottom_h = ps.heads_need_h;  // the heads legible, the stage's cells 4 px at least
+        } else if (column > ps.stage_text_h + ps.heads_text_h) {
+            const float cells = column - ps.stage_text_h - ps.heads_text_h;
+            const float want_s = std::max(ps.stage_need_h - ps.stage_text_h, 1.0f), want_h = std::max(ps.heads_need_h - ps.heads_text_h, 1.0f);
+            bottom_h = ps.heads_text_h + cells * want_h / (want_s + want_h);
+        }
+    }
+    st.panels.stage_text_h = st.panels.heads_text_h = st.panels.stage_need_h = st.panels.heads_need_h = -1;
+    if (asking) bottom_h = 0;
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                    ImGuiWindowFlags_NoSavedSettings;
     auto place = [&](float x, float y, float w, float h) {
@@ -120,7 +165,7 @@ void DrawPanels(AppState& st, double now) {
     take_result(st, now);
 
     place(left, 0, W - left, timeline_h);
-    if (ImGui::Begin("Timeline", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
+    if (ImGui::Begin("Timeline", nullptr, fixed | title | ImGuiWindowFlags_HorizontalScrollbar)) {
         audit_panel("timeline");
         DrawTimeline(st, now);
     }
@@ -128,16 +173,20 @@ void DrawPanels(AppState& st, double now) {
 
     st.hover = Hover{};
     place(left, timeline_h, W - left - right, H - timeline_h - bottom_h);
-    if (ImGui::Begin("Stage", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
+    if (ImGui::Begin("Stage", nullptr, fixed | title | stage_flags(st))) {
         audit_panel("stage");
         DrawStage(st, now);
     }
     ImGui::End();
 
     if (!asking) place(left, H - bottom_h, W - left - right, bottom_h);
-    if (!asking && ImGui::Begin("Heads", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
+    // The heatmaps are fitted and never show a bar; the weight split and its reasons may scroll.
+    const ImGuiWindowFlags heads_scroll = st.panels.heatmaps_tab ? ImGuiWindowFlags_NoScrollbar : ImGuiWindowFlags_HorizontalScrollbar;
+    if (!asking && ImGui::Begin("Heads", nullptr, fixed | title | heads_scroll)) {
         if (ImGui::BeginTabBar("bottom")) {
+            st.panels.heatmaps_tab = false;
             if (ImGui::BeginTabItem("Attention heatmaps", nullptr, st.open_heatmaps ? ImGuiTabItemFlags_SetSelected : 0)) {
+                st.panels.heatmaps_tab = true;
                 DrawHeatmaps(st);
                 ImGui::EndTabItem();
             }
@@ -155,9 +204,12 @@ void DrawPanels(AppState& st, double now) {
     }
     if (!asking) ImGui::End();
 
-    const float code_h = (H - timeline_h) * st.splits.code;
+    // The code as tall as its whole listing needs at its largest font, leaving the inspector six
+    // lines at least; the splitter may give it more.
+    const float code_h = std::max(column * st.splits.code,
+                                  std::min(st.panels.code_need_h, column - 6 * ImGui::GetTextLineHeightWithSpacing()));
     place(W - right, timeline_h, right, code_h);
-    if (ImGui::Begin("PyTorch code", nullptr, fixed | ImGuiWindowFlags_HorizontalScrollbar)) {
+    if (ImGui::Begin("PyTorch code", nullptr, fixed | title | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
         audit_panel("code");
         DrawCode(st);
     }
@@ -173,7 +225,7 @@ void DrawPanels(AppState& st, double now) {
         {4, false, timeline_h + code_h, W - right, W, &st.splits.code, timeline_h, H - timeline_h, 0.15f, 0.85f},
     };
     if (!asking)  // the stage and the heads' boundary
-        splitters.push_back({3, false, H - bottom_h, left, W - right, &st.splits.stage, timeline_h, H - timeline_h, 0.2f, 0.85f});
+        splitters.push_back({3, false, H - bottom_h, left, W - right, &st.splits.stage, split_origin, split_span, 0.2f, 0.85f});
     handle_splitters(st.panels.dragging_splitter, splitters);
 }
 

@@ -29,7 +29,10 @@ void DrawQuizCard(AppState& st, double now) {
     const TensorRecord& out = s.tensors.back();
     const TensorRecord* in = out.from.empty() ? nullptr : st.trace->source(out.from.front());
 
-    ImGui::SetWindowFontScale(1.25f);
+    // The title and the choices 1.25 times as large, read from the back row, where the panel
+    // has the room (16 lines); else at the text size.
+    const float big = room_left().y >= 16 * ImGui::GetTextLineHeightWithSpacing() ? 1.25f : 1.0f;
+    ImGui::SetWindowFontScale(big);
     const std::string title = "Step " + std::to_string(s.index) + ": " + op_name(s.op) +
                               (s.head >= 0 ? " (head " + std::to_string(s.head) + ")" : "") + "  -  predict the shape";
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.85f, 0.3f, 1));
@@ -43,7 +46,9 @@ void DrawQuizCard(AppState& st, double now) {
         audit_last_item(from);
     }
     ImGui::PushFont(code_font());
+    ImGui::PushTextWrapPos(0.0f);  // a long line breaks at its spaces: it is read whole
     ImGui::TextUnformatted(s.code.c_str());
+    ImGui::PopTextWrapPos();
     audit_last_item(s.code);
     ImGui::PopFont();
     const std::string ask = "What shape is " + out.name + " after this line?";
@@ -54,15 +59,17 @@ void DrawQuizCard(AppState& st, double now) {
     // Four large buttons, keys 1 to 4; in two columns when the panel is wide enough.
     const float gap = ImGui::GetStyle().ItemSpacing.x;
     const float avail = ImGui::GetContentRegionAvail().x;
-    ImGui::SetWindowFontScale(1.25f);  // the choices read from the back row
+    ImGui::SetWindowFontScale(big);
     float widest = 0;
     std::string labels[4];
     for (std::size_t i = 0; i < question.options.size() && i < 4; ++i) {
         labels[i] = std::to_string(i + 1) + "   " + shape_str(question.options[i].shape);
         widest = std::max(widest, button_width(labels[i].c_str()));
     }
-    const float w = std::max(widest + 2 * ImGui::GetFontSize(), std::min(avail, 2 * widest + 4 * ImGui::GetFontSize()) / 2 - gap);
-    const float h = ImGui::GetFrameHeight() * 1.5f;
+    // Two columns where two fit (with a margin of a letter each, or none when short of room).
+    const float margin = 2 * widest + 4 * ImGui::GetFontSize() + gap <= avail ? 2 * ImGui::GetFontSize() : 0.0f;
+    const float w = std::min(avail, std::max(widest + margin, std::min(avail, 2 * widest + 2 * margin) / 2 - gap));
+    const float h = ImGui::GetFrameHeight() * (big > 1.0f ? 1.5f : 1.0f);
     for (std::size_t i = 0; i < question.options.size() && i < 4; ++i) {
         if (i % 2 == 1) same_line_if_fits(w);
         ImGui::PushID(static_cast<int>(i));
@@ -77,6 +84,20 @@ void DrawQuizCard(AppState& st, double now) {
     }
     ImGui::SetWindowFontScale(1.0f);
 
+    // The keys and the score, wrapped at the panel's edge.
+    auto keys_line = [&] {  // where it has the room (the buttons say their keys)
+        if (room_left().y < ImGui::GetTextLineHeightWithSpacing() * 2) return;
+        ImGui::PushTextWrapPos(0.0f);
+        const std::string keys = "keys 1-4 answer, Q ends the quiz   " + score_line(q);
+        ImGui::TextDisabled("%s", keys.c_str());
+        audit_last_item(keys);
+        ImGui::PopTextWrapPos();
+    };
+    // Typing the answer: where the panel has the room for it and the keys line below.
+    if (room_left().y < ImGui::GetFrameHeightWithSpacing() * 2 + ImGui::GetTextLineHeightWithSpacing() * 2) {
+        keys_line();
+        return;
+    }
     ImGui::Spacing();
     ImGui::TextUnformatted("or type it:");
     ImGui::SameLine();
@@ -90,9 +111,12 @@ void DrawQuizCard(AppState& st, double now) {
         quiz_answer(st, *typed, now);
         return;
     }
-    if (q.typed[0] != '\0' && !typed)
+    if (q.typed[0] != '\0' && !typed) {
+        ImGui::PushTextWrapPos(0.0f);
         ImGui::TextColored(kWrong, "write the sizes as whole numbers, e.g. [1, 3, 2, 3] or 1x3x2x3");
-    ImGui::TextDisabled("keys 1-4 answer, Q ends the quiz   %s", score_line(q).c_str());
+        ImGui::PopTextWrapPos();
+    }
+    keys_line();
 }
 
 void DrawQuizVerdict(const AppState& st) {

@@ -122,18 +122,38 @@ std::string window_text(const TensorLayout& tl, const LayoutLimits& lim, std::in
     return out;
 }
 
-// The step's heading: its number, op and what happened to memory, then its explanation.
-void draw_heading(const Step& s) {
-    ImGui::Text("Step %d: %s%s", s.index, op_name(s.op), s.part().empty() ? "" : (" (" + s.part() + ")").c_str());
-    ImGui::SameLine();
+// The step's heading: its number, op and what happened to memory (on a line of its own
+// when the two do not fit one), then its explanation: where nothing else shows it (presenter
+// mode, a page) when it takes no more than a third of the panel; in the normal layout when the
+// layout gave it the room (panels.stage_explains) and it takes no more than a tenth of the
+// window's height, else the inspector has it. Returns the explanation's height at this width,
+// drawn or not, and sets `drawn`.
+float draw_heading(const Step& s, bool explain_here, bool room_for_it, bool& drawn) {
+    const std::string title = "Step " + std::to_string(s.index) + ": " + op_name(s.op) + (s.part().empty() ? "" : " (" + s.part() + ")");
     const TensorRecord& first = s.tensors.front();
-    ImGui::TextColored(storage_color(first.storage), "   %s", storage_sentence(first.storage));
-    // Wrapped at the panel's visible edge, not at the far edge of cells scrolled out of view.
+    const std::string storage = storage_sentence(first.storage);
     const ImGuiStyle& style = ImGui::GetStyle();
-    ImGui::PushTextWrapPos(ImGui::GetScrollX() + ImGui::GetWindowWidth() - style.WindowPadding.x -
-                           (ImGui::GetScrollMaxY() > 0 ? style.ScrollbarSize : 0.0f));
-    ImGui::TextWrapped("%s", s.explain.c_str());
+    const float width = room_left().x;
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+    ImGui::TextUnformatted(title.c_str());
     ImGui::PopTextWrapPos();
+    audit_last_item(title);
+    const float storage_w = ImGui::CalcTextSize(storage.c_str()).x;
+    if (ImGui::CalcTextSize(title.c_str()).x + style.ItemSpacing.x + ImGui::CalcTextSize("   ").x + storage_w <= width)
+        ImGui::SameLine(0, style.ItemSpacing.x + ImGui::CalcTextSize("   ").x);
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+    ImGui::TextColored(storage_color(first.storage), "%s", storage.c_str());
+    ImGui::PopTextWrapPos();
+    audit_last_item(storage);
+    const float text_h = ImGui::CalcTextSize(s.explain.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y;
+    drawn = explain_here ? text_h <= ImGui::GetWindowHeight() / 3
+                         : room_for_it && text_h <= 0.1f * ImGui::GetIO().DisplaySize.y;
+    if (!drawn) return text_h;
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+    ImGui::TextUnformatted(s.explain.c_str());
+    ImGui::PopTextWrapPos();
+    audit_last_item(s.explain);
+    return text_h;
 }
 
 // A configuration too large to compute: its sizes and the step's tensors, as text.
@@ -151,36 +171,75 @@ void draw_shapes_only(const Step& s, const Config& c) {
 // The panel's room for cells, measured once a frame.
 struct Room {
     ImVec2 avail;
+    bool scrolls = false;  // zoomed in: the panel may show scroll bars, whose room is kept
     float line, font, label_w;
 };
 
-Room measure_room() {
+// `scrolls`: the panel may show scroll bars (zoomed in).
+Room measure_room(const Config& c, bool scrolls) {
     Room r;
     r.line = ImGui::GetTextLineHeightWithSpacing();
     r.font = ImGui::GetFontSize();
     // The room as if no scroll bar showed (fit_cell keeps the bars' room free either way): a
-    // bar appearing must not change the cells, or the next frame would drop it again.
-    r.avail = ImGui::GetContentRegionAvail();
-    if (ImGui::GetScrollMaxY() > 0) r.avail.x += ImGui::GetStyle().ScrollbarSize;
-    if (ImGui::GetScrollMaxX() > 0) r.avail.y += ImGui::GetStyle().ScrollbarSize;
-    r.label_w = 5.5f * r.font;  // token names on the left
+    // bar appearing (zoomed in) must not change the cells, or the next frame would drop it again.
+    r.scrolls = scrolls;
+    r.avail = scrolls ? ImGui::GetContentRegionAvail() : room_left();
+    if (scrolls && ImGui::GetScrollMaxY() > 0) r.avail.x += ImGui::GetStyle().ScrollbarSize;
+    if (scrolls && ImGui::GetScrollMaxX() > 0) r.avail.y += ImGui::GetStyle().ScrollbarSize;
+    // Token names on the left (a head's or a sentence's name before its first row), as wide as
+    // the widest needs, cut at 8 letters, 5.5 letters at most.
+    float widest = 0;
+    auto measure = [&](const std::vector<std::string>& words) {
+        for (std::size_t i = 0; i < std::min<std::size_t>(words.size(), 64); ++i)  // a window shows no more
+            widest = std::max(widest, ImGui::CalcTextSize(words[i].substr(0, 8).c_str()).x);
+    };
+    measure(c.tokens);
+    for (std::int64_t b = 0; b < std::min<std::int64_t>(c.batch, 4); ++b) measure(c.key_tokens(b));
+    measure({"<pad>"});
+    const float prefix = ImGui::CalcTextSize(c.batch > 1 ? "s0 kv0 " : "kv0 ").x;
+    r.label_w = std::min(5.5f * r.font, widest + prefix + 6);
     return r;
 }
 
-// The largest cell with which layout `lay` of step `s` fits the room.
-float fit_cell(const Room& room, const Step& s, const StepLayout& lay, bool across) {
+// The memory strip shows a step of up to 96 numbers (not a tile step, whose four tensors take
+// the room) on a stage with 10 lines of room below its heading at least.
+bool memory_strip_drawn(const Room& room, const Step& s) {
+    return numel(s.tensors.front().shape) <= 96 && s.op != Op::Tile && room.avail.y >= 10 * room.line;
+}
+
+// Under the grids: the shape and the strides, and the note on a window two lines; on a short
+// stage (under 8 lines of room below its heading) one each: the shape, the note's first part.
+// Under 5 lines, the cells and their names alone (the timeline's tile tells the shape).
+bool short_stage(const Room& room) { return room.avail.y < 8 * room.line; }
+bool tiny_stage(const Room& room) { return room.avail.y < 5 * room.line; }
+float caption_lines(const Room& room) { return tiny_stage(room) ? 0.0f : short_stage(room) ? 1.0f : 2.0f; }
+float note_lines(const Room& room) { return tiny_stage(room) ? 0.0f : short_stage(room) ? 1.0f : 2.0f; }
+
+// The room below the heading that is not cells: the lines of names and captions, the scroll
+// bar's room, the memory strip's title and the part of its row that does not scale with the
+// cell (`strip`: the strip's cells, in stage cells).
+float text_room(const Room& room, const Step& s, const StepLayout& lay, bool across, float* strip_cells = nullptr) {
     bool hidden = false;
     for (const TensorLayout& tl : lay.tensors) hidden |= tl.hidden > 0;
     // Above: the names (and head names) line; below: axes, strides, the note on hidden
     // cells, and the memory strip's title when it is drawn.
-    const bool strip_drawn = numel(s.tensors.front().shape) <= 96 && s.op != Op::Tile;
-    const float lines = 1.2f + (across ? 1.0f : 0.0f) + 2.2f + (hidden ? 1.0f : 0.0f) + (strip_drawn ? 2.2f : 0.0f);
+    const bool strip_drawn = memory_strip_drawn(room, s);
+    const float lines = 1.2f + (across ? 1.0f : 0.0f) + caption_lines(room) + (tiny_stage(room) ? 0.0f : 0.2f) + (hidden ? note_lines(room) : 0.0f) +
+                        (strip_drawn ? 2.2f : 0.0f);
     const float strip = strip_drawn ? 0.8f : 0.0f;
+    if (strip_cells) *strip_cells = strip;
     // The scroll bars' room is kept free either way, so that a bar appearing does not
     // shrink the cells and make it go away again.
-    const float bar = ImGui::GetStyle().ScrollbarSize;
+    return (room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f) + lines * room.line;
+}
+
+// The largest cell with which layout `lay` of step `s` fits the room.
+float fit_cell(const Room& room, const Step& s, const StepLayout& lay, bool across) {
+    float strip = 0;
+    const float text = text_room(room, s, lay, across, &strip);
+    const float bar = room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f;
     return std::min((room.avail.x - bar - room.label_w - 10) / std::max(lay.width, 1.0f),
-                    (room.avail.y - bar - lines * room.line) / std::max(lay.height + strip, 1.0f));
+                    (room.avail.y - text) / std::max(lay.height + strip, 1.0f));
 }
 
 // The window of cells chosen for this frame.
@@ -240,15 +299,12 @@ Motion motion_of(const AppState& st, const Choice& ch, double now) {
 }
 
 // Sizes the cells to the space (the chosen window's fit, and the step animated from, so
-// that both fit while cells glide). Never below the floor: the panel scrolls instead.
+// that both fit while cells glide), times the reader's zoom. Nothing scrolls at zoom 1: a
+// tensor too large for legible cells shows a window of them (choose_window), and numbers
+// show where their cells have room.
 float cell_size(const Room& room, const Step& s, const Choice& ch, const Motion& m, float zoom) {
-    float cell = m.from ? std::min(ch.best, fit_cell(room, s, *m.from, (ch.variant & 1) == 1)) : ch.best;
-    // A step of a few dozen numbers (the teaching example) always shows them, scrolling if the
-    // panel is small; larger steps take the room there is (zoom in to read them).
-    std::int64_t numbers = 0;
-    for (const TensorRecord& r : s.tensors) numbers += numel(r.shape);
-    const float floor_px = numbers <= 64 ? value_cell() : 6.0f;
-    return std::clamp(cell, floor_px, std::max(floor_px, 4.2f * room.font)) * zoom;
+    const float cell = m.from ? std::min(ch.best, fit_cell(room, s, *m.from, (ch.variant & 1) == 1)) : ch.best;
+    return std::clamp(cell, 1.0f, 4.2f * room.font) * zoom;
 }
 
 // Where this frame's cells and labels go, and how far the drawing has reached.
@@ -285,7 +341,8 @@ void draw_tensor_captions(Canvas& cv, float below) {
     for (std::size_t ti = 0; ti < cv.L.tensors.size(); ++ti) {
         const TensorLayout& tl = cv.L.tensors[ti];
         const TensorRecord& rec = s.tensors[ti];
-        const float block_w = tl.width * cell + (ti + 1 < cv.L.tensors.size() ? kTensorGap * cell * 0.8f : 1e9f);
+        const float block_w = ti + 1 < cv.L.tensors.size() ? tl.width * cell + kTensorGap * cell * 0.8f
+                                                           : cv.origin.x + cv.room.avail.x - (cv.grid0.x + tl.x * cell);
         cv.label({cv.grid0.x + tl.x * cell, cv.origin.y}, ImGui::GetColorU32(ImGuiCol_Text), fit_text(rec.name, block_w));
         if (same && ti > 0) continue;
         std::string axes = (same && s.tensors.size() > 1 ? "each " : "") + axes_text(rec, tl, cv.c);
@@ -294,8 +351,19 @@ void draw_tensor_captions(Canvas& cv, float below) {
             axes = fit_text(rec.name + " " + shape_str(rec.shape), block_w);
             strides = "";
         }
-        cv.label({cv.grid0.x + (same ? 0 : tl.x * cell), below}, ImGui::GetColorU32(ImGuiCol_TextDisabled), axes);
-        if (!strides.empty()) cv.label({cv.grid0.x, below + cv.room.line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), strides);
+        // From under the grid, or from the panel's left edge (under the token names) when that
+        // keeps them whole.
+        const float x = cv.grid0.x + (same ? 0 : tl.x * cell);
+        const float right = cv.origin.x + cv.room.avail.x;
+        auto place = [&](const std::string& text, float y) {
+            const float w = ImGui::CalcTextSize(text.c_str()).x;
+            // (A row label centred on a cell smaller than the text reaches below the grid.)
+            const bool clear = cell + 8 >= ImGui::GetTextLineHeight();
+            const float at = x + w <= right || !same || !clear ? x : cv.origin.x;
+            cv.label({at, y}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(text, right - at));
+        };
+        place(axes, below);
+        if (!strides.empty() && !short_stage(cv.room)) place(strides, below + cv.room.line);
     }
 }
 
@@ -308,11 +376,23 @@ void draw_window_note(Canvas& cv, float below) {
             note = tl.name + ": " + window_text(tl, layout_variant(cv.variant), cv.c.batch);
             break;
         }
-    // The how-to goes only where it fits whole: cut, it would end in a broken word.
-    const float note_w = std::max(cv.room.avail.x - cv.room.label_w - 10, 4 * cv.room.font);
+    // From the panel's left edge, on two lines (broken after a comma) when one is too narrow;
+    // the how-to only where it fits whole: cut, it would end in a broken word.
+    const float note_w = std::max(cv.room.avail.x, 4 * cv.room.font);
     const std::string with_hint = note + "  (drag: pan, wheel: zoom, double-click: reset)";
     if (!cv.document && ImGui::CalcTextSize(with_hint.c_str()).x <= note_w) note = with_hint;
-    cv.label({cv.grid0.x, below + 2 * cv.room.line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(note, note_w));
+    std::string second;
+    if (ImGui::CalcTextSize(note.c_str()).x > note_w)
+        for (std::size_t at = note.rfind(", "); at != std::string::npos && at > 0; at = note.rfind(", ", at - 1))
+            if (ImGui::CalcTextSize(note.substr(0, at + 1).c_str()).x <= note_w) {
+                second = note.substr(at + 2);
+                note = note.substr(0, at + 1);
+                break;
+            }
+    const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    const float y = below + caption_lines(cv.room) * cv.room.line;
+    cv.label({cv.origin.x, y}, dim, fit_text(note, note_w));
+    if (!second.empty() && note_lines(cv.room) > 1) cv.label({cv.origin.x, y + cv.room.line}, dim, fit_text(second, note_w));
 }
 
 std::string head_name(const TensorLayout& t, std::int64_t h) { return (t.kv_heads ? "kv" : "h") + std::to_string(t.head0 + h); }
@@ -377,13 +457,16 @@ void draw_row_labels(Canvas& cv) {
     }
     std::stable_sort(wanted.begin(), wanted.end(), [](const RowLabel& a, const RowLabel& b) { return a.first > b.first; });
     const float label_h = ImGui::GetTextLineHeight();
+    // A label centred on a cell smaller than the text reaches past the grid: kept in the panel.
+    const float y_max = cv.origin.y + cv.room.avail.y - label_h;
     std::vector<float> placed;
     for (const RowLabel& l : wanted) {
+        const float y = std::min(l.y, y_max);
         bool clear = true;
-        for (float y : placed) clear &= std::fabs(y - l.y) >= label_h;
+        for (float p : placed) clear &= std::fabs(p - y) >= label_h;
         if (!clear) continue;
-        placed.push_back(l.y);
-        cv.label({cv.label_x, l.y}, l.colour, fit_text(l.text, cv.room.label_w - 6));
+        placed.push_back(y);
+        cv.label({cv.label_x, y}, l.colour, fit_text(l.text, cv.room.label_w - 6));
     }
 }
 
@@ -437,7 +520,7 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
             dl->AddRectFilled(p0, p1, fill, 3.0f);
             if (is_grid_op(s.op) && cell_at.head >= 0 && tl.axes.size() == 4)
                 dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
-            cell_value(dl, p0, p1, text_on(fill), v, text);
+            cell_value(dl, p0, p1, text_on(fill), v, text, false, cell_at.head);
             if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                 st.hover = Hover{true, st.step, static_cast<int>(ti), static_cast<std::int64_t>(i)};
                 dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 3.0f, 0, 3.0f);
@@ -455,7 +538,7 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
     const TensorRecord& rec = s.tensors.front();
     const TensorLayout& tl = cv.L.tensors.front();
     const std::int64_t n = numel(rec.shape);
-    if (n > 96 || s.op == Op::Tile) return y_mem;  // a tile step's four tensors take the room
+    if (!memory_strip_drawn(cv.room, s)) return y_mem;
     std::int64_t lo = INT64_MAX, hi = 0;
     std::vector<std::int64_t> offs(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) {
@@ -467,7 +550,7 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
     const float mcell = std::min(cv.cell * 0.8f, (cv.room.avail.x - label_w) / static_cast<float>(std::max<std::int64_t>(span, 1)));
     const std::string title = "memory of buffer " + std::to_string(rec.buffer) + ", " + rec.name + " (addresses " +
                               std::to_string(lo) + " to " + std::to_string(hi) + ")";
-    cv.label({cv.origin.x + label_w, y_mem}, ImGui::GetColorU32(ImGuiCol_TextDisabled), title);
+    cv.label({cv.origin.x + label_w, y_mem}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(title, cv.room.avail.x - label_w));
     cv.label({cv.origin.x, y_mem + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), "memory");
     y_mem += line;
     const float strip_row = std::max(line, 0.0f);
@@ -501,13 +584,14 @@ void DrawStage(AppState& st, double now) {
     }
     DrawQuizVerdict(st);
     const Config& c = st.trace->config;
-    draw_heading(*s);
+    bool explained = false;
+    const float explain_h = draw_heading(*s, st.presenting || st.document, st.panels.stage_explains, explained);
     if (st.shapes_only) {
         draw_shapes_only(*s, c);
         return;
     }
 
-    const Room room = measure_room();
+    const Room room = measure_room(c, st.stage_view.zoom > 1.0f);
     const Choice ch = choose_window(st, room, *s);
     const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
     const Motion motion = motion_of(st, ch, now);
@@ -515,6 +599,28 @@ void DrawStage(AppState& st, double now) {
     bool any_hidden = false;
     for (const TensorLayout& tl : L.tensors) any_hidden |= tl.hidden > 0;
     const float cell = cell_size(room, *s, ch, motion, st.stage_view.zoom);
+    if (st.stage_view.zoom > 1.0f) layout_audit().allow_scroll();  // zoomed in: the reader pans and scrolls
+    // What of the panel's height is not cells, for the layout of the next frame.
+    st.panels.stage_text_h = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, L, (ch.variant & 1) == 1);
+    // The widest window, stacked or across, at 14 px cells; a step of up to 64 numbers (the
+    // teaching example) at the size that shows them.
+    std::int64_t numbers = 0;
+    for (const TensorRecord& r : s->tensors) numbers += numel(r.shape);
+    const float legible = numbers <= 64 ? value_cell() : 14.0f;
+    st.panels.stage_need_h = 1e9f;
+    for (int v = 0; v < 2; ++v) {
+        const StepLayout& wide = layout_of(st, st.trace, st.step, v, {}, ch.batch_shown, ch.batch0);
+        float strip = 0;
+        const float text = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, wide, v == 1, &strip);
+        // No taller than the width lets its cells be.
+        const float cell_w = (room.avail.x - room.label_w - 10) / std::max(wide.width, 1.0f);
+        const float need = text + std::min(legible, cell_w) * (wide.height + strip);
+        if (need < st.panels.stage_need_h) st.panels.stage_need_h = need, st.panels.stage_min_h = text + 4.0f * (wide.height + strip);
+    }
+    // Told without the explanation, and its height apart: the layout decides whether it has
+    // the room (and so does not swing between the two from frame to frame).
+    st.panels.stage_explain_h = explain_h;
+    if (explained) st.panels.stage_text_h -= explain_h, st.panels.stage_need_h -= explain_h, st.panels.stage_min_h -= explain_h;
     handle_view(st, L, ch.variant, cell);
 
     const bool across = (ch.variant & 1) == 1;
@@ -532,14 +638,15 @@ void DrawStage(AppState& st, double now) {
                              {cv.label_x + room.label_w - 2, grid0.y + L.height * cell},
                              ImGui::ColorConvertFloat4ToU32(panel_background(st.dark)));
     const float below = grid0.y + L.height * cell + 4;
-    draw_tensor_captions(cv, below);
-    if (any_hidden) draw_window_note(cv, below);
+    if (!tiny_stage(room)) draw_tensor_captions(cv, below);
+    if (any_hidden && !tiny_stage(room)) draw_window_note(cv, below);
     if (!L.tensors.empty()) draw_row_labels(cv);
     cv.dl->ChannelsSetCurrent(0);
     draw_cells(st, cv, motion);
     cv.dl->ChannelsMerge();
 
-    const float y_mem = draw_memory_strip(st, cv, grid0.y + L.height * cell + (any_hidden ? 3.2f : 2.2f) * room.line);
+    const float y_mem = draw_memory_strip(
+        st, cv, grid0.y + L.height * cell + (caption_lines(room) + 0.2f + (any_hidden ? note_lines(room) : 0.0f)) * room.line);
     ImGui::Dummy({std::max(cv.right, origin.x + room.label_w + span_w * cell) - origin.x + 4,
                   std::max(y_mem, cv.bottom) - origin.y + 4});
 }

@@ -218,37 +218,50 @@ void DrawFlashTiles(AppState& st) {
     SentenceSlider(st);
     if (c.batch > 1) what += ", sentence " + std::to_string(sentence);
     if (N < T || NS < S) what += " (the first " + std::to_string(std::max(N, NS)) + " tokens)";
+    if (c.heads > 4) what += ", heads 0-3 of " + std::to_string(c.heads);
     if (ImGui::CalcTextSize(what.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+    ImGui::PushTextWrapPos(0.0f);  // at the panel's edge: the line is told whole
     ImGui::TextDisabled("%s", what.c_str());
+    ImGui::PopTextWrapPos();
     audit_last_item(what);
 
     const float font = ImGui::GetFontSize();
     const float line_h = ImGui::GetTextLineHeightWithSpacing();
-    ImVec2 avail = ImGui::GetContentRegionAvail();
-    if (ImGui::GetScrollMaxY() <= 0) avail.x -= ImGui::GetStyle().ScrollbarSize;
-    if (ImGui::GetScrollMaxX() <= 0) avail.y -= ImGui::GetStyle().ScrollbarSize;
+    ImVec2 avail = room_left();  // the panel never scrolls
     TileView v{c, here, ts, here.op == Op::Tile, sentence, N, NS, blk, ImGui::GetWindowDrawList(), font, line_h, 0, 0, 0, 0,
                ImGui::GetColorU32(ImGuiCol_Text), ImGui::GetColorU32(ImGuiCol_TextDisabled)};
-    draw_memory_bars(v, avail);
+    // The memory bars where the panel has 10 lines of room (the grids first).
+    if (avail.y >= 10 * line_h) {
+        draw_memory_bars(v, avail);
+        avail.y -= 2 * line_h;
+    }
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    avail.y -= 2 * line_h;
-    // Up to four heads (the first), each a grid with its m and l columns beside it.
+    // Up to four heads (the first, said in the line above), each a grid with its m and l columns beside it.
     const int heads = static_cast<int>(std::min<std::int64_t>(c.heads, 4));
     float label_w = 0;
     for (std::int64_t i = 0; i < N; ++i)
         label_w = std::max(label_w, ImGui::CalcTextSize(c.token_at(sentence, i).substr(0, 8).c_str()).x);
     v.label_w = label_w = std::min(label_w, 6.0f * font) + 6;
     // m and l: two columns of cells after a gap of one cell.
-    const MapTiling tiling = tile_maps(heads, std::max(N, NS) + 3, avail.x, avail.y, label_w,
-                                       2 * line_h, font);
-    const float floor_px = std::max(N, NS) <= 4 ? value_cell() : std::max(N, NS) <= 12 ? 33.0f : 6.0f;
-    const float cell = v.cell = std::clamp(tiling.cell, floor_px, std::max(floor_px, 4.5f * font));
+    const MapTiling tiling = tile_maps(heads, NS + 3, avail.x, avail.y, label_w, 2 * line_h, font, N);
+    // As large as the panel allows, never more (nothing scrolls): numbers where they fit.
+    const float cell = v.cell = std::clamp(tiling.cell, 1.0f, 4.5f * font);
     v.row_stride = label_stride(cell, font);
     for (const auto& [key, s] : ts.tiles)
         if (const TensorRecord* t = s->find("tile_scores"))
             for (float x : t->data)
                 if (std::isfinite(x)) v.bound = std::max(v.bound, std::fabs(x));
 
+    // What of the panel's height is not cells, and what it needs for legible ones (up to 12
+    // tokens 32 px drawn, the heatmaps' rule, and a pixel for rounding), for the next frame's layout.
+    const float legible = std::max(N, NS) <= 4 ? value_cell() : std::max(N, NS) <= 12 ? 34.0f : std::max(8.0f, font / 3);
+    st.panels.heads_text_h = origin.y - ImGui::GetWindowPos().y + tiling.rows * (2 * line_h + font) + 2 * line_h +
+                             ImGui::GetStyle().WindowPadding.y;
+    st.panels.heads_need_h = st.panels.heads_text_h + legible * static_cast<float>(tiling.rows * N);
+    if (tiling.cell < 2) {  // not even 2 px cells fit: say so rather than draw past the edge
+        ImGui::TextDisabled("(no room for the tiles: a taller panel shows them)");
+        return;
+    }
     const float map_w = label_w + (N + 3) * cell + font, map_h = 2 * line_h + N * cell + font;
     float bottom = origin.y;
     for (int h = 0; h < heads; ++h) {
@@ -261,7 +274,7 @@ void DrawFlashTiles(AppState& st) {
         bottom = std::max(bottom, y0 + N * cell + font);
     }
 
-    ImGui::Dummy({std::max(avail.x, tiling.columns * map_w), bottom - origin.y});
+    ImGui::Dummy({std::min(avail.x, tiling.columns * map_w), bottom - origin.y});
 }
 
 }  // namespace headsplit::gui

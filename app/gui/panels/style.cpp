@@ -87,6 +87,12 @@ void section_title(const char* text) {
 
 namespace headsplit::gui {
 
+namespace {
+// The code's smaller sizes, as fractions of the text's, and the smallest size baked (px).
+constexpr float kCodeSizes[] = {0.85f, 0.72f, 0.62f, 0.54f};
+constexpr float kSmallestCode = 11.0f;
+}  // namespace
+
 void add_fonts(float scale) {
     ImGuiIO& io = ImGui::GetIO();
     io.Fonts->Clear();
@@ -99,6 +105,10 @@ void add_fonts(float scale) {
         io.Fonts->AddFontFromFileTTF(sans, size);
         io.Fonts->AddFontFromFileTTF(mono, size);          // index 1: code
         io.Fonts->AddFontFromFileTTF(sans, size * 0.8f);   // index 2: numbers inside cells
+        // 3 on: the code smaller, each baked at its own size (scaling a baked font blurs
+        // it and loses thin strokes such as underscores), none under kSmallestCode px.
+        for (float k : kCodeSizes)
+            if (size * k >= kSmallestCode) io.Fonts->AddFontFromFileTTF(mono, size * k);
     } else {
         cfg.SizePixels = 13.0f * scale;  // ImGui's own font, scaled
         io.Fonts->AddFontDefault(&cfg);
@@ -122,6 +132,13 @@ ImFont* code_font() {
     return a->Fonts.Size > 1 ? a->Fonts[1] : ImGui::GetFont();
 }
 
+std::vector<ImFont*> code_fonts() {
+    ImFontAtlas* a = ImGui::GetIO().Fonts;
+    std::vector<ImFont*> out{code_font()};
+    for (int i = 3; i < a->Fonts.Size; ++i) out.push_back(a->Fonts[i]);
+    return out;
+}
+
 ImFont* cell_font() {
     ImFontAtlas* a = ImGui::GetIO().Fonts;
     return a->Fonts.Size > 2 ? a->Fonts[2] : ImGui::GetFont();
@@ -141,6 +158,14 @@ void audit_panel(const char* name) {
     const ImVec2 c0 = dl->GetClipRectMin(), c1 = dl->GetClipRectMax();
     a.begin_panel(name, pos.x, pos.y, size.x, size.y, c0.x, c0.y, c1.x, c1.y,
                   ImGui::GetScrollMaxX() > 0, ImGui::GetScrollMaxY() > 0);
+}
+
+ImVec2 room_left() {
+    // ImGui's content region grows with what was drawn last frame (it includes scrolling), so
+    // a panel that overflowed once would go on overflowing: measure the window itself.
+    const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize(), at = ImGui::GetCursorScreenPos();
+    const ImVec2 pad = ImGui::GetStyle().WindowPadding;
+    return {std::max(0.0f, pos.x + size.x - pad.x - at.x), std::max(0.0f, pos.y + size.y - pad.y - at.y)};
 }
 
 ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text) {
@@ -181,18 +206,23 @@ CellText cell_text(const std::vector<float>& values, float cell_w, float cell_h,
     return t;
 }
 
-bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, const CellText& t, bool heatmap) {
+bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, const CellText& t, bool heatmap,
+                int head) {
     const float w = p1.x - p0.x, h = p1.y - p0.y;
     // Too small for any number of its tensor: nothing to draw, nothing for the audit to judge
-    // (large grids have many such cells).
-    if (!t.shown && w + 0.01f < t.widest + 4) return false;
+    // (large grids have many such cells); a heatmap's cells are recorded all the same (their
+    // size is what a projector's back row sees).
+    if (!t.shown && w + 0.01f < t.widest + 4) {
+        if (heatmap) layout_audit().cell(format_cell(value, t.decimals), p0.x, p0.y, w, h, false, t.widest, true, t.tensor, head);
+        return false;
+    }
     const std::string text = format_cell(value, t.decimals);
     if (t.shown) {
         ImFont* f = cell_font();
         const ImVec2 ts = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, text.c_str());
         dl->AddText(f, f->FontSize, {(p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f}, color, text.c_str());
     }
-    layout_audit().cell(text, p0.x, p0.y, w, h, t.shown, t.widest, heatmap, t.tensor);
+    layout_audit().cell(text, p0.x, p0.y, w, h, t.shown, t.widest, heatmap, t.tensor, head);
     return t.shown;
 }
 

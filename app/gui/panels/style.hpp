@@ -1,6 +1,7 @@
 #pragma once
 // Colours and small drawing helpers shared by the panels.
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 
@@ -40,18 +41,24 @@ void same_line_if_fits(float next_w);
 // A coloured heading inside a panel.
 void section_title(const char* text);
 
-// The fonts loaded by the window: 0 text, 1 code (monospace), 2 numbers inside cells.
+// The fonts loaded by the window: 0 text, 1 code (monospace), 2 numbers inside cells, 3 on
+// the code at smaller sizes.
 // The three fonts (text, code, cell numbers) at `scale` into the current context's atlas:
 // DejaVu when installed, ImGui's own font otherwise. The renderer's texture is the caller's.
 void add_fonts(float scale);
 // Dark or light colours, square panels; the panels' background is left to the clear colour.
 void apply_theme(bool dark);
 ImFont* code_font();
+// The code font at each size baked, largest first (code_font() first).
+std::vector<ImFont*> code_fonts();
 ImFont* cell_font();
 // The audit of the frame being drawn (enabled by --layout-report / --layout-audit).
 LayoutAudit& layout_audit();
 // Records the current window as audited panel `name` (call right after ImGui::Begin).
 void audit_panel(const char* name);
+// The room from the cursor to the current window's inner edges (right, bottom), px: what a
+// panel that never scrolls has left to draw in.
+ImVec2 room_left();
 // AddText that the audit sees; returns the text's size.
 ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text);
 // `text` cut to fit `max_w` px in the current font (a trailing "." marks the cut); "" when
@@ -73,9 +80,10 @@ struct CellText {
 CellText cell_text(const std::vector<float>& values, float cell_w, float cell_h, std::string tensor);
 // A cell's number (format_cell at t's decimals), centred in [p0, p1] with the cell font, drawn
 // when the tensor's numbers show; recorded for the audit (a cell too small for any number is
-// not). Returns whether it was drawn.
+// not, unless it is a heatmap's), with the head its value belongs to (-1: none). Returns
+// whether it was drawn.
 bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, const CellText& t,
-                bool heatmap = false);
+                bool heatmap = false, int head = -1);
 // "603,979,776": thousands separated, for parameter counts.
 std::string grouped(std::int64_t n);
 // One line on the layer's attention weights: 3·D_in·D_out + D_out² (and GPT-3's 96 layers).

@@ -102,6 +102,8 @@ void handle_keys(AppState& st, GLFWwindow* win, double now) {
         for (int i = 0; i < 4 && quiz_waiting(st); ++i)
             if (ImGui::IsKeyPressed(GLFW_KEY_1 + i) && i < static_cast<int>(st.quiz.pending->options.size()))
                 quiz_answer(st, st.quiz.pending->options[static_cast<std::size_t>(i)].shape, now);
+    if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT_BRACKET)) step_focus_head(st, +1);  // the heatmaps' head shown large
+    if (ImGui::IsKeyPressed(GLFW_KEY_LEFT_BRACKET)) step_focus_head(st, -1);
     if (ImGui::IsKeyPressed(GLFW_KEY_F11)) st.fullscreen = !st.fullscreen;
     if (ImGui::IsKeyPressed(GLFW_KEY_F5)) st.presenting = !st.presenting;
     if (st.presenting && pressed(ImGuiKey_Escape)) st.presenting = false;

@@ -1,6 +1,7 @@
 #include "gui/runs/audit.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 
@@ -25,7 +26,19 @@ void LayoutAudit::begin_panel(const std::string& name, float x, float y, float w
     clip_[1] = clip_y0;
     clip_[2] = clip_x1;
     clip_[3] = clip_y1;
-    report_.panels.push_back({name, x, y, w, h, scroll_x, scroll_y});
+    report_.panels.push_back({name, x, y, w, h, scroll_x, scroll_y, clip_x0, clip_y0, clip_x1, clip_y1, must_fit_panel(name), {}});
+}
+
+void LayoutAudit::expect_heads(std::vector<int> heads) {
+    if (enabled && !report_.panels.empty()) report_.panels.back().heads = std::move(heads);
+}
+
+void LayoutAudit::allow_scroll() {
+    if (enabled && !report_.panels.empty()) report_.panels.back().must_fit = false;
+}
+
+bool must_fit_panel(const std::string& name) {
+    return name == "stage" || name == "heatmaps" || name == "code" || name == "caption";
 }
 
 bool LayoutAudit::visible(float x, float y, float w, float h) const {
@@ -43,7 +56,7 @@ void LayoutAudit::label(const std::string& text, float x, float y, float w, floa
 }
 
 void LayoutAudit::cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,
-                       bool heatmap, const std::string& tensor) {
+                       bool heatmap, const std::string& tensor, int head) {
     if (!enabled) return;
     AuditItem it;
     it.panel = panel_;
@@ -55,20 +68,23 @@ void LayoutAudit::cell(const std::string& text, float x, float y, float w, float
     it.value_w = value_w;
     it.heatmap = heatmap;
     it.tensor = tensor;
+    it.head = head;
     report_.items.push_back(std::move(it));
 }
 
 std::string layout_report_json(const LayoutReport& r) {
     nlohmann::json doc;
     doc["format"] = "headsplit-layout";
-    doc["version"] = 1;
+    doc["version"] = 2;
     doc["window"] = {r.window_w, r.window_h};
     doc["font_scale"] = r.font_scale;
     doc["what"] = r.what;
     nlohmann::json panels = nlohmann::json::array();
     for (const AuditPanel& p : r.panels)
         panels.push_back({{"name", p.name}, {"x", p.x}, {"y", p.y}, {"w", p.w}, {"h", p.h},
-                          {"scroll_x", p.scroll_x}, {"scroll_y", p.scroll_y}});
+                          {"scroll_x", p.scroll_x}, {"scroll_y", p.scroll_y},
+                          {"visible", {p.clip_x0, p.clip_y0, p.clip_x1, p.clip_y1}}, {"must_fit", p.must_fit},
+                          {"heads", p.heads}});
     doc["panels"] = std::move(panels);
     nlohmann::json items = nlohmann::json::array();
     for (const AuditItem& it : r.items) {
@@ -78,6 +94,7 @@ std::string layout_report_json(const LayoutReport& r) {
             j["value_shown"] = it.value_shown;
             j["value_w"] = it.value_w;
             j["tensor"] = it.tensor;
+            j["head"] = it.head;
         }
         items.push_back(std::move(j));
     }
@@ -121,6 +138,31 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
                 out.push_back(where + a.panel + ": " + quoted(a) + " overlaps " + quoted(b));
         }
     }
+    // A panel that never scrolls shows all it draws: an item outside its visible area would
+    // need scrolling (or is cut).
+    for (const AuditItem& it : r.items) {
+        const AuditPanel* p = panel_of(it.panel);
+        if (!p || !p->must_fit) continue;
+        if (it.x < p->clip_x0 - tol || it.y < p->clip_y0 - tol || it.x + it.w > p->clip_x1 + tol || it.y + it.h > p->clip_y1 + tol) {
+            char clip[96];
+            std::snprintf(clip, sizeof clip, "(%.0f, %.0f) to (%.0f, %.0f)", p->clip_x0, p->clip_y0, p->clip_x1, p->clip_y1);
+            out.push_back(where + it.panel + ": " + quoted(it) + " lies outside the visible area " + clip +
+                          ": it would need scrolling");
+        }
+    }
+    // Every head of a panel that shows heads is on screen: its map, or its thumbnail's name.
+    for (const AuditPanel& p : r.panels)
+        for (int h : p.heads) {
+            const std::string hk = "h" + std::to_string(h), head = "head " + std::to_string(h);
+            auto names = [&](const std::string& t) {  // "head 1" and "head 1: causal", not "head 12"
+                return t == hk || (t.rfind(head, 0) == 0 && (t.size() == head.size() || !std::isdigit(static_cast<unsigned char>(t[head.size()]))));
+            };
+            bool shown = false;
+            for (const AuditItem& it : r.items)
+                shown |= it.panel == p.name && it.visible && names(it.cell ? it.tensor : it.text);
+            if (!shown) out.push_back(where + p.name + ": head " + std::to_string(h) + " of " + std::to_string(p.heads.size()) +
+                                      " shown is not on screen (neither its map nor its thumbnail)");
+        }
     for (const AuditItem& it : r.items) {
         if (!it.visible) continue;
         const AuditPanel* p = panel_of(it.panel);
@@ -130,7 +172,7 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
         }
         const bool out_x = it.x < p->x - tol || it.x + it.w > p->x + p->w + tol;
         const bool out_y = it.y < p->y - tol || it.y + it.h > p->y + p->h + tol;
-        if ((out_x && !p->scroll_x) || (out_y && !p->scroll_y))
+        if (((out_x && !p->scroll_x) || (out_y && !p->scroll_y)) && !p->must_fit)  // must_fit: told above
             out.push_back(where + it.panel + ": " + quoted(it) + " sticks out of the panel (" + std::to_string(int(p->x)) +
                           ", " + std::to_string(int(p->y)) + ", " + std::to_string(int(p->w)) + " x " +
                           std::to_string(int(p->h)) + ")");

@@ -12,6 +12,10 @@ struct AuditPanel {
     std::string name;
     float x = 0, y = 0, w = 0, h = 0;
     bool scroll_x = false, scroll_y = false;  // the panel scrolls: items may continue past that edge
+    float clip_x0 = 0, clip_y0 = 0, clip_x1 = 0, clip_y1 = 0;  // the part of it that shows content
+    // It must show all it draws without scrolling (must_fit_panel): every item inside the clip.
+    bool must_fit = false;
+    std::vector<int> heads;  // heads each of which must show (a map, a thumbnail or its name)
 };
 
 struct AuditItem {
@@ -24,6 +28,7 @@ struct AuditItem {
     float value_w = 0;          // cells: width its number needs at this font
     bool heatmap = false;       // cells: of an attention heatmap
     std::string tensor;         // cells: the tensor (or map) it belongs to, within its panel
+    int head = -1;              // cells: the head its value belongs to (-1: none or mixed)
 };
 
 struct LayoutReport {
@@ -46,7 +51,12 @@ public:
                      float clip_x1, float clip_y1, bool scroll_x, bool scroll_y);
     void label(const std::string& text, float x, float y, float w, float h);
     void cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,
-              bool heatmap = false, const std::string& tensor = "");
+              bool heatmap = false, const std::string& tensor = "", int head = -1);
+    // The current panel shows these heads, each of which must be on screen (as a map or a
+    // labelled thumbnail: a visible label "hK" or "head K ...", or a cell of map "head K").
+    void expect_heads(std::vector<int> heads);
+    // The current panel may scroll after all (the reader zoomed in): must_fit off.
+    void allow_scroll();
 
     const LayoutReport& report() const { return report_; }
 
@@ -57,7 +67,10 @@ private:
     float clip_[4] = {0, 0, 0, 0};
 };
 
-// {"format": "headsplit-layout", "version": 1, ...} (README: the layout report).
+// The panels that never scroll: the stage, the heatmaps, the code and presenter mode's caption.
+bool must_fit_panel(const std::string& name);
+
+// {"format": "headsplit-layout", "version": 2, ...} (README: the layout report).
 std::string layout_report_json(const LayoutReport& r);
 
 struct AuditRules {

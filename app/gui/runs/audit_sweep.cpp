@@ -1,5 +1,8 @@
 #include "gui/runs/audit_sweep.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <iostream>
 
 #include <GLFW/glfw3.h>
@@ -11,6 +14,18 @@
 #include "gui/panels/style.hpp"
 
 namespace headsplit::gui {
+
+namespace {
+
+// `base` on these tokens, D_in = D_out = d, with `heads` heads.
+Config sized(Config base, std::vector<std::string> tokens, std::int64_t d, std::int64_t heads) {
+    base.tokens = std::move(tokens);
+    base.d_in = base.d_out = d;
+    base.heads = heads;
+    return base;
+}
+
+}  // namespace
 
 std::vector<AuditCase> audit_cases() {
     std::vector<AuditCase> out;
@@ -24,15 +39,19 @@ std::vector<AuditCase> audit_cases() {
     nine.tokens = split_words("the quick brown fox jumps over the lazy dog");
     nine.heads = 3;
     out.push_back({"nine-words", nine, {}, false});
-    Config t32 = base;
-    t32.tokens = synthetic_tokens(32);
-    t32.d_in = t32.d_out = 12;
-    t32.heads = 4;
-    out.push_back({"T32-4heads", t32, {}, false});
+    out.push_back({"T32-4heads", sized(base, synthetic_tokens(32), 12, 4), {}, false});
+    // Issue 26's classroom sizes: 12 tokens with 4 heads (and grouped in 2 key/value heads),
+    // 16 tokens with 8 heads, gpt2-small's 12 heads at T = 24.
+    const Config twelve = sized(base, split_words("the quick brown fox jumps over the lazy dog by the river"), 12, 4);
+    out.push_back({"12-tokens-4-heads", twelve, {}, false});
+    Config gqa = twelve;
+    gqa.kv_heads = 2;
+    out.push_back({"12-tokens-gqa", gqa, {}, false});
+    out.push_back({"16-tokens-8-heads", sized(base, synthetic_tokens(16), 16, 8), {}, false});
     Config small = config_from_preset("gpt2-small");
     small.backend = BackendKind::Cpu;
-    small.tokens = synthetic_tokens(16);
-    out.push_back({"gpt2-small", small, {}, false});
+    small.tokens = synthetic_tokens(24);
+    out.push_back({"gpt2-small-T24", small, {}, false});
     Config loop = base;
     loop.mode = Mode::Loop;
     out.push_back({"loop", loop, {}, false});
@@ -85,38 +104,56 @@ std::vector<AuditCase> audit_cases() {
     return out;
 }
 
+namespace {
+// The problems written to the report (all are counted); HEADSPLIT_AUDIT_KEEP_ALL keeps every one.
+const std::size_t kProblemsKept = std::getenv("HEADSPLIT_AUDIT_KEEP_ALL") ? SIZE_MAX : 500;
+}  // namespace
+
+std::vector<AuditRun> audit_runs(std::size_t windows, std::size_t fonts, std::size_t cases) {
+    const std::size_t k = std::max<std::size_t>(1, windows * fonts / 8);
+    std::vector<AuditRun> out;
+    for (std::size_t w = 0; w < windows; ++w)
+        for (std::size_t f = 0; f < fonts; ++f)
+            for (std::size_t c = 0; c < cases; ++c)
+                if ((w * fonts + f + c) % k == 0) out.push_back({w, f, c});
+    return out;
+}
+
 AuditSweep::AuditSweep(std::vector<std::pair<int, int>> windows, std::vector<float> fonts, std::vector<AuditCase> cases,
                        std::string report_path)
-    : windows_(std::move(windows)), fonts_(std::move(fonts)), cases_(std::move(cases)), report_(std::move(report_path)) {}
+    : windows_(std::move(windows)), fonts_(std::move(fonts)), cases_(std::move(cases)), report_(std::move(report_path)),
+      runs_(audit_runs(windows_.size(), fonts_.size(), cases_.size())) {}
 
 bool AuditSweep::settled(const AppState& st, int fb_w, int fb_h) const {
-    const auto [w, h] = windows_[window_];
-    const Config& want = cases_[case_].config;
+    const auto [w, h] = windows_[runs_[run_].window];
+    const Config& want = cases_[runs_[run_].c].config;
     return fb_w == w && fb_h == h && !st.font_dirty && st.trace && !st.computer->busy() &&
            st.trace->config.tokens == want.tokens && st.trace->config.mode == want.mode &&
            st.trace->config.d_out == want.d_out && st.trace->config.heads == want.heads &&
            st.trace->config.kv_heads == want.kv_heads && st.trace->config.batch_tokens == want.batch_tokens &&
            st.trace->config.context == want.context && st.trace->config.decode_from == want.decode_from &&
            st.trace->config.block == want.block &&
-           (!cases_[case_].compare_masks || st.other_mask);
+           (!cases_[runs_[run_].c].compare_masks || st.other_mask);
 }
 
 std::string AuditSweep::describe(const AppState& st) const {
-    return cases_[case_].name + (step_ < 0 ? ", weight split tab" : ", step " + std::to_string(st.step)) +
+    return cases_[runs_[run_].c].name + (step_ < 0 ? ", weight split tab" : ", step " + std::to_string(st.step)) +
            (present_ ? ", presenter mode" : "");
 }
 
 bool AuditSweep::before_frame(AppState& st, GLFWwindow* win, double) {
-    if (window_ >= windows_.size()) return false;
+    if (run_ >= runs_.size()) return false;
+    const AuditCase& here = cases_[runs_[run_].c];
     if (!set_up_) {
-        const auto [w, h] = windows_[window_];
+        const auto [w, h] = windows_[runs_[run_].window];
         glfwSetWindowSize(win, w, h);
-        if (st.font_scale != fonts_[font_]) {
-            st.font_scale = fonts_[font_];
+        const float font = fonts_[runs_[run_].font];
+        if (st.font_scale != font) {
+            st.font_scale = font;
             st.font_dirty = true;
         }
-        st.config = cases_[case_].config;
-        st.compare_masks = cases_[case_].compare_masks;
+        st.config = here.config;
+        st.compare_masks = here.compare_masks;
         recompute(st);
         step_ = -1;
         frames_here_ = 0;
@@ -129,20 +166,20 @@ bool AuditSweep::before_frame(AppState& st, GLFWwindow* win, double) {
         st.open_weights = frames_here_ == 0;
     } else {
         st.open_heatmaps = frames_here_ == 0;
-        if (cases_[case_].quiz && frames_here_ == 0 && step_ > 0) {
+        if (here.quiz && frames_here_ == 0 && step_ > 0) {
             // Reached from the step before, as in class: the step waits as a question.
             set_quiz(st, false);
             st.step = step_ - 1;
             set_quiz(st, true);
             go_to_step(st, step_, 0.0);
-        } else if (!cases_[case_].quiz) {
+        } else if (!here.quiz) {
             set_quiz(st, false);
         }
         st.step = step_;
     }
     st.anim_start = -1e9;
     st.focus_head = -1;
-    st.stage_view = cases_[case_].view;
+    st.stage_view = here.view;
     layout_audit().enabled = true;
     return true;
 }
@@ -158,12 +195,19 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
     const LayoutReport& r = layout_audit().report();
     const Config& c = st.trace->config;
     AuditRules rules;
-    rules.heatmap_cells_32 = c.num_tokens() <= 12 && fb_w == 1920 && fb_h == 1080;
-    rules.every_value_shown = cases_[case_].name == "default";
+    // At 1920x1080 a map of up to 12 tokens is 32 px a cell (the one shown large when not every
+    // head fits); two maps compared side by side share the room.
+    // (In the normal layout up to text 1.25: larger, its text lines take the room.)
+    rules.heatmap_cells_32 = c.num_tokens() <= 12 && fb_w == 1920 && fb_h == 1080 && !cases_[runs_[run_].c].compare_masks &&
+                             (st.presenting || st.font_scale <= 1.25f);
+    // The default example shows every number where the window has 900 x 540 px per unit of
+    // text at least (smaller, a projector's window at text 2, the cells shrink below a number).
+    rules.every_value_shown = cases_[runs_[run_].c].name == "default" && fb_w >= 900 * st.font_scale &&
+                              fb_h >= 540 * st.font_scale;
     ++frames_checked_;
     for (std::string& p : audit_problems(r, rules)) {
         ++problem_count_;
-        if (problems_.size() < 500) problems_.push_back(describe(st) + ": " + std::move(p));
+        if (problems_.size() < kProblemsKept) problems_.push_back(describe(st) + ": " + std::move(p));
     }
     // Next: the first step after the tab, then each step, then the next case / font / size.
     frames_here_ = 0;
@@ -178,11 +222,7 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
     }
     present_ = false;
     set_up_ = false;
-    if (++case_ < cases_.size()) return;
-    case_ = 0;
-    if (++font_ < fonts_.size()) return;
-    font_ = 0;
-    ++window_;
+    ++run_;
 }
 
 int AuditSweep::finish() {
@@ -196,9 +236,10 @@ int AuditSweep::finish() {
     nlohmann::json names = nlohmann::json::array();
     for (const AuditCase& c : cases_) names.push_back(c.name);
     doc["configurations"] = names;
+    doc["runs"] = runs_.size();
     doc["frames_checked"] = frames_checked_;
     doc["problem_count"] = problem_count_;
-    doc["problems"] = problems_;  // the first 500
+    doc["problems"] = problems_;  // the first 500 (all with HEADSPLIT_AUDIT_KEEP_ALL set)
     try {
         write_file_atomically(report_, doc.dump(1));
     } catch (const std::exception& e) {

@@ -26,6 +26,15 @@ struct AuditCase {
 // with causal vs bidirectional heatmaps.
 std::vector<AuditCase> audit_cases();
 
+// Which (window, font, case) runs the sweep renders: every case at every size and font when
+// there are up to 8 of those; more, case i at the (window w, font f) where
+// (w * fonts + f + i) is a multiple of (sizes x fonts) / 8 rounded down, so that every case
+// meets about 8 of them, small and large, and every size and font meets every case's share.
+struct AuditRun {
+    std::size_t window, font, c;
+};
+std::vector<AuditRun> audit_runs(std::size_t windows, std::size_t fonts, std::size_t cases);
+
 class AuditSweep : public UnattendedRun {
 public:
     AuditSweep(std::vector<std::pair<int, int>> windows, std::vector<float> fonts, std::vector<AuditCase> cases,
@@ -47,7 +56,8 @@ private:
     std::vector<float> fonts_;
     std::vector<AuditCase> cases_;
     std::string report_;
-    std::size_t window_ = 0, font_ = 0, case_ = 0;
+    std::vector<AuditRun> runs_;
+    std::size_t run_ = 0;
     int step_ = -1;          // -1: the weight-split tab at step 0; then steps 0 ..
     int frames_here_ = 0;    // frames drawn since this (case, step) was set up
     bool present_ = false;   // the second pass over the steps, in presenter mode

@@ -320,19 +320,42 @@ int label_stride(float pitch, float need) {
     return static_cast<int>(std::ceil(need / pitch - 1e-4f));
 }
 
-MapTiling tile_maps(int n, std::int64_t T, float w, float h, float extra_w, float extra_h, float gap) {
+MapTiling tile_maps(int n, std::int64_t T, float w, float h, float extra_w, float extra_h, float gap, std::int64_t rows_of_map) {
     n = std::max(n, 1);
     MapTiling best{n, 1, -1e30f};  // the largest cell wins, even when none is positive
     const float t = static_cast<float>(std::max<std::int64_t>(T, 1));
+    const float t_rows = rows_of_map > 0 ? static_cast<float>(rows_of_map) : t;
     for (int columns = 1; columns <= n; ++columns) {
         const int rows = (n + columns - 1) / columns;
         const float cw = (w - columns * (extra_w + gap)) / (columns * t);
-        const float ch = (h - rows * (extra_h + gap)) / (rows * t);
+        const float ch = (h - rows * (extra_h + gap)) / (rows * t_rows);
         const float cell = std::min(cw, ch);
         if (cell > best.cell) best = {columns, rows, cell};
     }
     best.cell = std::max(best.cell, 0.0f);
     return best;
+}
+
+FocusTiling focus_tiling(int n, std::int64_t T, float w, float h, float extra_w, float extra_h, float gap, float thumb,
+                         float thumb_w, float title_h, float thumb_gap) {
+    n = std::max(n, 1);
+    auto arrange = [&](bool right) {
+        FocusTiling t;
+        t.right = right;
+        for (t.thumb = thumb;; t.thumb = std::max(4.0f, t.thumb * 0.85f)) {
+            const float box_w = std::max(t.thumb, thumb_w) + thumb_gap, box_h = title_h + t.thumb + thumb_gap;
+            t.per_line = std::max(1, static_cast<int>((right ? h : w) / (right ? box_h : box_w)));
+            t.strip = static_cast<float>((n + t.per_line - 1) / t.per_line) * (right ? box_w : box_h);
+            if (t.strip <= 0.4f * (right ? w : h) || t.thumb <= 4.0f) break;
+        }
+        t.cell = right ? tile_maps(1, T, w - t.strip, h, extra_w, extra_h, gap).cell
+                       : tile_maps(1, T, w, h - t.strip, extra_w, extra_h, gap).cell;
+        return t;
+    };
+    const FocusTiling right = arrange(true), bottom = arrange(false);
+    const bool right_fits = right.strip <= w, bottom_fits = bottom.strip <= h;
+    if (right_fits != bottom_fits) return right_fits ? right : bottom;
+    return bottom.cell > right.cell ? bottom : right;
 }
 
 }  // namespace headsplit::gui

@@ -123,6 +123,23 @@ struct MapTiling {
     int columns = 1, rows = 1;
     float cell = 0;  // px
 };
-MapTiling tile_maps(int n, std::int64_t T, float w, float h, float extra_w, float extra_h, float gap);
+// `rows`: the maps' height in cells when it is not T (a map wider than tall).
+MapTiling tile_maps(int n, std::int64_t T, float w, float h, float extra_w, float extra_h, float gap,
+                    std::int64_t rows = -1);
+
+// One map large (`gap` px around it, as tile_maps) and n thumbnails (each up to `thumb` px
+// square under a title line `title_h` px tall, `thumb_w` px wide at least, `thumb_gap` apart) in a strip along the right edge or the
+// bottom, whichever leaves the large map the larger cells (tile_maps of one map in the rest).
+// The thumbnails shrink (to 4 px at least) until the strip takes no more than 40% of the side;
+// a strip wider (taller) than the whole panel loses to one that fits.
+struct FocusTiling {
+    bool right = true;   // the strip along the right edge, else along the bottom
+    int per_line = 1;    // thumbnails per column (right) or per row (bottom)
+    float strip = 0;     // its width (right) or height (bottom), px
+    float thumb = 0;     // a thumbnail's side, px
+    float cell = 0;      // the large map's cell, px
+};
+FocusTiling focus_tiling(int n, std::int64_t T, float w, float h, float extra_w, float extra_h, float gap, float thumb,
+                         float thumb_w, float title_h, float thumb_gap);
 
 }  // namespace headsplit::gui
