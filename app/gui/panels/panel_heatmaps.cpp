@@ -549,7 +549,12 @@ void DrawHeatmaps(AppState& st) {
     // maps, the legend, a map's title and key labels.
     st.panels.heads_text_h = cv.origin.y - ImGui::GetWindowPos().y + cv.legend_need + 2 * cv.line_h + cv.gap +
                              ImGui::GetStyle().WindowPadding.y;
-    st.panels.heads_need_h = st.panels.heads_text_h + cv.legible * static_cast<float>(std::max(g.N, g.NR));
+    // Legible cells at the steps the maps are about (scores to dropout) and wherever a map is
+    // small enough to show its numbers (up to 4 tokens); at the others, where they show the
+    // weights each context used beside the stage's lesson, 16 px will do.
+    const bool about_maps = is_grid_op(tr.steps[static_cast<std::size_t>(st.step)].op) || std::max(g.N, g.NR) <= 4;
+    const float want = about_maps ? cv.legible : std::min(cv.legible, 16.0f);
+    st.panels.heads_need_h = st.panels.heads_text_h + want * static_cast<float>(std::max(g.N, g.NR));
     // One number format for every cell of a grid (all its heads), or none: worked out once per
     // grid tensor, not once per map.
     std::map<const TensorRecord*, CellText> formats;

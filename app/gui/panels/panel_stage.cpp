@@ -224,7 +224,8 @@ float text_room(const Room& room, const Step& s, const StepLayout& lay, bool acr
     // Above: the names (and head names) line; below: axes, strides, the note on hidden
     // cells, and the memory strip's title when it is drawn.
     const bool strip_drawn = memory_strip_drawn(room, s);
-    const float lines = 1.2f + (across ? 1.0f : 0.0f) + caption_lines(room) + (tiny_stage(room) ? 0.0f : 0.2f) + (hidden ? note_lines(room) : 0.0f) +
+    // (0.5: the room a token label centred on a small last row may reach under the grid.)
+    const float lines = 1.2f + (across ? 1.0f : 0.0f) + caption_lines(room) + (tiny_stage(room) ? 0.0f : 0.5f) + (hidden ? note_lines(room) : 0.0f) +
                         (strip_drawn ? 2.2f : 0.0f);
     const float strip = strip_drawn ? 0.8f : 0.0f;
     if (strip_cells) *strip_cells = strip;
@@ -357,9 +358,7 @@ void draw_tensor_captions(Canvas& cv, float below) {
         const float right = cv.origin.x + cv.room.avail.x;
         auto place = [&](const std::string& text, float y) {
             const float w = ImGui::CalcTextSize(text.c_str()).x;
-            // (A row label centred on a cell smaller than the text reaches below the grid.)
-            const bool clear = cell + 8 >= ImGui::GetTextLineHeight();
-            const float at = x + w <= right || !same || !clear ? x : cv.origin.x;
+            const float at = x + w <= right || !same ? x : cv.origin.x;
             cv.label({at, y}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(text, right - at));
         };
         place(axes, below);
@@ -637,7 +636,8 @@ void DrawStage(AppState& st, double now) {
         cv.dl->AddRectFilled({cv.label_x - ImGui::GetStyle().WindowPadding.x, grid0.y},
                              {cv.label_x + room.label_w - 2, grid0.y + L.height * cell},
                              ImGui::ColorConvertFloat4ToU32(panel_background(st.dark)));
-    const float below = grid0.y + L.height * cell + 4;
+    // Under the grid, and under a token label that reaches below its small last row.
+    const float below = grid0.y + L.height * cell + 4 + std::clamp((ImGui::GetTextLineHeight() - cell) * 0.5f - 3.0f, 0.0f, 0.3f * room.line);
     if (!tiny_stage(room)) draw_tensor_captions(cv, below);
     if (any_hidden && !tiny_stage(room)) draw_window_note(cv, below);
     if (!L.tensors.empty()) draw_row_labels(cv);
@@ -646,7 +646,7 @@ void DrawStage(AppState& st, double now) {
     cv.dl->ChannelsMerge();
 
     const float y_mem = draw_memory_strip(
-        st, cv, grid0.y + L.height * cell + (caption_lines(room) + 0.2f + (any_hidden ? note_lines(room) : 0.0f)) * room.line);
+        st, cv, below - 4 + (caption_lines(room) + 0.2f + (any_hidden ? note_lines(room) : 0.0f)) * room.line);
     ImGui::Dummy({std::max(cv.right, origin.x + room.label_w + span_w * cell) - origin.x + 4,
                   std::max(y_mem, cv.bottom) - origin.y + 4});
 }

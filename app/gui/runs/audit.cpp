@@ -34,7 +34,10 @@ void LayoutAudit::expect_heads(std::vector<int> heads) {
 }
 
 void LayoutAudit::allow_scroll() {
-    if (enabled && !report_.panels.empty()) report_.panels.back().must_fit = false;
+    if (!enabled || report_.panels.empty()) return;
+    AuditPanel& p = report_.panels.back();
+    p.must_fit = false;
+    p.scroll_x = p.scroll_y = true;  // zoomed in, the reader scrolls both ways
 }
 
 bool must_fit_panel(const std::string& name) {

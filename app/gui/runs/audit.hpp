@@ -55,7 +55,7 @@ public:
     // The current panel shows these heads, each of which must be on screen (as a map or a
     // labelled thumbnail: a visible label "hK" or "head K ...", or a cell of map "head K").
     void expect_heads(std::vector<int> heads);
-    // The current panel may scroll after all (the reader zoomed in): must_fit off.
+    // The current panel scrolls after all (the reader zoomed in): must_fit off, both ways.
     void allow_scroll();
 
     const LayoutReport& report() const { return report_; }

@@ -12,6 +12,7 @@
 #include "headsplit/teaching/presets.hpp"
 #include "headsplit/io/trace_json.hpp"
 #include "gui/panels/style.hpp"
+#include "gui/view/layout.hpp"
 
 namespace headsplit::gui {
 
@@ -198,8 +199,10 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
     // At 1920x1080 a map of up to 12 tokens is 32 px a cell (the one shown large when not every
     // head fits); two maps compared side by side share the room.
     // (In the normal layout up to text 1.25: larger, its text lines take the room.)
+    // (At the steps the maps are about, scores to dropout: at the others the stage has the room.)
     rules.heatmap_cells_32 = c.num_tokens() <= 12 && fb_w == 1920 && fb_h == 1080 && !cases_[runs_[run_].c].compare_masks &&
-                             (st.presenting || st.font_scale <= 1.25f);
+                             (st.presenting || st.font_scale <= 1.25f) && step_ >= 0 &&
+                             is_grid_op(st.trace->steps[static_cast<std::size_t>(st.step)].op);
     // The default example shows every number where the window has 900 x 540 px per unit of
     // text at least (smaller, a projector's window at text 2, the cells shrink below a number).
     rules.every_value_shown = cases_[runs_[run_].c].name == "default" && fb_w >= 900 * st.font_scale &&

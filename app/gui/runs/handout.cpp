@@ -197,7 +197,7 @@ pre { background: #f3f3f3; padding: 0.3em 0.6em; margin: 0.3em 0; white-space: p
 img { width: 100%; max-height: 42vh; object-fit: contain; border: 1px solid #ccc; }
 table.counts { border-collapse: collapse; } table.counts td, table.counts th { border: 1px solid #999; padding: 0.2em 0.8em; }
 @page { margin: 12mm; }
-@media print { body { max-width: none; margin: 0; padding: 0; } section.step { height: 48vh; overflow: hidden; } img { max-height: 28vh; } }
+@media print { body { max-width: none; margin: 0; padding: 0; } section.step { box-sizing: border-box; } img { max-height: 27vh; } }
 </style>
 </head>
 <body>
