@@ -34,7 +34,8 @@ void DrawQuizCard(AppState& st, double now) {
     const float big = room_left().y >= 16 * ImGui::GetTextLineHeightWithSpacing() ? 1.25f : 1.0f;
     ImGui::SetWindowFontScale(big);
     const std::string title = "Step " + std::to_string(s.index) + ": " + op_name(s.op) +
-                              (s.head >= 0 ? " (head " + std::to_string(s.head) + ")" : "") + "  -  predict the shape";
+                              (s.head >= 0 ? " (head " + std::to_string(s.head) + ")" : "") + "  -  predict the shape   (" +
+                              score_line(q) + ")";  // in the title: whole at every size
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.85f, 0.3f, 1));
     ImGui::TextWrapped("%s", title.c_str());
     ImGui::PopStyleColor();
@@ -88,7 +89,7 @@ void DrawQuizCard(AppState& st, double now) {
     auto keys_line = [&] {  // where it has the room (the buttons say their keys)
         if (room_left().y < ImGui::GetTextLineHeightWithSpacing() * 2) return;
         ImGui::PushTextWrapPos(0.0f);
-        const std::string keys = "keys 1-4 answer, Q ends the quiz   " + score_line(q);
+        const std::string keys = "keys 1-4 answer, Q ends the quiz";
         ImGui::TextDisabled("%s", keys.c_str());
         audit_last_item(keys);
         ImGui::PopTextWrapPos();
