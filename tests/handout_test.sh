@@ -119,6 +119,12 @@ check_handout dropout --dropout 0.3 --mode fused --backend gl
 check_handout batch-mqa --text "the cat sleeps on the mat" --text "a dog" --kv-heads 1
 check_handout cross --context "le chat dort sur le tapis" --heads 3
 check_handout decode --text "the cat sleeps here" --decode-from 2 --kv-heads 1 --backend gl
+# Hostile input: a sentence with quotes, a command substitution and a backquote must rerun as
+# the same text and run nothing (the marker files must not appear); flash's tile side reruns too.
+check_handout quotes --text "say \"hi\" it's \$(touch $work/pwned) \`touch $work/pwned2\`" --heads 3
+[ -e "$work/pwned" ] || [ -e "$work/pwned2" ] && fail "the rerun command ran a command from the sentence"
+"$bin" handout --out "$work/flash" --text "the quick brown fox jumps" --mode flash --block 2 >/dev/null 2>&1 &&
+  grep -q -- "--mode flash --seed 0 --block 2" "$work/flash/index.html" || fail "flash: the rerun command lacks --block 2"
 
 # Refused before any work, one line, nothing written.
 for bad in /proc/headsplit-handout "$work/default/index.html"; do

@@ -1,7 +1,10 @@
 #include "gui/runs/handout.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
@@ -49,16 +52,30 @@ std::string sentence(const std::vector<std::string>& tokens) {
 
 // The `headsplit trace` options that give this configuration again ("" when its inputs are a
 // preset's own embeddings, which no option spells).
+// One shell word: as it is when it holds only characters no shell treats specially, else in
+// single quotes (each ' inside closed, escaped and reopened), so that a sentence such as
+// say "hi" $(rm -rf ~) reruns as text and runs nothing.
+std::string shell_word(const std::string& w) {
+    const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || std::strchr("_-.,:/=+@%", ch) != nullptr;
+    });
+    if (plain) return w;
+    std::string out = "'";
+    for (char ch : w) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return out + "'";
+}
+
 std::string rerun_options(const Config& c) {
     if (!c.embeddings.empty()) return "";
     std::string o;
-    for (const std::vector<std::string>& s : c.sentences()) o += "--text \"" + sentence(s) + "\" ";
+    for (const std::vector<std::string>& s : c.sentences()) o += "--text " + shell_word(sentence(s)) + " ";
     o += "--d-in " + std::to_string(c.d_in) + " --d-out " + std::to_string(c.d_out) + " --heads " +
          std::to_string(c.heads) + " --mode " + mode_name(c.mode) + " --seed " + std::to_string(c.seed);
     if (c.grouped()) o += " --kv-heads " + std::to_string(c.kv_head_count());
-    for (const std::vector<std::string>& s : c.context) o += " --context \"" + sentence(s) + "\"";
+    for (const std::vector<std::string>& s : c.context) o += " --context " + shell_word(sentence(s));
     if (c.d_context > 0) o += " --d-context " + std::to_string(c.d_context);
     if (c.decoding()) o += " --decode-from " + std::to_string(c.decode_from);
+    if (c.mode == Mode::Flash) o += " --block " + std::to_string(c.flash_block());
     if (c.causal && c.cross()) o += " --causal";
     if (!c.causal && !c.cross()) o += " --no-causal";
     if (c.dropout > 0) o += " --dropout " + format_number(c.dropout);
