@@ -252,6 +252,9 @@ struct Canvas {
     float legible = 0;  // the cell below which not every map is shown
 };
 
+// The colour bar's width: 12 letters, or less on a narrow panel.
+float legend_bar(const Canvas& cv) { return std::min(cv.avail.x * 0.3f, 12.0f * cv.font); }
+
 // The room between two thumbnails.
 float thumb_gap(float font) { return 0.5f * font; }
 
@@ -272,7 +275,7 @@ Canvas place_maps(const Grids& g, const std::vector<Map>& maps, int focus, bool&
     cv.label_w = label_w = std::min(label_w, 6.0f * font) + 6;
     cv.gap = font;
     // The legend's lines (its range is that of the scores: worked out below, measured at "-9.99").
-    const float legend_h = cv.legend_h = line_h * legend_lines(legend_parts(g, 9.99f, std::min(cv.avail.x * 0.3f, 12.0f * font), font),
+    const float legend_h = cv.legend_h = line_h * legend_lines(legend_parts(g, 9.99f, legend_bar(cv), font),
                                                  cv.avail.x, font) + 4;
     // Tiled as square maps of the larger side, so that 1 x t rows of a round stay readable.
     // Too short for a map's title, key labels and 4 px cells beside the legend: the legend
@@ -366,9 +369,8 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
     const float y_title = cv.origin.y + row * cv.map_h;
     const float y0 = y_title + cv.line_h;
     // The title, or "hK" where it does not fit the map (the head is always named).
-    const float title_w = std::max(N * cell, cv.map_w - label_w - cv.gap);
     draw_label(dl, {x0, y_title}, head_color(m.head),
-               ImGui::CalcTextSize(m.title.c_str()).x <= title_w ? m.title : "h" + std::to_string(m.head));
+               ImGui::CalcTextSize(m.title.c_str()).x <= N * cell ? m.title : "h" + std::to_string(m.head));
     for (std::int64_t i = 0; i < NR; ++i) {
         const float* row_v = &m.t->data[static_cast<std::size_t>(m.block * R * T + i * T)];
         const float row_max = row_max_of(row_v, T);
@@ -444,9 +446,6 @@ float draw_thumbnails(AppState& st, const Grids& g, const Canvas& cv, const std:
     }
     return bottom;
 }
-
-// The colour bar's width: 12 letters, or less on a narrow panel.
-float legend_bar(const Canvas& cv) { return std::min(cv.avail.x * 0.3f, 12.0f * cv.font); }
 
 // Legend, under the maps (legend_lines() lines from ly). Returns where it ends on the right.
 float draw_legend(const Grids& g, const Canvas& cv, float ly) {

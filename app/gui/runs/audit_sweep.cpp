@@ -18,6 +18,9 @@ namespace headsplit::gui {
 
 namespace {
 
+// The problems written to the report (all are counted); HEADSPLIT_AUDIT_KEEP_ALL keeps every one.
+const std::size_t kProblemsKept = std::getenv("HEADSPLIT_AUDIT_KEEP_ALL") ? SIZE_MAX : 500;
+
 // `base` on these tokens, D_in = D_out = d, with `heads` heads.
 Config sized(Config base, std::vector<std::string> tokens, std::int64_t d, std::int64_t heads) {
     base.tokens = std::move(tokens);
@@ -105,10 +108,6 @@ std::vector<AuditCase> audit_cases() {
     return out;
 }
 
-namespace {
-// The problems written to the report (all are counted); HEADSPLIT_AUDIT_KEEP_ALL keeps every one.
-const std::size_t kProblemsKept = std::getenv("HEADSPLIT_AUDIT_KEEP_ALL") ? SIZE_MAX : 500;
-}  // namespace
 
 std::vector<AuditRun> audit_runs(std::size_t windows, std::size_t fonts, std::size_t cases) {
     const std::size_t k = std::max<std::size_t>(1, windows * fonts / 8);
