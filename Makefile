@@ -3,6 +3,8 @@
 #   make test   install missing Debian packages, build, run every test through CTest
 #   make package  build, then the Debian package $(BUILD_DIR)/headsplit_<version>_<arch>.deb
 #   make tiny-model  retrain assets/tiny-gpt2 (the tiny-trained preset's model; about 42 min)
+#   make web    the page: $(WEB_DIR)/site (index.html, app.js, app.wasm, app.data, app.worker.js)
+#   make serve-web  build the page and serve it on 127.0.0.1:$(WEB_PORT) with the headers it needs
 # Packages are checked one by one with dpkg-query and only the missing ones are
 # installed (apt-get, through sudo when not root).
 
@@ -27,15 +29,24 @@ DEB_PACKAGES := g++ cmake make pkg-config \
   clang libclang-rt-14-dev \
   dpkg-dev
 
+# The page: Debian's emscripten (3.1.6; its system libraries come prebuilt), Eigen for the CPU
+# backend's products in wasm, dpkg-dev for ImGui's source package (dpkg-source), Chromium for
+# the page's tests, Node.js (emcc and the tests' DevTools client).
+WEB_PACKAGES := emscripten libeigen3-dev dpkg-dev chromium fonts-dejavu-core python3
+WEB_DIR ?= build-web
+WEB_PORT ?= 8000
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build run test check package clean tiny-model
+.PHONY: all deps web-deps build run test check package clean tiny-model web serve-web
 
 all: build
 
-deps:
+deps: PACKAGES = $(DEB_PACKAGES)
+web-deps: PACKAGES = $(WEB_PACKAGES)
+deps web-deps:
 	@missing=""; \
-	for p in $(DEB_PACKAGES); do \
+	for p in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}\n' "$$p" 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	command -v node >/dev/null && command -v npm >/dev/null || missing="$$missing nodejs npm"; \
@@ -49,12 +60,31 @@ build: deps
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DHEADSPLIT_WERROR=$(WERROR)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# The page: the same core/ and app/ code through emcmake; ImGui's sources from Debian's source
+# package (tools/web/imgui_source.sh). emcc's JavaScript optimizer needs Debian's acorn
+# (NODE_PATH). The site is assembled in a temporary folder and moved into place whole.
+EMENV := NODE_PATH=/usr/share/nodejs
+web: web-deps
+	tools/web/imgui_source.sh $(abspath $(WEB_DIR))/imgui-src
+	$(EMENV) emcmake cmake -S . -B $(WEB_DIR)/cmake -DCMAKE_BUILD_TYPE=Release -DHEADSPLIT_WERROR=$(WERROR) \
+	  -DHEADSPLIT_IMGUI_SOURCE=$(abspath $(WEB_DIR))/imgui-src/imgui
+	$(EMENV) cmake --build $(WEB_DIR)/cmake -j $(JOBS)
+	rm -rf $(WEB_DIR)/site.new && mkdir -p $(WEB_DIR)/site.new
+	cp app/web/index.html $(addprefix $(WEB_DIR)/cmake/app/app.,js wasm data worker.js) $(WEB_DIR)/site.new/
+	rm -rf $(WEB_DIR)/site && mv $(WEB_DIR)/site.new $(WEB_DIR)/site
+	@echo "the page: $(WEB_DIR)/site ($$(du -sh $(WEB_DIR)/site | cut -f1); make serve-web serves it)"
+
+serve-web: web
+	python3 tools/web/serve.py $(WEB_DIR)/site --port $(WEB_PORT)
+
 # The visualizer; with no display (ssh, CI) the headless trace instead.
 run: build
 	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then ./$(BUILD_DIR)/app/headsplit; \
 	else echo "no display: printing the trace instead (headsplit trace)"; ./$(BUILD_DIR)/app/headsplit trace; fi
 
-test: build
+# The page's tests (tests/web_test.sh) run here, once: make check does not build the page.
+test: build web
+	cmake -S . -B $(BUILD_DIR) -DHEADSPLIT_WEB_SITE=$(abspath $(WEB_DIR))/site
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 # Reliability: the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, then
@@ -86,7 +116,7 @@ package: build
 	cmake --build $(BUILD_DIR) --target package
 
 clean:
-	rm -rf $(BUILD_DIR) build-asan build-fuzz
+	rm -rf $(BUILD_DIR) build-asan build-fuzz $(WEB_DIR)
 
 # The shipped tiny GPT-2: Debian's fortunes as the corpus, Debian's PyTorch on the CPU,
 # seeded (tools/train_tiny.py says how; SEED and STEPS change it).

@@ -27,16 +27,8 @@
 
 namespace {
 
-// CLI11's messages may span lines; the user gets one.
-std::string one_line(std::string s) {
-    for (auto& ch : s)
-        if (ch == '\n') ch = ' ';
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s;
-}
-
 int fail(int code, const std::string& message) {
-    std::cerr << "headsplit: " << one_line(message) << "\n";
+    std::cerr << "headsplit: " << headsplit::app::one_line(message) << "\n";
     return code;
 }
 
@@ -49,15 +41,8 @@ int parse(CLI::App& cli, int argc, char** argv) {
         return cli.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
         return cli.exit(e);
-    } catch (const CLI::ArgumentMismatch& e) {
-        // CLI11 says "--heads: 1 required TEXT missing"; say it plainly.
-        std::string msg = e.what();
-        const auto colon = msg.find(':');
-        if (msg.rfind("--", 0) == 0 && colon != std::string::npos && msg.find("missing") != std::string::npos)
-            msg = msg.substr(0, colon) + " needs a value";
-        return fail(2, msg + " (see headsplit --help)");
     } catch (const CLI::ParseError& e) {
-        return fail(2, std::string(e.what()) + " (see headsplit --help)");
+        return fail(2, headsplit::app::command_line_problem(e, "(see headsplit --help)"));
     }
     return -1;
 }

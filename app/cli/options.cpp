@@ -214,4 +214,21 @@ CheckedConfig make_config(const ConfigOptions& o) {
     return check_config(c);  // the one validation entry: every value, and the memory estimate
 }
 
+std::string one_line(std::string s) {
+    for (auto& ch : s)
+        if (ch == '\n') ch = ' ';
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s;
+}
+
+std::string command_line_problem(const CLI::ParseError& e, const std::string& hint) {
+    std::string msg = e.what();
+    // CLI11 says "--heads: 1 required TEXT missing"; say it plainly.
+    const auto colon = msg.find(':');
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && msg.rfind("--", 0) == 0 && colon != std::string::npos &&
+        msg.find("missing") != std::string::npos)
+        msg = msg.substr(0, colon) + " needs a value";
+    return one_line(msg + " " + hint);
+}
+
 }  // namespace headsplit::app

@@ -33,6 +33,13 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o);
 // validation entry, check_config(). Throws ConfigError.
 CheckedConfig make_config(const ConfigOptions& o);
 
+// A parse error (not a call for help) in one line, CLI11's words made plain ("--heads needs a
+// value"), ending with `hint`.
+std::string command_line_problem(const CLI::ParseError& e, const std::string& hint);
+
+// Text with its line breaks made spaces and no trailing space: the user gets one line.
+std::string one_line(std::string s);
+
 // Parses "--name value" as a real number; throws ConfigError naming it.
 double parse_real(const char* name, const std::string& value);
 

@@ -112,7 +112,7 @@ void apply_result(AppState& st, ComputeResult r, double now) {
     st.other_mask = std::move(r.other_mask);
     st.shapes_only = r.shapes_only;
     st.mode_counts = std::move(r.counts);
-    st.step = std::max(0, step);
+    st.step = std::clamp(step, 0, static_cast<int>(st.trace->steps.size()) - 1);
     if (st.live.waiting) {
         st.live.caption = live_caption(st.live.what, st.live.before, st.trace->config, st.current());
         st.live.waiting = false;

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <vector>
 
-#include <epoxy/gl.h>
+#include "gui/platform/gl.hpp"
 #include <stb_image_write.h>
 
 namespace headsplit::gui {

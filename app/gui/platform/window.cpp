@@ -1,13 +1,14 @@
 #include "gui/platform/window.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <memory>
 #include <vector>
 
-#include <epoxy/gl.h>
+#include "gui/platform/gl.hpp"
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -20,8 +21,16 @@
 #include "gui/model/state.hpp"
 #include "gui/panels/style.hpp"
 #include "gui/runs/unattended.hpp"
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+#include "web/page.hpp"
+#endif
 
 namespace headsplit::gui {
+
+double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 namespace {
 
@@ -30,6 +39,8 @@ std::string g_glfw_error;
 // Tries GL 4.3 core (EGL first, so a worker thread's headless EGL context and the window
 // share one GL dispatch), then the platform's native API, then GL 3.3 (CPU backend only).
 GLFWwindow* open_window(const GuiOptions& o) {
+    if (kInPage)  // the page's canvas, WebGL2 (the build asks for version 2 only)
+        return glfwCreateWindow(o.width, o.height, "HeadSplit", nullptr, nullptr);
     struct Attempt {
         int api, major, minor;
     };
@@ -204,10 +215,13 @@ void set_up_state(AppState& st, const GuiOptions& o) {
     st.stage_view.zoom = o.zoom;
     st.stage_view.token0 = o.pan[0], st.stage_view.col0 = o.pan[1], st.stage_view.head0 = o.pan[2];
     st.config = o.config;
+    // The first trace shows --step (the last step when there are fewer); a screenshot run
+    // walks there itself, as a teacher would, so that the quiz asks it.
+    st.step = o.screenshot.empty() ? o.step : 0;
     st.font_scale = o.font_scale;
     st.dark = !o.light;
     st.gl_renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
-    st.computer = std::make_unique<TraceComputer>(epoxy_gl_version() >= 43);
+    st.computer = std::make_unique<TraceComputer>(window_has_compute());
     apply_theme(st.dark);
     recompute(st);
     if (o.tab == "why") {
@@ -227,55 +241,89 @@ void shut_down(AppState& st, GLFWwindow* win) {
     glfwTerminate();
 }
 
+// One window's life: set up, drawn frame by frame, shut down. The desktop calls frame() in
+// a loop; the page lets the browser call it (a timer, 60 times a second).
+class WindowLoop {
+public:
+    WindowLoop(GLFWwindow* win, const GuiOptions& o, std::unique_ptr<UnattendedRun> run)
+        : win_(win), run_(std::move(run)) {
+        glfwSwapInterval(run_ && !kInPage ? 0 : 1);
+        IMGUI_CHECKVERSION();
+        ImGui::CreateContext();
+        ImGui_ImplGlfw_InitForOpenGL(win_, true);
+        ImGui_ImplOpenGL3_Init(kGlslVersion);
+        // The splitters are kept in the user's settings folder, never in the working folder;
+        // the unattended runs (screenshots, audits, soaks) and the page neither read nor write
+        // it, so they are the same on every machine.
+        use_settings_file(st_, run_ ? "" : settings_path());
+        set_up_state(st_, o);
+        shown_ = Shown{st_.dark, false, {0, 0, o.width, o.height}};
+    }
+
+    // One frame: events, the state's clock, the panels, the pixels. false: the window was
+    // closed or the unattended run is over.
+    bool frame() {
+        if (glfwWindowShouldClose(win_)) return false;
+        const double started = now_seconds();
+        poll_events(st_, run_ != nullptr, started);
+        const double now = now_seconds();
+        take_result(st_, now);
+        play(st_, now);
+        if (st_.font_dirty) load_fonts(st_);
+        if (shown_.dark != st_.dark) {
+            apply_theme(st_.dark);
+            shown_.dark = st_.dark;
+        }
+        apply_fullscreen(st_, win_, shown_);
+        if (run_ && !run_->before_frame(st_, win_, now)) return false;
+
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui_ImplGlfw_NewFrame();
+        // Two frames within the clock's resolution (the browser's is coarse) give a zero
+        // frame time, which ImGui refuses.
+        ImGui::GetIO().DeltaTime = std::max(ImGui::GetIO().DeltaTime, 1e-4f);
+        ImGui::NewFrame();
+        begin_audit_frame(st_);
+        handle_keys(st_, win_, now);
+        DrawPanels(st_, now);
+        const FrameInfo frame = render(st_, win_, started, now);
+        serve_requests(st_, frame.fb_w, frame.fb_h);
+        if (run_ && !run_->frame_drawn(st_, frame)) return false;  // a frame to save is read before it is shown
+        glfwSwapBuffers(win_);
+        if (run_) run_->after_frame(st_, frame);
+        return true;
+    }
+
+    // The exit code; the window is closed.
+    int finish() {
+        const int exit_code = run_ ? run_->finish() : 0;
+        shut_down(st_, win_);
+        return exit_code;
+    }
+
+private:
+    GLFWwindow* win_;
+    std::unique_ptr<UnattendedRun> run_;
+    AppState st_;
+    Shown shown_;
+};
+
 }  // namespace
 
 int run_gui(const GuiOptions& o) {
     GLFWwindow* win = start_window(o);
     if (!win) return 1;
-    const std::unique_ptr<UnattendedRun> run = make_unattended_run(o);
-    glfwSwapInterval(run ? 0 : 1);
-    IMGUI_CHECKVERSION();
-    ImGui::CreateContext();
-    ImGui_ImplGlfw_InitForOpenGL(win, true);
-    ImGui_ImplOpenGL3_Init("#version 330");
-    AppState st;
-    // The splitters are kept in the user's settings folder, never in the working folder; the
-    // unattended runs (screenshots, audits, soaks) neither read nor write it, so they are
-    // the same on every machine.
-    const std::string ini = run ? "" : settings_path();
-    use_settings_file(st, ini);
-    set_up_state(st, o);
-    Shown shown{st.dark, false, {0, 0, o.width, o.height}};
-
-    while (!glfwWindowShouldClose(win)) {
-        const double started = now_seconds();
-        poll_events(st, run != nullptr, started);
-        const double now = now_seconds();
-        take_result(st, now);
-        play(st, now);
-        if (st.font_dirty) load_fonts(st);
-        if (shown.dark != st.dark) {
-            apply_theme(st.dark);
-            shown.dark = st.dark;
-        }
-        apply_fullscreen(st, win, shown);
-        if (run && !run->before_frame(st, win, now)) break;
-
-        ImGui_ImplOpenGL3_NewFrame();
-        ImGui_ImplGlfw_NewFrame();
-        ImGui::NewFrame();
-        begin_audit_frame(st);
-        handle_keys(st, win, now);
-        DrawPanels(st, now);
-        const FrameInfo frame = render(st, win, started, now);
-        serve_requests(st, frame.fb_w, frame.fb_h);
-        if (run && !run->frame_drawn(st, frame)) break;  // a frame to save is read before it is shown
-        glfwSwapBuffers(win);
-        if (run) run->after_frame(st, frame);
+#ifdef __EMSCRIPTEN__
+    // The page: the loop lives as long as the page does, and the browser calls its frames.
+    auto* loop = new WindowLoop(win, o, make_page_run(o));
+    emscripten_set_main_loop_arg([](void* p) { static_cast<WindowLoop*>(p)->frame(); }, loop, 60, false);
+    return 0;
+#else
+    WindowLoop loop(win, o, make_unattended_run(o));
+    while (loop.frame()) {
     }
-    const int exit_code = run ? run->finish() : 0;
-    shut_down(st, win);
-    return exit_code;
+    return loop.finish();
+#endif
 }
 
 }  // namespace headsplit::gui

@@ -7,7 +7,7 @@
 #include <malloc.h>
 #include <limits>
 
-#include <epoxy/gl.h>
+#include "gui/platform/gl.hpp"
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>

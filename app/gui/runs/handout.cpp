@@ -10,7 +10,7 @@
 #include <system_error>
 #include <vector>
 
-#include <epoxy/gl.h>
+#include "gui/platform/gl.hpp"
 #include <imgui.h>
 #include <backends/imgui_impl_opengl3.h>
 
@@ -66,22 +66,8 @@ std::string shell_word(const std::string& w) {
 }
 
 std::string rerun_options(const Config& c) {
-    if (!c.embeddings.empty()) return "";
     std::string o;
-    for (const std::vector<std::string>& s : c.sentences()) o += "--text " + shell_word(sentence(s)) + " ";
-    o += "--d-in " + std::to_string(c.d_in) + " --d-out " + std::to_string(c.d_out) + " --heads " +
-         std::to_string(c.heads) + " --mode " + mode_name(c.mode) + " --seed " + std::to_string(c.seed);
-    if (c.grouped()) o += " --kv-heads " + std::to_string(c.kv_head_count());
-    for (const std::vector<std::string>& s : c.context) o += " --context " + shell_word(sentence(s));
-    if (c.d_context > 0) o += " --d-context " + std::to_string(c.d_context);
-    if (c.decoding()) o += " --decode-from " + std::to_string(c.decode_from);
-    if (c.mode == Mode::Flash) o += " --block " + std::to_string(c.flash_block());
-    if (c.causal && c.cross()) o += " --causal";
-    if (!c.causal && !c.cross()) o += " --no-causal";
-    if (c.dropout > 0) o += " --dropout " + format_number(c.dropout);
-    if (c.qkv_bias) o += " --qkv-bias";
-    if (c.scale_first) o += " --scale-first";
-    if (!c.out_proj) o += " --no-out-proj";
+    for (const auto& [name, value] : config_options(c)) o += (o.empty() ? "--" : " --") + name + (value.empty() ? "" : " " + shell_word(value));
     return o;
 }
 
@@ -150,7 +136,7 @@ private:
         io.DeltaTime = 1.0f / 60;
         add_fonts(kFontScale);
         apply_theme(false);
-        if (!ImGui_ImplOpenGL3_Init("#version 330")) throw std::runtime_error("the handout cannot draw: no OpenGL 3.3 here");
+        if (!ImGui_ImplOpenGL3_Init(kGlslVersion)) throw std::runtime_error("the handout cannot draw: no OpenGL 3.3 here");
         backend_ = true;
         glGenTextures(1, &texture_);
         glBindTexture(GL_TEXTURE_2D, texture_);

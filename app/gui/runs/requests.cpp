@@ -4,7 +4,7 @@
 #include <ctime>
 #include <exception>
 
-#include <epoxy/gl.h>
+#include "gui/platform/gl.hpp"
 
 #include "headsplit/io/export.hpp"
 #include "headsplit/io/trace_json.hpp"

@@ -1,17 +1,11 @@
 #include "gui/runs/unattended.hpp"
 
-#include <chrono>
-
 #include "gui/runs/audit_sweep.hpp"
 #include "gui/runs/driver.hpp"
 #include "gui/runs/screenshot.hpp"
 #include "gui/platform/window.hpp"
 
 namespace headsplit::gui {
-
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 std::unique_ptr<UnattendedRun> make_unattended_run(const GuiOptions& o) {
     if (!o.layout_audit.empty())

@@ -4,6 +4,8 @@
 
 namespace headsplit {
 
+const char* matmul_kernel_name(MatmulKernel k) { return k == MatmulKernel::Plain ? "plain" : "blocked"; }
+
 std::string gl_fallback_notice(const std::string& what, std::ostream* notices) {
     const std::string line = what + "; using the CPU backend";
     if (notices) *notices << "headsplit: " << line << "\n";

@@ -12,7 +12,7 @@
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnoalias.hpp>
 #include <xtensor/xview.hpp>
-#include <xtensor-blas/xblas.hpp>
+#include "sgemm.hpp"
 
 namespace headsplit {
 
@@ -124,7 +124,6 @@ struct FlashKernel {
 
     // `scores` and `p` hold blk x blk floats each.
     void run(std::int64_t b, std::int64_t h, std::int64_t i, float* scores, float* p) const {
-        using cxxblas::Transpose;
         const float ninf = -std::numeric_limits<float>::infinity();
         const std::int64_t q0 = i * blk, nq = std::min(blk, T - q0);
         const std::int64_t bh = b * H + h, g = h / group;
@@ -143,10 +142,8 @@ struct FlashKernel {
             const std::int64_t k0 = j * blk, nk = std::min(blk, S - k0);
             const bool fresh = k0 == 0;
             // scores = q_blk @ k_blk^T * factor   [nq, nk]
-            cxxblas::gemm<int>(cxxblas::StorageOrder::RowMajor, Transpose::NoTrans, Transpose::Trans,
-                               static_cast<int>(nq), static_cast<int>(nk), static_cast<int>(hd), a.factor, qb,
-                               static_cast<int>(qs), kb + k0 * ks, static_cast<int>(ks), 0.0f, scores,
-                               static_cast<int>(nk));
+            cpu::sgemm(false, true, static_cast<int>(nq), static_cast<int>(nk), static_cast<int>(hd), a.factor, qb,
+                       static_cast<int>(qs), kb + k0 * ks, static_cast<int>(ks), 0.0f, scores, static_cast<int>(nk));
             for (std::int64_t r = 0; r < nq; ++r) {
                 const std::int64_t pos = q0 + r;
                 float* sr = scores + r * nk;
@@ -179,10 +176,8 @@ struct FlashKernel {
                 if (tile) std::copy(sr, sr + nk, tile + (bh * blk + r) * blk);
             }
             // acc += p @ v_blk   [nq, hd]
-            cxxblas::gemm<int>(cxxblas::StorageOrder::RowMajor, Transpose::NoTrans, Transpose::NoTrans,
-                               static_cast<int>(nq), static_cast<int>(hd), static_cast<int>(nk), 1.0f, p,
-                               static_cast<int>(nk), vb + k0 * vs, static_cast<int>(vs), 1.0f, ar,
-                               static_cast<int>(hd));
+            cpu::sgemm(false, false, static_cast<int>(nq), static_cast<int>(hd), static_cast<int>(nk), 1.0f, p,
+                       static_cast<int>(nk), vb + k0 * vs, static_cast<int>(vs), 1.0f, ar, static_cast<int>(hd));
         }
         if (!a.normalize) return;
         for (std::int64_t r = 0; r < nq; ++r) {
@@ -266,14 +261,9 @@ public:
                     for (std::int64_t n = 0; n < N; ++n) cp[m * ldc + n] = bp[n * bias->strides[0]];
                 beta = 1.0f;
             }
-            using cxxblas::Transpose;
-            cxxblas::gemm<int>(cxxblas::StorageOrder::RowMajor,
-                               la.transposed ? Transpose::Trans : Transpose::NoTrans,
-                               lb.transposed ? Transpose::Trans : Transpose::NoTrans,
-                               static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0f,
-                               abuf + batch_offset(a, batch, i), static_cast<int>(la.ld),
-                               bbuf + batch_offset(b, batch, i), static_cast<int>(lb.ld), beta, cp,
-                               static_cast<int>(ldc));
+            cpu::sgemm(la.transposed, lb.transposed, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0f,
+                       abuf + batch_offset(a, batch, i), static_cast<int>(la.ld), bbuf + batch_offset(b, batch, i),
+                       static_cast<int>(lb.ld), beta, cp, static_cast<int>(ldc));
             ++stats_.dispatches;
         }
     }

@@ -14,8 +14,6 @@
 
 namespace headsplit {
 
-const char* matmul_kernel_name(MatmulKernel k) { return k == MatmulKernel::Plain ? "plain" : "blocked"; }
-
 namespace {
 
 using gl::Buffer;

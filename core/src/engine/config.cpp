@@ -1,6 +1,7 @@
 #include "headsplit/engine/config.hpp"
 
 #include "headsplit/engine/config_edit.hpp"
+#include "headsplit/teaching/numbers.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -268,6 +269,39 @@ void validate(const Config& c) {
         throw ConfigError("the fixed embeddings hold " + std::to_string(c.embeddings.size()) +
                           " numbers but T x D_in = " + std::to_string(c.num_tokens()) + " x " +
                           std::to_string(c.d_in) + "; drop them or match the text and D_in");
+}
+
+namespace {
+
+std::string joined(const std::vector<std::string>& words) {
+    std::string out;
+    for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> config_options(const Config& c) {
+    if (!c.embeddings.empty() || !c.weights_dir.empty()) return {};
+    std::vector<std::pair<std::string, std::string>> o;
+    for (const std::vector<std::string>& s : c.sentences()) o.emplace_back("text", joined(s));
+    o.emplace_back("d-in", std::to_string(c.d_in));
+    o.emplace_back("d-out", std::to_string(c.d_out));
+    o.emplace_back("heads", std::to_string(c.heads));
+    o.emplace_back("mode", mode_name(c.mode));
+    o.emplace_back("seed", std::to_string(c.seed));
+    if (c.grouped()) o.emplace_back("kv-heads", std::to_string(c.kv_head_count()));
+    for (const std::vector<std::string>& s : c.context) o.emplace_back("context", joined(s));
+    if (c.d_context > 0) o.emplace_back("d-context", std::to_string(c.d_context));
+    if (c.decoding()) o.emplace_back("decode-from", std::to_string(c.decode_from));
+    if (c.mode == Mode::Flash) o.emplace_back("block", std::to_string(c.flash_block()));
+    if (c.causal && c.cross()) o.emplace_back("causal", "");
+    if (!c.causal && !c.cross()) o.emplace_back("no-causal", "");
+    if (c.dropout > 0) o.emplace_back("dropout", format_number(c.dropout));
+    if (c.qkv_bias) o.emplace_back("qkv-bias", "");
+    if (c.scale_first) o.emplace_back("scale-first", "");
+    if (!c.out_proj) o.emplace_back("no-out-proj", "");
+    return o;
 }
 
 }  // namespace headsplit

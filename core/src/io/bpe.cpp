@@ -6,36 +6,15 @@
 #include <fstream>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 #include "headsplit/teaching/numbers.hpp"
-#include <unicode/regex.h>
-#include <unicode/unistr.h>
+#include "bpe_pieces.hpp"
 
 namespace headsplit {
 
 namespace {
-
-// GPT-2's pre-split pattern, as the JavaScript encoder writes it (/.../gu). JavaScript's \s
-// is spelled out (ICU's leaves out \v and U+FEFF): tab, newline, \v, form feed, return, the
-// separators \p{Z} and U+FEFF.
-const char* const kPattern =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\t\\n\\u000B\\f\\r\\p{Z}\\uFEFF\\p{L}\\p{N}]+"
-    "|[\\t\\n\\u000B\\f\\r\\p{Z}\\uFEFF]+(?![^\\t\\n\\u000B\\f\\r\\p{Z}\\uFEFF])|[\\t\\n\\u000B\\f\\r\\p{Z}\\uFEFF]+";
-
-const icu::RegexPattern& pattern() {
-    static std::unique_ptr<icu::RegexPattern> compiled;
-    static std::once_flag once;
-    std::call_once(once, [] {
-        UErrorCode status = U_ZERO_ERROR;
-        UParseError where;
-        compiled.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(kPattern), where, status));
-        if (U_FAILURE(status) || !compiled) throw std::runtime_error("the BPE pattern does not compile in ICU");
-    });
-    return *compiled;
-}
 
 // UTF-8 of code point c (< 0x800 here: bytes_to_unicode maps into 0 .. 323).
 std::string utf8(std::uint32_t c) {
@@ -142,20 +121,7 @@ Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& vocab_path, const std::stri
     return Gpt2Tokenizer(read_checked(vocab_path), read_checked(merges_path), vocab_path, merges_path);
 }
 
-std::vector<std::string> Gpt2Tokenizer::pre_split(const std::string& text) {
-    // Bytes that are not UTF-8 become U+FFFD, as a browser's TextDecoder would.
-    const icu::UnicodeString u = icu::UnicodeString::fromUTF8(text);
-    UErrorCode status = U_ZERO_ERROR;
-    std::unique_ptr<icu::RegexMatcher> m(pattern().matcher(u, status));
-    std::vector<std::string> out;
-    while (U_SUCCESS(status) && m && m->find(status)) {
-        std::string piece;
-        m->group(status).toUTF8String(piece);
-        out.push_back(std::move(piece));
-    }
-    if (U_FAILURE(status)) throw ConfigError("the text could not be split into GPT-2 pieces (ICU error)");
-    return out;
-}
+std::vector<std::string> Gpt2Tokenizer::pre_split(const std::string& text) { return gpt2_pieces(text); }
 
 std::vector<std::string> Gpt2Tokenizer::bpe(const std::string& symbols_utf8) const {
     std::vector<std::string> word = characters(symbols_utf8);

@@ -10,4 +10,7 @@ namespace headsplit {
 
 std::unique_ptr<Backend> make_cpu_backend();
 
+// The library the CPU backend's products run on: "OpenBLAS" (desktop) or "Eigen, WebAssembly" (the page).
+const char* cpu_matmul_library();
+
 }  // namespace headsplit

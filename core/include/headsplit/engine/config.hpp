@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace headsplit {
@@ -129,6 +130,11 @@ extern const char* const kPadToken;
 // Throws ConfigError naming the first bad value. Does not check the memory budget
 // (see estimate_memory / check_memory_budget in engine.hpp).
 void validate(const Config& c);
+
+// The long options (name without "--", value; "" for a flag) that make this configuration
+// again on the command line or in the page's address, in a fixed order; none when its inputs
+// are a preset's own embeddings or a checkpoint's, which no option spells.
+std::vector<std::pair<std::string, std::string>> config_options(const Config& c);
 
 // Whitespace-separated words of `text`.
 std::vector<std::string> split_words(const std::string& text);

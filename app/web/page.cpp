@@ -1,0 +1,196 @@
+#include "web/page.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include <emscripten.h>
+#include <emscripten/html5.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <nlohmann/json.hpp>
+
+#include "headsplit/io/trace_json.hpp"
+#include "gui/platform/window.hpp"
+#include "gui/runs/audit.hpp"
+#include "gui/panels/style.hpp"
+
+namespace headsplit::gui {
+
+namespace {
+
+extern "C" {  // web/page_library.js
+char* headsplit_page_query();
+void headsplit_page_set_query(const char* pairs_json);
+void headsplit_page_set_text(const char* id, const char* text);
+void headsplit_page_mark(const char* name, const char* value);
+void headsplit_page_refuse(const char* line);
+void headsplit_page_download(const char* path, const char* name, int handout);
+void headsplit_page_copy(const char* text);
+}
+
+// ImGui's clipboard in the page: GLFW has none in a browser. Copies go to the system's
+// clipboard where the browser allows it; a paste arrives as the browser's paste event
+// (headsplit_page_paste), so ImGui's own Ctrl+V finds nothing to paste.
+const char* clipboard_text(void*) { return ""; }
+void set_clipboard_text(void*, const char* text) { headsplit_page_copy(text); }
+
+constexpr const char* kDownloads = "/downloads";
+
+class PageRun final : public UnattendedRun {
+public:
+    PageRun() {
+        if (page_requests().layout_report) layout_audit().enabled = true;
+        std::error_code ec;
+        std::filesystem::create_directories(kDownloads, ec);
+    }
+
+    bool before_frame(AppState& st, GLFWwindow* win, double) override {
+        st.screenshot_dir = kDownloads;
+        ImGui::GetIO().GetClipboardTextFn = clipboard_text;
+        ImGui::GetIO().SetClipboardTextFn = set_clipboard_text;
+        follow_canvas(st, win);
+        return true;
+    }
+
+    bool frame_drawn(AppState& st, const FrameInfo& f) override {
+        // The longest time between two frames while a trace computes off the frame: the
+        // page's answer to "does it freeze?".
+        const bool busy = st.computer->busy();
+        if ((busy || was_busy_) && last_started_ > 0)
+            longest_busy_gap_ = std::max(longest_busy_gap_, f.started - last_started_);
+        was_busy_ = busy;
+        last_started_ = f.started;
+        if (!drawn_) {  // the first frame on the canvas: milliseconds since the page began to load
+            drawn_ = true;
+            headsplit_page_mark("firstFrame", std::to_string(emscripten_get_now()).c_str());
+        }
+        const bool measuring = st.why && !st.why->result;
+        settled_ = st.trace && !st.computer->busy() && !measuring ? settled_ + 1 : 0;
+        if (settled_ >= 3 && st.trace.get() != reported_) {
+            reported_ = st.trace.get();
+            if (page_requests().json) headsplit_page_set_text("trace-json", trace_to_json(*st.trace).c_str());
+            if (page_requests().layout_report) {
+                // The report and the audit's verdict on it (its rules, the same code as the
+                // desktop's --layout-audit): one problem a line, none when the frame reads well.
+                const LayoutReport& report = layout_audit().report();
+                std::string problems;
+                for (const std::string& p : audit_problems(report, AuditRules{})) problems += p + "\n";
+                headsplit_page_set_text("layout-report", layout_report_json(report).c_str());
+                headsplit_page_set_text("layout-problems", problems.c_str());
+            }
+            headsplit_page_mark("longestBusyFrameMs", std::to_string(longest_busy_gap_ * 1e3).c_str());
+            headsplit_page_mark("computeMs", std::to_string(st.last_compute_ms).c_str());  // the trace's, as the status line says
+            headsplit_page_mark("settled", std::to_string(st.step).c_str());
+        }
+        return true;
+    }
+
+    void after_frame(AppState& st, const FrameInfo&) override {
+        offer_downloads(st);
+        update_address(st);
+    }
+
+    int finish() override { return 0; }
+
+private:
+    // The canvas fills the tab (CSS); its pixels are the CSS size times the device pixel
+    // ratio, and the text grows with the ratio so that it keeps its size on the screen.
+    void follow_canvas(AppState& st, GLFWwindow* win) {
+        double css_w = 0, css_h = 0;
+        emscripten_get_element_css_size("#canvas", &css_w, &css_h);
+        const double ratio = std::clamp(emscripten_get_device_pixel_ratio(), 0.5, 4.0);
+        if (ratio != ratio_) {
+            st.font_scale = static_cast<float>(st.font_scale / ratio_ * ratio);
+            st.font_dirty = true;
+            ratio_ = ratio;
+        }
+        const int w = std::max(320, static_cast<int>(std::lround(css_w * ratio)));
+        const int h = std::max(240, static_cast<int>(std::lround(css_h * ratio)));
+        int now_w = 0, now_h = 0;
+        glfwGetWindowSize(win, &now_w, &now_h);
+        if (w != now_w || h != now_h) glfwSetWindowSize(win, w, h);
+    }
+
+    // What the window saved under /downloads goes to the browser's downloads, then is removed.
+    void offer_downloads(AppState& st) {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        std::vector<fs::path> saved;
+        for (const auto& entry : fs::directory_iterator(kDownloads, ec)) saved.push_back(entry.path());
+        for (const fs::path& p : saved) {
+            const bool handout = fs::is_directory(p, ec);
+            const std::string name = p.filename().string() + (handout ? ".html" : "");
+            headsplit_page_download(p.c_str(), name.c_str(), handout);
+            fs::remove_all(p, ec);
+        }
+        const std::string prefix = std::string("saved ") + kDownloads + "/";
+        if (st.last_screenshot.rfind(prefix, 0) == 0)
+            st.last_screenshot = "downloaded " + st.last_screenshot.substr(prefix.size());
+    }
+
+    // The address: the configuration's options, then the step and the view.
+    void update_address(const AppState& st) {
+        std::vector<std::pair<std::string, std::string>> q = config_options(st.config);
+        if (q.empty()) q = page_requests().config_query;
+        if (st.config.backend == BackendKind::Gl) q.emplace_back("backend", "gl");
+        q.emplace_back("step", std::to_string(st.step));
+        const double scale = st.font_scale / ratio_;
+        if (std::abs(scale - 1.0) > 1e-3) q.emplace_back("font-scale", format_scale(scale));
+        if (st.presenting) q.emplace_back("present", "");
+        if (st.quiz.on) q.emplace_back("quiz", "");
+        if (!st.dark) q.emplace_back("light", "");
+        if (page_requests().json) q.emplace_back("json", "1");
+        if (page_requests().layout_report) q.emplace_back("layout-report", "1");
+        const std::string json = nlohmann::json(q).dump();
+        if (json == last_query_) return;
+        last_query_ = json;
+        headsplit_page_set_query(json.c_str());
+    }
+
+    static std::string format_scale(double s) {
+        char text[16];
+        std::snprintf(text, sizeof text, "%.3g", s);
+        return text;
+    }
+
+    double ratio_ = 1.0;
+    bool drawn_ = false;
+    bool was_busy_ = false;
+    double last_started_ = 0, longest_busy_gap_ = 0;
+    int settled_ = 0;
+    const Trace* reported_ = nullptr;
+    std::string last_query_;
+};
+
+}  // namespace
+
+// The page's paste event (index.html): its text typed into the text box that has the keyboard.
+extern "C" EMSCRIPTEN_KEEPALIVE void headsplit_page_paste(const char* text) {
+    if (ImGui::GetCurrentContext()) ImGui::GetIO().AddInputCharactersUTF8(text);
+}
+
+PageRequests& page_requests() {
+    static PageRequests r;
+    return r;
+}
+
+std::unique_ptr<UnattendedRun> make_page_run(const GuiOptions&) { return std::make_unique<PageRun>(); }
+
+std::vector<std::pair<std::string, std::string>> page_query() {
+    char* text = headsplit_page_query();
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    std::free(text);
+    std::vector<std::pair<std::string, std::string>> out;
+    if (j.is_array())
+        for (const auto& p : j) out.emplace_back(p.at(0).get<std::string>(), p.at(1).get<std::string>());
+    return out;
+}
+
+void show_refusal(const std::string& line) { headsplit_page_refuse(line.c_str()); }
+
+}  // namespace headsplit::gui

@@ -1,0 +1,37 @@
+#pragma once
+// The page's side of the window (emscripten only): the canvas follows the tab and the device
+// pixel ratio; the address holds the configuration and the step, with the command line's long
+// option names; files the window saves (a screenshot, the handout, the take-home scripts)
+// become downloads; `?json=1` and `?layout-report=1` write the trace and the layout report
+// into the page, for tests and for students who want the numbers.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gui/runs/unattended.hpp"
+
+namespace headsplit::gui {
+
+struct GuiOptions;
+
+// The address's parameters that are not options: set by the page's main before the window.
+struct PageRequests {
+    bool json = false;           // ?json=1: the trace as `headsplit trace --json` writes it, in <pre id="trace-json">
+    bool layout_report = false;  // ?layout-report=1: the settled frame's layout report, in <pre id="layout-report">
+    // The options the address gave (name, value), kept for the address when the configuration
+    // cannot be spelled from its values (a preset's own embeddings).
+    std::vector<std::pair<std::string, std::string>> config_query;
+};
+PageRequests& page_requests();
+
+// The page's run: the window's loop calls it at the same points as an unattended run's.
+std::unique_ptr<UnattendedRun> make_page_run(const GuiOptions& o);
+
+// The page's address now: location.search's parameters, in order ("" for a bare flag).
+std::vector<std::pair<std::string, std::string>> page_query();
+
+// Shows `line` as the page's refusal (a bad address value), in place of the window.
+void show_refusal(const std::string& line);
+
+}  // namespace headsplit::gui

@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# The page (make web) in headless Chromium, served with the headers its threads need:
+#  - same numbers: the page's trace (?json=1) equals `headsplit trace --json --backend cpu`'s
+#    within 1e-5 for the default example, a 9-word 3-head sentence, loop and fused, flash,
+#    GQA, a padded batch and decoding; the tiny-trained model's token ids on strings that
+#    exercise GPT-2's pre-split (contractions, accents, other scripts, emoji, runs of spaces),
+#    and its values within 1e-4;
+#  - screenshots of every step of the default example: not blank, and each differs from the
+#    one before;
+#  - a 10-word sentence with 4 heads at 1366x768 in presenter mode and at 1024x768 renders,
+#    and the layout audit's rules (run by the page on its own frame) find no problem;
+#  - bad address values show the same one-line refusal as the command line, never a blank page;
+#  - the address follows the configuration and the step.
+# Usage: web_test.sh HEADSPLIT SITE_DIR PNG_STATS PYTHON3
+set -u
+headsplit=$1 site=$2 png_stats=$3 py=$4
+here=$(cd "$(dirname "$0")" && pwd)
+tools=$here/../tools/web
+work=$(mktemp -d)
+server_pid=
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+for f in index.html app.js app.wasm app.data app.worker.js; do
+  [ -s "$site/$f" ] || { echo "FAIL: $site/$f is missing (make web builds the site)"; exit 1; }
+done
+command -v chromium >/dev/null || { echo "FAIL: chromium is needed (make web installs it)"; exit 1; }
+
+"$py" "$tools/serve.py" "$site" --port 0 >"$work/server.txt" 2>&1 &
+server_pid=$!
+for _ in $(seq 50); do [ -s "$work/server.txt" ] && break; sleep 0.1; done
+base=$(head -1 "$work/server.txt")
+case $base in http://127.0.0.1:*) ;; *) echo "FAIL: the server did not start: $(cat "$work/server.txt")"; exit 1 ;; esac
+
+# name|options (the command line's; the address takes the same, as name=value pairs)
+cases=(
+  "default|"
+  "nine-words|--text 'a small cat sat on the warm mat today' --d-in 8 --d-out 12 --heads 3"
+  "loop|--text 'the cat sleeps on the mat' --d-out 8 --heads 4 --mode loop"
+  "fused|--text 'the cat sleeps on the mat' --d-out 8 --heads 4 --mode fused"
+  "flash|--text 'the cat sleeps on the mat now' --d-out 8 --heads 2 --mode flash --block 3"
+  "gqa|--text 'the cat sleeps on the mat' --d-out 8 --heads 4 --kv-heads 2"
+  "padded|--text 'the cat sleeps' --text 'a dog runs in the park' --d-out 8 --heads 2"
+  "decode|--text 'the cat sleeps on the mat' --d-out 8 --heads 2 --decode-from 3"
+)
+bpe_strings=("don't stop: we're   here" "naïve café Straße" "Москва 東京 ελληνικά" "emoji 🙂 and 👩‍💻 x²" $'tabs\tand\nnewlines  and 3.14159')
+
+# An address's query from command-line words: --name value -> name=value (percent-encoded).
+query() { "$py" - "$@" <<'PY'
+import sys, urllib.parse
+args, out, i = sys.argv[1:], [], 0
+while i < len(args):
+    name = args[i][2:]
+    if i + 1 < len(args) and not args[i + 1].startswith("--"):
+        out.append(urllib.parse.quote(name) + "=" + urllib.parse.quote(args[i + 1], safe="")); i += 2
+    else:
+        out.append(urllib.parse.quote(name)); i += 1
+print("&".join(out))
+PY
+}
+
+jobs="[]"
+add_job() { jobs=$("$py" -c 'import json,sys; j=json.loads(sys.argv[1]); j.append(json.loads(sys.argv[2])); print(json.dumps(j))' "$jobs" "$1"); }
+
+for c in "${cases[@]}"; do
+  name=${c%%|*} opts=${c#*|}
+  eval "words=($opts)"
+  "$headsplit" trace --backend cpu --json "$work/desk-$name.json" "${words[@]}" >/dev/null 2>"$work/desk-$name.err" ||
+    bad "$name: headsplit trace refused: $(cat "$work/desk-$name.err")"
+  q=$(query "${words[@]}")
+  add_job "{\"url\": \"$base?${q:+$q&}json=1\", \"texts\": {\"trace-json\": \"$work/page-$name.json\"}}"
+done
+i=0
+for s in "${bpe_strings[@]}"; do
+  "$headsplit" trace --backend cpu --preset tiny-trained --text "$s" --json "$work/desk-bpe$i.json" >/dev/null 2>"$work/desk-bpe$i.err" ||
+    bad "bpe $i: headsplit trace refused: $(cat "$work/desk-bpe$i.err")"
+  add_job "{\"url\": \"$base?preset=tiny-trained&text=$(query --x "$s" | cut -d= -f2-)&json=1\", \"texts\": {\"trace-json\": \"$work/page-bpe$i.json\"}}"
+  i=$((i + 1))
+done
+steps=$("$py" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["steps"]))' "$work/desk-default.json")
+for s in $(seq 0 $((steps - 1))); do
+  add_job "{\"url\": \"$base?step=$s\", \"width\": 1024, \"height\": 768, \"screenshot\": \"$work/step-$s.png\"}"
+done
+ten="the quick brown fox jumps over the lazy dog today"
+tq=$(query --text "$ten" --d-in 8 --d-out 8 --heads 4)
+add_job "{\"url\": \"$base?$tq&step=6&present&font-scale=1.5&layout-report=1\", \"width\": 1366, \"height\": 768, \"screenshot\": \"$work/present.png\", \"texts\": {\"layout-problems\": \"$work/present-problems.txt\"}}"
+add_job "{\"url\": \"$base?$tq&step=6&layout-report=1\", \"width\": 1024, \"height\": 768, \"screenshot\": \"$work/normal.png\", \"texts\": {\"layout-problems\": \"$work/normal-problems.txt\"}, \"address\": true}"
+refusals=("heads=0|--heads 0" "d-out=7&heads=2|--d-out 7 --heads 2" "mode=sideways|--mode sideways" "dropout=1|--dropout 1"
+          "preset=nothing|--preset nothing" "block=0&mode=flash|--block 0 --mode flash" "kv-heads=3&heads=4&d-out=8|--kv-heads 3 --heads 4 --d-out 8")
+for r in "${refusals[@]}"; do add_job "{\"url\": \"$base?${r%%|*}\"}"; done
+add_job "{\"url\": \"$base?colour=blue\"}"
+add_job "{\"url\": \"$base?screenshot=a.png\"}"
+# The browser's own ways: keys move the step and the address follows; the three save buttons
+# download a screenshot, the handout (one HTML file) and the take-home scripts; typing and
+# pasting into presenter mode's sentence box (T) change the sentence and the address; a
+# device pixel ratio of 2 doubles the canvas's pixels; gpt2-small at T = 128 computes off
+# the frame.
+mkdir -p "$work/downloads"
+add_job "{\"url\": \"$base?step=2&layout-report=1\", \"width\": 1366, \"height\": 1500, \"downloads\": \"$work/downloads\", \"address\": true,
+  \"actions\": [{\"key\": \"ArrowRight\"}, {\"key\": \"ArrowRight\"}, {\"wait\": 1500}, {\"click\": \"save screenshot (F12)\"},
+                {\"click\": \"save handout\"}, {\"click\": \"save take-home scripts\"}, {\"wait\": 4000}]}"
+add_job "{\"url\": \"$base?present&d-out=8&heads=2\", \"address\": true,
+  \"actions\": [{\"key\": \"t\"}, {\"wait\": 300}, {\"key\": \"Ctrl+A\"}, {\"paste\": \"a dog runs fast\"}, {\"key\": \"Enter\"}, {\"wait\": 2000}]}"
+add_job "{\"url\": \"$base?present&d-out=8&heads=2\", \"address\": true,
+  \"actions\": [{\"key\": \"t\"}, {\"wait\": 300}, {\"key\": \"Ctrl+A\"}, {\"type\": \"big red fox\"}, {\"key\": \"Enter\"}, {\"wait\": 2000}]}"
+add_job "{\"url\": \"$base?$tq&step=6&layout-report=1\", \"width\": 683, \"height\": 384, \"scale\": 2, \"screenshot\": \"$work/dpr2.png\", \"texts\": {\"layout-problems\": \"$work/dpr2-problems.txt\"}}"
+add_job "{\"url\": \"$base?preset=gpt2-small&tokens=128&step=5\", \"timeout\": 300}"
+echo "$jobs" >"$work/jobs.json"
+
+node --experimental-websocket "$tools/page_probe.mjs" "$work/jobs.json" "$work/results.json" || { echo "FAIL: the probe failed"; exit 1; }
+result() { "$py" -c 'import json,sys; r=json.load(open(sys.argv[1]))[int(sys.argv[2])]; v=r.get(sys.argv[3]); print("" if v is None else v)' "$work/results.json" "$1" "$2"; }
+job=0
+errors=$("$py" -c 'import json,sys; print("; ".join(r["url"] + ": " + r["error"] for r in json.load(open(sys.argv[1])) if r.get("error")))' "$work/results.json")
+[ -z "$errors" ] || bad "the page did not settle: $errors"
+
+for c in "${cases[@]}"; do
+  name=${c%%|*}
+  out=$("$py" "$here/web_compare.py" "$work/page-$name.json" "$work/desk-$name.json" 1e-5) || bad "$name: $out"
+  echo "$name: $out"
+  job=$((job + 1))
+done
+for i in $(seq 0 $((${#bpe_strings[@]} - 1))); do
+  ids() { "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["config"].get("token_ids"))' "$1" 2>/dev/null; }
+  p=$(ids "$work/page-bpe$i.json") d=$(ids "$work/desk-bpe$i.json")
+  { [ -n "$d" ] && [ "$d" != None ] && [ "$p" = "$d" ]; } || bad "bpe string $i: page ids $p, desktop $d"
+  # A trained model's scores sum 64 products of larger numbers: Eigen's order of summation
+  # and OpenBLAS's differ by up to 2e-5 there (each is within float rounding of the other).
+  out=$("$py" "$here/web_compare.py" "$work/page-bpe$i.json" "$work/desk-bpe$i.json" 1e-4) || bad "bpe $i: $out"
+  job=$((job + 1))
+done
+echo "tiny-trained token ids: ${#bpe_strings[@]} strings, page = desktop"
+
+prev=
+for s in $(seq 0 $((steps - 1))); do
+  [ "$(result $job settled)" = "$s" ] || bad "?step=$s settled at step $(result $job settled)"
+  stats=$("$png_stats" "$work/step-$s.png" ${prev:+"$prev"})
+  colours=$(echo "$stats" | sed -n 's/.*colours \([0-9]*\).*/\1/p')
+  [ "${colours:-0}" -ge 50 ] || bad "step $s's screenshot looks blank: $stats"
+  if [ -n "$prev" ]; then
+    differ=$(echo "$stats" | sed -n 's/.*differ \([0-9.e-]*\).*/\1/p')
+    "$py" -c "import sys; sys.exit(0 if float('${differ:-0}') > 0.001 else 1)" || bad "step $s's screenshot is the same as step $((s - 1))'s ($stats)"
+  fi
+  prev=$work/step-$s.png
+  job=$((job + 1))
+done
+echo "screenshots: $steps steps of the default example, each drawn and different from the one before"
+
+for v in present normal; do
+  stats=$("$png_stats" "$work/$v.png")
+  colours=$(echo "$stats" | sed -n 's/.*colours \([0-9]*\).*/\1/p')
+  [ "${colours:-0}" -ge 50 ] || bad "$v: 10 words, 4 heads looks blank: $stats"
+  [ -f "$work/$v-problems.txt" ] && [ ! -s "$work/$v-problems.txt" ] ||
+    bad "$v: the layout audit on the page: $(head -c 600 "$work/$v-problems.txt" 2>/dev/null)"
+  [ "$(result $job settled)" = 6 ] || bad "$v: settled at step $(result $job settled)"
+  job=$((job + 1))
+done
+address=$(result $((job - 1)) address)
+case $address in
+  "?text=the%20quick%20brown%20fox%20jumps%20over%20the%20lazy%20dog%20today&d-in=8&d-out=8&heads=4&"*"step=6"*) ;;
+  *) bad "the address does not hold the configuration and step: $address" ;;
+esac
+echo "10 words, 4 heads: presenter at 1366x768 and normal at 1024x768 drawn; the layout audit finds nothing"
+
+for r in "${refusals[@]}"; do
+  eval "words=(${r#*|})"
+  want=$("$headsplit" trace "${words[@]}" 2>&1 >/dev/null | sed 's/^headsplit: //')
+  got=$(result $job refusal)
+  [ -n "$want" ] && [ "$got" = "$want" ] || bad "?${r%%|*}: the page says '$got', the command line '$want'"
+  job=$((job + 1))
+done
+got=$(result $job refusal)
+case $got in *colour*) ;; *) bad "?colour=blue: the page says '$got'" ;; esac
+job=$((job + 1))
+got=$(result $job refusal)
+case $got in "screenshot is for the desktop"*) ;; *) bad "?screenshot=a.png: the page says '$got'" ;; esac
+echo "refusals: ${#refusals[@]} bad values said as the command line says them, an unknown and a desktop-only option refused"
+
+job=$((job + 1))
+address=$(result $job address)
+case $address in *"step=4"*) ;; *) bad "two right arrows from step 2: the address says $address" ;; esac
+shot=$(ls "$work"/downloads/headsplit-step04-*.png 2>/dev/null | head -1)
+[ -n "$shot" ] && "$png_stats" "$shot" | grep -q "size 1366 1500" || bad "save screenshot: no 1366x1500 headsplit-step04-*.png downloaded ($(ls "$work/downloads"))"
+handout=$(ls "$work"/downloads/headsplit-handout-*.html 2>/dev/null | head -1)
+pictures=$(grep -o 'src="data:image/png;base64,' "$handout" 2>/dev/null | wc -l)
+[ "$pictures" = "$steps" ] || bad "save handout: $pictures pictures inside the downloaded page, not $steps ($(ls "$work/downloads"))"
+numpy=$(ls "$work"/downloads/headsplit-lab-*-numpy.py 2>/dev/null | head -1)
+{ [ -n "$numpy" ] && ls "$work"/downloads/headsplit-lab-*-torch.py >/dev/null 2>&1; } || bad "save take-home scripts: not downloaded ($(ls "$work/downloads"))"
+[ -z "$numpy" ] || (cd "$work" && "$py" "$numpy" >"$work/numpy.out" 2>&1) || bad "the downloaded NumPy script fails: $(tail -2 "$work/numpy.out")"
+echo "downloads: $(ls "$work/downloads" | tr '\n' ' ')"
+job=$((job + 1))
+address=$(result $job address)
+case $address in "?text=a%20dog%20runs%20fast&"*) ;; *) bad "paste into the sentence box: the address says $address" ;; esac
+job=$((job + 1))
+address=$(result $job address)
+case $address in "?text=big%20red%20fox&"*) ;; *) bad "typing into the sentence box: the address says $address" ;; esac
+job=$((job + 1))
+stats=$("$png_stats" "$work/dpr2.png")
+echo "$stats" | grep -q "size 1366 768" || bad "device pixel ratio 2 at 683x384: $stats"
+[ -f "$work/dpr2-problems.txt" ] && [ ! -s "$work/dpr2-problems.txt" ] || bad "device pixel ratio 2: the layout audit: $(head -c 600 "$work/dpr2-problems.txt" 2>/dev/null)"
+job=$((job + 1))
+gap=$(result $job longest_busy_frame_ms) ms=$(result $job compute_ms)
+"$py" -c "import sys; sys.exit(0 if 0 < float('${gap:-0}') < 500 else 1)" || bad "gpt2-small T = 128: the longest frame while computing took ${gap} ms"
+echo "gpt2-small T = 128: computed in $ms ms off the frame; the longest frame meanwhile $gap ms"
+
+[ $fail = 0 ] && echo "PASS: the page"
+exit $fail
