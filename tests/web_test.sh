@@ -76,7 +76,7 @@ i=0
 for s in "${bpe_strings[@]}"; do
   "$headsplit" trace --backend cpu --preset tiny-trained --text "$s" --json "$work/desk-bpe$i.json" >/dev/null 2>"$work/desk-bpe$i.err" ||
     bad "bpe $i: headsplit trace refused: $(cat "$work/desk-bpe$i.err")"
-  add_job "{\"url\": \"$base?preset=tiny-trained&text=$(query --x "$s" | cut -d= -f2-)&json=1\", \"texts\": {\"trace-json\": \"$work/page-bpe$i.json\"}}"
+  add_job "{\"url\": \"$base?preset=tiny-trained&text=$(query --x "$s" | cut -d= -f2-)&json=1\", \"texts\": {\"trace-json\": \"$work/page-bpe$i.json\"}, \"address\": true}"
   i=$((i + 1))
 done
 steps=$("$py" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["steps"]))' "$work/desk-default.json")
@@ -106,7 +106,7 @@ add_job "{\"url\": \"$base?present&d-out=8&heads=2\", \"address\": true,
 add_job "{\"url\": \"$base?present&d-out=8&heads=2\", \"address\": true,
   \"actions\": [{\"key\": \"t\"}, {\"wait\": 300}, {\"key\": \"Ctrl+A\"}, {\"type\": \"big red fox\"}, {\"key\": \"Enter\"}, {\"wait\": 2000}]}"
 add_job "{\"url\": \"$base?$tq&step=6&layout-report=1\", \"width\": 683, \"height\": 384, \"scale\": 2, \"screenshot\": \"$work/dpr2.png\", \"texts\": {\"layout-problems\": \"$work/dpr2-problems.txt\"}}"
-add_job "{\"url\": \"$base?preset=gpt2-small&tokens=128&step=5\", \"timeout\": 300}"
+add_job "{\"url\": \"$base?preset=gpt2-small&tokens=128&step=5\", \"timeout\": 300, \"address\": true}"
 echo "$jobs" >"$work/jobs.json"
 
 node --experimental-websocket "$tools/page_probe.mjs" "$work/jobs.json" "$work/results.json" || { echo "FAIL: the probe failed"; exit 1; }
@@ -128,6 +128,8 @@ for i in $(seq 0 $((${#bpe_strings[@]} - 1))); do
   # A trained model's scores sum 64 products of larger numbers: Eigen's order of summation
   # and OpenBLAS's differ by up to 2e-5 there (each is within float rounding of the other).
   out=$("$py" "$here/web_compare.py" "$work/page-bpe$i.json" "$work/desk-bpe$i.json" 1e-4) || bad "bpe $i: $out"
+  address=$(result $job address)
+  case $address in "?preset=tiny-trained&text="*"&layer="*) ;; *) bad "bpe $i: the address does not spell the model and its text: $address" ;; esac
   job=$((job + 1))
 done
 echo "tiny-trained token ids: ${#bpe_strings[@]} strings, page = desktop"
@@ -201,6 +203,7 @@ echo "$stats" | grep -q "size 1366 768" || bad "device pixel ratio 2 at 683x384:
 [ -f "$work/dpr2-problems.txt" ] && [ ! -s "$work/dpr2-problems.txt" ] || bad "device pixel ratio 2: the layout audit: $(head -c 600 "$work/dpr2-problems.txt" 2>/dev/null)"
 job=$((job + 1))
 gap=$(result $job longest_busy_frame_ms) ms=$(result $job compute_ms)
+case $(result $job address) in "?preset=gpt2-small&tokens=128&"*"step=5"*) ;; *) bad "gpt2-small T = 128: the address says $(result $job address)" ;; esac
 "$py" -c "import sys; sys.exit(0 if 0 < float('${gap:-0}') < 500 else 1)" || bad "gpt2-small T = 128: the longest frame while computing took ${gap} ms"
 echo "gpt2-small T = 128: computed in $ms ms off the frame; the longest frame meanwhile $gap ms"
 

@@ -282,9 +282,23 @@ std::string joined(const std::vector<std::string>& words) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> config_options(const Config& c) {
-    if (!c.embeddings.empty() || !c.weights_dir.empty()) return {};
     std::vector<std::pair<std::string, std::string>> o;
-    for (const std::vector<std::string>& s : c.sentences()) o.emplace_back("text", joined(s));
+    if (!c.weights_dir.empty()) {
+        // A shipped model (tiny-trained): its name, the text its pieces make, the layer. A
+        // checkpoint folder of the user's (--weights) is not spelled.
+        if (c.preset.empty() || c.preset.find(' ') != std::string::npos) return {};
+        o = {{"preset", c.preset}, {"text", checkpoint_text(c)}, {"layer", std::to_string(c.layer)}, {"mode", mode_name(c.mode)}};
+        if (c.mode == Mode::Flash) o.emplace_back("block", std::to_string(c.flash_block()));
+        if (!c.causal) o.emplace_back("no-causal", "");
+        return o;
+    }
+    if (!c.embeddings.empty()) return {};
+    if (!c.preset.empty() && c.preset != "cat-sleeps") o.emplace_back("preset", c.preset);  // its layer count, its name
+    // The large presets' t1 .. tN: their count, not their words.
+    if (c.batch == 1 && c.num_tokens() > 3 && c.tokens == synthetic_tokens(c.num_tokens()))
+        o.emplace_back("tokens", std::to_string(c.num_tokens()));
+    else
+        for (const std::vector<std::string>& s : c.sentences()) o.emplace_back("text", joined(s));
     o.emplace_back("d-in", std::to_string(c.d_in));
     o.emplace_back("d-out", std::to_string(c.d_out));
     o.emplace_back("heads", std::to_string(c.heads));

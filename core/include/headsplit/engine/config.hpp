@@ -132,8 +132,9 @@ extern const char* const kPadToken;
 void validate(const Config& c);
 
 // The long options (name without "--", value; "" for a flag) that make this configuration
-// again on the command line or in the page's address, in a fixed order; none when its inputs
-// are a preset's own embeddings or a checkpoint's, which no option spells.
+// again on the command line or in the page's address, in a fixed order: the shipped model's
+// name, text and layer; a large preset's token count; else every size and switch. None when
+// its inputs are a preset's own embeddings or a checkpoint folder's, which no option spells.
 std::vector<std::pair<std::string, std::string>> config_options(const Config& c);
 
 // Whitespace-separated words of `text`.

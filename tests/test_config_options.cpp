@@ -1,0 +1,101 @@
+// config_options: the long options that make a configuration again (the handout's rerun line,
+// the page's address). Each configuration, made from options as a user types them, is spelled
+// by config_options, parsed back by the command line's own parser and checked field by field.
+#include <catch2/catch.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include "headsplit/engine/config.hpp"
+#include "cli/options.hpp"
+
+using namespace headsplit;
+
+namespace {
+
+Config parsed(const std::vector<std::string>& words) {
+    app::ConfigOptions o;
+    CLI::App cli;
+    app::add_config_options(cli, o);
+    std::vector<std::string> args = {"headsplit"};
+    args.insert(args.end(), words.begin(), words.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    cli.parse(static_cast<int>(argv.size()), argv.data());
+    return app::make_config(o).config;
+}
+
+std::vector<std::string> words_of(const Config& c) {
+    std::vector<std::string> w;
+    for (const auto& [name, value] : config_options(c)) {
+        w.push_back("--" + name);
+        if (!value.empty()) w.push_back(value);
+    }
+    return w;
+}
+
+std::string testing_join(const std::vector<std::string>& w) {
+    std::string out;
+    for (const std::string& s : w) out += (out.empty() ? "" : " ") + s;
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("config_options spells a configuration that parses back to the same one", "[config_options]") {
+    const std::vector<std::vector<std::string>> typed = {
+        {},
+        {"--text", "a small cat sat on the mat", "--d-in", "8", "--d-out", "12", "--heads", "3", "--mode", "loop"},
+        {"--text", "the cat sleeps", "--text", "a dog runs in the park", "--d-out", "8", "--heads", "4", "--kv-heads", "2"},
+        {"--text", "it's 'quoted' $(not run)", "--mode", "flash", "--block", "2", "--no-causal", "--seed", "7"},
+        {"--text", "the cat sleeps on the mat", "--decode-from", "3", "--qkv-bias"},
+        {"--text", "the cat sleeps on the mat", "--dropout", "0.25", "--scale-first", "--no-out-proj"},
+        {"--text", "the cat", "--context", "a dog runs far away", "--d-context", "10"},
+        {"--text", "the cat sat", "--context", "a dog ran", "--causal"},
+        {"--preset", "gpt2-small", "--tokens", "24", "--mode", "fused"},
+        {"--preset", "tiny-trained", "--text", "don't stop, we're   here", "--layer", "2", "--mode", "flash"},
+    };
+    for (const auto& words : typed) {
+        INFO("typed: " << testing_join(words));
+        const Config a = parsed(words);
+        const std::vector<std::string> spelled = words_of(a);
+        INFO("spelled: " << testing_join(spelled));
+        REQUIRE_FALSE(spelled.empty());
+        const Config b = parsed(spelled);
+        CHECK(b.sentences() == a.sentences());
+        CHECK(b.context == a.context);
+        CHECK(b.d_in == a.d_in);
+        CHECK(b.d_out == a.d_out);
+        CHECK(b.d_context == a.d_context);
+        CHECK(b.heads == a.heads);
+        CHECK(b.kv_head_count() == a.kv_head_count());
+        CHECK(b.mode == a.mode);
+        CHECK(b.flash_block() == a.flash_block());
+        CHECK(b.causal == a.causal);
+        CHECK(b.decode_from == a.decode_from);
+        CHECK(b.dropout == a.dropout);
+        CHECK(b.seed == a.seed);
+        CHECK(b.qkv_bias == a.qkv_bias);
+        CHECK(b.scale_first == a.scale_first);
+        CHECK(b.out_proj == a.out_proj);
+        CHECK(b.weights_dir == a.weights_dir);
+        CHECK(b.layer == a.layer);
+        CHECK(b.token_ids == a.token_ids);
+        CHECK(b.preset == a.preset);
+        CHECK(b.layers == a.layers);
+        CHECK(words_of(b) == spelled);
+    }
+}
+
+TEST_CASE("config_options: a large preset's synthetic tokens go as their count", "[config_options]") {
+    const Config c = parsed({"--preset", "gpt2-small", "--tokens", "128"});
+    const auto o = config_options(c);
+    REQUIRE_FALSE(o.empty());
+    REQUIRE(o.size() >= 2);
+    CHECK(o[0] == std::make_pair(std::string("preset"), std::string("gpt2-small")));
+    CHECK(o[1] == std::make_pair(std::string("tokens"), std::string("128")));
+    for (const auto& [name, value] : o) CHECK(name != "text");
+}
+
+TEST_CASE("config_options: a preset's own embeddings are not spelled", "[config_options]") {
+    CHECK(config_options(parsed({"--preset", "journey"})).empty());
+}
