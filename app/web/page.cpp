@@ -84,6 +84,14 @@ public:
                 headsplit_page_set_text("layout-problems", problems.c_str());
             }
             headsplit_page_mark("longestBusyFrameMs", std::to_string(longest_busy_gap_ * 1e3).c_str());
+            double steps_ms = 0;  // the trace's own step times, as `headsplit trace` totals them
+            std::string each;
+            for (const Step& s : st.trace->steps) {
+                steps_ms += s.ms;
+                each += (each.empty() ? "" : " ") + std::to_string(s.ms);
+            }
+            headsplit_page_mark("stepsMs", std::to_string(steps_ms).c_str());
+            headsplit_page_mark("stepMs", each.c_str());
             headsplit_page_mark("computeMs", std::to_string(st.last_compute_ms).c_str());  // the trace's, as the status line says
             headsplit_page_mark("settled", std::to_string(st.step).c_str());
         }

@@ -52,7 +52,7 @@ ws.onmessage = (ev) => {
   const msg = JSON.parse(ev.data);
   if (msg.method === "Runtime.exceptionThrown") consoleLines.push("exception: " + msg.params.exceptionDetails.text + " " +
     ((msg.params.exceptionDetails.exception || {}).description || ""));
-  if (msg.method === "Runtime.consoleAPICalled" && (msg.params.type === "error" || msg.params.type === "warning"))
+  if (msg.method === "Runtime.consoleAPICalled" && (msg.params.type === "error" || msg.params.type === "warning" || process.env.PROBE_DEBUG))
     consoleLines.push(msg.params.type + ": " + msg.params.args.map((a) => a.value ?? a.description ?? "").join(" "));
   if (msg.id && pending.has(msg.id)) {
     const { resolve, reject } = pending.get(msg.id);
@@ -146,6 +146,8 @@ for (const job of jobs) {
     }
     if (job.address) result.address = await evaluate("location.search");
     result.compute_ms = Number(await evaluate("document.body.dataset.computeMs || 'NaN'"));
+    result.steps_ms = Number(await evaluate("document.body.dataset.stepsMs || 'NaN'"));
+    result.step_ms = await evaluate("document.body.dataset.stepMs || ''");
     result.longest_busy_frame_ms = Number(await evaluate("document.body.dataset.longestBusyFrameMs || 'NaN'"));
     if (job.screenshot) {
       await sleep(200);  // a few more frames: the settled frame is on the canvas

@@ -265,6 +265,10 @@ public:
     bool frame() {
         if (glfwWindowShouldClose(win_)) return false;
         const double started = now_seconds();
+        // The page draws 10 frames a second while a trace computes (the browser calls 60):
+        // the spinner still turns, and the computation gets the time the frames would take.
+        if (kInPage && st_.computer->busy() && started - last_drawn_ < 0.1) return true;
+        last_drawn_ = started;
         poll_events(st_, run_ != nullptr, started);
         const double now = now_seconds();
         take_result(st_, now);
@@ -306,6 +310,7 @@ private:
     std::unique_ptr<UnattendedRun> run_;
     AppState st_;
     Shown shown_;
+    double last_drawn_ = 0;  // when the last frame began
 };
 
 }  // namespace

@@ -60,7 +60,13 @@ auto strided(std::vector<float>& buf, const TensorDesc& t) {
 // same thread count OpenBLAS uses), serially when the work is small.
 template <class Body>
 void parallel_rows(std::int64_t n, std::int64_t work_per_row, Body body) {
+#ifdef __EMSCRIPTEN__
+    // In the page a thread is a Web Worker woken by a message: starting one for each call
+    // costs more than the rows it would share.
+    const unsigned hw = 1;
+#else
     const unsigned hw = std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
+#endif
     if (hw == 1 || n * work_per_row < (1 << 16)) {
         body(std::int64_t{0}, n);
         return;
