@@ -126,6 +126,61 @@ check_refused 2 "--preset cannot be used with --weights" trace --preset tiny-tra
 long_text=$(printf 'word %.0s' $(seq 20000))
 check_refused 2 "over the memory budget" trace --text "$long_text"
 
+# 3a. A hostile checkpoint folder (the shipped tiny model, copied, then broken one file at a
+#     time): only regular files are opened, so nothing blocks or reads forever; each refusal
+#     names the file and says what it is; a weight that is not a finite number is refused with
+#     its tensor and index.
+shipped=$(cd "$(dirname "$0")/../assets/tiny-gpt2" && pwd)
+hostile() {  # name: a fresh copy of the shipped model in $work/ckpt-name
+  rm -rf "$work/ckpt-$1" && cp -r "$shipped" "$work/ckpt-$1" && echo "$work/ckpt-$1"
+}
+refused_quickly() {  # substring args...: as check_refused, within 20 s (a reader that blocks fails)
+  local want=$1
+  shift
+  timeout 20 "$bin" "$@" >"$work/stdout" 2>"$work/stderr"
+  local rc=$?
+  [ "$rc" = 2 ] || fail "'$*' exited $rc, expected 2 (124: it hung) : $(head -c 300 "$work/stderr")"
+  [ "$(wc -l <"$work/stderr")" = 1 ] || fail "'$*' wrote $(wc -l <"$work/stderr") lines to stderr: $(cat "$work/stderr")"
+  grep -qF -- "$want" "$work/stderr" || fail "'$*' said '$(cat "$work/stderr")', expected it to mention '$want'"
+  refused=$((refused + 1))
+}
+d=$(hostile fifo) && rm "$d/config.json" && mkfifo "$d/config.json"
+refused_quickly "config.json: a named pipe (reading it could wait forever), not a file" trace --weights "$d"
+d=$(hostile zero) && rm "$d/vocab.json" && ln -s /dev/zero "$d/vocab.json"
+refused_quickly "vocab.json: a device, not a file" trace --weights "$d"
+d=$(hostile folder) && rm "$d/model.safetensors" && mkdir "$d/model.safetensors"
+refused_quickly "model.safetensors: a folder, not a file" trace --weights "$d"
+d=$(hostile loop) && rm "$d/config.json" && ln -s config.json "$d/config.json"
+refused_quickly "config.json: a symlink loop" trace --weights "$d"
+d=$(hostile nan)
+/usr/bin/python3 - "$d/model.safetensors" <<'PY' || fail "could not put a NaN into the copied checkpoint"
+import json, struct, sys
+path = sys.argv[1]
+with open(path, "r+b") as f:
+    n = struct.unpack("<Q", f.read(8))[0]
+    header = json.loads(f.read(n))
+    name = next(k for k in header if k.endswith("h.0.attn.c_attn.weight"))
+    assert header[name]["dtype"] == "F32"
+    cols = header[name]["shape"][1]
+    f.seek(8 + n + header[name]["data_offsets"][0] + 4 * (2 * cols + 5))  # element [2, 5]
+    f.write(struct.pack("<f", float("nan")))
+PY
+refused_quickly "c_attn.weight\" holds NaN at [2, 5]; a checkpoint's weights must be finite numbers" trace --weights "$d" --layer 0
+# the same with +Inf in a token's embedding row (only the rows of the sentence's tokens are read)
+d=$(hostile inf)
+/usr/bin/python3 - "$d/model.safetensors" <<'PY' || fail "could not put an Inf into the copied checkpoint"
+import json, struct, sys
+path = sys.argv[1]
+with open(path, "r+b") as f:
+    n = struct.unpack("<Q", f.read(8))[0]
+    header = json.loads(f.read(n))
+    name = next(k for k in header if k.endswith("wpe.weight"))
+    cols = header[name]["shape"][1]
+    f.seek(8 + n + header[name]["data_offsets"][0] + 4 * (1 * cols + 3))  # position 1, column 3
+    f.write(struct.pack("<f", float("inf")))
+PY
+refused_quickly "wpe.weight\" holds Inf at [1, 3]" trace --weights "$d" --text "the cat"
+
 # 3b. The same for bench's options.
 check_refused 2 "--repeat 0 is out of range" bench --repeat 0
 check_refused 2 "--dropout abc is not a number" bench --preset cat-sleeps --dropout abc

@@ -1,7 +1,5 @@
 #include "headsplit/io/bpe.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <fstream>
 #include <limits>
@@ -11,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include "headsplit/teaching/numbers.hpp"
 #include "bpe_pieces.hpp"
+#include "headsplit/io/files.hpp"
 
 namespace headsplit {
 
@@ -62,16 +61,12 @@ std::vector<std::string> characters(const std::string& s) {
 std::string shown_token(const std::string& s) { return quote_name(s, 40); }
 
 std::string read_checked(const std::string& path) {
-    struct stat info {};
-    if (stat(path.c_str(), &info) != 0)
-        throw ConfigError(path + ": cannot read it; give the folder that holds vocab.json and merges.txt");
-    if (static_cast<std::uint64_t>(info.st_size) > kMaxVocabBytes)
-        throw ConfigError(path + ": " + std::to_string(info.st_size) + " bytes, more than the " +
-                          std::to_string(kMaxVocabBytes >> 20) + " MiB a vocabulary file may have");
+    check_readable_file(path, kMaxVocabBytes, "give the folder that holds vocab.json and merges.txt");
     std::ifstream in(path, std::ios::binary);
     std::ostringstream all;
     all << in.rdbuf();
     if (!in && !in.eof()) throw ConfigError(path + ": cannot read it whole");
+    if (all.str().size() > kMaxVocabBytes) throw ConfigError(path + ": it grew while being read; read it again");
     return all.str();
 }
 

@@ -1,6 +1,5 @@
 #include "headsplit/io/checkpoint.hpp"
 
-#include <sys/stat.h>
 
 #include <cmath>
 #include <fstream>
@@ -10,6 +9,7 @@
 
 #include "headsplit/io/bpe.hpp"
 #include "headsplit/backends/cpu_backend.hpp"
+#include "headsplit/io/files.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/io/safetensors.hpp"
 
@@ -121,11 +121,8 @@ std::vector<float> attention_output(const std::vector<float>& x, std::int64_t T,
 
 Gpt2Shape read_gpt2_config(const std::string& dir) {
     const std::string path = in_dir(dir, "config.json");
-    struct stat info {};
-    if (stat(path.c_str(), &info) != 0)
-        throw ConfigError(path + ": not found; --weights takes a Hugging Face GPT-2 folder (config.json, "
-                                 "model.safetensors, vocab.json, merges.txt)");
-    if (info.st_size > (1 << 20)) throw ConfigError(path + ": larger than 1 MiB; is it GPT-2's config.json?");
+    check_readable_file(path, 1 << 20,
+                        "--weights takes a Hugging Face GPT-2 folder (config.json, model.safetensors, vocab.json, merges.txt)");
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();

@@ -1,9 +1,12 @@
 #include "headsplit/io/safetensors.hpp"
 
+#include "headsplit/io/files.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -142,6 +145,7 @@ std::vector<SafetensorsEntry> parse_safetensors(const std::string& file, const s
 }
 
 SafetensorsFile::SafetensorsFile(std::string path) : path_(std::move(path)) {
+    check_readable_file(path_, std::numeric_limits<std::uint64_t>::max(), "give the checkpoint's model.safetensors");
     std::ifstream in(path_, std::ios::binary | std::ios::ate);
     if (!in) throw ConfigError(path_ + ": cannot open it: " + std::strerror(errno) + "; give the checkpoint's path");
     const std::uint64_t size = static_cast<std::uint64_t>(in.tellg());
@@ -188,6 +192,25 @@ void to_floats(const std::string& dtype, const unsigned char* p, std::size_t cou
     }
 }
 
+// "NaN" or "Inf" for the first value of `v` that is not a finite number, with its index; ""
+// when every value is finite.
+std::string first_non_finite(const std::vector<float>& v, const Shape& shape, std::size_t first_row = 0) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (std::isfinite(v[i])) continue;
+        std::string at;
+        std::size_t rest = i;
+        for (std::size_t d = shape.size(); d-- > 0;) {
+            const auto n = static_cast<std::size_t>(shape[d]);
+            std::size_t idx = n ? rest % n : 0;
+            rest = n ? rest / n : 0;
+            if (d == 0) idx = first_row ? first_row : idx;
+            at = std::to_string(idx) + (at.empty() ? "" : ", ") + at;
+        }
+        return std::string(std::isnan(v[i]) ? "NaN" : "Inf") + " at [" + at + "]";
+    }
+    return "";
+}
+
 }  // namespace
 
 std::vector<float> SafetensorsFile::read(const std::string& name, const Shape& shape) const {
@@ -199,6 +222,8 @@ std::vector<float> SafetensorsFile::read(const std::string& name, const Shape& s
     if (!in) bad(path_, "tensor " + shown(name) + " could not be read (the file changed since it was opened?)");
     std::vector<float> out(raw.size() / static_cast<std::size_t>(dtype_bytes(e.dtype)));
     to_floats(e.dtype, reinterpret_cast<const unsigned char*>(raw.data()), out.size(), out.data());
+    if (const std::string where = first_non_finite(out, shape); !where.empty())
+        bad(path_, "tensor " + shown(name) + " holds " + where, "a checkpoint's weights must be finite numbers");
     return out;
 }
 
@@ -219,6 +244,10 @@ std::vector<float> SafetensorsFile::read_rows(const std::string& name, const Sha
         in.read(raw.data(), static_cast<std::streamsize>(row_bytes));
         if (!in) bad(path_, "tensor " + shown(name) + " could not be read (the file changed since it was opened?)");
         to_floats(e.dtype, reinterpret_cast<const unsigned char*>(raw.data()), cols, &out[r * cols]);
+        const std::vector<float> row(out.begin() + static_cast<std::ptrdiff_t>(r * cols),
+                                     out.begin() + static_cast<std::ptrdiff_t>((r + 1) * cols));
+        if (const std::string where = first_non_finite(row, {1, shape[1]}, static_cast<std::size_t>(rows[r])); !where.empty())
+            bad(path_, "tensor " + shown(name) + " holds " + where, "a checkpoint's weights must be finite numbers");
     }
     return out;
 }

@@ -1,0 +1,17 @@
+#pragma once
+// What every reader of a file the user names does first: a checkpoint's config.json and
+// model.safetensors, a vocabulary. Only a regular file is opened (a named pipe could block
+// forever, a device such as /dev/zero never ends), and its size is checked before a byte is
+// read.
+#include <cstdint>
+#include <string>
+
+namespace headsplit {
+
+// The size of the regular file at `path` (symlinks followed). ConfigError, one line that
+// names the path, otherwise: not found, permission denied, a symlink loop, a folder, a named
+// pipe, a device or a socket, or larger than `max_bytes`. `hint` ends the line (what the file
+// should be, e.g. "--weights takes a Hugging Face GPT-2 folder").
+std::uint64_t check_readable_file(const std::string& path, std::uint64_t max_bytes, const std::string& hint);
+
+}  // namespace headsplit

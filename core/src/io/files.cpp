@@ -1,0 +1,46 @@
+#include "headsplit/io/files.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "headsplit/engine/config.hpp"
+
+namespace headsplit {
+
+namespace {
+
+std::string why_not(int err) {
+    switch (err) {
+        case ENOENT: return "not found";
+        case EACCES: return "permission denied (the file, or a folder on its path)";
+        case ELOOP: return "a symlink loop (the link points back to itself)";
+        case ENOTDIR: return "a part of the path is a file, not a folder";
+        case ENAMETOOLONG: return "the path is too long";
+        default: return std::strerror(err);
+    }
+}
+
+}  // namespace
+
+std::uint64_t check_readable_file(const std::string& path, std::uint64_t max_bytes, const std::string& hint) {
+    const std::string tail = hint.empty() ? "" : "; " + hint;
+    struct stat info {};
+    if (stat(path.c_str(), &info) != 0) throw ConfigError(path + ": " + why_not(errno) + tail);
+    const char* kind = S_ISDIR(info.st_mode)    ? "a folder"
+                       : S_ISFIFO(info.st_mode) ? "a named pipe (reading it could wait forever)"
+                       : S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode) ? "a device"
+                       : S_ISSOCK(info.st_mode) ? "a socket"
+                       : nullptr;
+    if (kind || !S_ISREG(info.st_mode)) throw ConfigError(path + ": " + (kind ? kind : "not a regular file") + ", not a file" + tail);
+    if (access(path.c_str(), R_OK) != 0) throw ConfigError(path + ": " + why_not(errno) + tail);
+    const auto size = static_cast<std::uint64_t>(info.st_size);
+    if (size > max_bytes)
+        throw ConfigError(path + ": " + human_bytes(static_cast<double>(size)) + ", more than the " +
+                          human_bytes(static_cast<double>(max_bytes)) + " such a file may have" + tail);
+    return size;
+}
+
+}  // namespace headsplit
