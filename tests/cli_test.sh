@@ -257,6 +257,53 @@ check_unwritable bench --json "$work/no/such/dir/out.json"
 check_unwritable --screenshot "$work/no/such/dir/out.png"
 check_unwritable --drive 100 --drive-report "$work/no/such/dir/out.json"
 
+# 4b. Outputs that are not plain files, and writes that fail: refused at once, or failed
+#     with what was there kept and no temporary file left.
+mkdir -p "$work/adir"
+refused_quickly "$work/adir is a folder; give a file name" trace --json "$work/adir"
+refused_quickly "$work/adir is a folder; give a file name" bench --json "$work/adir" --repeat 5
+refused_quickly "/dev/null is a device, a named pipe or a socket, not a file" trace --json /dev/null
+refused_quickly "--python and --numpy both name $work/lab.py" export --python "$work/lab.py" --numpy "$work/./lab.py"
+check_refused 2 "--text \"\" has no words" trace --preset tiny-trained --text ""
+check_refused 2 "--dropout 1e-400 is too small for a float" trace --dropout 1e-400
+ln -s loop-b "$work/loop-a" && ln -s loop-a "$work/loop-b"
+refused_quickly "$work/loop-a: a symlink loop" trace --json "$work/loop-a"
+#    A symlink to a file is written through: the link stays a link, its target gets the trace.
+ln -s target.json "$work/link.json"
+"$bin" trace --json "$work/link.json" >/dev/null || fail "trace --json through a symlink exited $?"
+[ -L "$work/link.json" ] && [ -s "$work/target.json" ] || fail "trace --json replaced the symlink instead of writing its target"
+rm -f "$work/link.json" "$work/target.json"
+#    A full disk (a 64 KiB tmpfs; root only): exit 1, one line, the old file kept, nothing left over.
+if [ "$(id -u)" = 0 ] && mkdir -p "$work/small" && mount -t tmpfs -o size=64k tmpfs "$work/small" 2>/dev/null; then
+  echo old >"$work/small/keep.json"
+  head -c 60000 /dev/zero >"$work/small/fill" 2>/dev/null
+  "$bin" trace --json "$work/small/keep.json" >/dev/null 2>"$work/stderr"
+  rc=$?
+  [ "$rc" = 1 ] && grep -qF "No space left on device; nothing there was replaced" "$work/stderr" ||
+    fail "trace --json onto a full disk: exit $rc, '$(cat "$work/stderr")'"
+  [ "$(cat "$work/small/keep.json")" = old ] || fail "trace --json onto a full disk changed the file that was there"
+  [ -z "$(ls "$work/small" | grep tmp)" ] || fail "trace --json onto a full disk left $(ls "$work/small")"
+  "$bin" export --python "$work/small/keep.json" >/dev/null 2>"$work/stderr" && fail "export onto a full disk exited 0"
+  [ "$(cat "$work/small/keep.json")" = old ] || fail "export onto a full disk changed the file that was there"
+  umount "$work/small"
+else
+  echo "note: not root or no tmpfs here; the full-disk case is not run"
+fi
+#    SIGTERM while a large --json is written: the temporary file goes with the process.
+"$bin" trace --preset gpt2-small --tokens 512 --json "$work/big.json" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 600); do ls "$work" | grep -q '^big.json.tmp' && break; sleep 0.05; done
+if ls "$work" | grep -q '^big.json.tmp'; then
+  kill -TERM "$pid"
+  wait "$pid"
+  rc=$?
+  [ "$rc" = 143 ] || fail "trace --json killed by SIGTERM exited $rc, expected 143"
+  [ -z "$(ls "$work" | grep '^big.json')" ] || fail "SIGTERM during --json left $(ls "$work" | grep '^big.json')"
+else
+  wait "$pid"
+  fail "trace --preset gpt2-small --tokens 512 --json: no temporary file seen within 30 s"
+fi
+
 # 5. A good --json is complete JSON, written in one piece.
 "$bin" trace --mode fused --json "$work/good.json" >/dev/null || fail "trace --json exited $?"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=='headsplit-trace' and d['version']==3" \

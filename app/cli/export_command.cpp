@@ -1,6 +1,8 @@
 #include "cli/export_command.hpp"
 
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -24,6 +26,14 @@ void ExportCommand::add_to(CLI::App& parent) {
 int ExportCommand::run() const {
     if (python_path.empty() && numpy_path.empty())
         throw ConfigError("export needs --python FILE or --numpy FILE (or both), e.g. headsplit export --python take_home.py");
+    {
+        std::error_code ec;
+        namespace fs = std::filesystem;
+        if (!python_path.empty() && !numpy_path.empty() &&
+            fs::weakly_canonical(python_path, ec) == fs::weakly_canonical(numpy_path, ec))
+            throw ConfigError("--python and --numpy both name " + python_path +
+                              "; give two files, e.g. --python lab_torch.py --numpy lab_numpy.py");
+    }
     const CheckedConfig c = make_config(config);
     // Refused before anything runs: a script too large (from the planned shapes), a
     // configuration over the memory budget, a destination that cannot be written.

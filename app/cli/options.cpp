@@ -29,7 +29,10 @@ double parse_real(const char* name, const std::string& value) {
     errno = 0;
     char* end = nullptr;
     const double v = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+    if (!value.empty() && *end == '\0' && errno == ERANGE)
+        throw ConfigError(std::string(name) + " " + value + " is too " + (std::abs(v) < 1 ? "small" : "large") +
+                          " for a float (1e-38 to 3e38); use e.g. " + name + " 0.1");
+    if (value.empty() || *end != '\0' || !std::isfinite(v))
         throw ConfigError(std::string(name) + " " + (value.empty() ? "\"\"" : value) +
                           " is not a number; use e.g. " + name + " 0.1");
     return v;
@@ -153,6 +156,8 @@ CheckedConfig make_config(const ConfigOptions& o) {
             if (given) throw ConfigError(std::string(name) + " cannot be used with " + source + ": the checkpoint sets it");
         if (o.texts.size() > 1) throw ConfigError(source + " runs one sentence; give one --text");
         const std::string text = o.texts.empty() ? "" : o.texts.front();
+        if (!o.texts.empty() && split_words(text).empty())  // not the model's own sentence in its place
+            throw ConfigError("--text \"" + text + "\" has no words; give at least one, e.g. --text \"the cat sleeps\"");
         const std::int64_t layer = o.layer.empty() ? -1 : parse_count("--layer", o.layer, 0, 1 << 20);
         Config c = o.weights.empty() ? config_from_preset(o.preset, text, layer)
                                      : gpt2_config(o.weights, text.empty() ? "the cat sleeps" : text, std::max<std::int64_t>(layer, 0));

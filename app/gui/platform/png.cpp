@@ -1,10 +1,14 @@
 #include "gui/platform/png.hpp"
 
 #include <cstdio>
+#include <exception>
+#include <string>
 #include <vector>
 
 #include "gui/platform/gl.hpp"
 #include <stb_image_write.h>
+
+#include "headsplit/io/trace_json.hpp"
 
 namespace headsplit::gui {
 
@@ -15,15 +19,18 @@ bool save_png(const std::string& path, int w, int h, std::string* why, unsigned 
     glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
     for (std::size_t i = 3; i < pixels.size(); i += 4) pixels[i] = 255;  // opaque
     stbi_flip_vertically_on_write(1);
-    const std::string tmp = path + ".tmp.png";
-    if (!stbi_write_png(tmp.c_str(), w, h, 4, pixels.data(), w * 4)) {
-        *why = "cannot write " + path + "; choose a path in a folder you can write to";
-        std::remove(tmp.c_str());
+    // Encoded in memory, then written whole through a temporary file: a full disk or an
+    // unwritable folder leaves any picture already at `path` as it was.
+    std::string png;
+    const auto append = [](void* to, void* data, int size) { static_cast<std::string*>(to)->append(static_cast<const char*>(data), static_cast<std::size_t>(size)); };
+    if (!stbi_write_png_to_func(append, &png, w, h, 4, pixels.data(), w * 4)) {
+        *why = "cannot encode the " + std::to_string(w) + "x" + std::to_string(h) + " frame as PNG";
         return false;
     }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        *why = "cannot write " + path;
-        std::remove(tmp.c_str());
+    try {
+        write_file_atomically(path, png);
+    } catch (const std::exception& e) {
+        *why = e.what();
         return false;
     }
     return true;

@@ -8,7 +8,13 @@
 
 #include <unistd.h>
 
+#include <csignal>
+#include <filesystem>
+#include <mutex>
+
 #include <nlohmann/json.hpp>
+
+#include "headsplit/engine/config.hpp"
 
 namespace headsplit {
 
@@ -141,6 +147,45 @@ std::string trace_to_json(const Trace& tr) {
 
 namespace {
 
+// Where the bytes for `path` go: a symlink's target (the link stays a link), which must be a
+// regular file or not exist yet. ConfigError in one line otherwise.
+std::string output_target(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path p(path);
+    for (int hops = 0; fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+        if (hops == 40) throw ConfigError(path + ": a symlink loop (the link leads back to itself); give a file name");
+        const fs::path target = fs::read_symlink(p, ec);
+        if (ec) throw ConfigError(path + ": a symlink that cannot be read (" + ec.message() + "); give a file name");
+        p = target.is_absolute() ? target : p.parent_path() / target;
+    }
+    const fs::file_status st = fs::status(p, ec);
+    if (fs::is_directory(st)) throw ConfigError(path + " is a folder; give a file name, e.g. " + (fs::path(path) / "out").string());
+    if (fs::exists(st) && !fs::is_regular_file(st))
+        throw ConfigError(path + " is a device, a named pipe or a socket, not a file; give a regular file's name");
+    return p.string();
+}
+
+// The temporary file being written now, removed by SIGINT or SIGTERM before the process ends
+// (a signal handler may only call async-signal-safe functions: unlink, signal, raise).
+char g_temporary[4096];
+
+void remove_temporary_and_die(int sig) {
+    if (g_temporary[0]) unlink(g_temporary);
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
+
+// Marks `tmp` as the file to remove on a signal ("" clears it); the handlers are set once.
+void guard_temporary(const std::string& tmp) {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        for (int sig : {SIGINT, SIGTERM})
+            if (std::signal(sig, remove_temporary_and_die) == SIG_IGN) std::signal(sig, SIG_IGN);  // kept ignored
+    });
+    std::snprintf(g_temporary, sizeof g_temporary, "%s", tmp.size() < sizeof g_temporary ? tmp.c_str() : "");
+}
+
 std::FILE* open_temporary(const std::string& path, const std::string& tmp) {
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
     if (!f)
@@ -154,22 +199,28 @@ std::string temporary_name(const std::string& path) { return path + ".tmp." + st
 }  // namespace
 
 void check_writable(const std::string& path) {
-    const std::string tmp = temporary_name(path);
+    const std::string target = output_target(path);
+    const std::string tmp = temporary_name(target);
     std::fclose(open_temporary(path, tmp));
     std::remove(tmp.c_str());
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
-    const std::string tmp = temporary_name(path);
+    const std::string target = output_target(path);
+    const std::string tmp = temporary_name(target);
+    guard_temporary(tmp);
     std::FILE* f = open_temporary(path, tmp);
-    const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    const int saved = errno;
-    const bool closed = std::fclose(f) == 0;
-    if (!wrote || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int err = wrote && closed ? errno : saved;
-        std::remove(tmp.c_str());
-        throw std::runtime_error("cannot write " + path + ": " + std::strerror(err));
-    }
+    // Written, flushed and synced before the rename: a full disk is found here, and what was
+    // at `path` stays as it was.
+    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    int err = ok ? 0 : errno;
+    if (ok && std::fflush(f) != 0) ok = false, err = errno;
+    if (ok && fsync(fileno(f)) != 0 && errno != EINVAL) ok = false, err = errno;  // EINVAL: a file system that does not sync
+    if (std::fclose(f) != 0 && ok) ok = false, err = errno;
+    if (ok && std::rename(tmp.c_str(), target.c_str()) != 0) ok = false, err = errno;
+    if (!ok) std::remove(tmp.c_str());
+    guard_temporary("");
+    if (!ok) throw std::runtime_error("cannot write " + path + ": " + std::strerror(err) + "; nothing there was replaced");
 }
 
 }  // namespace headsplit
