@@ -78,5 +78,5 @@ print("bench --tokens 8,24 --modes flash,split: %d results" % len(d["results"]))
 PY
 [ $? = 0 ] || exit 1
 out=$("$bin" bench --preset gpt2-small --modes split,sideways 2>&1)
-[ $? = 2 ] && grep -q "sideways is not a mode" <<<"$out" || { echo "FAIL: bench --modes sideways: $out"; exit 1; }
+[ $? = 2 ] && grep -q "\"sideways\" is not a mode" <<<"$out" || { echo "FAIL: bench --modes sideways: $out"; exit 1; }
 echo "bench: token lists, mode lists and refusals"

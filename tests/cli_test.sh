@@ -58,6 +58,16 @@ check_refused() {  # expected-code substring args...
   return 0
 }
 refused=0
+refused_quickly() {  # substring args...: as check_refused, within 20 s (a reader that blocks fails)
+  local want=$1
+  shift
+  timeout 20 "$bin" "$@" >"$work/stdout" 2>"$work/stderr"
+  local rc=$?
+  [ "$rc" = 2 ] || fail "'$*' exited $rc, expected 2 (124: it hung) : $(head -c 300 "$work/stderr")"
+  [ "$(wc -l <"$work/stderr")" = 1 ] || fail "'$*' wrote $(wc -l <"$work/stderr") lines to stderr: $(cat "$work/stderr")"
+  grep -qF -- "$want" "$work/stderr" || fail "'$*' said '$(cat "$work/stderr")', expected it to mention '$want'"
+  refused=$((refused + 1))
+}
 check_refused 2 "heads that divide 6: 1, 2, 3, 6" trace --heads 4
 check_refused 2 "--heads 0 is out of range" trace --heads 0
 check_refused 2 "--heads -3" trace --heads -3
@@ -125,6 +135,11 @@ check_refused 2 "--preset cannot be used with --weights" trace --preset tiny-tra
 # refused by the memory budget with the estimate, before anything is allocated.
 long_text=$(printf 'word %.0s' $(seq 20000))
 check_refused 2 "over the memory budget" trace --text "$long_text"
+# Flash tiles are steps of the trace: too many are refused at once, with the block that works
+# (these took minutes, or never ended, before the count).
+refused_quickly "flash at T = 65536 with block 1 makes 2147516416 tiles" trace --mode flash --block 1 --tokens 65536 --d-in 4 --d-out 4 --heads 1
+refused_quickly "flash at T = 2048 with block 1 makes 2098176 tiles, each a step of the trace; at most 65536 can be traced: use --block 6 or more" trace --mode flash --block 1 --tokens 2048 --d-in 4 --d-out 4 --heads 1
+refused_quickly "use --block 2905 or more" trace --preset llama2-7b --tokens 1048576 --mode flash
 
 # 3a. A hostile checkpoint folder (the shipped tiny model, copied, then broken one file at a
 #     time): only regular files are opened, so nothing blocks or reads forever; each refusal
@@ -133,16 +148,6 @@ check_refused 2 "over the memory budget" trace --text "$long_text"
 shipped=$(cd "$(dirname "$0")/../assets/tiny-gpt2" && pwd)
 hostile() {  # name: a fresh copy of the shipped model in $work/ckpt-name
   rm -rf "$work/ckpt-$1" && cp -r "$shipped" "$work/ckpt-$1" && echo "$work/ckpt-$1"
-}
-refused_quickly() {  # substring args...: as check_refused, within 20 s (a reader that blocks fails)
-  local want=$1
-  shift
-  timeout 20 "$bin" "$@" >"$work/stdout" 2>"$work/stderr"
-  local rc=$?
-  [ "$rc" = 2 ] || fail "'$*' exited $rc, expected 2 (124: it hung) : $(head -c 300 "$work/stderr")"
-  [ "$(wc -l <"$work/stderr")" = 1 ] || fail "'$*' wrote $(wc -l <"$work/stderr") lines to stderr: $(cat "$work/stderr")"
-  grep -qF -- "$want" "$work/stderr" || fail "'$*' said '$(cat "$work/stderr")', expected it to mention '$want'"
-  refused=$((refused + 1))
 }
 d=$(hostile fifo) && rm "$d/config.json" && mkfifo "$d/config.json"
 refused_quickly "config.json: a named pipe (reading it could wait forever), not a file" trace --weights "$d"
@@ -183,6 +188,8 @@ refused_quickly "wpe.weight\" holds Inf at [1, 3]" trace --weights "$d" --text "
 
 # 3b. The same for bench's options.
 check_refused 2 "--repeat 0 is out of range" bench --repeat 0
+check_refused 2 "--tokens 1 2 is not a whole number" bench --preset gpt2-small --tokens "1 2" --repeat 5
+check_refused 2 "--modes: \"split flash\" is not a mode" bench --modes "split flash" --repeat 5
 check_refused 2 "--dropout abc is not a number" bench --preset cat-sleeps --dropout abc
 check_refused 2 "dropout" bench --preset cat-sleeps --dropout 1.5
 check_refused 2 "--repeat -2 is out of range" bench --repeat -2
@@ -226,6 +233,7 @@ check_refused_gui "--window width 0 is out of range" --window 0x0
 check_refused_gui "--window abc is not a size" --window abc
 check_refused_gui "--window height 99999 is out of range" --window 1024x99999
 check_refused_gui "--tab foo is not a panel; use heatmaps, weights or why" --tab foo
+check_refused_gui "--step 10000 does not exist; this trace has steps 0 to 11" --step 10000
 check_refused_gui "--zoom 9 is not a zoom from 1 to 8" --zoom 9
 check_refused_gui "--zoom abc is not a zoom" --zoom abc
 check_refused_gui "--pan 1,2 is not TOKEN,COLUMN,HEAD" --pan 1,2

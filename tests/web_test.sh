@@ -88,14 +88,14 @@ tq=$(query --text "$ten" --d-in 8 --d-out 8 --heads 4)
 add_job "{\"url\": \"$base?$tq&step=6&present&font-scale=1.5&layout-report=1\", \"width\": 1366, \"height\": 768, \"screenshot\": \"$work/present.png\", \"texts\": {\"layout-problems\": \"$work/present-problems.txt\"}}"
 add_job "{\"url\": \"$base?$tq&step=6&layout-report=1\", \"width\": 1024, \"height\": 768, \"screenshot\": \"$work/normal.png\", \"texts\": {\"layout-problems\": \"$work/normal-problems.txt\"}, \"address\": true}"
 refusals=("heads=0|--heads 0" "d-out=7&heads=2|--d-out 7 --heads 2" "mode=sideways|--mode sideways" "dropout=1|--dropout 1"
-          "preset=nothing|--preset nothing" "block=0&mode=flash|--block 0 --mode flash" "kv-heads=3&heads=4&d-out=8|--kv-heads 3 --heads 4 --d-out 8")
+          "preset=nothing|--preset nothing" "block=0&mode=flash|--block 0 --mode flash" "kv-heads=3&heads=4&d-out=8|--kv-heads 3 --heads 4 --d-out 8" "step=10000|--step 10000")
 for r in "${refusals[@]}"; do add_job "{\"url\": \"$base?${r%%|*}\"}"; done
 add_job "{\"url\": \"$base?colour=blue\"}"
 add_job "{\"url\": \"$base?screenshot=a.png\"}"
 # The browser's own ways: keys move the step and the address follows; the three save buttons
 # download a screenshot, the handout (one HTML file) and the take-home scripts; typing and
 # pasting into presenter mode's sentence box (T) change the sentence and the address; a
-# device pixel ratio of 2 doubles the canvas's pixels; gpt2-small at T = 128 computes off
+# device pixel ratio of 2 doubles the canvas's pixels; gpt2-small at T = 512 computes off
 # the frame.
 mkdir -p "$work/downloads"
 add_job "{\"url\": \"$base?step=2&layout-report=1\", \"width\": 1366, \"height\": 1500, \"downloads\": \"$work/downloads\", \"address\": true,
@@ -106,7 +106,7 @@ add_job "{\"url\": \"$base?present&d-out=8&heads=2\", \"address\": true,
 add_job "{\"url\": \"$base?present&d-out=8&heads=2\", \"address\": true,
   \"actions\": [{\"key\": \"t\"}, {\"wait\": 300}, {\"key\": \"Ctrl+A\"}, {\"type\": \"big red fox\"}, {\"key\": \"Enter\"}, {\"wait\": 2000}]}"
 add_job "{\"url\": \"$base?$tq&step=6&layout-report=1\", \"width\": 683, \"height\": 384, \"scale\": 2, \"screenshot\": \"$work/dpr2.png\", \"texts\": {\"layout-problems\": \"$work/dpr2-problems.txt\"}}"
-add_job "{\"url\": \"$base?preset=gpt2-small&tokens=128&step=5\", \"timeout\": 300, \"address\": true}"
+add_job "{\"url\": \"$base?preset=gpt2-small&tokens=512&step=5\", \"timeout\": 300, \"address\": true}"
 echo "$jobs" >"$work/jobs.json"
 
 node --experimental-websocket "$tools/page_probe.mjs" "$work/jobs.json" "$work/results.json" || { echo "FAIL: the probe failed"; exit 1; }
@@ -203,9 +203,12 @@ echo "$stats" | grep -q "size 1366 768" || bad "device pixel ratio 2 at 683x384:
 [ -f "$work/dpr2-problems.txt" ] && [ ! -s "$work/dpr2-problems.txt" ] || bad "device pixel ratio 2: the layout audit: $(head -c 600 "$work/dpr2-problems.txt" 2>/dev/null)"
 job=$((job + 1))
 gap=$(result $job longest_busy_frame_ms) ms=$(result $job compute_ms)
-case $(result $job address) in "?preset=gpt2-small&tokens=128&"*"step=5"*) ;; *) bad "gpt2-small T = 128: the address says $(result $job address)" ;; esac
-"$py" -c "import sys; sys.exit(0 if 0 < float('${gap:-0}') < 500 else 1)" || bad "gpt2-small T = 128: the longest frame while computing took ${gap} ms"
-echo "gpt2-small T = 128: computed in $ms ms off the frame; the longest frame meanwhile $gap ms"
+case $(result $job address) in "?preset=gpt2-small&tokens=512&"*"step=5"*) ;; *) bad "gpt2-small T = 512: the address says $(result $job address)" ;; esac
+# Frames must be drawn while it computes (a page that computed on its frame draws none), none
+# longer than 0.4 s; the computation itself takes longer than that.
+"$py" -c "import sys; sys.exit(0 if float('${ms:-0}') > 300 and 0 < float('${gap:-0}') < 400 else 1)" ||
+  bad "gpt2-small T = 512: computed in $ms ms; the longest frame meanwhile $gap ms (must be under 400)"
+echo "gpt2-small T = 512: computed in $ms ms off the frame; the longest frame meanwhile $gap ms"
 
 [ $fail = 0 ] && echo "PASS: the page"
 exit $fail

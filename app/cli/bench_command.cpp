@@ -58,13 +58,17 @@ void progress(int done, int total, const std::string& what) {
 
 std::string fixed(double v, int digits = 2) { return format_fixed(v, digits); }
 
-// "128,512, 1024" -> {"128", "512", "1024"}: the items of a comma-separated list.
+// "128,512, 1024" -> {"128", "512", "1024"}: the items of a comma-separated list, each
+// trimmed and kept whole ("1 2" stays one item, which its parser then refuses, instead of
+// running T = 1).
 std::vector<std::string> split_list(const std::string& list) {
     std::vector<std::string> out;
     std::string item;
     std::istringstream in(list);
-    while (std::getline(in, item, ','))
-        if (!split_words(item).empty()) out.push_back(split_words(item).front());
+    while (std::getline(in, item, ',')) {
+        const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
+        out.push_back(first == std::string::npos ? "" : item.substr(first, last - first + 1));
+    }
     return out;
 }
 
@@ -137,7 +141,7 @@ std::vector<Mode> modes_of(const std::string& modes) {
     for (const std::string& m : split_list(modes)) {
         const Mode all[] = {Mode::Loop, Mode::Split, Mode::Fused, Mode::Flash};
         const auto found = std::find_if(std::begin(all), std::end(all), [&](Mode x) { return m == mode_name(x); });
-        if (found == std::end(all)) throw ConfigError("--modes: " + m + " is not a mode; use loop, split, fused or flash");
+        if (found == std::end(all)) throw ConfigError("--modes: \"" + m + "\" is not a mode; use loop, split, fused or flash, separated by commas");
         if (std::find(mode_list.begin(), mode_list.end(), *found) == mode_list.end()) mode_list.push_back(*found);
     }
     if (mode_list.empty()) throw ConfigError("--modes is empty; name at least one of loop, split, fused, flash");

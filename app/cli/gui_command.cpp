@@ -98,9 +98,16 @@ gui::GuiOptions GuiCommand::options() {
     GuiFlags& f = flags;
     gui::GuiOptions g;
     if (f.config.backend.empty()) f.config.backend = "gl";
-    g.config = app::make_config(f.config).config;
+    const CheckedConfig checked = app::make_config(f.config);
+    g.config = checked.config;
     g.screenshot = f.screenshot;
-    if (!f.step.empty()) g.step = static_cast<int>(app::parse_count("--step", f.step, 0, 1 << 20));
+    if (!f.step.empty()) {
+        g.step = static_cast<int>(app::parse_count("--step", f.step, 0, 1 << 20));
+        // The steps this configuration has, from its plan (shapes only, nothing computed).
+        const std::size_t steps = plan(checked).steps.size();
+        if (static_cast<std::size_t>(g.step) >= steps)
+            throw ConfigError("--step " + f.step + " does not exist; this trace has steps 0 to " + std::to_string(steps - 1));
+    }
     if (!f.font_scale.empty()) g.font_scale = parse_font_scale("--font-scale", f.font_scale);
     g.light = f.light;
     g.present = f.present;

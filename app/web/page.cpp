@@ -58,11 +58,10 @@ public:
     }
 
     bool frame_drawn(AppState& st, const FrameInfo& f) override {
-        // The longest time between two frames while a trace computes off the frame: the
-        // page's answer to "does it freeze?".
+        // The longest time between two drawn frames while a trace computes off the frame (0
+        // when no frame was drawn meanwhile): the page's answer to "does it freeze?".
         const bool busy = st.computer->busy();
-        if ((busy || was_busy_) && last_started_ > 0)
-            longest_busy_gap_ = std::max(longest_busy_gap_, f.started - last_started_);
+        if ((busy || was_busy_) && last_started_ > 0) longest_gap_ = std::max(longest_gap_, f.started - last_started_);
         was_busy_ = busy;
         last_started_ = f.started;
         if (!drawn_) {  // the first frame on the canvas: milliseconds since the page began to load
@@ -83,7 +82,7 @@ public:
                 headsplit_page_set_text("layout-report", layout_report_json(report).c_str());
                 headsplit_page_set_text("layout-problems", problems.c_str());
             }
-            headsplit_page_mark("longestBusyFrameMs", std::to_string(longest_busy_gap_ * 1e3).c_str());
+            headsplit_page_mark("longestBusyFrameMs", std::to_string(longest_gap_ * 1e3).c_str());
             double steps_ms = 0;  // the trace's own step times, as `headsplit trace` totals them
             std::string each;
             for (const Step& s : st.trace->steps) {
@@ -169,7 +168,7 @@ private:
     double ratio_ = 1.0;
     bool drawn_ = false;
     bool was_busy_ = false;
-    double last_started_ = 0, longest_busy_gap_ = 0;
+    double last_started_ = 0, longest_gap_ = 0;
     int settled_ = 0;
     const Trace* reported_ = nullptr;
     std::string last_query_;

@@ -257,6 +257,22 @@ void validate(const Config& c) {
         if (c.decoding())
             throw ConfigError("decoding runs one query row per round, with no tiles to show; drop --decode-from or "
                               "use --mode split");
+        // Every tile is a step of the trace: counted here, in closed form, before any walk
+        // (at T = 65536 with block 1 the walk alone would not end).
+        const auto tiles = [&](std::int64_t blk) {
+            const double q = static_cast<double>((T + blk - 1) / blk);
+            const double k = static_cast<double>((c.num_keys() + blk - 1) / blk);
+            return c.causal ? q * (q + 1) / 2 : q * k;
+        };
+        if (tiles(c.flash_block()) > static_cast<double>(kMaxFlashTiles)) {
+            std::int64_t smallest = c.flash_block();
+            while (tiles(smallest) > static_cast<double>(kMaxFlashTiles)) smallest += std::max<std::int64_t>(1, smallest / 8);
+            while (smallest > 1 && tiles(smallest - 1) <= static_cast<double>(kMaxFlashTiles)) --smallest;
+            throw ConfigError("flash at T = " + std::to_string(T) + " with block " + std::to_string(c.flash_block()) +
+                              " makes " + std::to_string(static_cast<long long>(tiles(c.flash_block()))) + " tiles, each a step of the trace; " +
+                              "at most " + std::to_string(kMaxFlashTiles) + " can be traced: use --block " +
+                              std::to_string(smallest) + " or more");
+        }
     } else if (c.block != 0) {
         throw ConfigError("block = " + std::to_string(c.block) + " is the tile side of flash mode, but the mode is " +
                           mode_name(c.mode) + "; add --mode flash or drop --block");

@@ -28,6 +28,8 @@ constexpr std::int64_t kMaxTokens = 1 << 20;
 // Flash mode's tile side when none is given (capped at T): what measured best on this
 // machine's CPU at gpt2-small sizes (README: Bench).
 constexpr std::int64_t kDefaultFlashBlock = 64;
+// The most tiles (steps) a flash trace may have: T = 8192 at the default block makes 8,256.
+constexpr std::int64_t kMaxFlashTiles = 65536;
 
 struct Config {
     std::string preset = "cat-sleeps";     // where the values came from (for display)
