@@ -126,6 +126,16 @@ check_handout quotes --text "say \"hi\" it's \$(touch $work/pwned) \`touch $work
 "$bin" handout --out "$work/flash" --text "the quick brown fox jumps" --mode flash --block 2 >/dev/null 2>&1 &&
   grep -q -- "--mode flash --seed 0 --block 2" "$work/flash/index.html" || fail "flash: the rerun command lacks --block 2"
 
+# A folder reused: the earlier, longer handout's extra pictures go, and the command says so.
+"$bin" handout --out "$work/reused" --mode flash --text "the cat sleeps on the mat" --block 2 >/dev/null 2>&1 ||
+  fail "reused: the first handout failed"
+before=$(ls "$work/reused" | grep -c '^step-')
+out=$("$bin" handout --out "$work/reused" 2>&1) || fail "reused: the second handout failed: $out"
+after=$(ls "$work/reused" | grep -c '^step-')
+[ "$after" = 12 ] || fail "reused: $after pictures after replacing a $before-picture handout with a 12-step one"
+grep -qF "replaced the handout that was in $work/reused and removed its $((before - 12)) pictures past step 11" <<<"$out" ||
+  fail "reused: the command did not say what it replaced: $out"
+
 # Refused before any work, one line, nothing written.
 for bad in /proc/headsplit-handout "$work/default/index.html"; do
   if "$bin" handout --out "$bad" >"$work/bad.out" 2>"$work/bad.err"; then

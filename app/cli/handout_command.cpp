@@ -25,7 +25,9 @@ int HandoutCommand::run() const {
     // backend's context is current while it computes).
     const std::unique_ptr<gl::EglContext> context = gl::EglContext::create();
     context->make_current();
-    const int pictures = gui::write_handout(trace, out_dir);
+    std::string replaced;
+    const int pictures = gui::write_handout(trace, out_dir, &replaced);
+    if (!replaced.empty()) std::cout << replaced << "\n";
     std::cout << "wrote " << out_dir << "/index.html and " << pictures << " pictures (step-00.png .. step-"
               << (pictures - 1 < 10 ? "0" : "") << pictures - 1 << ".png)\n";
     return 0;

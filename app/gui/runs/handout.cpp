@@ -246,7 +246,7 @@ table.counts { border-collapse: collapse; } table.counts td, table.counts th { b
     return h;
 }
 
-int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& dir) {
+int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& dir, std::string* replaced) {
     if (!trace || trace->steps.empty()) throw std::runtime_error("the handout needs a trace");
     for (const Step& s : trace->steps)
         for (const TensorRecord& t : s.tensors)
@@ -269,7 +269,20 @@ int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& 
         if (!save_png((folder / picture_name(s.index)).string(), kWidth, kHeight, &why, GL_COLOR_ATTACHMENT0))
             throw std::runtime_error(why);
     }
+    std::error_code ec;
+    const bool earlier = std::filesystem::exists(folder / "index.html", ec);
     write_file_atomically((folder / "index.html").string(), handout_html(*trace));
+    // An earlier, longer handout's last pictures: this page does not show them, so they go.
+    int removed = 0;
+    for (int n = static_cast<int>(trace->steps.size());; ++n) {
+        if (!std::filesystem::remove(folder / picture_name(n), ec)) break;
+        ++removed;
+    }
+    if (replaced && earlier)
+        *replaced = "replaced the handout that was in " + dir +
+                    (removed ? " and removed its " + std::to_string(removed) + " pictures past step " +
+                                   std::to_string(trace->steps.size() - 1)
+                             : std::string());
     return static_cast<int>(trace->steps.size());
 }
 

@@ -20,8 +20,10 @@ std::string handout_html(const Trace& trace);
 // Writes the handout of `trace` (a recorded run, with values) into `dir`, made when missing.
 // Renders offscreen in the GL context current on this thread (the window's, or a headless
 // EGL one), into a framebuffer and an ImGui context of its own: the window's state is left
-// as it was. Every file goes through a temporary name and a rename. Returns the number of
-// pictures; throws std::runtime_error with one line.
-int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& dir);
+// as it was. Every file goes through a temporary name and a rename. A handout already in the
+// folder is replaced whole: its pictures past this one's last step are removed, and
+// `replaced` (when given) says so in one sentence ("" for a new folder). Returns the number
+// of pictures; throws std::runtime_error with one line.
+int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& dir, std::string* replaced = nullptr);
 
 }  // namespace headsplit::gui
