@@ -297,6 +297,15 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$work/small" && mount -t tmpfs -o size=64k tm
 else
   echo "note: not root or no tmpfs here; the full-disk case is not run"
 fi
+#    The command export prints is quoted for a POSIX shell: pasted into sh -c it runs the script
+#    at a path with spaces, quotes and $( ) in it, and runs nothing else.
+hostile_dir="$work/lab 'one' \$(touch $work/pwned-export)"
+mkdir -p "$hostile_dir"
+out=$("$bin" export --numpy "$hostile_dir/take home.py" 2>&1) || fail "export to a hostile path exited $?: $out"
+cmd=${out#*run it with }
+(cd "$work" && PATH=/usr/bin:/bin sh -c "$cmd" >"$work/export-run.out" 2>&1) ||
+  fail "the printed command '$cmd' did not run the script: $(tail -2 "$work/export-run.out")"
+[ -e "$work/pwned-export" ] && fail "the printed command ran a command from the path"
 #    SIGTERM while a large --json is written: the temporary file goes with the process.
 "$bin" trace --preset gpt2-small --tokens 512 --json "$work/big.json" >/dev/null 2>&1 &
 pid=$!

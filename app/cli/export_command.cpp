@@ -9,6 +9,7 @@
 #include "headsplit/backends/backend_policy.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/io/export.hpp"
+#include "headsplit/io/files.hpp"
 #include "headsplit/io/trace_json.hpp"
 #include "cli/trace_command.hpp"
 
@@ -48,7 +49,7 @@ int ExportCommand::run() const {
     for (const auto& [path, kind] : scripts) {
         write_file_atomically(path, export_script(trace, kind));
         std::cout << "wrote " << path << ": " << script_kind_name(kind) << ", " << trace.steps.size()
-                  << " steps; run it with python3 " << path << "\n";
+                  << " steps; run it with python3 " << shell_word(path) << "\n";
     }
     return 0;
 }

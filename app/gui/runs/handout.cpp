@@ -15,6 +15,7 @@
 #include <backends/imgui_impl_opengl3.h>
 
 #include "headsplit/engine/engine.hpp"
+#include "headsplit/io/files.hpp"
 #include "headsplit/io/trace_json.hpp"
 #include "gui/runs/audit.hpp"
 #include "gui/panels/panels.hpp"
@@ -52,19 +53,6 @@ std::string sentence(const std::vector<std::string>& tokens) {
 
 // The `headsplit trace` options that give this configuration again ("" when its inputs are a
 // preset's own embeddings, which no option spells).
-// One shell word: as it is when it holds only characters no shell treats specially, else in
-// single quotes (each ' inside closed, escaped and reopened), so that a sentence such as
-// say "hi" $(rm -rf ~) reruns as text and runs nothing.
-std::string shell_word(const std::string& w) {
-    const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char ch) {
-        return std::isalnum(static_cast<unsigned char>(ch)) || std::strchr("_-.,:/=+@%", ch) != nullptr;
-    });
-    if (plain) return w;
-    std::string out = "'";
-    for (char ch : w) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return out + "'";
-}
-
 std::string rerun_options(const Config& c) {
     std::string o;
     for (const auto& [name, value] : config_options(c)) o += (o.empty() ? "--" : " --") + name + (value.empty() ? "" : " " + shell_word(value));

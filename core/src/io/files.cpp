@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -41,6 +43,16 @@ std::uint64_t check_readable_file(const std::string& path, std::uint64_t max_byt
         throw ConfigError(path + ": " + human_bytes(static_cast<double>(size)) + ", more than the " +
                           human_bytes(static_cast<double>(max_bytes)) + " such a file may have" + tail);
     return size;
+}
+
+std::string shell_word(const std::string& w) {
+    const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || std::strchr("_-.,:/=+@%", ch) != nullptr;
+    });
+    if (plain) return w;
+    std::string out = "'";
+    for (char ch : w) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return out + "'";
 }
 
 }  // namespace headsplit

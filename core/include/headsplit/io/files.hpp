@@ -14,4 +14,10 @@ namespace headsplit {
 // should be, e.g. "--weights takes a Hugging Face GPT-2 folder").
 std::uint64_t check_readable_file(const std::string& path, std::uint64_t max_bytes, const std::string& hint);
 
+// One word for a POSIX shell: as it is when it holds only characters no shell treats
+// specially, else in single quotes (each ' inside closed, escaped and reopened), so that a
+// sentence or a path such as say "hi" $(rm -rf ~) is pasted back as text and runs nothing.
+// Every command line HeadSplit prints quotes its words with it.
+std::string shell_word(const std::string& w);
+
 }  // namespace headsplit
