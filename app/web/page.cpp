@@ -153,7 +153,7 @@ private:
         if (!st.dark) q.emplace_back("light", "");
         if (page_requests().json) q.emplace_back("json", "1");
         if (page_requests().layout_report) q.emplace_back("layout-report", "1");
-        const std::string json = nlohmann::json(q).dump();
+        const std::string json = nlohmann::json(q).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         if (json == last_query_) return;
         last_query_ = json;
         headsplit_page_set_query(json.c_str());
