@@ -12,7 +12,11 @@
 //   carrying it), {"click": "label"} (the centre of that label in the page's layout report:
 //   the address needs layout-report=1), {"wait": ms}; "downloads": a folder where the
 //   browser saves what the page downloads.
-//   RESULTS.json: [{"url", "settled", "refusal", "first_frame_ms", "compute_ms", "address", "error"}, ...]
+//   RESULTS.json: [{"url", "settled", "refusal", "first_frame_ms", "compute_ms", "steps_ms",
+//                   "longest_busy_frame_ms", "address", "console", "error"}, ...]
+//   The texts are read after the actions. Debugging: PROBE_DEBUG=1 prints each poll and keeps
+//   the page's console lines; KEYLOG=1 adds a #keylog element listing the key, mouse, focus
+//   and paste events the page received (name it in "texts" to save it).
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
