@@ -273,6 +273,7 @@ refused_quickly "$work/adir is a folder; give a file name" bench --json "$work/a
 refused_quickly "/dev/null is a device, a named pipe or a socket, not a file" trace --json /dev/null
 refused_quickly "--python and --numpy both name $work/lab.py" export --python "$work/lab.py" --numpy "$work/./lab.py"
 check_refused 2 "--text \"\" has no words" trace --preset tiny-trained --text ""
+check_refused 2 "--text \"\" has no words" trace --weights "$shipped" --text ""
 check_refused 2 "--dropout 1e-400 is too small for a float" trace --dropout 1e-400
 ln -s loop-b "$work/loop-a" && ln -s loop-a "$work/loop-b"
 refused_quickly "$work/loop-a: a symlink loop" trace --json "$work/loop-a"
