@@ -157,33 +157,23 @@ d=$(hostile folder) && rm "$d/model.safetensors" && mkdir "$d/model.safetensors"
 refused_quickly "model.safetensors: a folder, not a file" trace --weights "$d"
 d=$(hostile loop) && rm "$d/config.json" && ln -s config.json "$d/config.json"
 refused_quickly "config.json: a symlink loop" trace --weights "$d"
-d=$(hostile nan)
-/usr/bin/python3 - "$d/model.safetensors" <<'PY' || fail "could not put a NaN into the copied checkpoint"
+poison() {  # checkpoint-folder tensor-suffix row column value: one float of that tensor replaced
+  /usr/bin/python3 - "$1/model.safetensors" "$2" "$3" "$4" "$5" <<'PY' || fail "could not put $5 into $2 of the copied checkpoint"
 import json, struct, sys
-path = sys.argv[1]
+path, suffix, row, col, value = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
 with open(path, "r+b") as f:
     n = struct.unpack("<Q", f.read(8))[0]
     header = json.loads(f.read(n))
-    name = next(k for k in header if k.endswith("h.0.attn.c_attn.weight"))
+    name = next(k for k in header if k.endswith(suffix))
     assert header[name]["dtype"] == "F32"
-    cols = header[name]["shape"][1]
-    f.seek(8 + n + header[name]["data_offsets"][0] + 4 * (2 * cols + 5))  # element [2, 5]
-    f.write(struct.pack("<f", float("nan")))
+    f.seek(8 + n + header[name]["data_offsets"][0] + 4 * (row * header[name]["shape"][1] + col))
+    f.write(struct.pack("<f", value))
 PY
+}
+d=$(hostile nan) && poison "$d" h.0.attn.c_attn.weight 2 5 nan
 refused_quickly "c_attn.weight\" holds NaN at [2, 5]; a checkpoint's weights must be finite numbers" trace --weights "$d" --layer 0
-# the same with +Inf in a token's embedding row (only the rows of the sentence's tokens are read)
-d=$(hostile inf)
-/usr/bin/python3 - "$d/model.safetensors" <<'PY' || fail "could not put an Inf into the copied checkpoint"
-import json, struct, sys
-path = sys.argv[1]
-with open(path, "r+b") as f:
-    n = struct.unpack("<Q", f.read(8))[0]
-    header = json.loads(f.read(n))
-    name = next(k for k in header if k.endswith("wpe.weight"))
-    cols = header[name]["shape"][1]
-    f.seek(8 + n + header[name]["data_offsets"][0] + 4 * (1 * cols + 3))  # position 1, column 3
-    f.write(struct.pack("<f", float("inf")))
-PY
+# the same with +Inf in a position's embedding row (only the rows of the sentence's tokens are read)
+d=$(hostile inf) && poison "$d" wpe.weight 1 3 inf
 refused_quickly "wpe.weight\" holds Inf at [1, 3]" trace --weights "$d" --text "the cat"
 
 # 3b. The same for bench's options.

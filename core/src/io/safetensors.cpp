@@ -192,23 +192,20 @@ void to_floats(const std::string& dtype, const unsigned char* p, std::size_t cou
     }
 }
 
-// "NaN" or "Inf" for the first value of `v` that is not a finite number, with its index; ""
-// when every value is finite.
-std::string first_non_finite(const std::vector<float>& v, const Shape& shape, std::size_t first_row = 0) {
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        if (std::isfinite(v[i])) continue;
-        std::string at;
-        std::size_t rest = i;
-        for (std::size_t d = shape.size(); d-- > 0;) {
-            const auto n = static_cast<std::size_t>(shape[d]);
-            std::size_t idx = n ? rest % n : 0;
-            rest = n ? rest / n : 0;
-            if (d == 0) idx = first_row ? first_row : idx;
-            at = std::to_string(idx) + (at.empty() ? "" : ", ") + at;
-        }
-        return std::string(std::isnan(v[i]) ? "NaN" : "Inf") + " at [" + at + "]";
+// Where the first value of v[0, n) that is not a finite number lies (n: none).
+std::size_t first_non_finite(const float* v, std::size_t n) {
+    return static_cast<std::size_t>(std::find_if(v, v + n, [](float x) { return !std::isfinite(x); }) - v);
+}
+
+// "NaN at [2, 5]": the value at row-major index `flat` of a tensor of `shape`.
+std::string non_finite_at(float value, std::size_t flat, const Shape& shape) {
+    std::string at;
+    for (std::size_t d = shape.size(); d-- > 0;) {
+        const auto n = static_cast<std::size_t>(std::max<std::int64_t>(shape[d], 1));
+        at = std::to_string(flat % n) + (at.empty() ? "" : ", ") + at;
+        flat /= n;
     }
-    return "";
+    return std::string(std::isnan(value) ? "NaN" : "Inf") + " at [" + at + "]";
 }
 
 }  // namespace
@@ -222,8 +219,9 @@ std::vector<float> SafetensorsFile::read(const std::string& name, const Shape& s
     if (!in) bad(path_, "tensor " + shown(name) + " could not be read (the file changed since it was opened?)");
     std::vector<float> out(raw.size() / static_cast<std::size_t>(dtype_bytes(e.dtype)));
     to_floats(e.dtype, reinterpret_cast<const unsigned char*>(raw.data()), out.size(), out.data());
-    if (const std::string where = first_non_finite(out, shape); !where.empty())
-        bad(path_, "tensor " + shown(name) + " holds " + where, "a checkpoint's weights must be finite numbers");
+    if (const std::size_t i = first_non_finite(out.data(), out.size()); i < out.size())
+        bad(path_, "tensor " + shown(name) + " holds " + non_finite_at(out[i], i, shape),
+            "a checkpoint's weights must be finite numbers");
     return out;
 }
 
@@ -244,10 +242,10 @@ std::vector<float> SafetensorsFile::read_rows(const std::string& name, const Sha
         in.read(raw.data(), static_cast<std::streamsize>(row_bytes));
         if (!in) bad(path_, "tensor " + shown(name) + " could not be read (the file changed since it was opened?)");
         to_floats(e.dtype, reinterpret_cast<const unsigned char*>(raw.data()), cols, &out[r * cols]);
-        const std::vector<float> row(out.begin() + static_cast<std::ptrdiff_t>(r * cols),
-                                     out.begin() + static_cast<std::ptrdiff_t>((r + 1) * cols));
-        if (const std::string where = first_non_finite(row, {1, shape[1]}, static_cast<std::size_t>(rows[r])); !where.empty())
-            bad(path_, "tensor " + shown(name) + " holds " + where, "a checkpoint's weights must be finite numbers");
+        if (const std::size_t i = first_non_finite(&out[r * cols], cols); i < cols)
+            bad(path_, "tensor " + shown(name) + " holds " +
+                           non_finite_at(out[r * cols + i], static_cast<std::size_t>(rows[r]) * cols + i, shape),
+                "a checkpoint's weights must be finite numbers");
     }
     return out;
 }
