@@ -90,7 +90,7 @@ test: build web
 # Reliability: the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, then
 # the libFuzzer targets (clang) for FUZZ_SECONDS each on a copy of their seed corpus. A crash
 # leaves its input in build-fuzz/ (copy it to tests/fuzz/regressions/ as a test; a
-# checkpoint one named checkpoint-crash-*).
+# checkpoint one named checkpoint-crash-*, a quoting one quoting-crash-*).
 FUZZ_SECONDS ?= 60
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
@@ -109,6 +109,11 @@ check: deps
 	  cp tests/fuzz/checkpoint_corpus/* build-fuzz/checkpoint_corpus/
 	./build-fuzz/tests/fuzz/fuzz_checkpoint -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/checkpoint- \
 	  -print_final_stats=1 build-fuzz/checkpoint_corpus
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_quoting
+	rm -rf build-fuzz/quoting_corpus && mkdir -p build-fuzz/quoting_corpus && \
+	  cp tests/fuzz/quoting_corpus/* build-fuzz/quoting_corpus/
+	./build-fuzz/tests/fuzz/fuzz_quoting -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/quoting- \
+	  -print_final_stats=1 build-fuzz/quoting_corpus
 
 # The Debian package (CPack): the executable, its desktop entry and icon; Depends names the
 # shared libraries, Mesa's EGL and llvmpipe driver, and the DejaVu fonts.

@@ -11,6 +11,8 @@ trap 'rm -rf "$work"' EXIT
   exit 1
 }
 grep -q "ratios: projections loop/split" "$work/out" || { echo "FAIL: no ratios in the table"; exit 1; }
+grep -q "GEMM limit: 0.0010 MFLOP necessary (Q, K, V, out, half of QK^T and P@V), SGEMM .* GFLOP/s (the projections, this run); forward at loop .*% split .*% fused .*% flash .*% of it" "$work/out" ||
+  { echo "FAIL: no GEMM limit line under the table"; exit 1; }
 /usr/bin/python3 - "$work/bench.json" <<'PY'
 import json, math, sys
 d = json.load(open(sys.argv[1]))
@@ -34,7 +36,18 @@ for q in d["ratios"]:
     assert math.isclose(q["loop_over_split"], med[k + ("loop",)] / med[k + ("split",)], rel_tol=1e-9), q
     assert math.isclose(q["split_over_fused"], med[k + ("split",)] / med[k + ("fused",)], rel_tol=1e-9), q
     assert math.isclose(q["flash_over_split"], med[k + ("flash",)] / med[k + ("split",)], rel_tol=1e-9), q
-print("bench: %d results, %d ratios, all consistent" % (len(rows), len(d["ratios"])))
+# The GEMM limit. Necessary FLOPs by hand for T = 3, D = 6, 2 heads of 3, causal: four
+# projections 4 * 2*3*6*6 = 864, QK^T and P@V 2 * 2*2*3*3*3 = 216, half of it kept: 972.
+for r in rows:
+    assert math.isclose(r["necessary_gflop"], 972e-9, rel_tol=1e-12), r
+assert {l["backend"] for l in d["limits"]} == {"cpu", "gl"}, d["limits"]
+for l in d["limits"]:
+    sgemm = max(r["gflops"] for r in rows if r["backend"] == l["backend"] and r["stage"] == "projections")
+    assert math.isclose(l["sgemm_gflops"], sgemm, rel_tol=1e-9), l
+    for m, f in l["forward_fraction"].items():
+        fwd = med[(l["backend"], "forward", m)]
+        assert math.isclose(f, 972 / (fwd * 1e6) / sgemm, rel_tol=1e-9), (l, m)
+print("bench: %d results, %d ratios, %d limits, all consistent" % (len(rows), len(d["ratios"]), len(d["limits"])))
 PY
 [ $? = 0 ] || exit 1
 

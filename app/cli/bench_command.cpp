@@ -262,6 +262,14 @@ std::vector<BenchResult> bench_table(const Shape3& shape, const Inputs& in, cons
         }
     progress(plan.done, plan.total, "");
     print_ratios(here);
+    if (const GemmLimit lim = gemm_limit(results); !lim.forward_fraction.empty()) {
+        const double need = necessary_flops(c);
+        std::cout << "GEMM limit: " << (need >= 1e8 ? fixed(need / 1e9, 2) + " GFLOP" : fixed(need / 1e6, 4) + " MFLOP")
+                  << " necessary (Q, K, V, out" << (c.causal ? ", half of QK^T and P@V" : ", QK^T, P@V")
+                  << "), SGEMM " << fixed(lim.sgemm_gflops, 1) << " GFLOP/s (the projections, this run); forward at";
+        for (const auto& [mode, f] : lim.forward_fraction) std::cout << " " << mode_name(mode) << " " << fixed(100 * f, 0) << "%";
+        std::cout << " of it\n";
+    }
     const auto forward_ms = [&](Mode m) {
         const auto it = here.find({Stage::Forward, m});
         return it == here.end() ? 0.0 : it->second.median_ms;

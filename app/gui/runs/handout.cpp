@@ -51,14 +51,6 @@ std::string sentence(const std::vector<std::string>& tokens) {
     return out;
 }
 
-// The `headsplit trace` options that give this configuration again ("" when its inputs are a
-// preset's own embeddings, which no option spells).
-std::string rerun_options(const Config& c) {
-    std::string o;
-    for (const auto& [name, value] : config_options(c)) o += (o.empty() ? "--" : " --") + name + (value.empty() ? "" : " " + shell_word(value));
-    return o;
-}
-
 std::string picture_name(int step) {
     char name[32];
     std::snprintf(name, sizeof name, "step-%02d.png", step);
@@ -202,7 +194,7 @@ table.counts { border-collapse: collapse; } table.counts td, table.counts th { b
     row("mode", std::string(mode_name(c.mode)) + (c.causal ? ", causal mask" : ", no mask") +
                     (c.dropout > 0 ? ", dropout " + format_number(c.dropout) + " (seed " + std::to_string(c.seed) + ")" : ""));
     row("weights", "seed " + std::to_string(c.seed) + (c.qkv_bias ? ", Q/K/V bias" : "") + (c.out_proj ? ", output projection" : ""));
-    if (const std::string o = rerun_options(c); !o.empty()) row("rerun it", "<code>headsplit trace " + html_escape(o) + "</code>");
+    if (const std::string o = shell_options(c); !o.empty()) row("rerun it", "<code>headsplit trace " + html_escape(o) + "</code>");
     h += "</table>\n";
 
     for (const Step& s : tr.steps) {

@@ -63,7 +63,28 @@ BenchResult bench_one(const Config& config, const Inputs& in, const Weights& w, 
     r.min_ms = whole.min;
     r.max_ms = whole.max;
     r.gemm_median_ms = spread(gemm_ms).median;
+    r.limit_flops = necessary_flops(c);
     return r;
+}
+
+double necessary_flops(const Config& c) {
+    const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+    const double B = d(c.batch), T = d(c.num_tokens()), S = d(c.num_keys());
+    double flops = 2 * B * T * d(c.d_in) * d(c.d_out) + 2 * 2 * B * S * d(c.key_dim()) * d(c.kv_width());
+    if (c.out_proj) flops += 2 * B * T * d(c.d_out) * d(c.d_out);
+    const double attention = 2 * 2 * B * d(c.heads) * T * S * d(c.head_dim());
+    return flops + (c.causal ? attention / 2 : attention);
+}
+
+GemmLimit gemm_limit(const std::vector<BenchResult>& one_shape) {
+    GemmLimit g;
+    for (const BenchResult& r : one_shape)
+        if (r.stage == Stage::Projections) g.sgemm_gflops = std::max(g.sgemm_gflops, r.gflops());
+    if (g.sgemm_gflops <= 0) return g;
+    for (const BenchResult& r : one_shape)
+        if (r.stage == Stage::Forward && r.median_ms > 0)
+            g.forward_fraction.emplace_back(r.mode, r.limit_flops / (r.median_ms * 1e6) / g.sgemm_gflops);
+    return g;
 }
 
 std::string bench_json(const std::vector<BenchResult>& results, const std::string& extra) {
@@ -83,8 +104,33 @@ std::string bench_json(const std::vector<BenchResult>& results, const std::strin
                         {"matmuls", r.matmuls},
                         {"dispatches", r.dispatches},
                         {"gflops", r.gflops()},
-                        {"gemm_median_ms", r.gemm_median_ms}});
+                        {"gemm_median_ms", r.gemm_median_ms},
+                        {"necessary_gflop", r.limit_flops / 1e9}});
     doc["results"] = rows;
+    // The GEMM limit per (preset, tokens, backend): the SGEMM rate measured and each forward's
+    // fraction of it.
+    nlohmann::json limits = nlohmann::json::array();
+    std::vector<std::vector<BenchResult>> shapes;
+    for (const BenchResult& r : results) {
+        auto same = std::find_if(shapes.begin(), shapes.end(), [&](const std::vector<BenchResult>& g) {
+            return g.front().preset == r.preset && g.front().tokens == r.tokens && g.front().backend == r.backend;
+        });
+        if (same == shapes.end()) shapes.push_back({r});
+        else same->push_back(r);
+    }
+    for (const std::vector<BenchResult>& g : shapes) {
+        const GemmLimit lim = gemm_limit(g);
+        if (lim.forward_fraction.empty()) continue;
+        nlohmann::json fractions = nlohmann::json::object();
+        for (const auto& [mode, f] : lim.forward_fraction) fractions[mode_name(mode)] = f;
+        limits.push_back({{"preset", g.front().preset},
+                          {"tokens", g.front().tokens},
+                          {"backend", g.front().backend},
+                          {"necessary_gflop", g.front().limit_flops / 1e9},
+                          {"sgemm_gflops", lim.sgemm_gflops},
+                          {"forward_fraction", fractions}});
+    }
+    doc["limits"] = limits;
     // The lesson's ratios, from the medians above: loop / split, split / fused and flash / split per
     // (preset, tokens, backend, stage).
     nlohmann::json ratios = nlohmann::json::array();

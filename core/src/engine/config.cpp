@@ -1,6 +1,7 @@
 #include "headsplit/engine/config.hpp"
 
 #include "headsplit/engine/config_edit.hpp"
+#include "headsplit/io/files.hpp"
 #include "headsplit/teaching/numbers.hpp"
 
 #include <algorithm>
@@ -331,6 +332,13 @@ std::vector<std::pair<std::string, std::string>> config_options(const Config& c)
     if (c.qkv_bias) o.emplace_back("qkv-bias", "");
     if (c.scale_first) o.emplace_back("scale-first", "");
     if (!c.out_proj) o.emplace_back("no-out-proj", "");
+    return o;
+}
+
+std::string shell_options(const Config& c) {
+    std::string o;
+    for (const auto& [name, value] : config_options(c))
+        o += (o.empty() ? "--" : " --") + name + (value.empty() ? "" : " " + shell_word(value));
     return o;
 }
 

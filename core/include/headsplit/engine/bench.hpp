@@ -28,8 +28,25 @@ struct BenchResult {
     std::int64_t matmuls = 0, dispatches = 0;
     double flops = 0;          // matmul FLOPs of one run
     double gemm_median_ms = 0; // the steps that run matmuls, inside the same runs
+    double limit_flops = 0;    // necessary_flops of the configuration
     double gflops() const { return median_ms > 0 ? flops / (median_ms * 1e6) : 0; }
 };
+
+// The FLOPs no mode can avoid in one forward: the Q, K, V and output projections, and QK^T
+// and P @ V, of which a causal mask leaves half (the keys after each query are never
+// needed). At gpt2-small T = 2048: 16.1 GFLOP. Divided by a forward's time, over the
+// machine's SGEMM rate, it says how close to the GEMM limit the forward runs.
+double necessary_flops(const Config& c);
+
+// The GEMM limit of one shape on one backend, from a table of results: the SGEMM rate (the
+// fastest projections stage measured, three or one plain GEMMs) and each mode's forward as a
+// fraction of it (necessary_flops / forward time / that rate). Empty without a projections
+// stage and a forward.
+struct GemmLimit {
+    double sgemm_gflops = 0;
+    std::vector<std::pair<Mode, double>> forward_fraction;
+};
+GemmLimit gemm_limit(const std::vector<BenchResult>& one_shape);
 
 // One warm-up, then `repeat` timed runs of `c` in `mode` at `stage` on `backend`.
 BenchResult bench_one(const Config& c, const Inputs& in, const Weights& w, Mode mode, Stage stage, Backend& backend,

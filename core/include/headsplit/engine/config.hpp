@@ -139,6 +139,11 @@ void validate(const Config& c);
 // its inputs are a preset's own embeddings or a checkpoint folder's, which no option spells.
 std::vector<std::pair<std::string, std::string>> config_options(const Config& c);
 
+// config_options as one line for a POSIX shell, each value quoted by shell_word: pasted after
+// `headsplit trace`, it runs the same trace and nothing else, whatever the text holds. ""
+// when config_options gives none.
+std::string shell_options(const Config& c);
+
 // Whitespace-separated words of `text`.
 std::vector<std::string> split_words(const std::string& text);
 
