@@ -86,7 +86,7 @@ bool dense(const TensorDesc& t) { return t.is_contiguous(); }
 
 
 // e^x for a row of floats, in a loop the compiler vectorises (std::exp is one call per
-// number): x = n ln 2 + f with |f| <= ln 2 / 2, e^f by its degree-6 Taylor polynomial
+// number; the loop vectorises only with -fno-trapping-math, core/CMakeLists.txt): x = n ln 2 + f with |f| <= ln 2 / 2, e^f by its degree-6 Taylor polynomial
 // (relative error under 2e-7 there), 2^n put in the exponent bits. -inf and anything below
 // -87.3 give 0; x is never above 0 here (scores minus their running max). Needs the default
 // rounding mode and no -ffast-math (which could fold the rounding trick away).
@@ -436,6 +436,7 @@ public:
         const std::int64_t first = a.q_begin / kern.blk, blocks = (a.q_end - 1) / kern.blk + 1 - first;
         const std::int64_t units = kern.B * kern.H * blocks;
         const std::int64_t keys = std::max<std::int64_t>(a.k_end - a.k_begin, 1);
+        const cpu::OneThreadPerProduct tile_threads_only;  // the tiles' own two threads share the work
         parallel_rows(units, kern.blk * keys * kern.hd / 4, [&](std::int64_t u0, std::int64_t u1) {
             std::vector<float> scores(static_cast<std::size_t>(kern.blk * kern.blk));
             std::vector<float> p(static_cast<std::size_t>(kern.blk * kern.blk));

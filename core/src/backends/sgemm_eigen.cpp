@@ -65,6 +65,9 @@ void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const f
     });
 }
 
+OneThreadPerProduct::OneThreadPerProduct() = default;
+OneThreadPerProduct::~OneThreadPerProduct() = default;
+
 }  // namespace headsplit::cpu
 
 namespace headsplit {
