@@ -875,7 +875,9 @@ MemoryEstimate estimate_memory(const Config& c) {
         readback = std::max(readback, step_total);
     }
     e.host_bytes = f * (host + readback);
-    e.trace_bytes = f * trace;
+    // The values, and the steps' own records (words, shapes, links), which the walk has made
+    // just as a run makes them.
+    e.trace_bytes = f * trace + static_cast<double>(shapes.record_bytes());
     return e;
 }
 

@@ -77,6 +77,33 @@ std::size_t Trace::value_bytes() const {
     return n;
 }
 
+namespace {
+
+constexpr std::size_t kPerAllocation = 16;  // glibc's chunk header and rounding, about
+
+// Heap bytes of a string (none while it fits the string's own small buffer) or a vector.
+std::size_t heap_of(const std::string& s) {
+    return s.capacity() > 15 ? s.capacity() + 1 + kPerAllocation : 0;
+}
+template <class T>
+std::size_t heap_of(const std::vector<T>& v) {
+    return v.capacity() > 0 ? v.capacity() * sizeof(T) + kPerAllocation : 0;
+}
+
+}  // namespace
+
+std::size_t Trace::record_bytes() const {
+    std::size_t n = heap_of(steps);
+    for (const Step& s : steps) {
+        n += heap_of(s.code) + heap_of(s.explain) + heap_of(s.tensors);
+        for (const TensorRecord& t : s.tensors) {
+            n += heap_of(t.name) + heap_of(t.shape) + heap_of(t.strides) + heap_of(t.from) + heap_of(t.axes);
+            for (const Source& f : t.from) n += heap_of(f.tensor) + heap_of(f.weight);
+        }
+    }
+    return n;
+}
+
 const Step* Trace::source_step(const Source& link) const {
     if (link.is_weight() || link.step < 0 || link.step >= static_cast<int>(steps.size())) return nullptr;
     return &steps[static_cast<std::size_t>(link.step)];

@@ -26,7 +26,7 @@ struct RunOptions {
 struct MemoryEstimate {
     double backend_bytes = 0;  // every backend buffer: x, weights, Q/K/V, scores, ...: what a run allocates
     double host_bytes = 0;     // inputs and weights on the host (the caller's and the trace's), staging, a readback
-    double trace_bytes = 0;    // recorded tensor values
+    double trace_bytes = 0;    // recorded tensor values and the steps' records (Trace::record_bytes)
     double total() const { return backend_bytes + host_bytes + trace_bytes; }
 };
 // `config` must have passed validate().
