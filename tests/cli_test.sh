@@ -142,6 +142,13 @@ check_refused 2 "over the memory budget" trace --text "$long_text"
 refused_quickly "flash at T = 65536 with block 1 makes 2147516416 tiles" trace --mode flash --block 1 --tokens 65536 --d-in 4 --d-out 4 --heads 1
 refused_quickly "flash at T = 2048 with block 1 makes 2098176 tiles, each a step of the trace; at most 65536 can be traced: use --block 6 or more" trace --mode flash --block 1 --tokens 2048 --d-in 4 --d-out 4 --heads 1
 refused_quickly "use --block 2905 or more" trace --preset llama2-7b --tokens 1048576 --mode flash
+# The time budget: a run estimated (its FLOPs at a rate measured on the backend just then)
+# to take longer is refused before it starts (llama2-7b at T = 2048 in flash mode took 71 s on
+# the GL backend, llvmpipe, and T = 4096 would take about four times that); llama2-7b at
+# T = 4096 (0.69 TFLOP) is over a 1-second budget on any CPU.
+refused_quickly "GFLOP/s, measured on the cpu backend just now), over the time budget of 1 s; use fewer tokens or a smaller D_out, or raise --time-budget" trace --preset llama2-7b --tokens 4096 --mode flash --memory-budget 8GiB --time-budget 1
+refused_quickly "measured on the gl backend just now), over the time budget of 60 s; use fewer tokens, the CPU backend or a smaller D_out, or raise --time-budget" trace --preset llama2-7b --tokens 4096 --mode flash --memory-budget 4GiB --backend gl
+check_refused 2 "--time-budget 0 is out of range; use a whole number from 1 to 86400" trace --time-budget 0
 # The memory estimate holds what a run holds: the values and the steps' records (a flash
 # trace of 32,896 tiles held 124 MB where the estimate said 14.9 MiB), measured as the peak
 # resident size above a trivial run's. Writing its JSON does not hold the whole document

@@ -133,6 +133,9 @@ TEST_CASE("the memory estimate is what a run allocates, on both backends", "[gra
         const Trace tr = runner.run();
         CHECK(static_cast<double>(backend->used_bytes() - before) == ck.memory.backend_bytes);
         CHECK(static_cast<double>(tr.value_bytes()) == ck.memory.trace_bytes);
+        // The records the walk made against the run's (the words may differ in length where a
+        // run's narration names a value).
+        CHECK(ck.memory.record_bytes == Approx(static_cast<double>(tr.record_bytes())).epsilon(0.1));
         CHECK(ck.memory.host_bytes > 0);
         ++checked;
     }

@@ -191,6 +191,28 @@ TEST_CASE("large traces compute off the UI thread; gpt3 shows shapes only", "[gu
     CHECK(st.quiz.verdict.find("the step gives [1, 96, 4, 128]") != std::string::npos);
 }
 
+TEST_CASE("a run estimated over the time budget shows its shapes, with the estimate", "[gui]") {
+    AppState st = make_state();
+    st.config = config_from_preset("gpt2-small");
+    st.config.tokens = synthetic_tokens(1024);  // about 6 GFLOP of products
+    st.config.backend = BackendKind::Cpu;
+    st.config.time_budget = 0.001;
+    recompute(st);
+    settle(st);
+    REQUIRE(st.trace);
+    CHECK(st.shapes_only);
+    CHECK(st.notice.find("shapes only, not computed: this run would take about") == 0);
+    CHECK(st.notice.find("measured on the cpu backend just now), over the time budget of 0 s") != std::string::npos);
+    CHECK(st.trace->steps[1].tensors[0].shape == Shape{1, 1024, 768});
+    CHECK(st.trace->steps[1].tensors[0].data.empty());
+
+    st.config.time_budget = kDefaultTimeBudget;  // the same run within a minute: computed
+    recompute(st);
+    settle(st);
+    CHECK_FALSE(st.shapes_only);
+    CHECK(st.trace->steps[1].tensors[0].data.size() == 1024u * 768u);
+}
+
 TEST_CASE("why weight splits: the modes measured and a T sweep growing as T^2, flash's tiles beside it", "[gui][why]") {
     Config c;  // the cat example, on each backend, with and without dropout (the job's first
     c.backend = GENERATE(BackendKind::Cpu, BackendKind::Gl);  // runs record nothing: issue 10's crash)

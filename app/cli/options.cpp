@@ -109,8 +109,11 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o) {
     cmd.add_flag("--scale-first", o.scale_first, "divide by sqrt(head_dim) before masking (nanoGPT's order)");
     cmd.add_flag("--qkv-bias", o.qkv_bias, "add a bias to W_query, W_key, W_value (off, as in the seeds)");
     cmd.add_option("--memory-budget", o.memory_budget, "refuse runs needing more (default 2GiB)");
+    cmd.add_option("--time-budget", o.time_budget,
+                   "refuse runs estimated to take longer, in seconds (default " +
+                       std::to_string(static_cast<int>(kDefaultTimeBudget)) + "; the window shows their shapes)");
     for (const char* name : {"--preset", "--tokens", "--d-in", "--d-out", "--heads", "--seed", "--mode", "--backend",
-                             "--dropout", "--memory-budget", "--kv-heads", "--context-tokens", "--d-context",
+                             "--dropout", "--memory-budget", "--time-budget", "--kv-heads", "--context-tokens", "--d-context",
                              "--decode-from", "--block", "--weights", "--layer"}) {
         cmd.get_option(name)->check(
             [](const std::string& v) { return v.empty() ? std::string("the value is empty") : std::string(); });
@@ -130,6 +133,7 @@ void apply_run_options(const ConfigOptions& o, Config& c) {
     if (!o.backend.empty() && !backend_from_name(o.backend, &c.backend))
         throw ConfigError("--backend " + o.backend + " is not a backend; use cpu or gl");
     if (!o.memory_budget.empty()) c.memory_budget = parse_bytes(o.memory_budget);
+    if (!o.time_budget.empty()) c.time_budget = static_cast<double>(parse_count("--time-budget", o.time_budget, 1, 86400));
     // Cross-attention sees the whole context: no causal mask unless --causal is given.
     c.causal = c.cross() && (!o.causal_option || o.causal_option->count() == 0) ? false : o.causal;
     c.out_proj = !o.no_out_proj;

@@ -14,7 +14,7 @@ struct ConfigOptions {
     std::string preset = "cat-sleeps";
     std::vector<std::string> texts;     // --text, once per sentence of the batch
     std::vector<std::string> contexts;  // --context, once (shared) or once per sentence
-    std::string tokens, d_in, d_out, heads, seed, dropout, mode, block, backend, memory_budget, weights, layer;
+    std::string tokens, d_in, d_out, heads, seed, dropout, mode, block, backend, memory_budget, time_budget, weights, layer;
     std::string kv_heads, context_tokens, d_context, decode_from;
     bool causal = true;
     bool no_out_proj = false;
@@ -26,7 +26,7 @@ struct ConfigOptions {
 
 // Adds --preset --text --tokens --d-in --d-out --heads --kv-heads --context --context-tokens
 // --d-context --decode-from --seed --causal/--no-causal --mode --block --backend --dropout
-// --no-out-proj --scale-first --qkv-bias --memory-budget to `cmd`.
+// --no-out-proj --scale-first --qkv-bias --memory-budget --time-budget to `cmd`.
 void add_config_options(CLI::App& cmd, ConfigOptions& o);
 
 // The Config they describe (the preset, then each option given on top), through the one

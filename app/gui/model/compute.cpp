@@ -112,6 +112,11 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
             }
             if (other && other->fits_budget()) r.other_mask = compute(*other);
         }
+    } catch (const WorkError& e) {
+        // Too long to wait for: its shapes, as for a configuration over the memory budget.
+        r.trace = std::make_shared<Trace>(plan(job.checked));
+        r.shapes_only = true;
+        r.notice = std::string("shapes only, not computed: ") + e.what();
     } catch (const ConfigError& e) {
         r.error = e.what();
     } catch (const std::bad_alloc&) {

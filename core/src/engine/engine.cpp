@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "headsplit/teaching/narration.hpp"
+#include "headsplit/teaching/numbers.hpp"
 
 namespace headsplit {
 
@@ -875,9 +876,9 @@ MemoryEstimate estimate_memory(const Config& c) {
         readback = std::max(readback, step_total);
     }
     e.host_bytes = f * (host + readback);
-    // The values, and the steps' own records (words, shapes, links), which the walk has made
-    // just as a run makes them.
-    e.trace_bytes = f * trace + static_cast<double>(shapes.record_bytes());
+    e.trace_bytes = f * trace;
+    // The steps' own records (words, shapes, links), which the walk has made as a run does.
+    e.record_bytes = static_cast<double>(shapes.record_bytes());
     return e;
 }
 
@@ -887,14 +888,62 @@ void CheckedConfig::require_budget() const {
     if (fits_budget()) return;
     throw ConfigError("this configuration needs about " + human_bytes(memory.total()) + " (backend buffers " +
                       human_bytes(memory.backend_bytes) + ", host copies " + human_bytes(memory.host_bytes) +
-                      ", trace " + human_bytes(memory.trace_bytes) + "), over the memory budget of " +
+                      ", trace " + human_bytes(memory.trace_bytes + memory.record_bytes) + "), over the memory budget of " +
                       human_bytes(static_cast<double>(config.memory_budget)) +
                       "; use fewer tokens or a smaller D_out, or raise --memory-budget");
 }
 
 CheckedConfig check_config(const Config& c) {
     validate(c);
-    return CheckedConfig{c, estimate_memory(c)};
+    CheckedConfig checked{c, estimate_memory(c)};
+    ShapeOnlyBackend backend;
+    for (const Step& s : walk(c, backend).steps) checked.flops += s.flops;
+    return checked;
+}
+
+WorkEstimate estimate_work(const CheckedConfig& checked, Backend& backend) {
+    constexpr std::int64_t M = 128, K = 512, N = 512;
+    const int a = backend.create_buffer(M * K), b = backend.create_buffer(K * N), c = backend.create_buffer(M * N);
+    std::vector<float> values(static_cast<std::size_t>(K * N));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 7) - 3.0f;
+    backend.write(b, values);
+    values.resize(static_cast<std::size_t>(M * K));
+    backend.write(a, values);
+    const TensorDesc da{a, 0, {M, K}, {K, 1}}, db{b, 0, {K, N}, {N, 1}}, dc{c, 0, {M, N}, {N, 1}};
+    backend.matmul(da, db, false, nullptr, dc);  // the first: a kernel to compile, memory to map
+    backend.finish();
+    double best = 1e30;
+    for (int i = 0; i < 3; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        backend.matmul(da, db, false, nullptr, dc);
+        backend.finish();
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    backend.release({a, b, c});
+    backend.take_stats();
+    WorkEstimate w;
+    w.gflops_rate = 2.0 * M * K * N / std::max(best, 1e-9) / 1e9;
+    // The run's other kernels (mask, softmax, flash's tiles) go slower than a plain product:
+    // llama2-7b at T = 2048 in flash mode took 1.37x its FLOPs at the measured rate on
+    // llvmpipe (71 against 52 s); 1.5 keeps the estimate on the long side.
+    w.seconds = 1.5 * checked.flops / (w.gflops_rate * 1e9) + (checked.memory.trace_bytes + checked.memory.record_bytes) / 1e9;
+    return w;
+}
+
+void require_time(const CheckedConfig& checked, Backend& backend) {
+    if (checked.flops < 2e9) return;
+    const WorkEstimate w = estimate_work(checked, backend);
+    if (w.seconds <= checked.config.time_budget) return;
+    const auto duration = [](double s) {
+        return s < 120 ? format_number(std::round(s)) + " s" : format_number(std::round(s / 6) / 10) + " minutes";
+    };
+    throw WorkError("this run would take about " + duration(w.seconds) + " (" +
+                    format_number(std::round(checked.flops / 1e8) / 10) + " GFLOP at " +
+                    format_number(std::round(w.gflops_rate * 10) / 10) + " GFLOP/s, measured on the " +
+                    backend.name() + " backend just now), over the time budget of " +
+                    duration(checked.config.time_budget) + "; use fewer tokens" +
+                    (std::string(backend.name()) == "gl" ? ", the CPU backend" : "") +
+                    " or a smaller D_out, or raise --time-budget");
 }
 
 struct Runner::State {
@@ -946,11 +995,12 @@ Trace Runner::run(const RunOptions& options) {
 }
 
 Trace run(const CheckedConfig& config, const Inputs& inputs, const Weights& weights, Backend& backend) {
+    require_time(config, backend);
     return Runner(config, inputs, weights, backend).run();
 }
 
 Trace run(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend) {
-    return Runner(config, inputs, weights, backend).run();
+    return run(check_config(config), inputs, weights, backend);
 }
 
 Trace plan(const CheckedConfig& checked) {

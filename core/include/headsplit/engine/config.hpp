@@ -23,6 +23,9 @@ public:
 };
 
 constexpr std::uint64_t kDefaultMemoryBudget = 2ull << 30;  // 2 GiB
+// Seconds a run may be estimated to take before it is refused (the CLI) or shown as shapes
+// only (the window): a class waits a minute, not ten.
+constexpr double kDefaultTimeBudget = 60;
 constexpr std::int64_t kMaxDim = 65536;                     // D_in, D_out
 constexpr std::int64_t kMaxTokens = 1 << 20;
 // Flash mode's tile side when none is given (capped at T): what measured best on this
@@ -75,6 +78,7 @@ struct Config {
     bool qkv_bias = false;     // the teaching material uses bias=False for W_query/W_key/W_value
     bool scale_first = false;  // false: mask then scale (as the seeds); true: scale then mask (nanoGPT)
     std::uint64_t memory_budget = kDefaultMemoryBudget;
+    double time_budget = kDefaultTimeBudget;  // seconds (engine.hpp: require_time)
 
     // T: the longest sentence (every sentence is padded to it).
     std::int64_t num_tokens() const;

@@ -26,8 +26,9 @@ struct RunOptions {
 struct MemoryEstimate {
     double backend_bytes = 0;  // every backend buffer: x, weights, Q/K/V, scores, ...: what a run allocates
     double host_bytes = 0;     // inputs and weights on the host (the caller's and the trace's), staging, a readback
-    double trace_bytes = 0;    // recorded tensor values and the steps' records (Trace::record_bytes)
-    double total() const { return backend_bytes + host_bytes + trace_bytes; }
+    double trace_bytes = 0;    // recorded tensor values
+    double record_bytes = 0;   // the steps' records beside their values (Trace::record_bytes)
+    double total() const { return backend_bytes + host_bytes + trace_bytes + record_bytes; }
 };
 // `config` must have passed validate().
 MemoryEstimate estimate_memory(const Config& config);
@@ -38,10 +39,33 @@ MemoryEstimate estimate_memory(const Config& config);
 struct CheckedConfig {
     Config config;
     MemoryEstimate memory;
+    double flops = 0;  // the steps' matmul FLOPs, from the same walk (Step::flops summed)
     bool fits_budget() const;
     // Throws ConfigError (one line, with the figures) when it does not fit the budget.
     void require_budget() const;
 };
+
+// A run that would take longer than the configuration's time budget: refused on the command
+// line, shown as shapes only in the window (gpt3's way).
+class WorkError : public ConfigError {
+public:
+    using ConfigError::ConfigError;
+};
+
+// How long a run of `checked` would take on `backend`: 1.5 times its matmul FLOPs at the
+// rate a small product measures there now (128 x 512 x 512, a few milliseconds even on
+// llvmpipe; the other kernels go slower than a product), and its recorded values copied at
+// 1 GB/s.
+struct WorkEstimate {
+    double gflops_rate = 0;  // measured on the backend
+    double seconds = 0;
+};
+WorkEstimate estimate_work(const CheckedConfig& checked, Backend& backend);
+
+// Throws WorkError (one line: the estimate, the rate, the budget, what would work) when a run
+// of `checked` on `backend` is estimated over config.time_budget. Measures nothing for a run
+// under 2 GFLOP (well under a second on any backend HeadSplit has).
+void require_time(const CheckedConfig& checked, Backend& backend);
 
 // Validates every value (ConfigError naming the first bad one) and estimates the memory.
 // Does not refuse a configuration over the budget: plan() may still show its shapes.
