@@ -38,11 +38,23 @@ uniform float factor;
 uniform int use_mask;
 uniform ivec3 mask_layout;  // offset, batch stride, key stride
 
+const int LOCAL_HD = 128;
+const int LOCAL_KEYS = 128;
+float q_loc[LOCAL_HD];  // the row's query, when head_dim fits
+
 float score(int qp, int kp, int hd) {
     float dot = 0.0;
-    for (int d = 0; d < hd; ++d) dot += q[qp + d] * k[kp + d];
+    if (hd <= LOCAL_HD)
+        for (int d = 0; d < hd; ++d) dot += q_loc[d] * k[kp + d];
+    else
+        for (int d = 0; d < hd; ++d) dot += q[qp + d] * k[kp + d];
     return dot;
 }
+
+// A row keeps its state in registers for the whole dispatch, not in the buffers: m and l
+// always, its query and acc when head_dim fits LOCAL_HD, and a tile's scores when the block
+// fits LOCAL_KEYS (pass 2 then reads them instead of computing each dot product again). The
+// same operations in the same order: the same numbers.
 
 void main() {
     int rows = range.y - range.x;
@@ -58,47 +70,96 @@ void main() {
     int ai = state_offsets.z + (bh * T + i) * hd;
     int qblock = i / block;
     int maskb = mask_layout.x + b * mask_layout.y;
+    bool local_acc = hd <= LOCAL_HD, local_scores = block <= LOCAL_KEYS;
+    float a_loc[LOCAL_HD];
+    float s_loc[LOCAL_KEYS];
+    if (local_acc)
+        for (int d = 0; d < hd; ++d) q_loc[d] = q[qp + d];
 
-    int j_end = (range.w + block - 1) / block;
-    for (int j = range.z / block; j < j_end; ++j) {
+    int j_begin = range.z / block, j_end = (range.w + block - 1) / block;
+    // A pass that goes on from an earlier one (its first block is not key 0) starts from the
+    // state that one left.
+    float m_run = NEG_INF, l_run = 0.0;
+    bool loaded = j_begin > 0;
+    if (loaded) {
+        m_run = m[mi];
+        l_run = l[li];
+        if (local_acc)
+            for (int d = 0; d < hd; ++d) a_loc[d] = acc[ai + d];
+    }
+    for (int j = j_begin; j < j_end; ++j) {
         int k0 = j * block;
         // Under a causal mask a tile wholly above the diagonal is skipped (Config::tile_runs).
         if (causal != 0 && k0 > min((qblock + 1) * block, T) - 1) continue;
         int nk = min(block, S - k0);
         int seen = causal != 0 ? min(nk, i - k0 + 1) : nk;
         bool fresh = k0 == 0;
+        loaded = true;
         // pass 1: this tile's scores (kept for the trace) and their max
         float tile_max = NEG_INF;
         for (int key = 0; key < nk; ++key) {
             bool masked = key >= seen || (use_mask != 0 && key_mask[maskb + (k0 + key) * mask_layout.z] != 0.0);
-            float s = masked ? NEG_INF : score(qp, kb + (k0 + key) * k_layout.w, hd) * factor;
+            // The dot product in every row, masked or not (one loop length for all: see pass 2).
+            float dot = local_scores ? score(qp, kb + (k0 + key) * k_layout.w, hd) : 0.0;
+            float s = masked ? NEG_INF : (local_scores ? dot : score(qp, kb + (k0 + key) * k_layout.w, hd)) * factor;
+            if (local_scores) s_loc[key] = s;
             tile_max = max(tile_max, s);
             if (tile_offset >= 0) tile[tile_offset + (bh * block + (i - qblock * block)) * block + key] = s;
         }
-        float m_old = fresh ? NEG_INF : m[mi];
+        float m_old = fresh ? NEG_INF : m_run;
         float m_new = max(m_old, tile_max);
         float c = m_old == NEG_INF ? 0.0 : exp(m_old - m_new);
         if (fresh) {
-            for (int d = 0; d < hd; ++d) acc[ai + d] = 0.0;
+            for (int d = 0; d < hd; ++d) {
+                if (local_acc) a_loc[d] = 0.0;
+                else acc[ai + d] = 0.0;
+            }
         } else if (c != 1.0) {
-            for (int d = 0; d < hd; ++d) acc[ai + d] *= c;
+            for (int d = 0; d < hd; ++d) {
+                if (local_acc) a_loc[d] *= c;
+                else acc[ai + d] *= c;
+            }
         }
         // pass 2: p = exp(s - m_new), summed into l and p v into acc
         float sum = 0.0;
-        if (m_new != NEG_INF) {
+        if (m_new != NEG_INF && local_scores && local_acc) {
+            // Every row walks all nk keys, a masked one with p = 0 (adding 0 changes no sum):
+            // loops of one length in every row, which llvmpipe runs side by side.
+            for (int key = 0; key < nk; ++key) {
+                float p = s_loc[key] == NEG_INF ? 0.0 : exp(s_loc[key] - m_new);
+                s_loc[key] = p;
+                sum += p;
+            }
+            for (int key = 0; key < nk; ++key) {
+                int vp = vb + (k0 + key) * v_layout.w;
+                for (int d = 0; d < hd; ++d) a_loc[d] += s_loc[key] * v[vp + d];
+            }
+        } else if (m_new != NEG_INF) {
             for (int key = 0; key < seen; ++key) {
                 if (use_mask != 0 && key_mask[maskb + (k0 + key) * mask_layout.z] != 0.0) continue;
-                float p = exp(score(qp, kb + (k0 + key) * k_layout.w, hd) * factor - m_new);
+                float s = local_scores ? s_loc[key] : score(qp, kb + (k0 + key) * k_layout.w, hd) * factor;
+                float p = exp(s - m_new);
                 sum += p;
                 int vp = vb + (k0 + key) * v_layout.w;
-                for (int d = 0; d < hd; ++d) acc[ai + d] += p * v[vp + d];
+                for (int d = 0; d < hd; ++d) {
+                    if (local_acc) a_loc[d] += p * v[vp + d];
+                    else acc[ai + d] += p * v[vp + d];
+                }
             }
         }
-        l[li] = (fresh ? 0.0 : l[li] * c) + sum;
-        m[mi] = m_new;
+        l_run = (fresh ? 0.0 : l_run * c) + sum;
+        m_run = m_new;
     }
-    if (normalize != 0) {
-        float inv_l = 1.0 / l[li];
-        for (int d = 0; d < hd; ++d) acc[ai + d] *= inv_l;
+    if (!loaded) {  // no tile ran and nothing was read: the buffers stay as they were
+        if (normalize != 0)
+            for (int d = 0; d < hd; ++d) acc[ai + d] *= 1.0 / l[li];
+        return;
+    }
+    m[mi] = m_run;
+    l[li] = l_run;
+    float inv_l = normalize != 0 ? 1.0 / l_run : 1.0;
+    for (int d = 0; d < hd; ++d) {
+        if (local_acc) acc[ai + d] = a_loc[d] * inv_l;
+        else if (normalize != 0) acc[ai + d] *= inv_l;
     }
 }

@@ -69,6 +69,9 @@ TEST_CASE("flash gives split's numbers for every block size, mask and variant", 
         {13, 12, 4, 5, 2, true, false, false}, {13, 12, 4, 5, 1, false, false, false},
         {9, 8, 2, 4, 0, true, true, false},    {6, 8, 2, 4, 0, false, false, true},
         {6, 8, 4, 2, 2, false, true, true},    {40, 32, 4, 16, 0, true, false, false},
+        // The GL kernel's other paths: head_dim 130 (acc kept in the buffers, not registers),
+        // block 135 (the tile's scores computed again in pass 2), with a key mask.
+        {5, 260, 2, 2, 0, true, false, false}, {140, 8, 2, 135, 0, true, true, false},
     };
     const bool on_gl = GENERATE(false, true);
     for (const Shape5& k : shapes) {
