@@ -156,16 +156,24 @@ float draw_heading(const Step& s, bool explain_here, bool room_for_it, bool& dra
     return text_h;
 }
 
-// A configuration too large to compute: its sizes and the step's tensors, as text.
-void draw_shapes_only(const Step& s, const Config& c) {
-    ImGui::TextColored({0.95f, 0.75f, 0.25f, 1}, "shapes only: this configuration is too large to compute here");
+// A configuration not computed (over the memory or the time budget): why, its sizes and the
+// step's tensors, as text wrapped to the panel.
+void draw_shapes_only(const Step& s, const Config& c, const std::string& notice) {
+    // The computation's own line when it gave one ("shapes only, not computed: ..."), which
+    // says which budget and what would work.
+    const std::string why = notice.rfind("shapes only", 0) == 0 ? notice : "shapes only: this configuration was not computed";
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4{0.95f, 0.75f, 0.25f, 1});
+    ImGui::TextWrapped("%s", why.c_str());
+    ImGui::PopStyleColor();
     ImGui::TextWrapped("%s", parameter_line(c).c_str());
     ImGui::TextWrapped("each head's %lld x %lld score grid: %s bytes; all heads: %s bytes", static_cast<long long>(c.num_tokens()),
                        static_cast<long long>(c.num_tokens()), grouped(c.num_tokens() * c.num_tokens() * 4).c_str(),
                        grouped(c.heads * c.num_tokens() * c.num_tokens() * 4).c_str());
-    for (const TensorRecord& t : s.tensors)
-        ImGui::BulletText("%s %s  strides %s  %s", t.name.c_str(), shape_str(t.shape).c_str(),
-                          shape_str(t.strides).c_str(), storage_name(t.storage));
+    for (const TensorRecord& t : s.tensors) {
+        ImGui::Bullet();
+        ImGui::TextWrapped("%s %s  strides %s  %s", t.name.c_str(), shape_str(t.shape).c_str(),
+                           shape_str(t.strides).c_str(), storage_name(t.storage));
+    }
 }
 
 // The panel's room for cells, measured once a frame.
@@ -586,7 +594,7 @@ void DrawStage(AppState& st, double now) {
     bool explained = false;
     const float explain_h = draw_heading(*s, st.presenting || st.document, st.panels.stage_explains, explained);
     if (st.shapes_only) {
-        draw_shapes_only(*s, c);
+        draw_shapes_only(*s, c, st.notice);
         return;
     }
 
