@@ -91,7 +91,10 @@ std::vector<std::string> sh_words(const std::string& line) {
     static const std::string scratch = [] {
         char dir[] = "/tmp/fuzz-quoting-XXXXXX";
         if (!mkdtemp(dir)) std::abort();
-        return std::string(dir);
+        static std::string made = dir;
+        // Empty unless a line wrote a file, which a check here has already reported.
+        std::atexit([] { rmdir(made.c_str()); });
+        return made;
     }();
     int fds[2];
     if (pipe(fds) != 0) std::abort();

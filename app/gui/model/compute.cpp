@@ -64,15 +64,17 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
         const Config& c = checked.config;
         r.config = c;
         r.counts = matmul_counts(c);  // here, not in the frame: a walk per mode
-        if (!checked.fits_budget()) {
+        // Over the memory or the time budget: its shapes, and the budget's line saying why.
+        const auto shapes_only = [&](const std::exception& why) {
             r.trace = std::make_shared<Trace>(plan(checked));
             r.shapes_only = true;
-            try {
-                checked.require_budget();
-            } catch (const ConfigError& e) {
-                r.notice = std::string("shapes only, not computed: ") + e.what();
-            }
+            r.notice = std::string("shapes only, not computed: ") + why.what();
             return r;
+        };
+        try {
+            checked.require_budget();
+        } catch (const ConfigError& e) {
+            return shapes_only(e);
         }
         const Inputs in = make_inputs(c);
         const Weights w = make_weights(c);
@@ -97,7 +99,11 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
                 },
                 &r.notice));
         };
-        r.trace = compute(checked);
+        try {
+            r.trace = compute(checked);
+        } catch (const WorkError& e) {
+            return shapes_only(e);
+        }
         r.fell_back = r.trace->config.backend != c.backend;  // the trace says where it ran
         if (job.other_mask) {
             // The mask changes neither the inputs nor the weights, nor the memory the pass needs.
@@ -110,13 +116,13 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
                 other = check_config(flipped);
             } catch (const ConfigError&) {
             }
-            if (other && other->fits_budget()) r.other_mask = compute(*other);
+            if (other && other->fits_budget()) {
+                try {
+                    r.other_mask = compute(*other);
+                } catch (const WorkError&) {  // its own estimate came out over: no comparison, the trace stays
+                }
+            }
         }
-    } catch (const WorkError& e) {
-        // Too long to wait for: its shapes, as for a configuration over the memory budget.
-        r.trace = std::make_shared<Trace>(plan(job.checked));
-        r.shapes_only = true;
-        r.notice = std::string("shapes only, not computed: ") + e.what();
     } catch (const ConfigError& e) {
         r.error = e.what();
     } catch (const std::bad_alloc&) {

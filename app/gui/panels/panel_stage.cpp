@@ -156,8 +156,9 @@ float draw_heading(const Step& s, bool explain_here, bool room_for_it, bool& dra
     return text_h;
 }
 
-// A configuration not computed (over the memory or the time budget): why, its sizes and the
-// step's tensors, as text wrapped to the panel.
+// A configuration not computed (over the memory or the time budget): why, the step's tensors,
+// then its sizes as far as the panel has room (a line that would not fit whole is left out:
+// nothing is cut at the panel's edge), all wrapped to the panel.
 void draw_shapes_only(const Step& s, const Config& c, const std::string& notice) {
     // The computation's own line when it gave one ("shapes only, not computed: ..."), which
     // says which budget and what would work.
@@ -165,14 +166,20 @@ void draw_shapes_only(const Step& s, const Config& c, const std::string& notice)
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4{0.95f, 0.75f, 0.25f, 1});
     ImGui::TextWrapped("%s", why.c_str());
     ImGui::PopStyleColor();
-    ImGui::TextWrapped("%s", parameter_line(c).c_str());
-    ImGui::TextWrapped("each head's %lld x %lld score grid: %s bytes; all heads: %s bytes", static_cast<long long>(c.num_tokens()),
-                       static_cast<long long>(c.num_tokens()), grouped(c.num_tokens() * c.num_tokens() * 4).c_str(),
-                       grouped(c.heads * c.num_tokens() * c.num_tokens() * 4).c_str());
     for (const TensorRecord& t : s.tensors) {
         ImGui::Bullet();
         ImGui::TextWrapped("%s %s  strides %s  %s", t.name.c_str(), shape_str(t.shape).c_str(),
                            shape_str(t.strides).c_str(), storage_name(t.storage));
+    }
+    const std::string sizes[] = {
+        parameter_line(c),
+        "each head's " + std::to_string(c.num_tokens()) + " x " + std::to_string(c.num_tokens()) + " score grid: " +
+            grouped(c.num_tokens() * c.num_tokens() * 4) + " bytes; all heads: " +
+            grouped(c.heads * c.num_tokens() * c.num_tokens() * 4) + " bytes"};
+    for (const std::string& line : sizes) {
+        const ImVec2 room = ImGui::GetContentRegionAvail();
+        if (ImGui::CalcTextSize(line.c_str(), nullptr, false, room.x).y > room.y) break;
+        ImGui::TextWrapped("%s", line.c_str());
     }
 }
 

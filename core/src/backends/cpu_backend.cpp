@@ -86,8 +86,8 @@ bool dense(const TensorDesc& t) { return t.is_contiguous(); }
 
 
 // e^x for a row of floats, in a loop the compiler vectorises (std::exp is one call per
-// number; the loop vectorises only with -fno-trapping-math, core/CMakeLists.txt): x = n ln 2 + f with |f| <= ln 2 / 2, e^f by its degree-6 Taylor polynomial
-// (relative error under 2e-7 there), 2^n put in the exponent bits. -inf and anything below
+// number; GCC vectorises it only with -fno-trapping-math, core/CMakeLists.txt): x = n ln 2 + f
+// with |f| <= ln 2 / 2, e^f by its degree-6 Taylor polynomial (relative error under 2e-7 there), 2^n put in the exponent bits. -inf and anything below
 // -87.3 give 0; x is never above 0 here (scores minus their running max). Needs the default
 // rounding mode and no -ffast-math (which could fold the rounding trick away).
 void exp_row(const float* x, float* y, std::int64_t n) {

@@ -9,8 +9,8 @@ void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const f
            int ldb, float beta, float* C, int ldc);
 
 // While one lives, each product runs on its calling thread alone: for callers that share the
-// work between threads of their own (flash's tiles, two threads of small products), where the
-// library's own threads would fight theirs. Scopes may overlap across threads: the library's
+// work between threads of their own (flash's tiles, two threads of small products each), where
+// the library's own threads would fight theirs. Scopes may overlap across threads: the library's
 // thread count comes back when the last one ends. Nothing in the page (Eigen there runs on
 // one thread anyway).
 class OneThreadPerProduct {
@@ -22,4 +22,3 @@ public:
 };
 
 }  // namespace headsplit::cpu
-
