@@ -2,8 +2,9 @@
 # The page (make web) in headless Chromium, served with the headers its threads need:
 #  - same numbers: the page's trace (?json=1) equals `headsplit trace --json --backend cpu`'s
 #    within 1e-5 for the default example, a 9-word 3-head sentence, loop and fused, flash,
-#    GQA, a padded batch and decoding; the tiny-trained model's token ids on strings that
-#    exercise GPT-2's pre-split (contractions, accents, other scripts, emoji, runs of spaces),
+#    GQA, a padded batch, decoding, and a product large enough for the page to share between
+#    two threads (the output projection, 64 x 256 x 256); the tiny-trained model's token ids
+#    on strings that exercise GPT-2's pre-split (contractions, accents, other scripts, emoji, runs of spaces),
 #    and its values within 1e-4;
 #  - screenshots of every step of the default example: not blank, and each differs from the
 #    one before;
@@ -44,6 +45,7 @@ cases=(
   "gqa|--text 'the cat sleeps on the mat' --d-out 8 --heads 4 --kv-heads 2"
   "padded|--text 'the cat sleeps' --text 'a dog runs in the park' --d-out 8 --heads 2"
   "decode|--text 'the cat sleeps on the mat' --d-out 8 --heads 2 --decode-from 3"
+  "two-threads|--tokens 64 --d-in 8 --d-out 256 --heads 2"
 )
 bpe_strings=("don't stop: we're   here" "naïve café Straße" "Москва 東京 ελληνικά" "emoji 🙂 and 👩‍💻 x²" $'tabs\tand\nnewlines  and 3.14159')
 

@@ -11,8 +11,8 @@ void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const f
 // While one lives, each product runs on its calling thread alone: for callers that share the
 // work between threads of their own (flash's tiles, two threads of small products each), where
 // the library's own threads would fight theirs. Scopes may overlap across threads: the library's
-// thread count comes back when the last one ends. Nothing in the page (Eigen there runs on
-// one thread anyway).
+// thread count comes back when the last one ends. In the page (Eigen), the scope is the
+// calling thread's: its products stay on it rather than taking a second thread.
 class OneThreadPerProduct {
 public:
     OneThreadPerProduct();
