@@ -98,7 +98,7 @@ add_job "{\"url\": \"$base?screenshot=a.png\"}"
 # download a screenshot, the handout (one HTML file) and the take-home scripts; typing and
 # pasting into presenter mode's sentence box (T) change the sentence and the address; a
 # device pixel ratio of 2 doubles the canvas's pixels; gpt2-small at T = 512 computes off
-# the frame.
+# the frame; an idle page draws few frames.
 mkdir -p "$work/downloads"
 add_job "{\"url\": \"$base?step=2&layout-report=1\", \"width\": 1366, \"height\": 1500, \"downloads\": \"$work/downloads\", \"address\": true,
   \"actions\": [{\"key\": \"ArrowRight\"}, {\"key\": \"ArrowRight\"}, {\"wait\": 1500}, {\"click\": \"save screenshot (F12)\"},
@@ -109,6 +109,7 @@ add_job "{\"url\": \"$base?present&d-out=8&heads=2\", \"address\": true,
   \"actions\": [{\"key\": \"t\"}, {\"wait\": 300}, {\"key\": \"Ctrl+A\"}, {\"type\": \"big red fox\"}, {\"key\": \"Enter\"}, {\"wait\": 2000}]}"
 add_job "{\"url\": \"$base?$tq&step=6&layout-report=1\", \"width\": 683, \"height\": 384, \"scale\": 2, \"screenshot\": \"$work/dpr2.png\", \"texts\": {\"layout-problems\": \"$work/dpr2-problems.txt\"}}"
 add_job "{\"url\": \"$base?preset=gpt2-small&tokens=512&step=5\", \"timeout\": 300, \"address\": true}"
+add_job "{\"url\": \"$base?step=3\", \"actions\": [{\"wait\": 3000}]}"
 echo "$jobs" >"$work/jobs.json"
 
 node --experimental-websocket "$tools/page_probe.mjs" "$work/jobs.json" "$work/results.json" || { echo "FAIL: the probe failed"; exit 1; }
@@ -211,6 +212,12 @@ case $(result $job address) in "?preset=gpt2-small&tokens=512&"*"step=5"*) ;; *)
 "$py" -c "import sys; sys.exit(0 if float('${ms:-0}') > 300 and 0 < float('${gap:-0}') < 400 else 1)" ||
   bad "gpt2-small T = 512: computed in $ms ms; the longest frame meanwhile $gap ms (must be under 400)"
 echo "gpt2-small T = 512: computed in $ms ms off the frame; the longest frame meanwhile $gap ms"
+job=$((job + 1))
+# An idle page draws 10 frames a second, as the desktop's idle loop does, not every one the
+# browser offers (60): 3 s untouched may draw at most 36.
+idle=$(( $(result $job frames) - $(result $job frames_settled) ))
+[ "$idle" -ge 1 ] && [ "$idle" -le 36 ] || bad "an idle page drew $idle frames in 3 s (10 a second is 30)"
+echo "idle: $idle frames in 3 s"
 
 [ $fail = 0 ] && echo "PASS: the page"
 exit $fail

@@ -31,6 +31,7 @@ void headsplit_page_mark(const char* name, const char* value);
 void headsplit_page_refuse(const char* line);
 void headsplit_page_download(const char* path, const char* name, int handout);
 void headsplit_page_copy(const char* text);
+double headsplit_page_last_input();
 }
 
 // ImGui's clipboard in the page: GLFW has none in a browser. Copies go to the system's
@@ -64,6 +65,7 @@ public:
         if ((busy || was_busy_) && last_started_ > 0) longest_gap_ = std::max(longest_gap_, f.started - last_started_);
         was_busy_ = busy;
         last_started_ = f.started;
+        headsplit_page_mark("framesDrawn", std::to_string(++frames_).c_str());  // the frame rate, for tests
         if (!drawn_) {  // the first frame on the canvas: milliseconds since the page began to load
             drawn_ = true;
             headsplit_page_mark("firstFrame", std::to_string(emscripten_get_now()).c_str());
@@ -167,6 +169,7 @@ private:
 
     double ratio_ = 1.0;
     bool drawn_ = false;
+    long frames_ = 0;
     bool was_busy_ = false;
     double last_started_ = 0, longest_gap_ = 0;
     int settled_ = 0;
@@ -197,6 +200,8 @@ std::vector<std::pair<std::string, std::string>> page_query() {
         for (const auto& p : j) out.emplace_back(p.at(0).get<std::string>(), p.at(1).get<std::string>());
     return out;
 }
+
+double page_last_input() { return headsplit_page_last_input() / 1e3; }
 
 void show_refusal(const std::string& line) { headsplit_page_refuse(line.c_str()); }
 

@@ -58,6 +58,11 @@ mergeInto(LibraryManager.library, {
     document.getElementById("status").hidden = true;
   },
 
+  // performance.now() of the user's last act on the page (index.html's listeners), 0 before.
+  headsplit_page_last_input: function () {
+    return Module.lastInput || 0;
+  },
+
   // ImGui copies (Ctrl+C in a text box): to the system's clipboard where the browser allows it.
   headsplit_page_copy: function (text) {
     if (navigator.clipboard) navigator.clipboard.writeText(UTF8ToString(text)).catch(function () {});

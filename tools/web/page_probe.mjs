@@ -13,7 +13,8 @@
 //   the address needs layout-report=1), {"wait": ms}; "downloads": a folder where the
 //   browser saves what the page downloads.
 //   RESULTS.json: [{"url", "settled", "refusal", "first_frame_ms", "compute_ms", "steps_ms",
-//                   "longest_busy_frame_ms", "address", "console", "error"}, ...]
+//                   "longest_busy_frame_ms", "frames_settled" and "frames" (frames drawn when it
+//                   settled and after the actions), "address", "console", "error"}, ...]
 //   The texts are read after the actions. Debugging: PROBE_DEBUG=1 prints each poll and keeps
 //   the page's console lines; KEYLOG=1 adds a #keylog element listing the key, mouse, focus
 //   and paste events the page received (name it in "texts" to save it).
@@ -138,6 +139,7 @@ for (const job of jobs) {
     result.settled = state.settled === null ? null : Number(state.settled);
     result.refusal = state.refusal;
     result.first_frame_ms = state.first === null ? null : Number(state.first);
+    result.frames_settled = Number(await evaluate("document.body.dataset.framesDrawn || 'NaN'"));
     if (job.downloads)
       await send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: job.downloads, eventsEnabled: false });
     if (process.env.KEYLOG) await evaluate(`(() => { const p = document.createElement("pre"); p.id = "keylog"; document.body.appendChild(p);
@@ -153,6 +155,7 @@ for (const job of jobs) {
     result.steps_ms = Number(await evaluate("document.body.dataset.stepsMs || 'NaN'"));
     result.step_ms = await evaluate("document.body.dataset.stepMs || ''");
     result.longest_busy_frame_ms = Number(await evaluate("document.body.dataset.longestBusyFrameMs || 'NaN'"));
+    result.frames = Number(await evaluate("document.body.dataset.framesDrawn || 'NaN'"));
     if (job.screenshot) {
       await sleep(200);  // a few more frames: the settled frame is on the canvas
       const shot = await send("Page.captureScreenshot", { format: "png" });

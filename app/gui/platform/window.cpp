@@ -157,6 +157,23 @@ void poll_events(const AppState& st, bool unattended, double now) {
         glfwPollEvents();
 }
 
+// The page's frames. The browser offers 60 a second; the page draws them all while the user
+// acts (and half a second after), an animation moves or play runs, and otherwise 10 a second,
+// as the desktop's idle loop does: an idle tab need not keep the graphics busy (headless
+// Chromium, drawing through SwiftShader on this machine, took 157% of the CPU drawing every
+// frame of an idle page). While a trace computes, 10 a second: the spinner still turns, and
+// the computation gets the time the frames would take.
+bool page_skips_frame(const AppState& st, double started, double last_drawn) {
+#ifdef __EMSCRIPTEN__
+    const bool animating = started - st.anim_start < st.anim_seconds;
+    const bool lively = !st.computer->busy() && (animating || st.playing || started - page_last_input() < 0.5);
+    return !lively && started - last_drawn < 0.1;
+#else
+    (void)st, (void)started, (void)last_drawn;
+    return false;
+#endif
+}
+
 // Play: the next step every seconds_per_step, stopping at the last. Playing waits while a
 // question does.
 void play(AppState& st, double now) {
@@ -265,9 +282,7 @@ public:
     bool frame() {
         if (glfwWindowShouldClose(win_)) return false;
         const double started = now_seconds();
-        // The page draws 10 frames a second while a trace computes (the browser calls 60):
-        // the spinner still turns, and the computation gets the time the frames would take.
-        if (kInPage && st_.computer->busy() && started - last_drawn_ < 0.1) return true;
+        if (page_skips_frame(st_, started, last_drawn_)) return true;
         last_drawn_ = started;
         poll_events(st_, run_ != nullptr, started);
         const double now = now_seconds();
