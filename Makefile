@@ -3,7 +3,7 @@
 #   make test   install missing Debian packages, build, run every test through CTest
 #   make package  build, then the Debian package $(BUILD_DIR)/headsplit_<version>_<arch>.deb
 #   make tiny-model  retrain assets/tiny-gpt2 (the tiny-trained preset's model; about 42 min)
-#   make web    the page: $(WEB_DIR)/site (index.html, app.js, app.wasm, app.data, app.worker.js)
+#   make web    the page: $(WEB_DIR)/site (index.html, sw.js, app.js, app.wasm, app.data, app.worker.js)
 #   make serve-web  build the page and serve it on 127.0.0.1:$(WEB_PORT) with the headers it needs
 # Packages are checked one by one with dpkg-query and only the missing ones are
 # installed (apt-get, through sudo when not root).
@@ -70,7 +70,7 @@ web: web-deps
 	  -DHEADSPLIT_IMGUI_SOURCE=$(abspath $(WEB_DIR))/imgui-src/imgui
 	$(EMENV) cmake --build $(WEB_DIR)/cmake -j $(JOBS)
 	rm -rf $(WEB_DIR)/site.new && mkdir -p $(WEB_DIR)/site.new
-	cp app/web/index.html $(addprefix $(WEB_DIR)/cmake/app/app.,js wasm data worker.js) $(WEB_DIR)/site.new/
+	cp app/web/index.html app/web/sw.js $(addprefix $(WEB_DIR)/cmake/app/app.,js wasm data worker.js) $(WEB_DIR)/site.new/
 	rm -rf $(WEB_DIR)/site && mv $(WEB_DIR)/site.new $(WEB_DIR)/site
 	@echo "the page: $(WEB_DIR)/site ($$(du -sh $(WEB_DIR)/site | cut -f1); make serve-web serves it)"
 

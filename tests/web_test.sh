@@ -10,6 +10,8 @@
 #    one before;
 #  - a 10-word sentence with 4 heads at 1366x768 in presenter mode and at 1024x768 renders,
 #    and the layout audit's rules (run by the page on its own frame) find no problem;
+#  - served by a host that cannot send the COOP/COEP headers, the page's service worker adds
+#    them and the page starts;
 #  - bad address values show the same one-line refusal as the command line, never a blank page;
 #  - the address follows the configuration and the step.
 # Usage: web_test.sh HEADSPLIT SITE_DIR PNG_STATS PYTHON3
@@ -18,13 +20,13 @@ headsplit=$1 site=$2 png_stats=$3 py=$4
 here=$(cd "$(dirname "$0")" && pwd)
 tools=$here/../tools/web
 work=$(mktemp -d)
-server_pid=
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
+server_pid= bare_pid=
+cleanup() { kill $server_pid $bare_pid 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
-for f in index.html app.js app.wasm app.data app.worker.js; do
+for f in index.html sw.js app.js app.wasm app.data app.worker.js; do
   [ -s "$site/$f" ] || { echo "FAIL: $site/$f is missing (make web builds the site)"; exit 1; }
 done
 command -v chromium >/dev/null || { echo "FAIL: chromium is needed (make web installs it)"; exit 1; }
@@ -34,6 +36,11 @@ server_pid=$!
 for _ in $(seq 50); do [ -s "$work/server.txt" ] && break; sleep 0.1; done
 base=$(head -1 "$work/server.txt")
 case $base in http://127.0.0.1:*) ;; *) echo "FAIL: the server did not start: $(cat "$work/server.txt")"; exit 1 ;; esac
+# The same site from a host that cannot send the two headers: the page's service worker adds them.
+"$py" "$tools/serve.py" "$site" --port 0 --no-isolation-headers >"$work/bare.txt" 2>&1 &
+bare_pid=$!
+for _ in $(seq 50); do [ -s "$work/bare.txt" ] && break; sleep 0.1; done
+bare=$(head -1 "$work/bare.txt")
 
 # name|options (the command line's; the address takes the same, as name=value pairs)
 cases=(
@@ -110,6 +117,7 @@ add_job "{\"url\": \"$base?present&d-out=8&heads=2\", \"address\": true,
 add_job "{\"url\": \"$base?$tq&step=6&layout-report=1\", \"width\": 683, \"height\": 384, \"scale\": 2, \"screenshot\": \"$work/dpr2.png\", \"texts\": {\"layout-problems\": \"$work/dpr2-problems.txt\"}}"
 add_job "{\"url\": \"$base?preset=gpt2-small&tokens=512&step=5\", \"timeout\": 300, \"address\": true}"
 add_job "{\"url\": \"$base?step=3\", \"actions\": [{\"wait\": 3000}]}"
+add_job "{\"url\": \"$bare?step=2&d-out=8&heads=2\", \"address\": true, \"timeout\": 60}"
 echo "$jobs" >"$work/jobs.json"
 
 node --experimental-websocket "$tools/page_probe.mjs" "$work/jobs.json" "$work/results.json" || { echo "FAIL: the probe failed"; exit 1; }
@@ -218,6 +226,13 @@ job=$((job + 1))
 idle=$(( $(result $job frames) - $(result $job frames_settled) ))
 [ "$idle" -ge 1 ] && [ "$idle" -le 36 ] || bad "an idle page drew $idle frames in 3 s (10 a second is 30)"
 echo "idle: $idle frames in 3 s"
+job=$((job + 1))
+# Served without the headers: it starts only once its service worker has added them (a page
+# without them never settles), one reload later, at the step and configuration asked for.
+case $(result $job settled)/$(result $job address) in
+  2/"?text=the%20cat%20sleeps&"*"d-out=8&heads=2&"*"step=2") ;;
+  *) bad "served without the COOP/COEP headers: settled at '$(result $job settled)', address $(result $job address)" ;;
+esac
 
 [ $fail = 0 ] && echo "PASS: the page"
 exit $fail
