@@ -96,6 +96,43 @@ TEST_CASE("config_options: a large preset's synthetic tokens go as their count",
     for (const auto& [name, value] : o) CHECK(name != "text");
 }
 
-TEST_CASE("config_options: a preset's own embeddings are not spelled", "[config_options]") {
-    CHECK(config_options(parsed({"--preset", "journey"})).empty());
+TEST_CASE("config_options: a preset's own embeddings go as its name, with the changes that keep them", "[config_options]") {
+    for (const std::vector<std::string>& typed : std::vector<std::vector<std::string>>{
+             {"--preset", "journey"},
+             {"--preset", "journey", "--heads", "2", "--d-out", "8", "--mode", "flash", "--block", "4", "--seed", "3"},
+             {"--preset", "journey", "--kv-heads", "1", "--no-causal", "--qkv-bias", "--dropout", "0.5"},
+             {"--preset", "journey", "--context", "a dog runs", "--d-context", "5"}}) {
+        INFO("typed: " << testing_join(typed));
+        const Config a = parsed(typed);
+        REQUIRE_FALSE(a.embeddings.empty());
+        const std::vector<std::string> spelled = words_of(a);
+        INFO("spelled: " << testing_join(spelled));
+        REQUIRE(spelled.size() >= 2);
+        CHECK(spelled[0] == "--preset");
+        CHECK(spelled[1] == "journey");
+        for (const std::string& w : spelled) CHECK((w != "--text" && w != "--d-in" && w != "--tokens"));
+        const Config b = parsed(spelled);
+        CHECK(b.embeddings == a.embeddings);  // the same rows, so the same numbers
+        CHECK(b.tokens == a.tokens);
+        CHECK(b.context == a.context);
+        CHECK(b.d_context == a.d_context);
+        CHECK(b.d_out == a.d_out);
+        CHECK(b.heads == a.heads);
+        CHECK(b.kv_head_count() == a.kv_head_count());
+        CHECK(b.mode == a.mode);
+        CHECK(b.flash_block() == a.flash_block());
+        CHECK(b.causal == a.causal);
+        CHECK(b.dropout == a.dropout);
+        CHECK(b.seed == a.seed);
+        CHECK(b.qkv_bias == a.qkv_bias);
+        CHECK(words_of(b) == spelled);
+    }
+    // The rows with other words (the window's sentence box keeps them only until the words
+    // change, but a Config can hold them): no option makes that again.
+    Config other = parsed({"--preset", "journey"});
+    other.tokens.back() = "leap";
+    CHECK(config_options(other).empty());
+    other = parsed({"--preset", "journey"});
+    other.embeddings[0] += 1.0f;
+    CHECK(config_options(other).empty());
 }

@@ -13,7 +13,7 @@
 #  - served by a host that cannot send the COOP/COEP headers, the page's service worker adds
 #    them and the page starts;
 #  - bad address values show the same one-line refusal as the command line, never a blank page;
-#  - the address follows the configuration and the step.
+#  - the address follows the configuration and the step (the journey preset's too).
 # Usage: web_test.sh HEADSPLIT SITE_DIR PNG_STATS PYTHON3
 set -u
 headsplit=$1 site=$2 png_stats=$3 py=$4
@@ -118,6 +118,7 @@ add_job "{\"url\": \"$base?$tq&step=6&layout-report=1\", \"width\": 683, \"heigh
 add_job "{\"url\": \"$base?preset=gpt2-small&tokens=512&step=5\", \"timeout\": 300, \"address\": true}"
 add_job "{\"url\": \"$base?step=3\", \"actions\": [{\"wait\": 3000}]}"
 add_job "{\"url\": \"$bare?step=2&d-out=8&heads=2\", \"address\": true, \"timeout\": 60}"
+add_job "{\"url\": \"$base?preset=journey&present&step=3\", \"address\": true, \"actions\": [{\"key\": \"c\"}, {\"wait\": 1500}]}"
 echo "$jobs" >"$work/jobs.json"
 
 node --experimental-websocket "$tools/page_probe.mjs" "$work/jobs.json" "$work/results.json" || { echo "FAIL: the probe failed"; exit 1; }
@@ -232,6 +233,13 @@ job=$((job + 1))
 case $(result $job settled)/$(result $job address) in
   2/"?text=the%20cat%20sleeps&"*"d-out=8&heads=2&"*"step=2") ;;
   *) bad "served without the COOP/COEP headers: settled at '$(result $job settled)', address $(result $job address)" ;;
+esac
+job=$((job + 1))
+# The journey preset's own embeddings: a live change (presenter mode's c: the causal mask off) is spelled
+# after its name, so the link still opens the same rows.
+case $(result $job address) in
+  "?preset=journey&"*"no-causal"*"step=3"*"present"*) ;;
+  *) bad "journey, causal mask turned off: the address says $(result $job address)" ;;
 esac
 
 [ $fail = 0 ] && echo "PASS: the page"

@@ -3,6 +3,7 @@
 #include "headsplit/engine/config_edit.hpp"
 #include "headsplit/io/files.hpp"
 #include "headsplit/teaching/numbers.hpp"
+#include "headsplit/teaching/presets.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -309,14 +310,24 @@ std::vector<std::pair<std::string, std::string>> config_options(const Config& c)
         if (!c.causal) o.emplace_back("no-causal", "");
         return o;
     }
-    if (!c.embeddings.empty()) return {};
-    if (!c.preset.empty() && c.preset != "cat-sleeps") o.emplace_back("preset", c.preset);  // its layer count, its name
-    // The large presets' t1 .. tN: their count, not their words.
-    if (c.batch == 1 && c.num_tokens() > 3 && c.tokens == synthetic_tokens(c.num_tokens()))
-        o.emplace_back("tokens", std::to_string(c.num_tokens()));
-    else
-        for (const std::vector<std::string>& s : c.sentences()) o.emplace_back("text", joined(s));
-    o.emplace_back("d-in", std::to_string(c.d_in));
+    if (!c.embeddings.empty()) {
+        // A preset's own rows (journey's): its name, then the options that keep them. --text,
+        // --tokens and --d-in replace the rows, so a configuration with other words or another
+        // D_in and the same rows cannot be spelled.
+        const Preset* p = find_preset(c.preset);
+        if (!p || p->embeddings != c.embeddings || !p->weights.empty()) return {};
+        const Config own = config_from_preset(c.preset);
+        if (own.tokens != c.tokens || own.d_in != c.d_in || c.batch != 1) return {};
+        o.emplace_back("preset", c.preset);
+    } else {
+        if (!c.preset.empty() && c.preset != "cat-sleeps") o.emplace_back("preset", c.preset);  // its layer count, its name
+        // The large presets' t1 .. tN: their count, not their words.
+        if (c.batch == 1 && c.num_tokens() > 3 && c.tokens == synthetic_tokens(c.num_tokens()))
+            o.emplace_back("tokens", std::to_string(c.num_tokens()));
+        else
+            for (const std::vector<std::string>& s : c.sentences()) o.emplace_back("text", joined(s));
+        o.emplace_back("d-in", std::to_string(c.d_in));
+    }
     o.emplace_back("d-out", std::to_string(c.d_out));
     o.emplace_back("heads", std::to_string(c.heads));
     o.emplace_back("mode", mode_name(c.mode));
