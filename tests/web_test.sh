@@ -199,9 +199,27 @@ shot=$(ls "$work"/downloads/headsplit-step04-*.png 2>/dev/null | head -1)
 handout=$(ls "$work"/downloads/headsplit-handout-*.html 2>/dev/null | head -1)
 pictures=$(grep -o 'src="data:image/png;base64,' "$handout" 2>/dev/null | wc -l)
 [ "$pictures" = "$steps" ] || bad "save handout: $pictures pictures inside the downloaded page, not $steps ($(ls "$work/downloads"))"
-numpy=$(ls "$work"/downloads/headsplit-lab-*-numpy.py 2>/dev/null | head -1)
-{ [ -n "$numpy" ] && ls "$work"/downloads/headsplit-lab-*-torch.py >/dev/null 2>&1; } || bad "save take-home scripts: not downloaded ($(ls "$work/downloads"))"
-[ -z "$numpy" ] || (cd "$work" && "$py" "$numpy" >"$work/numpy.out" 2>&1) || bad "the downloaded NumPy script fails: $(tail -2 "$work/numpy.out")"
+# The take-home scripts: one zip, whose CRCs check, holding both; the NumPy one reruns the
+# step's trace (its own checks against the numbers it carries).
+lab=$(ls "$work"/downloads/headsplit-lab-*.zip 2>/dev/null | head -1)
+if [ -z "$lab" ]; then
+  bad "save take-home scripts: no headsplit-lab-*.zip downloaded ($(ls "$work/downloads"))"
+else
+  out=$(cd "$work" && "$py" - "$lab" <<'PY' 2>&1
+import subprocess, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+bad = z.testzip()
+if bad: sys.exit(f"{bad}: its CRC does not match")
+names = sorted(z.namelist())
+if len(names) != 2 or not names[0].endswith("-numpy.py") or not names[1].endswith("-torch.py"):
+    sys.exit(f"holds {names}, not the -numpy.py and -torch.py scripts")
+z.extractall("lab")
+subprocess.run([sys.executable, "lab/" + names[0]], check=True, capture_output=True, timeout=120)
+print("holds " + " and ".join(names) + "; the NumPy one runs")
+PY
+  ) || bad "save take-home scripts: $(basename "$lab") $out"
+  echo "take-home scripts: $(basename "$lab") $out"
+fi
 echo "downloads: $(ls "$work/downloads" | tr '\n' ' ')"
 job=$((job + 1))
 address=$(result $job address)

@@ -30,6 +30,7 @@ void headsplit_page_set_text(const char* id, const char* text);
 void headsplit_page_mark(const char* name, const char* value);
 void headsplit_page_refuse(const char* line);
 void headsplit_page_download(const char* path, const char* name, int handout);
+void headsplit_page_download_zip(const char* paths_json, const char* name);
 void headsplit_page_copy(const char* text);
 double headsplit_page_last_input();
 }
@@ -125,19 +126,38 @@ private:
         if (w != now_w || h != now_h) glfwSetWindowSize(win, w, h);
     }
 
-    // What the window saved under /downloads goes to the browser's downloads, then is removed.
+    // What the window saved under /downloads goes to the browser's downloads, then is removed:
+    // the take-home scripts (PyTorch and NumPy) as one zip, so the browser asks no leave for
+    // a second download.
     void offer_downloads(AppState& st) {
         namespace fs = std::filesystem;
         std::error_code ec;
         std::vector<fs::path> saved;
+        std::vector<std::string> scripts;
         for (const auto& entry : fs::directory_iterator(kDownloads, ec)) saved.push_back(entry.path());
+        std::sort(saved.begin(), saved.end());
         for (const fs::path& p : saved) {
+            if (p.extension() == ".py") {
+                scripts.push_back(p.string());
+                continue;
+            }
             const bool handout = fs::is_directory(p, ec);
             const std::string name = p.filename().string() + (handout ? ".html" : "");
             headsplit_page_download(p.c_str(), name.c_str(), handout);
             fs::remove_all(p, ec);
         }
         const std::string prefix = std::string("saved ") + kDownloads + "/";
+        if (!scripts.empty()) {
+            // headsplit-lab-<time>-torch.py, -numpy.py: headsplit-lab-<time>.zip
+            std::string stem = fs::path(scripts.front()).stem().string();
+            stem = stem.substr(0, stem.rfind('-'));
+            std::string inside;
+            for (const std::string& s : scripts) inside += (inside.empty() ? "" : ", ") + fs::path(s).filename().string();
+            headsplit_page_download_zip(nlohmann::json(scripts).dump().c_str(), (stem + ".zip").c_str());
+            for (const std::string& s : scripts) fs::remove(s, ec);
+            if (st.last_screenshot.rfind(prefix, 0) == 0)
+                st.last_screenshot = "downloaded " + stem + ".zip (" + inside + "; python3 FILE reruns it)";
+        }
         if (st.last_screenshot.rfind(prefix, 0) == 0)
             st.last_screenshot = "downloaded " + st.last_screenshot.substr(prefix.size());
     }

@@ -68,6 +68,57 @@ mergeInto(LibraryManager.library, {
     if (navigator.clipboard) navigator.clipboard.writeText(UTF8ToString(text)).catch(function () {});
   },
 
+  // The files at `pathsJson` (a JSON list of paths in the page's memory file system) offered as
+  // one download, a zip named `name` holding each under its own name: one download, where
+  // several would each ask the browser's leave. Stored (no compression: a few kB of text), with
+  // each file's CRC-32 as the format asks, so any unzip checks them.
+  headsplit_page_download_zip: function (pathsJson, nameC) {
+    var crcTable = [];
+    for (var n = 0; n < 256; n++) {
+      var c = n;
+      for (var k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320 ^ (c >>> 1) : c >>> 1;
+      crcTable.push(c >>> 0);
+    }
+    var crc32 = function (bytes) {
+      var c = 0xFFFFFFFF;
+      for (var i = 0; i < bytes.length; i++) c = crcTable[(c ^ bytes[i]) & 0xFF] ^ (c >>> 8);
+      return (c ^ 0xFFFFFFFF) >>> 0;
+    };
+    var now = new Date();
+    var dosTime = (now.getHours() << 11) | (now.getMinutes() << 5) | (now.getSeconds() >> 1);
+    var dosDate = ((now.getFullYear() - 1980) << 9) | ((now.getMonth() + 1) << 5) | now.getDate();
+    var parts = [], central = [], offset = 0;
+    // A zip header: 4-byte signature, then little-endian fields of 2 or 4 bytes.
+    var header = function (signature, fields) {
+      var size = 4 + fields.reduce(function (sum, f) { return sum + f[1]; }, 0);
+      var view = new DataView(new ArrayBuffer(size));
+      view.setUint32(0, signature, true);
+      var at = 4;
+      fields.forEach(function (f) {
+        if (f[1] === 2) view.setUint16(at, f[0], true); else view.setUint32(at, f[0], true);
+        at += f[1];
+      });
+      return new Uint8Array(view.buffer);
+    };
+    JSON.parse(UTF8ToString(pathsJson)).forEach(function (path) {
+      var data = FS.readFile(path).slice();
+      var name = new TextEncoder().encode(path.replace(/^.*\//, ""));
+      var crc = crc32(data);
+      // version 2.0, flags 0x800 (UTF-8 names), method 0 (stored), time, date, CRC, sizes, name length, extra length
+      var common = [[20, 2], [0x800, 2], [0, 2], [dosTime, 2], [dosDate, 2], [crc, 4], [data.length, 4], [data.length, 4],
+                    [name.length, 2], [0, 2]];
+      var local = header(0x04034B50, common);
+      parts.push(local, name, data);
+      central.push(header(0x02014B50, [[20, 2]].concat(common, [[0, 2], [0, 2], [0, 2], [0, 4], [offset, 4]])), name);
+      offset += local.length + name.length + data.length;
+    });
+    var centralSize = central.reduce(function (sum, p) { return sum + p.length; }, 0);
+    var count = central.length / 2;
+    var end = header(0x06054B50, [[0, 2], [0, 2], [count, 2], [count, 2], [centralSize, 4], [offset, 4], [0, 2]]);
+    headsplitOffer(new Blob(parts.concat(central, [end]), {type: "application/zip"}), UTF8ToString(nameC));
+  },
+  headsplit_page_download_zip__deps: ["$headsplitOffer"],
+
   // The file at `path` (the page's memory file system) offered as a download named `name`.
   // A handout (a folder) goes as its index.html alone, its pictures inside it as data:
   // addresses, so one file opens and prints anywhere.
@@ -86,6 +137,12 @@ mergeInto(LibraryManager.library, {
     } else {
       blob = new Blob([FS.readFile(path).slice()], {type: /\.png$/.test(name) ? "image/png" : "text/x-python"});
     }
+    headsplitOffer(blob, name);
+  },
+  headsplit_page_download__deps: ["$headsplitOffer"],
+
+  // A blob offered to the browser's downloads under `name`.
+  $headsplitOffer: function (blob, name) {
     var a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
     a.download = name;
