@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# UI soak: the real app under Xvfb for 5,000 frames of random control changes, key presses,
-# wheel notches, drags and double-clicks over the stage, and resizes, then a large trace on
-# the worker. Passes when it did not crash, saw no GL
+# UI soak: the real app under Xvfb for 5,000 frames of random control changes (bad values,
+# flash over the trace's tile limit among them, and hostile words in the sentence), key
+# presses, wheel notches, drags and double-clicks over the stage, and resizes, then a large
+# trace on the worker. Passes when it did not crash, saw no GL
 # error, and resident memory after the run is within 10% of what it was after warm-up.
 # Usage: soak_test.sh PATH/TO/headsplit [FRAMES [rss|no-rss]]   (run inside xvfb-run)
 # no-rss: the sanitizer build, whose allocator keeps freed blocks in quarantine (resident

@@ -45,6 +45,10 @@ nlohmann::json summary(const std::vector<double>& ms) {
 
 const char* const kWords[] = {"the", "cat", "sleeps", "on", "a", "warm", "mat", "while", "dogs", "bark",
                               "your", "journey", "starts", "with", "one", "step"};
+// What a careless or hostile user types into the sentence box: shell syntax, quotes, other
+// scripts, emoji, a very long word. Each is a word like any other (nothing runs it).
+const std::string kHostileWords[] = {"$(touch /tmp/headsplit-soak)", "`id`", "it's", "\"quoted\"", "back\\slash",
+                                     "semi;colon", "a|b", "naïve", "東京", "🙂", std::string(300, 'x')};
 
 }  // namespace
 
@@ -77,7 +81,9 @@ void Driver::random_change(AppState& st, GLFWwindow* win, double now) {
         case 3: {
             std::string text;
             const int n = pick(17);  // 0 words: the refused case
-            for (int i = 0; i < n; ++i) text += std::string(i ? " " : "") + kWords[pick(16)];
+            const bool hostile = pick(4) == 0;
+            for (int i = 0; i < n; ++i)
+                text += std::string(i ? " " : "") + (hostile && pick(2) ? kHostileWords[pick(11)] : std::string(kWords[pick(16)]));
             set_sentence(c, static_cast<std::size_t>(pick(static_cast<int>(c.batch))), text);
             break;
         }
@@ -132,7 +138,7 @@ void Driver::bad_value(AppState& st) {
     Config& c = st.config;
     restore_ = c;
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    switch (rng_.next_u64() % 12) {
+    switch (rng_.next_u64() % 14) {
         case 0: c.d_in = 0; break;
         case 1: c.d_in = -7; break;
         case 2: c.d_in = std::numeric_limits<int>::max(); break;
@@ -144,6 +150,12 @@ void Driver::bad_value(AppState& st) {
         case 8: c.dropout = 1.5; break;
         case 9: c.dropout = -0.25; break;
         case 10: set_sentence(c, 0, ""); break;        // the text box emptied
+        case 11:  // flash with one-token blocks at T = 4096: 8.4 million tiles, over the trace's 65,536
+            c.set_sentences({synthetic_tokens(4096)});
+            c.mode = Mode::Flash;
+            c.block = 1;
+            break;
+        case 12: c.kv_heads = c.heads + 1; break;     // does not divide the query heads
         default: set_sentence(c, 0, " \t  "); break;  // whitespace only
     }
     c.embeddings.clear();
