@@ -41,6 +41,7 @@ case $base in http://127.0.0.1:*) ;; *) echo "FAIL: the server did not start: $(
 bare_pid=$!
 for _ in $(seq 50); do [ -s "$work/bare.txt" ] && break; sleep 0.1; done
 bare=$(head -1 "$work/bare.txt")
+case $bare in http://127.0.0.1:*) ;; *) echo "FAIL: the server without headers did not start: $(cat "$work/bare.txt")"; exit 1 ;; esac
 
 # name|options (the command line's; the address takes the same, as name=value pairs)
 cases=(
@@ -242,7 +243,8 @@ echo "gpt2-small T = 512: computed in $ms ms off the frame; the longest frame me
 job=$((job + 1))
 # An idle page draws 10 frames a second, as the desktop's idle loop does, not every one the
 # browser offers (60): 3 s untouched may draw at most 36.
-idle=$(( $(result $job frames) - $(result $job frames_settled) ))
+frames=$(result $job frames) settled_frames=$(result $job frames_settled)
+idle=$(( ${frames:-0} - ${settled_frames:-0} ))
 [ "$idle" -ge 1 ] && [ "$idle" -le 36 ] || bad "an idle page drew $idle frames in 3 s (10 a second is 30)"
 echo "idle: $idle frames in 3 s"
 job=$((job + 1))

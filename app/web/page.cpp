@@ -32,7 +32,7 @@ void headsplit_page_refuse(const char* line);
 void headsplit_page_download(const char* path, const char* name, int handout);
 void headsplit_page_download_zip(const char* paths_json, const char* name);
 void headsplit_page_copy(const char* text);
-double headsplit_page_last_input();
+double headsplit_page_since_input();
 }
 
 // ImGui's clipboard in the page: GLFW has none in a browser. Copies go to the system's
@@ -221,7 +221,7 @@ std::vector<std::pair<std::string, std::string>> page_query() {
     return out;
 }
 
-double page_last_input() { return headsplit_page_last_input() / 1e3; }
+double page_seconds_since_input() { return headsplit_page_since_input(); }
 
 void show_refusal(const std::string& line) { headsplit_page_refuse(line.c_str()); }
 

@@ -31,9 +31,9 @@ std::unique_ptr<UnattendedRun> make_page_run(const GuiOptions& o);
 // The page's address now: location.search's parameters, in order ("" for a bare flag).
 std::vector<std::pair<std::string, std::string>> page_query();
 
-// When the user last acted on the page (a key, the mouse, a touch, a paste, a resize), in
-// seconds on now_seconds()'s clock; 0 before the first act.
-double page_last_input();
+// Seconds since the user last acted on the page (a key, the mouse, a touch, a paste, a
+// resize), measured by the browser's own clock; a day before the first act.
+double page_seconds_since_input();
 
 // Shows `line` as the page's refusal (a bad address value), in place of the window.
 void show_refusal(const std::string& line);

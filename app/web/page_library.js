@@ -58,9 +58,9 @@ mergeInto(LibraryManager.library, {
     document.getElementById("status").hidden = true;
   },
 
-  // performance.now() of the user's last act on the page (index.html's listeners), 0 before.
-  headsplit_page_last_input: function () {
-    return Module.lastInput || 0;
+  // Seconds since the user's last act on the page (index.html's listeners); a day before any.
+  headsplit_page_since_input: function () {
+    return Module.lastInput === undefined ? 86400 : (performance.now() - Module.lastInput) / 1000;
   },
 
   // ImGui copies (Ctrl+C in a text box): to the system's clipboard where the browser allows it.

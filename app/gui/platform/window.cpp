@@ -166,7 +166,7 @@ void poll_events(const AppState& st, bool unattended, double now) {
 bool page_skips_frame(const AppState& st, double started, double last_drawn) {
 #ifdef __EMSCRIPTEN__
     const bool animating = started - st.anim_start < st.anim_seconds;
-    const bool lively = !st.computer->busy() && (animating || st.playing || started - page_last_input() < 0.5);
+    const bool lively = !st.computer->busy() && (animating || st.playing || page_seconds_since_input() < 0.5);
     return !lively && started - last_drawn < 0.1;
 #else
     (void)st, (void)started, (void)last_drawn;

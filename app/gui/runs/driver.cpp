@@ -47,7 +47,7 @@ const char* const kWords[] = {"the", "cat", "sleeps", "on", "a", "warm", "mat", 
                               "your", "journey", "starts", "with", "one", "step"};
 // What a careless or hostile user types into the sentence box: shell syntax, quotes, other
 // scripts, emoji, a very long word. Each is a word like any other (nothing runs it).
-const std::string kHostileWords[] = {"$(touch /tmp/headsplit-soak)", "`id`", "it's", "\"quoted\"", "back\\slash",
+const std::string kHostileWords[] = {"$(id)", "`id`", "it's", "\"quoted\"", "back\\slash",
                                      "semi;colon", "a|b", "naïve", "東京", "🙂", std::string(300, 'x')};
 
 }  // namespace
@@ -150,8 +150,12 @@ void Driver::bad_value(AppState& st) {
         case 8: c.dropout = 1.5; break;
         case 9: c.dropout = -0.25; break;
         case 10: set_sentence(c, 0, ""); break;        // the text box emptied
-        case 11:  // flash with one-token blocks at T = 4096: 8.4 million tiles, over the trace's 65,536
+        case 11:  // causal flash with one-token blocks at T = 4096, self-attention: 8.4 million tiles, over the trace's 65,536
             c.set_sentences({synthetic_tokens(4096)});
+            c.context.clear();
+            c.d_context = 0;
+            c.decode_from = 0;
+            c.causal = true;
             c.mode = Mode::Flash;
             c.block = 1;
             break;
