@@ -39,6 +39,33 @@ std::string testing_join(const std::vector<std::string>& w) {
     return out;
 }
 
+// Every field the options set, and the preset's own rows: `b`, parsed from what config_options
+// spelled for `a`, is the same configuration.
+void check_same(const Config& a, const Config& b) {
+    CHECK(b.sentences() == a.sentences());
+    CHECK(b.embeddings == a.embeddings);
+    CHECK(b.context == a.context);
+    CHECK(b.d_in == a.d_in);
+    CHECK(b.d_out == a.d_out);
+    CHECK(b.d_context == a.d_context);
+    CHECK(b.heads == a.heads);
+    CHECK(b.kv_head_count() == a.kv_head_count());
+    CHECK(b.mode == a.mode);
+    CHECK(b.flash_block() == a.flash_block());
+    CHECK(b.causal == a.causal);
+    CHECK(b.decode_from == a.decode_from);
+    CHECK(b.dropout == a.dropout);
+    CHECK(b.seed == a.seed);
+    CHECK(b.qkv_bias == a.qkv_bias);
+    CHECK(b.scale_first == a.scale_first);
+    CHECK(b.out_proj == a.out_proj);
+    CHECK(b.weights_dir == a.weights_dir);
+    CHECK(b.layer == a.layer);
+    CHECK(b.token_ids == a.token_ids);
+    CHECK(b.preset == a.preset);
+    CHECK(b.layers == a.layers);
+}
+
 }  // namespace
 
 TEST_CASE("config_options spells a configuration that parses back to the same one", "[config_options]") {
@@ -61,27 +88,7 @@ TEST_CASE("config_options spells a configuration that parses back to the same on
         INFO("spelled: " << testing_join(spelled));
         REQUIRE_FALSE(spelled.empty());
         const Config b = parsed(spelled);
-        CHECK(b.sentences() == a.sentences());
-        CHECK(b.context == a.context);
-        CHECK(b.d_in == a.d_in);
-        CHECK(b.d_out == a.d_out);
-        CHECK(b.d_context == a.d_context);
-        CHECK(b.heads == a.heads);
-        CHECK(b.kv_head_count() == a.kv_head_count());
-        CHECK(b.mode == a.mode);
-        CHECK(b.flash_block() == a.flash_block());
-        CHECK(b.causal == a.causal);
-        CHECK(b.decode_from == a.decode_from);
-        CHECK(b.dropout == a.dropout);
-        CHECK(b.seed == a.seed);
-        CHECK(b.qkv_bias == a.qkv_bias);
-        CHECK(b.scale_first == a.scale_first);
-        CHECK(b.out_proj == a.out_proj);
-        CHECK(b.weights_dir == a.weights_dir);
-        CHECK(b.layer == a.layer);
-        CHECK(b.token_ids == a.token_ids);
-        CHECK(b.preset == a.preset);
-        CHECK(b.layers == a.layers);
+        check_same(a, b);
         CHECK(words_of(b) == spelled);
     }
 }
@@ -101,6 +108,7 @@ TEST_CASE("config_options: a preset's own embeddings go as its name, with the ch
              {"--preset", "journey"},
              {"--preset", "journey", "--heads", "2", "--d-out", "8", "--mode", "flash", "--block", "4", "--seed", "3"},
              {"--preset", "journey", "--kv-heads", "1", "--no-causal", "--qkv-bias", "--dropout", "0.5"},
+             {"--preset", "journey", "--scale-first", "--no-out-proj", "--decode-from", "2"},
              {"--preset", "journey", "--context", "a dog runs", "--d-context", "5"}}) {
         INFO("typed: " << testing_join(typed));
         const Config a = parsed(typed);
@@ -112,19 +120,7 @@ TEST_CASE("config_options: a preset's own embeddings go as its name, with the ch
         CHECK(spelled[1] == "journey");
         for (const std::string& w : spelled) CHECK((w != "--text" && w != "--d-in" && w != "--tokens"));
         const Config b = parsed(spelled);
-        CHECK(b.embeddings == a.embeddings);  // the same rows, so the same numbers
-        CHECK(b.tokens == a.tokens);
-        CHECK(b.context == a.context);
-        CHECK(b.d_context == a.d_context);
-        CHECK(b.d_out == a.d_out);
-        CHECK(b.heads == a.heads);
-        CHECK(b.kv_head_count() == a.kv_head_count());
-        CHECK(b.mode == a.mode);
-        CHECK(b.flash_block() == a.flash_block());
-        CHECK(b.causal == a.causal);
-        CHECK(b.dropout == a.dropout);
-        CHECK(b.seed == a.seed);
-        CHECK(b.qkv_bias == a.qkv_bias);
+        check_same(a, b);  // the same rows among the rest, so the same numbers
         CHECK(words_of(b) == spelled);
     }
     // The rows with other words (the window's sentence box keeps them only until the words

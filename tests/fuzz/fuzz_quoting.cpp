@@ -92,7 +92,9 @@ std::vector<std::string> sh_words(const std::string& line) {
         char dir[] = "/tmp/fuzz-quoting-XXXXXX";
         if (!mkdtemp(dir)) std::abort();
         static std::string made = dir;
-        // Empty unless a line wrote a file, which a check here has already reported.
+        // Empty unless a line wrote a file, which a check here has already reported. `made`,
+        // not `scratch`: `scratch` is destroyed before this handler runs (its destructor is
+        // registered after it), `made` after.
         std::atexit([] { rmdir(made.c_str()); });
         return made;
     }();

@@ -87,9 +87,10 @@ bool dense(const TensorDesc& t) { return t.is_contiguous(); }
 
 // e^x for a row of floats, in a loop the compiler vectorises (std::exp is one call per
 // number; GCC vectorises it only with -fno-trapping-math, core/CMakeLists.txt): x = n ln 2 + f
-// with |f| <= ln 2 / 2, e^f by its degree-6 Taylor polynomial (relative error under 2e-7 there), 2^n put in the exponent bits. -inf and anything below
-// -87.3 give 0; x is never above 0 here (scores minus their running max). Needs the default
-// rounding mode and no -ffast-math (which could fold the rounding trick away).
+// with |f| <= ln 2 / 2, e^f by its degree-6 Taylor polynomial (relative error under 2e-7
+// there), 2^n put in the exponent bits. -inf and anything below -87.3 give 0; x is never
+// above 0 here (scores minus their running max). Needs the default rounding mode and no
+// -ffast-math (which could fold the rounding trick away).
 void exp_row(const float* x, float* y, std::int64_t n) {
     constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer in the low bits
     for (std::int64_t i = 0; i < n; ++i) {
