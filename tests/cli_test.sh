@@ -33,6 +33,15 @@ for preset in gpt2-medium gpt2-large; do
   "$bin" trace --preset "$preset" >/dev/null 2>"$work/stderr" || fail "trace --preset $preset exited $?: $(cat "$work/stderr")"
 done
 
+# 1c. `kernels` times every GL kernel and checks each product against OpenBLAS's
+# (130 x 257 spans 2 x 3 of the tiled kernel's 128 x 128 tiles; K = 21 ends in a partial slice).
+out=$("$bin" kernels --m 130 --k 21 --n 257 --repeat 1) || fail "kernels exited $?: $out"
+for row in "cpu openblas" "gl plain" "gl blocked" "gl tiled"; do
+  grep -qE "^$row +[0-9.]+ " <<<"$out" || fail "kernels has no '$row' row: $out"
+done
+grep -qF "(the GL backend uses blocked here)" <<<"$out" || fail "kernels does not say llvmpipe gets the blocked kernel: $out"
+[ "$(grep -cE '^gl [a-z]+ .* ([0-9.]+e-0[5-9]|0[.]0e[+]00)$' <<<"$out")" = 3 ] || fail "kernels: a GL product differs from OpenBLAS's: $out"
+
 # 2. --help lists every option.
 help=$("$bin" trace --help) || fail "trace --help exited $?"
 for opt in --preset --text --tokens --d-in --d-out --heads --kv-heads --context --context-tokens --d-context \

@@ -18,7 +18,44 @@ namespace {
 Backend& gl_backend(MatmulKernel kernel = MatmulKernel::Blocked) {
     static std::unique_ptr<Backend> blocked = make_gl_backend({MatmulKernel::Blocked, true});
     static std::unique_ptr<Backend> plain = make_gl_backend({MatmulKernel::Plain, true});
-    return kernel == MatmulKernel::Plain ? *plain : *blocked;
+    static std::unique_ptr<Backend> tiled = make_gl_backend({MatmulKernel::Tiled, true});
+    return kernel == MatmulKernel::Plain ? *plain : kernel == MatmulKernel::Tiled ? *tiled : *blocked;
+}
+
+// Runs a case on the CPU and on GL with `kernel`; every tensor of every step must agree.
+void every_step_like_the_cpu(const test::Case& k, Mode mode, MatmulKernel kernel) {
+    Config c = test::config_of(k, mode);
+    INFO(k << " mode=" << mode_name(mode) << " kernel=" << matmul_kernel_name(kernel));
+
+    const Trace cpu = test::run_cpu(c);
+    c.backend = BackendKind::Gl;
+    const Trace gl = run(c, make_inputs(c), make_weights(c), gl_backend(kernel));
+    REQUIRE(test::op_list(gl) == test::op_list(cpu));
+    for (std::size_t s = 0; s < cpu.steps.size(); ++s) {
+        const Step& a = cpu.steps[s];
+        const Step& b = gl.steps[s];
+        REQUIRE(a.tensors.size() == b.tensors.size());
+        CHECK(a.matmuls == b.matmuls);
+        for (std::size_t t = 0; t < a.tensors.size(); ++t) {
+            const TensorRecord& x = a.tensors[t];
+            const TensorRecord& y = b.tensors[t];
+            INFO("step " << s << " " << op_name(a.op) << " head " << a.head << " tensor " << x.name);
+            CHECK(y.name == x.name);
+            CHECK(y.shape == x.shape);
+            CHECK(y.strides == x.strides);
+            CHECK(y.storage == x.storage);
+            // Same -inf positions and no NaN (max_abs_diff is +inf otherwise). 1e-4: float32
+            // sums of up to 768 products, added in another order by the shaders than by
+            // OpenBLAS, and llvmpipe's exp, differ from the CPU's in the last few bits.
+            const double diff = test::max_abs_diff(x.data, y.data);
+            CHECK(diff <= 1e-4);
+        }
+    }
+    // What ran where: the GL trace counts dispatches and workgroups for computed steps.
+    const Step* scores = test::find_step(gl, Op::Scores, mode == Mode::Loop ? 0 : -1);
+    REQUIRE(scores);
+    CHECK(scores->stats.dispatches == 1);
+    CHECK(scores->stats.workgroups >= 1);
 }
 
 }  // namespace
@@ -50,38 +87,19 @@ TEST_CASE("GL matches the CPU at every step of every mode", "[gl]") {
         {128, 64, 64, 4},
     }));
     const Mode mode = GENERATE(Mode::Loop, Mode::Split, Mode::Fused);
-    Config c = test::config_of(k, mode);
-    INFO(k << " mode=" << mode_name(mode));
+    every_step_like_the_cpu(k, mode, MatmulKernel::Blocked);
+}
 
-    const Trace cpu = test::run_cpu(c);
-    c.backend = BackendKind::Gl;
-    const Trace gl = run(c, make_inputs(c), make_weights(c), gl_backend());
-    REQUIRE(test::op_list(gl) == test::op_list(cpu));
-    for (std::size_t s = 0; s < cpu.steps.size(); ++s) {
-        const Step& a = cpu.steps[s];
-        const Step& b = gl.steps[s];
-        REQUIRE(a.tensors.size() == b.tensors.size());
-        CHECK(a.matmuls == b.matmuls);
-        for (std::size_t t = 0; t < a.tensors.size(); ++t) {
-            const TensorRecord& x = a.tensors[t];
-            const TensorRecord& y = b.tensors[t];
-            INFO("step " << s << " " << op_name(a.op) << " head " << a.head << " tensor " << x.name);
-            CHECK(y.name == x.name);
-            CHECK(y.shape == x.shape);
-            CHECK(y.strides == x.strides);
-            CHECK(y.storage == x.storage);
-            // Same -inf positions and no NaN (max_abs_diff is +inf otherwise). 1e-4: float32
-            // sums of up to 768 products, added in another order by the shaders than by
-            // OpenBLAS, and llvmpipe's exp, differ from the CPU's in the last few bits.
-            const double diff = test::max_abs_diff(x.data, y.data);
-            CHECK(diff <= 1e-4);
-        }
-    }
-    // What ran where: the GL trace counts dispatches and workgroups for computed steps.
-    const Step* scores = test::find_step(gl, Op::Scores, mode == Mode::Loop ? 0 : -1);
-    REQUIRE(scores);
-    CHECK(scores->stats.dispatches == 1);
-    CHECK(scores->stats.workgroups >= 1);
+TEST_CASE("the tiled GL kernel (a GPU's) runs the whole forward like the CPU", "[gl]") {
+    // T = 130 and 3 x D_out = 192 span two of its 128 x 128 tiles with partial edges; K = 33
+    // and 20 end in a partial slice of 8; the loop mode's per-head products are 17 x 5.
+    const test::Case k = GENERATE(values<test::Case>({
+        {130, 64, 64, 4},
+        {17, 33, 20, 5, true, 0.0, false, true, true},
+        {65, 768, 768, 12},
+    }));
+    const Mode mode = GENERATE(Mode::Loop, Mode::Split, Mode::Fused);
+    every_step_like_the_cpu(k, mode, MatmulKernel::Tiled);
 }
 
 namespace {
@@ -110,12 +128,14 @@ std::vector<float> random_values(std::int64_t n, std::uint64_t seed) {
 }  // namespace
 
 TEST_CASE("each GL matmul kernel against a triple loop on odd sizes", "[gl][matmul]") {
-    const MatmulKernel kernel = GENERATE(MatmulKernel::Plain, MatmulKernel::Blocked);
+    const MatmulKernel kernel = GENERATE(MatmulKernel::Plain, MatmulKernel::Blocked, MatmulKernel::Tiled);
     const auto mkn = GENERATE(std::array<std::int64_t, 3>{1, 1, 1}, std::array<std::int64_t, 3>{3, 5, 7},
                               std::array<std::int64_t, 3>{65, 33, 17}, std::array<std::int64_t, 3>{4, 8, 32},
-                              std::array<std::int64_t, 3>{33, 1, 65}, std::array<std::int64_t, 3>{65, 36, 17});
+                              std::array<std::int64_t, 3>{33, 1, 65}, std::array<std::int64_t, 3>{65, 36, 17},
+                              std::array<std::int64_t, 3>{130, 21, 257});
     // K = 8 and 36 with b^T take the vec4 row-dot path of the blocked kernel (edges included);
-    // the other sizes take the scalar 4 x 4 path.
+    // the other sizes take the scalar 4 x 4 path. 130 x 257 spans 2 x 3 of the tiled
+    // kernel's 128 x 128 tiles, with partial ones at both edges, and K = 21 a partial slice.
     const bool b_transposed = GENERATE(false, true);
     const bool with_bias = GENERATE(false, true);
     const auto [M, K, N] = mkn;
@@ -139,10 +159,31 @@ TEST_CASE("each GL matmul kernel against a triple loop on odd sizes", "[gl][matm
           1e-6 * static_cast<double>(K) + 1e-6);
 }
 
+TEST_CASE("each GL matmul kernel reads an A that is contiguous along M, in place", "[gl][matmul]") {
+    // A = At^T with At a [K, M] buffer: A's k stride is M, so the tiled kernel copies its
+    // slices walking along m instead of k. 150 x 40 x 70: two tile rows, a partial slice.
+    const MatmulKernel kernel = GENERATE(MatmulKernel::Plain, MatmulKernel::Blocked, MatmulKernel::Tiled);
+    const std::int64_t M = 150, K = 40, N = 70;
+    Backend& gl = gl_backend(kernel);
+    gl.release_buffers();
+    const auto at = random_values(K * M, 6), b = random_values(K * N, 7);
+    const int atb = gl.create_buffer(K * M), bb = gl.create_buffer(K * N), cb = gl.create_buffer(M * N);
+    gl.write(atb, at);
+    gl.write(bb, b);
+    gl.matmul(transpose(contiguous(atb, {K, M}), 0, 1), contiguous(bb, {K, N}), false, nullptr, contiguous(cb, {M, N}));
+    std::vector<float> c;
+    gl.read(cb, c);
+    std::vector<float> a(static_cast<std::size_t>(M * K));
+    for (std::int64_t m = 0; m < M; ++m)
+        for (std::int64_t k = 0; k < K; ++k) a[m * K + k] = at[k * M + m];
+    INFO(matmul_kernel_name(kernel));
+    CHECK(test::max_abs_diff(c, triple_loop(a, b, nullptr, M, K, N, false)) <= 1e-5);
+}
+
 TEST_CASE("GL batched matmul reads transposed heads in place", "[gl][matmul]") {
     // scores = Q @ K^T for all heads at once, Q and K being [1, T, H, hd] buffers viewed as
     // [1, H, T, hd] (strides swapped, no copy): the case the split mode relies on.
-    const MatmulKernel kernel = GENERATE(MatmulKernel::Plain, MatmulKernel::Blocked);
+    const MatmulKernel kernel = GENERATE(MatmulKernel::Plain, MatmulKernel::Blocked, MatmulKernel::Tiled);
     const std::int64_t T = 17, H = 3, hd = 5, D = H * hd;
     Backend& gl = gl_backend(kernel);
     gl.release_buffers();

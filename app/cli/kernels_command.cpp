@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -20,6 +21,7 @@ namespace {
 struct Timing {
     std::string name;
     double median_ms = 0, min_ms = 0;
+    std::vector<float> c;  // the product, to compare with OpenBLAS's
 };
 
 // Warm-up, then `repeat` timed runs; each waits for the backend to finish.
@@ -44,16 +46,18 @@ Timing time_matmul(const std::string& name, Backend& be, std::int64_t M, std::in
         be.finish();
         ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
+    std::vector<float> out;
+    be.read(c, out);
     be.release_buffers();
     const Spread t = spread(ms);
-    return {name, t.median, t.min};
+    return {name, t.median, t.min, std::move(out)};
 }
 
 }  // namespace
 
 void KernelsCommand::add_to(CLI::App& parent) {
     CLI::App* cmd = parent.add_subcommand(
-        "kernels", "time one projection matmul on OpenBLAS and on each GL kernel, side by side (GFLOP/s)");
+        "kernels", "time one projection matmul on OpenBLAS and on each GL kernel (plain, blocked, tiled), side by side (GFLOP/s)");
     cmd->add_option("--m", m, "rows of A: tokens (default 512)");
     cmd->add_option("--k", k, "inner size: D_in (default 768)");
     cmd->add_option("--n", n, "columns of C: 3 x D_out for a fused QKV projection (default 2304)");
@@ -66,25 +70,46 @@ int KernelsCommand::run() const {
     const int reps = static_cast<int>(parse_count("--repeat", repeat, 1, 1000));
     std::vector<Timing> rows;
     rows.push_back(time_matmul("cpu openblas", *make_cpu_backend(), M, K, N, reps));
-    for (MatmulKernel kernel : {MatmulKernel::Plain, MatmulKernel::Blocked}) {
+    std::string renderer;
+    for (MatmulKernel kernel : {MatmulKernel::Plain, MatmulKernel::Blocked, MatmulKernel::Tiled}) {
         BackendRequest request;
         request.kind = BackendKind::Gl;
         request.gl = {kernel, true};
         request.notices = &std::cerr;
         const BackendChoice gl = choose_backend(request);
         if (gl.fell_back(BackendKind::Gl)) break;  // the notice is out; the CPU row is above
+        if (renderer.empty())
+            renderer = gl_renderer() + " (the GL backend uses " +
+                       matmul_kernel_name(resolved_kernel(MatmulKernel::Auto)) + " here)";
         rows.push_back(time_matmul(std::string("gl ") + matmul_kernel_name(kernel), *gl.backend, M, K, N, reps));
     }
     const double gflop = 2.0 * M * N * K / 1e9;
     std::cout << "matmul C[" << M << ", " << N << "] = A[" << M << ", " << K << "] @ W[" << N << ", " << K
-              << "]^T, " << gflop << " GFLOP, median of " << reps << " runs after a warm-up\n\n";
+              << "]^T, " << gflop << " GFLOP, median of " << reps << " runs after a warm-up\n";
+    if (!renderer.empty()) std::cout << "GL: " << renderer << "\n";
+    std::cout << "\n";
     std::cout << std::left << std::setw(16) << "kernel" << std::right << std::setw(12) << "median ms" << std::setw(12)
-              << "min ms" << std::setw(10) << "GFLOP/s" << std::setw(14) << "x gl plain" << "\n";
+              << "min ms" << std::setw(10) << "GFLOP/s" << std::setw(14) << "x gl plain" << std::setw(14)
+              << "max |diff|" << "\n";
     const double plain_ms = rows.size() > 1 ? rows[1].median_ms : rows[0].median_ms;
+    bool wrong = false;
     for (const Timing& t : rows) {
         std::cout << std::left << std::setw(16) << t.name << std::right << std::fixed << std::setprecision(2)
                   << std::setw(12) << t.median_ms << std::setw(12) << t.min_ms << std::setw(10)
-                  << gflop / (t.median_ms / 1e3) << std::setw(14) << plain_ms / t.median_ms << "\n";
+                  << gflop / (t.median_ms / 1e3) << std::setw(14) << plain_ms / t.median_ms;
+        // Every kernel's product against OpenBLAS's (the first row): float32 sums of K
+        // products in [-1, 1], added in another order, differ by about 1e-6 * sqrt(K).
+        double worst = 0;
+        for (std::size_t i = 0; i < t.c.size(); ++i)
+            worst = std::max(worst, static_cast<double>(std::fabs(t.c[i] - rows[0].c[i])));
+        if (&t != &rows[0]) std::cout << std::setw(14) << std::scientific << std::setprecision(1) << worst;
+        std::cout << "\n";
+        if (!(worst <= 1e-4 * static_cast<double>(K))) wrong = true;  // NaN too
+    }
+    if (wrong) {
+        std::cerr << "headsplit: a GL kernel's product differs from OpenBLAS's by more than 1e-4 x K; it is wrong on "
+                     "this GL\n";
+        return 1;
     }
     return 0;
 }

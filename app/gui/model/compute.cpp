@@ -163,7 +163,7 @@ void TraceComputer::submit(const Job& job) {
     if (c.backend == BackendKind::Gl && window_gl_) {
         if (!window_backend_ && gl_problem_.empty()) {
             try {
-                window_backend_ = make_gl_backend({MatmulKernel::Blocked, false});
+                window_backend_ = make_gl_backend({MatmulKernel::Auto, false});
             } catch (const GlError& e) {
                 gl_problem_ = e.what();
             }

@@ -4,7 +4,15 @@
 
 namespace headsplit {
 
-const char* matmul_kernel_name(MatmulKernel k) { return k == MatmulKernel::Plain ? "plain" : "blocked"; }
+const char* matmul_kernel_name(MatmulKernel k) {
+    switch (k) {
+        case MatmulKernel::Plain: return "plain";
+        case MatmulKernel::Blocked: return "blocked";
+        case MatmulKernel::Tiled: return "tiled";
+        case MatmulKernel::Auto: break;
+    }
+    return "auto";
+}
 
 std::string gl_fallback_notice(const std::string& what, std::ostream* notices) {
     const std::string line = what + "; using the CPU backend";

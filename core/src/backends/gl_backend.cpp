@@ -49,10 +49,12 @@ public:
         GLint block = 0;
         glGetIntegerv(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &block);
         max_elements_ = std::min<std::int64_t>(block / 4, INT_MAX);
+        kernel_ = resolved_kernel(kernel_);
         // Every kernel is compiled up front, so a broken one is reported before any step.
         plain_ = ComputeProgram("matmul_plain.comp", gl::shader_source("matmul_plain.comp"));
         blocked_ = ComputeProgram("matmul_blocked.comp", gl::shader_source("matmul_blocked.comp"));
         rowdot_ = ComputeProgram("matmul_rowdot.comp", gl::shader_source("matmul_rowdot.comp"));
+        tiled_ = ComputeProgram("matmul_tiled.comp", gl::shader_source("matmul_tiled.comp"));
         rows_ = ComputeProgram("attn_rows.comp", gl::shader_source("attn_rows.comp"));
         elementwise_ = ComputeProgram("elementwise.comp", gl::shader_source("elementwise.comp"));
         flash_ = ComputeProgram("flash.comp", gl::shader_source("flash.comp"));
@@ -180,7 +182,10 @@ public:
         };
         const bool rowdot = kernel_ == MatmulKernel::Blocked && K % 4 == 0 && a_k == 1 && b_k == 1 &&
                             (M == 1 || a_row % 4 == 0) && (N == 1 || b_row % 4 == 0) && aligned(a) && aligned(b);
-        ComputeProgram& p = rowdot ? rowdot_ : kernel_ == MatmulKernel::Plain ? plain_ : blocked_;
+        ComputeProgram& p = rowdot                            ? rowdot_
+                            : kernel_ == MatmulKernel::Plain ? plain_
+                            : kernel_ == MatmulKernel::Tiled ? tiled_
+                                                             : blocked_;
         glUseProgram(p.id());
         glUniform3i(p.uniform("mnk"), M, N, K);
         glUniform1i(p.uniform("batch1"), batch1);
@@ -196,7 +201,8 @@ public:
         bind(2, c);
         if (bias) bind(3, *bias);
         else glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 3, placeholder_.id());
-        const GLint tile = kernel_ == MatmulKernel::Blocked ? 32 : 16;  // outputs per workgroup side
+        // outputs per workgroup side
+        const GLint tile = kernel_ == MatmulKernel::Tiled ? 128 : kernel_ == MatmulKernel::Blocked ? 32 : 16;
         dispatch((N + tile - 1) / tile, (M + tile - 1) / tile, batch0 * batch1, "matmul");
     }
 
@@ -282,7 +288,7 @@ private:
         const int a = create_buffer(4), c = create_buffer(4);
         write(a, {1, 2, 3, 4});
         const TensorDesc m = contiguous(a, {2, 2}), out = contiguous(c, {2, 2});
-        for (MatmulKernel k : {MatmulKernel::Plain, MatmulKernel::Blocked}) {
+        for (MatmulKernel k : {MatmulKernel::Plain, MatmulKernel::Blocked, MatmulKernel::Tiled}) {
             std::swap(kernel_, k);
             matmul(m, m, true, &m, out);
             std::swap(kernel_, k);
@@ -414,7 +420,7 @@ private:
         // Test hook: HEADSPLIT_GL_FAIL_DISPATCH=<what> ("softmax", "matmul", ...) makes that
         // dispatch ask for more workgroups than GL allows: a real GL_INVALID_VALUE mid-step.
         if (const char* fail = std::getenv("HEADSPLIT_GL_FAIL_DISPATCH"); fail && std::string(fail) == what)
-            gx = 0x7FFFFFFF;
+            gz = 0x7FFFFFFF;  // over every GL's z limit (NVIDIA allows 2^31 - 1 along x)
         glDispatchCompute(static_cast<GLuint>(gx), static_cast<GLuint>(gy), static_cast<GLuint>(gz));
         // The next kernel (or a readback) sees these writes.
         glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
@@ -427,7 +433,7 @@ private:
     std::unique_ptr<gl::EglContext> context_;
     MatmulKernel kernel_;
     std::int64_t max_elements_ = 0;
-    ComputeProgram plain_, blocked_, rowdot_, rows_, elementwise_, flash_;
+    ComputeProgram plain_, blocked_, rowdot_, tiled_, rows_, elementwise_, flash_;
     Buffer placeholder_;
     std::vector<Buffer> buffers_;
     std::vector<int> free_;  // ids of released buffers (their slots hold an empty Buffer)
@@ -438,5 +444,22 @@ private:
 }  // namespace
 
 std::unique_ptr<Backend> make_gl_backend(const GlOptions& options) { return std::make_unique<GlBackend>(options); }
+
+std::string gl_renderer() {
+    const auto text = [](GLenum what) {
+        const auto* s = reinterpret_cast<const char*>(glGetString(what));
+        return std::string(s ? s : "");
+    };
+    return text(GL_RENDERER) + ", OpenGL " + text(GL_VERSION);
+}
+
+MatmulKernel resolved_kernel(MatmulKernel kernel) {
+    if (kernel != MatmulKernel::Auto) return kernel;
+    // Mesa's llvmpipe and softpipe, and SwiftShader, run the kernels on the CPU.
+    const std::string r = gl_renderer();
+    for (const char* name : {"llvmpipe", "softpipe", "SwiftShader"})
+        if (r.find(name) != std::string::npos) return MatmulKernel::Blocked;
+    return MatmulKernel::Tiled;
+}
 
 }  // namespace headsplit

@@ -11,4 +11,7 @@ std::unique_ptr<Backend> make_gl_backend(const GlOptions&) {
                   "backend");
 }
 
+std::string gl_renderer() { return ""; }
+MatmulKernel resolved_kernel(MatmulKernel kernel) { return kernel == MatmulKernel::Auto ? MatmulKernel::Blocked : kernel; }
+
 }  // namespace headsplit

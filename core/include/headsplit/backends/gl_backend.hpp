@@ -18,8 +18,14 @@ enum class MatmulKernel {
     // Q @ K^T; matmul_blocked.comp otherwise. (A shared-memory tiled kernel was measured
     // at 0.37 GFLOP/s against plain's 1.01 on llvmpipe at 512 x 768 x 2304, and dropped.)
     Blocked,
+    // matmul_tiled.comp: 128 x 128 tiles of C per workgroup through shared memory, 8 x 8
+    // outputs per invocation; for GPUs (on llvmpipe its barriers make it slower).
+    Tiled,
+    // Tiled where the renderer is a GPU, Blocked where it is software (llvmpipe, softpipe,
+    // SwiftShader): resolved when the backend starts.
+    Auto,
 };
-const char* matmul_kernel_name(MatmulKernel k);  // "plain" | "blocked"
+const char* matmul_kernel_name(MatmulKernel k);  // "plain" | "blocked" | "tiled" | "auto"
 
 // Why the GL backend could not start or run; what() is one line.
 class GlError : public std::runtime_error {
@@ -34,7 +40,7 @@ public:
 };
 
 struct GlOptions {
-    MatmulKernel kernel = MatmulKernel::Blocked;
+    MatmulKernel kernel = MatmulKernel::Auto;
     // true: create a headless EGL context and make it current while the backend works;
     // false: use the context current on this thread (it must be GL 4.3 or newer).
     bool own_context = true;
@@ -44,5 +50,10 @@ struct GlOptions {
 // makes that shader's compilation fail; HEADSPLIT_GL_FAIL_DISPATCH=<kernel> ("matmul",
 // "softmax", "copy", ...) makes that kernel's dispatch raise a real GL error during a step.
 std::unique_ptr<Backend> make_gl_backend(const GlOptions& options = {});
+
+// The GL_RENDERER and GL_VERSION of the context current on this thread (one must be), and
+// the kernel that MatmulKernel::Auto picks there.
+std::string gl_renderer();
+MatmulKernel resolved_kernel(MatmulKernel kernel);
 
 }  // namespace headsplit

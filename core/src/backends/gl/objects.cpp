@@ -43,7 +43,8 @@ std::string one_line(std::string s) {
 // "0:12(5): error: ..." (Mesa) -> "matmul_plain.comp line 12"; source string 1 is common.glsl.
 std::string where(const std::string& name, const std::string& log) {
     std::smatch m;
-    if (std::regex_search(log, m, std::regex(R"((\d+):(\d+)\(\d+\))")))
+    if (std::regex_search(log, m, std::regex(R"((\d+):(\d+)\(\d+\))")) ||
+        std::regex_search(log, m, std::regex(R"((\d+)\((\d+)\) : )")))  // "0(72) : error C0000" (NVIDIA)
         return (m[1] == "1" ? std::string("common.glsl") : name) + " line " + m[2].str();
     return name;
 }
