@@ -35,6 +35,11 @@ print("soak: %d frames, %d control changes (%d bad values, %d refused, %d mishan
          d["while_gpt2_small_T128_computes"]["frames"], d["gpt2_small_T128_first_frame_ms"]))
 assert d["frames"] >= frames, "too few frames"
 assert d["gl_errors"] == 0, "GL errors"
+ob = d["over_budget"]
+print("soak: gpt2-xl at T=8192 (over the memory budget) %d times, shapes shown after %.2f s at most"
+      % (len(ob["answered_s"]), max(ob["answered_s"] or [0])))
+assert ob["answered_s"] and not ob["waiting"], "the over-budget configuration was never answered"
+assert max(ob["answered_s"]) <= 5.0, "the over-budget configuration took over 5 s to answer"
 assert d["bad_values"] >= frames // 200, "too few bad values"
 assert d["bad_values_mishandled"] == 0, "a bad value was not refused in its frame, or the trace on screen changed"
 assert d["control_changes"] >= frames // 20, "too few changes"

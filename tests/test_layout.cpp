@@ -65,23 +65,23 @@ TEST_CASE("cells land where their index says", "[layout]") {
                 const std::int64_t f = h * hd + d;
                 INFO("token " << tok << " head " << h << " d " << d);
                 // project: row = token, column = feature, coloured by the head it will go to
-                const Cell& cp = p.tensors[0].cells[tok * D + f];
+                const Cell& cp = *p.tensors[0].cell_at(tok * D + f);
                 CHECK(cp.x == f);
                 CHECK(cp.y == tok);
                 CHECK(cp.head == h);
                 // view [1, 3, 2, 3]: same row, the head groups pulled apart
-                const Cell& cv = v.tensors[0].cells[(tok * H + h) * hd + d];
+                const Cell& cv = *v.tensors[0].cell_at((tok * H + h) * hd + d);
                 CHECK(cv.x == Approx(h * (hd + kHeadGap) + d));
                 CHECK(cv.y == tok);
                 CHECK(tr.steps[2].tensors[0].data[(tok * H + h) * hd + d] == q[tok * D + f]);
                 // transpose [1, 2, 3, 3]: head panels stacked, the token a row inside its panel
-                const Cell& ct = t.tensors[0].cells[(h * T + tok) * hd + d];
+                const Cell& ct = *t.tensors[0].cell_at((h * T + tok) * hd + d);
                 CHECK(ct.x == d);
                 CHECK(ct.y == Approx(h * (T + kPanelGap) + tok));
                 CHECK(ct.head == h);
                 CHECK(tr.steps[3].tensors[0].data[(h * T + tok) * hd + d] == q[tok * D + f]);
                 // merge [1, 3, 6]: flat again, token row, feature column
-                const Cell& cm = m.tensors[0].cells[tok * D + f];
+                const Cell& cm = *m.tensors[0].cell_at(tok * D + f);
                 CHECK(cm.x == f);
                 CHECK(cm.y == tok);
                 CHECK(tr.steps[10].tensors[0].data[tok * D + f] ==
@@ -97,8 +97,9 @@ TEST_CASE("fused: the chunk views are the qkv cells", "[layout]") {
     const Trace tr = test::run_cpu(c);
     check_every_cell_traced(tr.steps[1], tr.steps[2]);  // qkv -> chunk
     const StepLayout qkv = layout_step(tr.steps[1], 2, 3);
-    CHECK(qkv.tensors[0].cells[6].head == 0);   // keys' first feature: head 0 of keys
-    CHECK(qkv.tensors[0].cells[9].head == 1);
+    CHECK(qkv.tensors[0].cell_at(6)->head == 0);   // keys' first feature: head 0 of keys
+    CHECK(qkv.tensors[0].cell_at(9)->head == 1);
+    CHECK(qkv.tensors[0].colours.of_element(9) == 1);  // the same answer for any element
 }
 
 // 40 tokens, D_out 96, 6 heads of 16: larger than any window of the stage.
@@ -113,10 +114,16 @@ Trace forty_tokens() {
 TEST_CASE("large tensors show a window of cells", "[layout]") {
     const Trace tr = forty_tokens();
     const StepLayout t = layout_step(tr.steps[3], 6, 16);  // [1, 6, 40, 16]
-    std::int64_t visible = 0;
-    for (const Cell& cell : t.tensors[0].cells) visible += cell.visible;
+    const auto visible = static_cast<std::int64_t>(t.tensors[0].cells.size());
     CHECK(visible == 4 * 16 * 12);  // 4 heads x 16 tokens x 12 features by default
     CHECK(t.tensors[0].hidden == 6 * 40 * 16 - visible);
+    // Only the window's cells are kept, in row-major order, each naming its element.
+    for (std::size_t i = 1; i < t.tensors[0].cells.size(); ++i)
+        CHECK(t.tensors[0].cells[i - 1].index < t.tensors[0].cells[i].index);
+    // A hidden element still has its head's colour (the memory strip shows every element):
+    // element [0, 5, 39, 15] lies in head 5, outside the 4 heads shown.
+    CHECK(t.tensors[0].cell_at((5 * 40 + 39) * 16 + 15) == nullptr);
+    CHECK(t.tensors[0].colours.of_element((5 * 40 + 39) * 16 + 15) == 5);
 }
 
 TEST_CASE("a panned window shows the cells it starts at, and stops at the tensor's ends", "[layout]") {
@@ -133,20 +140,19 @@ TEST_CASE("a panned window shows the cells it starts at, and stops at the tensor
     CHECK(L.max_col0 == 4);
     CHECK(L.max_head0 == 2);
     // Element [0, h, tok, f] is at flat index (h * 40 + tok) * 16 + f.
-    auto at = [&](int h, int tok, int f) { return t.cells[static_cast<std::size_t>((h * 40 + tok) * 16 + f)]; };
-    CHECK(at(2, 24, 4).visible);
-    CHECK(at(2, 24, 4).x == 0.0f);
-    CHECK(at(2, 24, 4).y == 0.0f);
-    CHECK(at(2, 24, 4).head == 2);
-    CHECK(at(5, 39, 15).visible);  // the last element is the window's last cell
-    CHECK(at(5, 39, 15).x == 11.0f);
-    CHECK(at(5, 39, 15).y == 3 * (16 + kPanelGap) + 15);
-    CHECK_FALSE(at(2, 23, 4).visible);
-    CHECK_FALSE(at(2, 24, 3).visible);
-    CHECK_FALSE(at(1, 30, 8).visible);
-    std::int64_t visible = 0;
-    for (const Cell& cell : t.cells) visible += cell.visible;
-    CHECK(visible == 4 * 16 * 12);
+    auto at = [&](int h, int tok, int f) { return t.cell_at((h * 40 + tok) * 16 + f); };
+    REQUIRE(at(2, 24, 4));
+    CHECK(at(2, 24, 4)->x == 0.0f);
+    CHECK(at(2, 24, 4)->y == 0.0f);
+    CHECK(at(2, 24, 4)->head == 2);
+    REQUIRE(at(5, 39, 15));  // the last element is the window's last cell
+    CHECK(at(5, 39, 15)->x == 11.0f);
+    CHECK(at(5, 39, 15)->y == 3 * (16 + kPanelGap) + 15);
+    CHECK(t.cells.back().index == (5 * 40 + 39) * 16 + 15);
+    CHECK_FALSE(at(2, 23, 4));
+    CHECK_FALSE(at(2, 24, 3));
+    CHECK_FALSE(at(1, 30, 8));
+    CHECK(t.cells.size() == 4 * 16 * 12);
 
     SECTION("a drag moves whole cells, keeps the fraction, and clamps at the ends") {
         LayoutLimits l;  // starts at 0, 0, 0
@@ -190,8 +196,9 @@ TEST_CASE("head panels side by side pan by whole heads when every column shows",
     CHECK(l.head0 == 2);
     CHECK_FALSE(p.pans_y);
     const StepLayout moved = layout_step(tr.steps[3], 6, 8, l);
-    CHECK(moved.tensors[0].cells[static_cast<std::size_t>(2 * 8 * 8)].x == 0.0f);  // head 2's first cell leads
-    CHECK(moved.tensors[0].cells[static_cast<std::size_t>(2 * 8 * 8)].head == 2);
+    REQUIRE(moved.tensors[0].cell_at(2 * 8 * 8));
+    CHECK(moved.tensors[0].cell_at(2 * 8 * 8)->x == 0.0f);  // head 2's first cell leads
+    CHECK(moved.tensors[0].cell_at(2 * 8 * 8)->head == 2);
 }
 
 TEST_CASE("sentences of a batch are blocks one under the other; shared keys take their group's colour", "[layout][variants]") {
@@ -210,12 +217,13 @@ TEST_CASE("sentences of a batch are blocks one under the other; shared keys take
             // No two visible cells of a tensor share a place: the sentences do not overlap.
             std::set<std::pair<int, int>> places;
             for (const Cell& cell : tl.cells)
-                if (cell.visible) CHECK(places.insert({static_cast<int>(std::lround(cell.x * 4)), static_cast<int>(std::lround(cell.y * 4))}).second);
+                CHECK(places.insert({static_cast<int>(std::lround(cell.x * 4)), static_cast<int>(std::lround(cell.y * 4))}).second);
             if (t.shape.size() < 3) continue;
             CHECK(tl.batches == 2);
             // Sentence 1's first cell sits a block and a gap under sentence 0's.
             const std::size_t per_sentence = static_cast<std::size_t>(numel(t.shape) / 2);
-            CHECK(tl.cells[per_sentence].y == Approx(tl.cells[0].y + tl.block_height + kBatchGap));
+            REQUIRE(tl.cell_at(static_cast<std::int64_t>(per_sentence)));
+            CHECK(tl.cell_at(static_cast<std::int64_t>(per_sentence))->y == Approx(tl.cells[0].y + tl.block_height + kBatchGap));
             CHECK(row_name(c, tl, 1, 2) == "<pad>");  // "a dog" padded to 3
         }
         // Keys with 2 key/value heads for 4 query heads: head g's cells take query head 2g's colour.
@@ -223,14 +231,14 @@ TEST_CASE("sentences of a batch are blocks one under the other; shared keys take
             const TensorLayout& keys = L.tensors[1];
             CHECK(keys.kv_heads);
             const std::int64_t per_head = 3 * 2;  // T x head_dim
-            CHECK(keys.cells[0].head == 0);
-            CHECK(keys.cells[static_cast<std::size_t>(per_head)].head == 2);
+            CHECK(keys.cell_at(0)->head == 0);
+            CHECK(keys.cell_at(per_head)->head == 2);
         }
         if (s.op == Op::RepeatKv) {
             const TensorLayout& keys = L.tensors[0];  // [2, 4, 3, 2]: heads 0, 1 share kv 0
             CHECK_FALSE(keys.kv_heads);
-            CHECK(keys.cells[6].head == 0);   // query head 1's copy: its group's colour
-            CHECK(keys.cells[12].head == 2);  // query head 2: kv head 1
+            CHECK(keys.cell_at(6)->head == 0);   // query head 1's copy: its group's colour
+            CHECK(keys.cell_at(12)->head == 2);  // query head 2: kv head 1
         }
     }
     // One sentence shown from the second: its rows are the second sentence's tokens.
@@ -240,7 +248,8 @@ TEST_CASE("sentences of a batch are blocks one under the other; shared keys take
     const StepLayout L = layout_step(tr.steps[0], c, one);
     CHECK(L.tensors[0].batch0 == 1);
     CHECK(row_name(c, L.tensors[0], 1, 0) == "a");
-    CHECK(L.tensors[0].cells[0].visible == false);  // sentence 0 is not drawn
+    CHECK(L.tensors[0].cell_at(0) == nullptr);  // sentence 0 is not drawn
+    CHECK(L.tensors[0].cells.front().index == 3 * 8);  // sentence 1's first element (3 tokens x 8)
 }
 
 TEST_CASE("one head large with thumbnails: the strip goes where the large map's cells are larger", "[layout]") {

@@ -297,8 +297,17 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s) {
 struct Motion {
     const StepLayout* from = nullptr;
     const std::vector<int>* match = nullptr;
-    std::vector<const Cell*> from_cells;  // the start step's cells, flattened the way match_cells counts them
     float k = 1.0f;
+    // The start step's cell of element j, counted the way match_cells counts (its tensors one
+    // after another); nullptr when that element was not in the window.
+    const Cell* from_cell(std::int64_t j) const {
+        for (const TensorLayout& t : from->tensors) {
+            const std::int64_t n = t.hidden + static_cast<std::int64_t>(t.cells.size());
+            if (j < n) return t.cell_at(j);
+            j -= n;
+        }
+        return nullptr;
+    }
 };
 
 Motion motion_of(const AppState& st, const Choice& ch, double now) {
@@ -308,8 +317,6 @@ Motion motion_of(const AppState& st, const Choice& ch, double now) {
     if (!animating) return m;
     m.from = &layout_of(st, st.from_trace, st.from_step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
     m.match = &match_of(st, st.from_trace, st.from_step, st.trace, st.step);
-    for (const TensorLayout& t : m.from->tensors)
-        for (const Cell& cell : t.cells) m.from_cells.push_back(&cell);
     m.k = ease(t_anim);
     return m;
 }
@@ -501,18 +508,20 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
                 if (std::isfinite(v)) scale_max = std::max(scale_max, std::fabs(v));
         // One number format for every cell of the tensor on screen, or none.
         std::vector<float> shown_values;
-        for (std::size_t i = 0; i < tl.cells.size() && i < rec.data.size(); ++i)
-            if (tl.cells[i].visible) shown_values.push_back(rec.data[i]);
+        for (const Cell& c : tl.cells)
+            if (static_cast<std::size_t>(c.index) < rec.data.size()) shown_values.push_back(rec.data[c.index]);
         const CellText text = cell_text(shown_values, cell - 2, cell - 2, rec.name);
-        for (std::size_t i = 0; i < tl.cells.size(); ++i, ++flat) {
-            const Cell& cell_at = tl.cells[i];
-            if (!cell_at.visible) continue;
+        for (const Cell& cell_at : tl.cells) {
+            const auto i = static_cast<std::size_t>(cell_at.index);
+            if (i >= rec.data.size()) break;
             float x = cell_at.x, y = cell_at.y, alpha = 1.0f;
             if (m.match) {
-                const int j = flat < m.match->size() ? (*m.match)[flat] : -1;
-                if (j >= 0 && static_cast<std::size_t>(j) < m.from_cells.size() && m.from_cells[j]->visible) {
-                    x = m.from_cells[j]->x + (x - m.from_cells[j]->x) * m.k;
-                    y = m.from_cells[j]->y + (y - m.from_cells[j]->y) * m.k;
+                const std::size_t at = flat + i;
+                const int j = at < m.match->size() ? (*m.match)[at] : -1;
+                const Cell* from = j >= 0 ? m.from_cell(j) : nullptr;
+                if (from) {
+                    x = from->x + (x - from->x) * m.k;
+                    y = from->y + (y - from->y) * m.k;
                 } else {
                     alpha = m.k;  // new values fade in
                 }
@@ -540,6 +549,7 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
                 dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 3.0f, 0, 3.0f);
             }
         }
+        flat += static_cast<std::size_t>(numel(rec.shape));
     }
 }
 
@@ -574,9 +584,8 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
         const ImVec2 p0(cv.origin.x + label_w + m * mcell, y_mem);
         const ImVec2 p1(p0.x + mcell - 1, p0.y + mcell - 1);
         const int i = at[m];
-        const ImU32 fill = i < 0 ? IM_COL32(90, 90, 90, 80)
-                           : tl.cells[i].head >= 0 ? head_color(tl.cells[i].head, 0.85f)
-                                                   : neutral_color(st.dark);
+        const int head = i < 0 ? -1 : tl.colours.of_element(i);
+        const ImU32 fill = i < 0 ? IM_COL32(90, 90, 90, 80) : head >= 0 ? head_color(head, 0.85f) : neutral_color(st.dark);
         cv.dl->AddRectFilled(p0, p1, fill, 2.0f);
         if (st.hover.valid && st.hover.tensor == 0 && i == st.hover.index)
             cv.dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 2.0f, 0, 3.0f);

@@ -57,6 +57,7 @@ Driver::Driver(int frames, std::string report_path) : frames_(frames), report_(s
 void Driver::random_change(AppState& st, GLFWwindow* win, double now) {
     Config& c = st.config;
     const auto pick = [&](int n) { return static_cast<int>(rng_.next_u64() % static_cast<std::uint64_t>(n)); };
+    if (over_budget_at_ >= 0) return;  // the over-budget configuration is not answered yet
     if (restore_) {  // after a refused value the teacher types a good one again
         c = *restore_;
         restore_.reset();
@@ -65,7 +66,7 @@ void Driver::random_change(AppState& st, GLFWwindow* win, double now) {
         bad_value(st);
         return;
     }
-    switch (pick(18)) {
+    switch (pick(19)) {
         case 0: {
             const auto divs = divisors(c.d_out);
             c.heads = divs[pick(static_cast<int>(divs.size()))];
@@ -116,6 +117,16 @@ void Driver::random_change(AppState& st, GLFWwindow* win, double now) {
             else c.context = {{kWords[pick(16)], kWords[pick(16)]}}, c.causal = false;
             break;
         case 16: c.decode_from = c.decoding() ? 0 : 1 + pick(static_cast<int>(std::max<std::int64_t>(c.num_tokens(), 1))); break;
+        case 17: {  // gpt2-xl at T = 8192 in split mode: over the memory budget, shapes only, then back
+            Config p = config_from_preset("gpt2-xl");
+            p.tokens = synthetic_tokens(8192);
+            p.mode = Mode::Split;
+            p.backend = c.backend;
+            restore_ = c;
+            c = p;
+            over_budget_at_ = now;
+            break;
+        }
         default: {
             // Keys through GLFW's callback, as a keyboard would send them.
             const int keys[] = {GLFW_KEY_RIGHT, GLFW_KEY_LEFT, GLFW_KEY_HOME, GLFW_KEY_END, GLFW_KEY_SPACE};
@@ -129,7 +140,6 @@ void Driver::random_change(AppState& st, GLFWwindow* win, double now) {
     ++changes_;
     changed_this_frame_ = true;
     recompute(st);
-    (void)now;
 }
 
 // What a Ctrl+click into a slider, a cleared text box or a stray key can put into the
@@ -231,6 +241,10 @@ bool Driver::before_frame(AppState& st, GLFWwindow* win, double now) {
         arrival_frame_ = true;
         big_compute_s_ = now - big_started_at_;
     }
+    if (over_budget_at_ >= 0 && !st.computer->busy() && st.shapes_only) {
+        over_budget_s_.push_back(now - over_budget_at_);
+        over_budget_at_ = -1;
+    }
     if (!big_started_) {
         if (frame_ % 10 == 5) random_change(st, win, now);
         if (frame_ % 40 == 22 && gesture_frame_ < 0) {  // between changes: a wheel notch or a drag
@@ -292,6 +306,7 @@ int Driver::finish() {
     r["stage_view_changes"] = view_changes_;    // frames whose zoom or window start changed
     r["resizes"] = resizes_;
     r["gl_errors"] = gl_errors_;
+    r["over_budget"] = {{"answered_s", over_budget_s_}, {"waiting", over_budget_at_ >= 0}};
     r["all_frames"] = summary(all_ms_);
     r["frames_with_a_control_change"] = summary(change_ms_);
     r["trace_compute_of_those_changes"] = summary(change_compute_ms_);

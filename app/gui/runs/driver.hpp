@@ -42,6 +42,10 @@ private:
     std::int64_t changes_ = 0, keys_ = 0, resizes_ = 0, gl_errors_ = 0, refused_ = 0;
     std::int64_t bad_values_ = 0, mishandled_ = 0;
     std::optional<Config> restore_;      // the good config to go back to after a bad value
+    // An over-budget configuration (gpt2-xl, T = 8192): when it went in (-1: none waiting for
+    // its shapes-only answer), and how long each answer took.
+    double over_budget_at_ = -1;
+    std::vector<double> over_budget_s_;
     const Trace* bad_trace_ = nullptr;  // the trace on screen when the bad value went in
     bool expect_refusal_ = false;
     long rss_warm_kb_ = 0, rss_end_kb_ = 0, rss_peak_kb_ = 0;

@@ -36,6 +36,32 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
     return layout_step(s, c, lim);
 }
 
+int HeadColours::of_column(std::int64_t col) const {
+    if (kv_cols) return static_cast<int>((col % kv_width) / head_dim * group);
+    if (qkv_cols) return static_cast<int>(col < D ? col / head_dim : ((col - D) % kv_width) / head_dim * group);
+    if (by_head) return static_cast<int>((col % D) / head_dim);
+    if (step_head >= 0 && key_rows && grouped) return static_cast<int>(step_head / group * group);
+    return mixed ? -1 : step_head;
+}
+
+int HeadColours::of_head(std::int64_t h) const {
+    const std::int64_t q_head = kv_heads ? h * group : h;
+    return static_cast<int>(grouped && key_rows ? q_head / group * group : q_head);
+}
+
+int HeadColours::of_element(std::int64_t i) const {
+    if (shape.empty()) return -1;
+    Shape ix;
+    unravel(shape, i, ix);
+    return split ? of_head(ix[head_rows ? 1 : 2]) : of_column(ix.back());
+}
+
+const Cell* TensorLayout::cell_at(std::int64_t index) const {
+    const auto it = std::lower_bound(cells.begin(), cells.end(), index,
+                                     [](const Cell& c, std::int64_t i) { return c.index < i; });
+    return it != cells.end() && it->index == index ? &*it : nullptr;
+}
+
 std::string row_name(const Config& c, const TensorLayout& tl, std::int64_t b, std::int64_t r) {
     if (tl.batch_rows) return "s" + std::to_string(r);
     const std::int64_t pos = tl.row_offset + r;
@@ -95,72 +121,66 @@ TensorLayout frame_tensor(const Step& s, const TensorRecord& t, const LayoutLimi
     return tl;
 }
 
-// The head each cell is coloured as. Features of a [B, T, D_out] tensor, or the 3 x D_out of
-// qkv, belong to heads in blocks of head_dim; the input x and the output projection mix them.
-// Keys and values of grouped-query attention belong to key/value heads, coloured as the first
-// query head each serves.
-struct HeadColours {
-    std::int64_t head_dim = 0, D = 0, kv_width = 1, group = 1;
-    bool grouped = false, mixed = false, kv_cols = false, qkv_cols = false, by_head = false;
-    bool key_rows = false, kv_heads = false;
-    int step_head = -1;
+// Each element's head colour (HeadColours in layout.hpp).
+HeadColours head_colours(const Step& s, const TensorLayout& tl, const Extent& e, const Config& c) {
+    HeadColours h;
+    h.shape = e.shape;
+    h.split = e.split, h.head_rows = e.head_rows;
+    h.head_dim = c.head_dim(), h.D = c.heads * c.head_dim();
+    h.kv_width = std::max<std::int64_t>(c.kv_width(), 1), h.group = std::max<std::int64_t>(c.group_size(), 1);
+    h.grouped = c.grouped(), h.key_rows = tl.key_rows, h.kv_heads = tl.kv_heads, h.step_head = s.head;
+    h.mixed = tl.batch_rows || s.op == Op::Input || s.op == Op::OutProj || s.op == Op::Assemble;
+    h.kv_cols = !e.split && !h.mixed && tl.key_rows && h.head_dim > 0 && s.head < 0;
+    // Fused mode's one projection: queries, keys and values side by side.
+    h.qkv_cols = !e.split && !h.mixed && s.op == Op::Project && s.head < 0 && s.tensors.size() == 1 && h.head_dim > 0;
+    h.by_head = !e.split && !h.mixed && !h.kv_cols && !h.qkv_cols && tl.axes.back() == Axis::Feature && s.head < 0 &&
+                h.head_dim > 0 && e.X % h.D == 0;
+    return h;
+}
 
-    HeadColours(const Step& s, const TensorLayout& tl, const Extent& e, const Config& c)
-        : head_dim(c.head_dim()), D(c.heads * c.head_dim()), kv_width(std::max<std::int64_t>(c.kv_width(), 1)),
-          group(std::max<std::int64_t>(c.group_size(), 1)), grouped(c.grouped()), key_rows(tl.key_rows),
-          kv_heads(tl.kv_heads), step_head(s.head) {
-        mixed = tl.batch_rows || s.op == Op::Input || s.op == Op::OutProj || s.op == Op::Assemble;
-        kv_cols = !e.split && !mixed && tl.key_rows && head_dim > 0 && s.head < 0;
-        // Fused mode's one projection: queries, keys and values side by side.
-        qkv_cols = !e.split && !mixed && s.op == Op::Project && s.head < 0 && s.tensors.size() == 1 && head_dim > 0;
-        by_head = !e.split && !mixed && !kv_cols && !qkv_cols && tl.axes.back() == Axis::Feature && s.head < 0 &&
-                  head_dim > 0 && e.X % D == 0;
-    }
-    // Column `col` of a tensor that is not split into heads.
-    int of_column(std::int64_t col) const {
-        if (kv_cols) return static_cast<int>((col % kv_width) / head_dim * group);
-        if (qkv_cols) return static_cast<int>(col < D ? col / head_dim : ((col - D) % kv_width) / head_dim * group);
-        if (by_head) return static_cast<int>((col % D) / head_dim);
-        if (step_head >= 0 && key_rows && grouped) return static_cast<int>(step_head / group * group);
-        return mixed ? -1 : step_head;
-    }
-    // Head panel or group `h` of a split tensor.
-    int of_head(std::int64_t h) const {
-        const std::int64_t q_head = kv_heads ? h * group : h;
-        return static_cast<int>(grouped && key_rows ? q_head / group * group : q_head);
-    }
-};
+// Each element in the window gets a cell: its head colour and where it sits (cell units,
+// relative to the tensor's block); sentences' blocks one under the other. Only the window is
+// walked: [1, 8192, 1600] shows 16 x 12 of its 13 million values.
+void place_cells(TensorLayout& tl, const Extent& e, const LayoutLimits& lim) {
+    const Shape& shape = e.shape;
+    const int rank = static_cast<int>(shape.size());
+    tl.cells.clear();
+    tl.hidden = numel(shape);
+    if (rank == 0) return;
+    // The window along each dim, [lo, hi): a sentence's, a row's, a head's and a column's
+    // index each come from one dim (a 2-D tensor's rows and columns may share one), or are 0.
+    Shape lo(shape.size(), 0), hi = shape;
+    bool empty = false;
+    const auto limit = [&](int dim, std::int64_t start, std::int64_t count) {
+        if (dim < 0) {
+            empty |= !(start <= 0 && 0 < start + count);
+            return;
+        }
+        lo[dim] = std::max(lo[dim], start);
+        hi[dim] = std::min(hi[dim], start + count);
+        empty |= lo[dim] >= hi[dim];
+    };
+    const int row_dim = e.split ? (e.head_rows ? 2 : 1) : tl.batch_rows ? 0 : rank >= 2 ? 1 : -1;
+    const int hd_dim = e.split ? (e.head_rows ? 1 : 2) : -1;
+    limit(tl.batch_rows ? -1 : 0, tl.batch0, tl.batches);
+    limit(row_dim, tl.token0, e.rows_shown);
+    limit(hd_dim, tl.head0, e.heads_shown);
+    limit(rank - 1, tl.col0, e.cols_shown);
+    if (empty) return;
 
-// Each element's cell: its head colour, whether it is in the window, and where it sits (cell
-// units, relative to the tensor's block); sentences' blocks one under the other.
-void place_cells(TensorLayout& tl, const Extent& e, const LayoutLimits& lim, const HeadColours& colours) {
-    const std::int64_t n = numel(e.shape);
-    tl.cells.resize(static_cast<std::size_t>(n));
     float w = 0, h = 0;
-    Shape ix;
-    std::vector<std::int64_t> batch_of(static_cast<std::size_t>(n), 0);
-    for (std::int64_t i = 0; i < n; ++i) {
-        unravel(e.shape, i, ix);  // [B, T, X], [B, T|H, H|T, X] or [B, S]
-        std::int64_t row = tl.batch_rows ? ix[0] : ix.size() >= 2 ? ix[1] : 0, hd_index = 0;
-        if (e.split) {
-            row = e.head_rows ? ix[2] : ix[1];
-            hd_index = e.head_rows ? ix[1] : ix[2];
-        }
-        const std::int64_t b = tl.batch_rows ? 0 : ix[0] - tl.batch0;  // its block among those shown
-        batch_of[static_cast<std::size_t>(i)] = b;
-        Cell& c = tl.cells[static_cast<std::size_t>(i)];
-        c.head = e.split ? colours.of_head(hd_index) : colours.of_column(ix.back());
-        // Positions count from the window's start.
+    std::vector<std::int64_t> batch_of;
+    Shape ix = lo;
+    while (true) {
+        std::int64_t i = 0;
+        for (int d = 0; d < rank; ++d) i = i * shape[d] + ix[d];
+        const std::int64_t row = (row_dim >= 0 ? ix[row_dim] : 0) - tl.token0;
+        const std::int64_t hd = (hd_dim >= 0 ? ix[hd_dim] : 0) - tl.head0;
         const std::int64_t col = ix.back() - tl.col0;
-        row -= tl.token0;
-        hd_index -= tl.head0;
-        c.visible = b >= 0 && b < tl.batches && row >= 0 && row < e.rows_shown && col >= 0 && col < e.cols_shown &&
-                    hd_index >= 0 && hd_index < e.heads_shown;
-        if (!c.visible) {
-            ++tl.hidden;
-            continue;
-        }
-        const float fc = static_cast<float>(col), fr = static_cast<float>(row), fh = static_cast<float>(hd_index);
+        Cell c;
+        c.index = i;
+        c.head = e.split ? tl.colours.of_head(ix[hd_dim]) : tl.colours.of_column(ix.back());
+        const float fc = static_cast<float>(col), fr = static_cast<float>(row), fh = static_cast<float>(hd);
         if (!e.split) {
             c.x = fc, c.y = fr;
         } else if (!e.head_rows) {  // [B, T, H, F]: head groups side by side in each row
@@ -172,7 +192,13 @@ void place_cells(TensorLayout& tl, const Extent& e, const LayoutLimits& lim, con
         }
         w = std::max(w, c.x + 1);
         h = std::max(h, c.y + 1);
+        tl.cells.push_back(c);
+        batch_of.push_back(tl.batch_rows ? 0 : ix[0] - tl.batch0);  // its block among those shown
+        int d = rank - 1;  // the next index of the window, row-major
+        while (d >= 0 && ++ix[d] == hi[d]) ix[d] = lo[d], --d;
+        if (d < 0) break;
     }
+    tl.hidden -= static_cast<std::int64_t>(tl.cells.size());
     // Sentence b's block sits under sentence b - 1's.
     tl.block_height = h;
     for (std::size_t i = 0; i < tl.cells.size(); ++i) {
@@ -193,7 +219,8 @@ StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& 
         Extent e;
         TensorLayout tl = frame_tensor(s, t, lim, e, out);
         tl.x = x0;
-        place_cells(tl, e, lim, HeadColours(s, tl, e, config));
+        tl.colours = head_colours(s, tl, e, config);
+        place_cells(tl, e, lim);
         x0 += tl.width + kTensorGap;
         out.width = tl.x + tl.width;
         out.height = std::max(out.height, tl.height);

@@ -51,14 +51,33 @@ struct Cell {
     // Head the value belongs to (colour); -1 when mixed or none. Keys and values of grouped-
     // query attention take the colour of the first query head their key/value head serves.
     int head = -1;
-    bool visible = false;
+    std::int64_t index = 0;  // the element's flat index in its tensor (row-major)
+};
+
+// The head each element of a tensor is coloured as. Features of a [B, T, D_out] tensor, or
+// the 3 x D_out of qkv, belong to heads in blocks of head_dim; the input x and the output
+// projection mix them. Keys and values of grouped-query attention belong to key/value heads,
+// coloured as the first query head each serves.
+struct HeadColours {
+    Shape shape;  // the tensor's shape as laid out
+    bool split = false, head_rows = false;  // [B, T|H, H|T, X]; [B, H, T, X]
+    std::int64_t head_dim = 0, D = 0, kv_width = 1, group = 1;
+    bool grouped = false, mixed = false, kv_cols = false, qkv_cols = false, by_head = false;
+    bool key_rows = false, kv_heads = false;
+    int step_head = -1;
+
+    int of_element(std::int64_t i) const;  // flat index i; -1 when mixed or none
+    int of_column(std::int64_t col) const;  // column col of a tensor not split into heads
+    int of_head(std::int64_t h) const;      // head panel or group h of a split tensor
 };
 
 struct TensorLayout {
     std::string name;
     std::vector<Axis> axes;
     float x = 0, y = 0, width = 0, height = 0;  // the block, cell units
-    std::vector<Cell> cells;                    // one per element, row-major
+    // The elements in the window, in row-major order; a tensor of millions of values keeps
+    // only the few hundred it shows.
+    std::vector<Cell> cells;
     std::int64_t hidden = 0;                    // elements beyond the limits
     std::int64_t token0 = 0, col0 = 0, head0 = 0;  // the window's start (clamped)
     std::int64_t rows = 0, cols = 0, heads = 0;    // the full extent of each axis
@@ -69,6 +88,9 @@ struct TensorLayout {
     bool batch_rows = false;     // rows are sentences (the key padding mask)
     bool kv_heads = false;       // its head axis counts key/value heads (grouped, before repeat_kv)
     std::int64_t row_offset = 0; // position of the first row (the step's first row or key)
+    HeadColours colours;         // every element's head, shown or not (the memory strip's)
+
+    const Cell* cell_at(std::int64_t index) const;  // element `index`'s cell; nullptr when hidden
 };
 
 struct StepLayout {
