@@ -351,3 +351,39 @@ TEST_CASE("the variants' traces are graphs: links, buffers and axes read from th
         }
     }
 }
+
+TEST_CASE("the trace JSON goes out in pieces of at most 65,536 values, and reads back as the trace", "[graph][json]") {
+    // T = 400, one head: the scores are 160,000 values (about 1.9 MB of text), three pieces.
+    Config c;
+    c.tokens = synthetic_tokens(400);
+    c.d_in = c.d_out = 8;
+    c.heads = 1;
+    const Trace tr = test::run_cpu(c);
+    std::string text;
+    std::size_t largest = 0, pieces = 0;
+    write_trace_json(tr, [&](const std::string& piece) {
+        text += piece;
+        largest = std::max(largest, piece.size());
+        ++pieces;
+    });
+    // A value takes at most 15 characters and a comma ("-1.23456789e-05,").
+    CHECK(largest <= 65536 * 16);
+    CHECK(pieces > tr.steps.size());
+    const json doc = json::parse(text);
+    // Every step's values, in order; masked scores (-inf) are null.
+    REQUIRE(doc["steps"].size() == tr.steps.size());
+    for (std::size_t s = 0; s < tr.steps.size(); ++s)
+        for (std::size_t t = 0; t < tr.steps[s].tensors.size(); ++t) {
+            const std::vector<float>& want = tr.steps[s].tensors[t].data;
+            const json& got = doc["steps"][s]["tensors"][t]["data"];
+            INFO("step " << s << " tensor " << t);
+            REQUIRE(got.size() == want.size());
+            for (std::size_t i = 0; i < want.size(); ++i) {
+                if (std::isinf(want[i])) CHECK(got[i].is_null());
+                else if (got[i].get<float>() != want[i]) FAIL("value " << i << ": " << got[i] << " != " << want[i]);
+            }
+        }
+    CHECK(doc["steps"][4]["tensors"][0]["data"].size() == 160000);  // the scores [1, 1, 400, 400]
+    CHECK(doc["weights"]["w_query"]["data"].size() == 64);
+    CHECK(doc["inputs"]["x"]["data"].size() == 400 * 8);
+}

@@ -9,6 +9,12 @@
 # `hslib.tar.xz` (the shared libraries `ldd` lists beyond glibc and libstdc++) and, where
 # the machine has no GL loader, glvnd's .deb files (libegl1 libglvnd0 libopengl0 libgl1
 # libglx0 libgles2), unpacked into /. Everything printed also goes to OUTDIR/log.txt.
+# Made here, for example:
+#   mkdir -p .gl && cp build/app/headsplit build/tests/headsplit_tests .gl/
+#   tar -chf - -C /lib/x86_64-linux-gnu $(ldd build/tests/headsplit_tests build/app/headsplit |
+#       awk '/=> \/lib/ {print $1}' | grep -vE '^lib(c|m|dl|pthread|gcc_s|stdc\+\+)\.so' | sort -u) |
+#       xz -T2 > .gl/hslib.tar.xz
+#   (cd .gl && apt-get download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 set -u
 dir=${1:?usage: tools/gpu_kernels.sh DIR OUTDIR}
 out=${2:?usage: tools/gpu_kernels.sh DIR OUTDIR}

@@ -146,7 +146,7 @@ Trace run_traced(const CheckedConfig& c) {
 
 int TraceCommand::run() const {
     const CheckedConfig c = make_config(config);
-    c.require_budget();  // before inputs and weights are allocated
+    c.require_budget(!json_path.empty());  // before inputs and weights are allocated
     std::int64_t step_index = -1;
     if (!step.empty()) step_index = parse_count("--step", step, 0, 1 << 30);
     if (!json_path.empty()) check_writable(json_path);
@@ -157,7 +157,7 @@ int TraceCommand::run() const {
     print_step_table(trace, std::cout);
     if (step_index >= 0) print_step_values(trace.steps[step_index], std::cout);
     if (!json_path.empty()) {
-        write_file_atomically(json_path, trace_to_json(trace));
+        write_file_atomically(json_path, [&](const TextSink& out) { write_trace_json(trace, out); });
         std::cout << "wrote " << json_path << "\n";
     }
     return 0;

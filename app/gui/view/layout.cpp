@@ -166,7 +166,10 @@ void place_cells(TensorLayout& tl, const Extent& e, const LayoutLimits& lim) {
     limit(row_dim, tl.token0, e.rows_shown);
     limit(hd_dim, tl.head0, e.heads_shown);
     limit(rank - 1, tl.col0, e.cols_shown);
-    if (empty) return;
+    if (empty) {  // no cell: the sentences' gaps alone
+        tl.height = static_cast<float>(tl.batches - 1) * kBatchGap;
+        return;
+    }
 
     float w = 0, h = 0;
     std::vector<std::int64_t> batch_of;

@@ -867,16 +867,23 @@ MemoryEstimate estimate_from_walk(const Config& c, double* flops) {
     const double qkv_weights = D * static_cast<double>(c.d_in) + 2 * kv * static_cast<double>(c.key_dim()) +
                                (c.qkv_bias ? D + 2 * kv : 0);
     double host = inputs + qkv_weights + (c.out_proj ? D * (D + 1) : 0);
+    // The JSON writes the inputs before the steps and the weights after them, a tensor at a time.
+    const double json_head = std::max({inputs, D * static_cast<double>(c.d_in), kv * static_cast<double>(c.key_dim()),
+                                       c.out_proj ? D * D : 0.0});
     host *= 2;
     if (c.mode == Mode::Fused) host += qkv_weights;
     double trace = 0, readback = 0;  // readback: the most one step holds (each buffer read once)
+    double json_step = 0;            // the most values one step records
     for (const Step& s : shapes.steps) {
         if (!s.tile_values) continue;  // a flash tile past the first ones: no values kept
         std::map<int, double> read;
+        double values = 0;
         for (const TensorRecord& t : s.tensors) {
-            trace += static_cast<double>(numel(t.shape));
+            values += static_cast<double>(numel(t.shape));
             read[t.buffer] = static_cast<double>(backend.size_of(t.buffer));
         }
+        trace += values;
+        json_step = std::max(json_step, values);
         double step_total = 0;
         for (const auto& [id, n] : read) step_total += n;
         readback = std::max(readback, step_total);
@@ -885,6 +892,7 @@ MemoryEstimate estimate_from_walk(const Config& c, double* flops) {
     e.trace_bytes = f * trace;
     // The steps' own records (words, shapes, links), which the walk has made as a run does.
     e.record_bytes = static_cast<double>(shapes.record_bytes());
+    e.json_bytes = kJsonBytesPerValue * std::min(kJsonPieceValues, std::max(json_step, json_head));
     return e;
 }
 
@@ -892,13 +900,17 @@ MemoryEstimate estimate_from_walk(const Config& c, double* flops) {
 
 MemoryEstimate estimate_memory(const Config& c) { return estimate_from_walk(c, nullptr); }
 
-bool CheckedConfig::fits_budget() const { return memory.total() <= static_cast<double>(config.memory_budget); }
+bool CheckedConfig::fits_budget(bool with_json) const {
+    return memory.total() + (with_json ? memory.json_bytes : 0) <= static_cast<double>(config.memory_budget);
+}
 
-void CheckedConfig::require_budget() const {
-    if (fits_budget()) return;
-    throw ConfigError("this configuration needs about " + human_bytes(memory.total()) + " (backend buffers " +
-                      human_bytes(memory.backend_bytes) + ", host copies " + human_bytes(memory.host_bytes) +
-                      ", trace " + human_bytes(memory.trace_bytes + memory.record_bytes) + "), over the memory budget of " +
+void CheckedConfig::require_budget(bool with_json) const {
+    if (fits_budget(with_json)) return;
+    throw ConfigError("this configuration needs about " + human_bytes(memory.total() + (with_json ? memory.json_bytes : 0)) +
+                      " (backend buffers " + human_bytes(memory.backend_bytes) + ", host copies " +
+                      human_bytes(memory.host_bytes) + ", trace " + human_bytes(memory.trace_bytes + memory.record_bytes) +
+                      (with_json ? ", writing its JSON " + human_bytes(memory.json_bytes) : std::string()) +
+                      "), over the memory budget of " +
                       human_bytes(static_cast<double>(config.memory_budget)) +
                       "; use fewer tokens or a smaller D_out, or raise --memory-budget");
 }

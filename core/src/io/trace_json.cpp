@@ -10,11 +10,13 @@
 
 #include <csignal>
 #include <filesystem>
+#include <map>
 #include <mutex>
 
 #include <nlohmann/json.hpp>
 
 #include "headsplit/engine/config.hpp"
+#include "headsplit/engine/engine.hpp"
 
 namespace headsplit {
 
@@ -35,13 +37,59 @@ Json values(const std::vector<float>& data) {
     return a;
 }
 
-Json tensor(const Shape& shape, const std::vector<float>& data) {
-    return Json{{"shape", shape}, {"data", values(data)}};
+// Tokens are whatever the user typed: bytes that are not UTF-8 become U+FFFD rather than an
+// exception (found by the fuzzer: tests/fuzz/regressions/crash-invalid-utf8-text).
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+// A value that another writer fills in: see write_with_holes.
+const char* const kHole = "@@written-in-pieces@@";
+
+// Writes dump(j), except that the value of each key in `holes` (keys of j, in j's sorted key
+// order, each holding kHole) is written by its function instead. The key is found as
+// "key":"@@written-in-pieces@@": inside a user's string every quote is escaped, so that text
+// cannot occur there.
+void write_with_holes(const Json& j, const std::vector<std::pair<std::string, std::function<void()>>>& holes,
+                      const TextSink& out) {
+    const std::string text = dump(j);
+    std::size_t from = 0;
+    for (const auto& [key, fill] : holes) {
+        const std::string needle = "\"" + key + "\":\"" + kHole + "\"";
+        const std::size_t at = text.find(needle, from);
+        if (at == std::string::npos) throw std::logic_error("trace JSON: no place for " + key);
+        out(text.substr(from, at + key.size() + 3 - from));  // up to and with "key":
+        fill();
+        from = at + needle.size();
+    }
+    out(text.substr(from));
+}
+
+// A float array as values(data) dumps it, kJsonPieceValues (65,536) values at a time.
+void write_values(const std::vector<float>& data, const TextSink& out) {
+    constexpr auto kChunk = static_cast<std::size_t>(kJsonPieceValues);
+    out("[");
+    for (std::size_t i = 0; i < data.size(); i += kChunk) {
+        const std::size_t end = std::min(data.size(), i + kChunk);
+        const std::string text = dump(values(std::vector<float>(data.begin() + static_cast<std::ptrdiff_t>(i),
+                                                                data.begin() + static_cast<std::ptrdiff_t>(end))));
+        out((i ? "," : "") + text.substr(1, text.size() - 2));  // without its brackets
+    }
+    out("]");
+}
+
+// {"data": [...], "shape": [...]}, the values a piece at a time.
+void write_tensor(const Shape& shape, const std::vector<float>& data, const TextSink& out) {
+    write_with_holes(Json{{"shape", shape}, {"data", kHole}}, {{"data", [&] { write_values(data, out); }}}, out);
 }
 
 }  // namespace
 
 std::string trace_to_json(const Trace& tr) {
+    std::string text;
+    write_trace_json(tr, [&](const std::string& piece) { text += piece; });
+    return text;
+}
+
+void write_trace_json(const Trace& tr, const TextSink& out) {
     const Config& c = tr.config;
     Json doc;
     doc["format"] = "headsplit-trace";
@@ -76,49 +124,50 @@ std::string trace_to_json(const Trace& tr) {
         doc["config"]["context"] = c.context;
         doc["config"]["d_context"] = c.context_dim();
     }
-    doc["inputs"]["x"] = tensor({c.batch, c.num_tokens(), c.d_in}, tr.inputs.x);
-    if (c.cross()) doc["inputs"]["context"] = tensor({c.batch, c.num_keys(), c.key_dim()}, tr.inputs.context);
+    // Every large array is written a piece at a time (write_with_holes): a document costs
+    // about 8 times its text (a flash trace of 32,896 tiles held 800 MB to write 95 MB), and a
+    // step's text alone can be tens of MB. What is held at once is one piece's
+    // (MemoryEstimate::json_bytes). The text is the same as the whole document's.
+    const auto tensor_hole = [&](const std::string& key, const Shape& shape, const std::vector<float>& data) {
+        const std::vector<float>* d = &data;
+        return std::pair<std::string, std::function<void()>>{key, [&out, shape, d] { write_tensor(shape, *d, out); }};
+    };
+    std::vector<std::pair<std::string, std::function<void()>>> inputs = {
+        tensor_hole("x", {c.batch, c.num_tokens(), c.d_in}, tr.inputs.x)};
+    Json input_doc = {{"x", kHole}};
+    if (c.cross()) {
+        inputs.insert(inputs.begin(), tensor_hole("context", {c.batch, c.num_keys(), c.key_dim()}, tr.inputs.context));
+        input_doc["context"] = kHole;
+    }
     if (c.padded()) {
         Json mask = Json::array();
         for (float v : tr.inputs.key_padding_mask) mask.push_back(v != 0.0f);
-        doc["inputs"]["key_padding_mask"] = Json{{"shape", Shape{c.batch, c.num_keys()}}, {"data", std::move(mask)}};
+        input_doc["key_padding_mask"] = Json{{"shape", Shape{c.batch, c.num_keys()}}, {"data", std::move(mask)}};
     }
-
-    Json& w = doc["weights"];
     const Weights& wt = tr.weights;
-    w["w_query"] = tensor({c.d_out, c.d_in}, wt.w_query);
-    w["w_key"] = tensor({c.kv_width(), c.key_dim()}, wt.w_key);
-    w["w_value"] = tensor({c.kv_width(), c.key_dim()}, wt.w_value);
-    if (c.qkv_bias) {
-        w["b_query"] = tensor({c.d_out}, wt.b_query);
-        w["b_key"] = tensor({c.kv_width()}, wt.b_key);
-        w["b_value"] = tensor({c.kv_width()}, wt.b_value);
-    }
-    if (c.out_proj) {
-        w["w_out"] = tensor({c.d_out, c.d_out}, wt.w_out);
-        w["b_out"] = tensor({c.d_out}, wt.b_out);
-    }
+    std::vector<std::pair<std::string, std::function<void()>>> weights;  // in key order
+    Json weight_doc = Json::object();
+    const auto weight = [&](const std::string& key, const Shape& shape, const std::vector<float>& data) {
+        weights.push_back(tensor_hole(key, shape, data));
+        weight_doc[key] = kHole;
+    };
+    if (c.qkv_bias) weight("b_key", {c.kv_width()}, wt.b_key);
+    if (c.out_proj) weight("b_out", {c.d_out}, wt.b_out);
+    if (c.qkv_bias) weight("b_query", {c.d_out}, wt.b_query);
+    if (c.qkv_bias) weight("b_value", {c.kv_width()}, wt.b_value);
+    weight("w_key", {c.kv_width(), c.key_dim()}, wt.w_key);
+    if (c.out_proj) weight("w_out", {c.d_out, c.d_out}, wt.w_out);
+    weight("w_query", {c.d_out, c.d_in}, wt.w_query);
+    weight("w_value", {c.kv_width(), c.key_dim()}, wt.w_value);
+    doc["inputs"] = kHole;
+    doc["steps"] = kHole;
+    doc["weights"] = kHole;
 
-    // The steps are written one at a time into the text, not held as one document: a
-    // document costs about 8 times its text (a flash trace of 32,896 tiles held 800 MB to
-    // write 95 MB), one step's costs little. The text is the same as the whole document's.
-    const std::string kStepsHere = "@@the-steps@@";
-    doc["steps"] = kStepsHere;
-    // Tokens are whatever the user typed: bytes that are not UTF-8 become U+FFFD rather than
-    // an exception (found by the fuzzer: tests/fuzz/regressions/crash-invalid-utf8-text).
-    const auto dump = [](const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); };
-    std::string text = dump(doc);
-    // The last one: "steps" sorts after every key a user's words could reach ("config",
-    // "inputs"); only "version" and "weights", numbers, follow it.
-    const std::size_t at = text.rfind("\"" + kStepsHere + "\"");
-    std::string tail = text.substr(at + kStepsHere.size() + 2);
-    text.resize(at);
-    text += '[';
-    for (const Step& s : tr.steps) {
+    const auto write_step = [&](const Step& s) {
         Json js = {{"index", s.index},       {"op", op_name(s.op)},          {"code", s.code},
                    {"explain", s.explain},   {"matmuls", s.matmuls},         {"flops", s.flops},
                    {"ms", s.ms},             {"dispatches", s.stats.dispatches},
-                   {"workgroups", s.stats.workgroups}};
+                   {"workgroups", s.stats.workgroups}, {"tensors", kHole}};
         if (s.head >= 0) js["head"] = s.head;
         if (s.round >= 0) js["round"] = s.round;
         js["rows"] = {s.rows.first, s.rows.count};
@@ -130,33 +179,46 @@ std::string trace_to_json(const Trace& tr) {
                           {"keys", {s.keys.first, s.keys.end()}},
                           {"values", s.tile_values}};
         }
-        Json ts = Json::array();
-        for (const TensorRecord& t : s.tensors) {
-            Json from = Json::array();
-            for (const Source& link : t.from) {
-                if (link.is_weight()) from.push_back({{"weight", link.weight}});
-                else from.push_back({{"step", link.step}, {"tensor", link.tensor}});
-            }
-            Json axes = Json::array();
-            for (Axis a : t.axes) axes.push_back(axis_name(a));
-            ts.push_back({{"name", t.name},
-                          {"from", std::move(from)},
-                          {"shape", t.shape},
-                          {"axes", std::move(axes)},
-                          {"strides", t.strides},
-                          {"offset", t.offset},
-                          {"buffer", t.buffer},
-                          {"view", t.storage == Storage::View},
-                          {"storage", storage_name(t.storage)},
-                          {"data", values(t.data)}});
-        }
-        js["tensors"] = std::move(ts);
-        if (text.back() != '[') text += ',';
-        text += dump(js);
-    }
-    text += ']';
-    text += tail;
-    return text;
+        write_with_holes(js, {{"tensors", [&] {
+                                   out("[");
+                                   for (std::size_t i = 0; i < s.tensors.size(); ++i) {
+                                       const TensorRecord& t = s.tensors[i];
+                                       Json from = Json::array();
+                                       for (const Source& link : t.from) {
+                                           if (link.is_weight()) from.push_back({{"weight", link.weight}});
+                                           else from.push_back({{"step", link.step}, {"tensor", link.tensor}});
+                                       }
+                                       Json axes = Json::array();
+                                       for (Axis a : t.axes) axes.push_back(axis_name(a));
+                                       if (i) out(",");
+                                       write_with_holes({{"name", t.name},
+                                                         {"from", std::move(from)},
+                                                         {"shape", t.shape},
+                                                         {"axes", std::move(axes)},
+                                                         {"strides", t.strides},
+                                                         {"offset", t.offset},
+                                                         {"buffer", t.buffer},
+                                                         {"view", t.storage == Storage::View},
+                                                         {"storage", storage_name(t.storage)},
+                                                         {"data", kHole}},
+                                                        {{"data", [&] { write_values(t.data, out); }}}, out);
+                                   }
+                                   out("]");
+                               }}},
+                         out);
+    };
+    write_with_holes(doc,
+                     {{"inputs", [&] { write_with_holes(input_doc, inputs, out); }},
+                      {"steps", [&] {
+                           out("[");
+                           for (std::size_t i = 0; i < tr.steps.size(); ++i) {
+                               if (i) out(",");
+                               write_step(tr.steps[i]);
+                           }
+                           out("]");
+                       }},
+                      {"weights", [&] { write_with_holes(weight_doc, weights, out); }}},
+                     out);
 }
 
 namespace {
@@ -220,14 +282,34 @@ void check_writable(const std::string& path) {
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
+    write_file_atomically(path, [&](const TextSink& out) { out(text); });
+}
+
+void write_file_atomically(const std::string& path, const std::function<void(const TextSink&)>& produce) {
     const std::string target = output_target(path);
     const std::string tmp = temporary_name(target);
     guard_temporary(tmp);
     std::FILE* f = open_temporary(path, tmp);
     // Written, flushed and synced before the rename: a full disk is found here, and what was
-    // at `path` stays as it was.
-    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    int err = ok ? 0 : errno;
+    // at `path` stays as it was. The first piece that fails stops the rest.
+    struct Failed {};
+    bool ok = true;
+    int err = 0;
+    try {
+        produce([&](const std::string& piece) {
+            if (std::fwrite(piece.data(), 1, piece.size(), f) != piece.size()) {
+                err = errno;
+                throw Failed{};
+            }
+        });
+    } catch (const Failed&) {
+        ok = false;
+    } catch (...) {  // the producer's own failure (out of memory): nothing is left behind
+        std::fclose(f);
+        std::remove(tmp.c_str());
+        guard_temporary("");
+        throw;
+    }
     if (ok && std::fflush(f) != 0) ok = false, err = errno;
     if (ok && fsync(fileno(f)) != 0 && errno != EINVAL) ok = false, err = errno;  // EINVAL: a file system that does not sync
     if (std::fclose(f) != 0 && ok) ok = false, err = errno;

@@ -13,7 +13,7 @@ namespace headsplit {
 
 enum class MatmulKernel {
     Plain,    // matmul_plain.comp: one output per invocation
-    // A 4 x 4 register block per invocation (default): matmul_rowdot.comp (vec4 loads)
+    // A 4 x 4 register block per invocation (Auto's choice on llvmpipe): matmul_rowdot.comp (vec4 loads)
     // when both operands are contiguous along K with vec4-aligned rows, as in x @ W^T and
     // Q @ K^T; matmul_blocked.comp otherwise. (A shared-memory tiled kernel was measured
     // at 0.37 GFLOP/s against plain's 1.01 on llvmpipe at 512 x 768 x 2304, and dropped.)

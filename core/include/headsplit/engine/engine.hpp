@@ -29,7 +29,14 @@ struct MemoryEstimate {
     double trace_bytes = 0;    // recorded tensor values
     double record_bytes = 0;   // the steps' records beside their values (Trace::record_bytes)
     double total() const { return backend_bytes + host_bytes + trace_bytes + record_bytes; }
+    // Writing the trace as JSON (trace --json) holds one piece at a time, at most
+    // kJsonPieceValues values as a document and its text. Not part of total().
+    double json_bytes = 0;
 };
+// The values the JSON writer holds at once, and what each costs there: nlohmann's 16-byte
+// node and about 20 characters of text (15.6 a value measured over gpt2-small at T = 256).
+constexpr double kJsonPieceValues = 65536;
+constexpr double kJsonBytesPerValue = 36;
 // `config` must have passed validate().
 MemoryEstimate estimate_memory(const Config& config);
 
@@ -40,9 +47,10 @@ struct CheckedConfig {
     Config config;
     MemoryEstimate memory;
     double flops = 0;  // the steps' matmul FLOPs, from the same walk (Step::flops summed)
-    bool fits_budget() const;
+    // with_json: the run also writes its trace as JSON (MemoryEstimate::json_bytes).
+    bool fits_budget(bool with_json = false) const;
     // Throws ConfigError (one line, with the figures) when it does not fit the budget.
-    void require_budget() const;
+    void require_budget(bool with_json = false) const;
 };
 
 // A run that would take longer than the configuration's time budget: refused on the command

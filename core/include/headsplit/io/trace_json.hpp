@@ -1,5 +1,6 @@
 #pragma once
 // The trace as the versioned "headsplit-trace" JSON of DESIGN.md (see README: Trace format).
+#include <functional>
 #include <string>
 
 #include "headsplit/engine/trace.hpp"
@@ -11,9 +12,16 @@ constexpr int kTraceFormatVersion = 3;  // 2: every tensor has "from" links; 3: 
 // The whole document as text. -inf (masked scores) is written as null.
 std::string trace_to_json(const Trace& trace);
 
+// The same text in pieces, handed to `out` one after another: the inputs and weights, then a
+// step at a time, so that no writer holds the whole document (MemoryEstimate::json_bytes).
+using TextSink = std::function<void(const std::string&)>;
+void write_trace_json(const Trace& trace, const TextSink& out);
+
 // Writes `text` to `path` through a temporary file in the same folder and a rename, so a
 // failure never leaves half a file. Throws std::runtime_error with one line naming the path.
 void write_file_atomically(const std::string& path, const std::string& text);
+// The same, with the text made piece by piece: `produce` hands each piece to its sink.
+void write_file_atomically(const std::string& path, const std::function<void(const TextSink&)>& produce);
 // Throws the same one line when `path` could not be written there, before any long work;
 // leaves nothing behind.
 void check_writable(const std::string& path);
