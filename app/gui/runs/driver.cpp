@@ -118,7 +118,7 @@ void Driver::random_change(AppState& st, GLFWwindow* win, double now) {
             break;
         case 16: c.decode_from = c.decoding() ? 0 : 1 + pick(static_cast<int>(std::max<std::int64_t>(c.num_tokens(), 1))); break;
         case 17: {  // gpt2-xl at T = 8192 in split mode: over the memory budget, shapes only, then back
-            if (frame_ + 100 >= frames_ * 9 / 10) break;  // answered before the large trace's phase
+            if (frame_ + 100 >= frames_ * 9 / 10) return;  // not into the large trace's phase
             Config p = config_from_preset("gpt2-xl");
             p.tokens = synthetic_tokens(8192);
             p.mode = Mode::Split;

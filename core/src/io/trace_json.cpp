@@ -41,15 +41,16 @@ Json values(const std::vector<float>& data) {
 // exception (found by the fuzzer: tests/fuzz/regressions/crash-invalid-utf8-text).
 std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
-// A value that another writer fills in: see write_with_holes.
-const char* const kHole = "@@written-in-pieces@@";
+// Keys of an object whose values are written by their own function (see write_with_holes).
+using Holes = std::map<std::string, std::function<void()>>;
 
-// Writes dump(j), except that the value of each key in `holes` (keys of j, in j's sorted key
-// order, each holding kHole) is written by its function instead. The key is found as
-// "key":"@@written-in-pieces@@": inside a user's string every quote is escaped, so that text
-// cannot occur there.
-void write_with_holes(const Json& j, const std::vector<std::pair<std::string, std::function<void()>>>& holes,
-                      const TextSink& out) {
+// Writes dump(j) with each key of `holes` added to the object j, its value written by its
+// function. Each goes into the text as "key":"@@written-in-pieces@@" and is cut out there:
+// inside a user's string every quote is escaped, so that text cannot occur there; the holes
+// come in the text's order because both the map and j sort their keys.
+void write_with_holes(Json j, const Holes& holes, const TextSink& out) {
+    const std::string kHole = "@@written-in-pieces@@";
+    for (const auto& [key, fill] : holes) j[key] = kHole;
     const std::string text = dump(j);
     std::size_t from = 0;
     for (const auto& [key, fill] : holes) {
@@ -78,7 +79,58 @@ void write_values(const std::vector<float>& data, const TextSink& out) {
 
 // {"data": [...], "shape": [...]}, the values a piece at a time.
 void write_tensor(const Shape& shape, const std::vector<float>& data, const TextSink& out) {
-    write_with_holes(Json{{"shape", shape}, {"data", kHole}}, {{"data", [&] { write_values(data, out); }}}, out);
+    write_with_holes(Json{{"shape", shape}}, {{"data", [&] { write_values(data, out); }}}, out);
+}
+
+// [each(0),each(1),...]
+void write_array(std::size_t n, const std::function<void(std::size_t)>& each, const TextSink& out) {
+    out("[");
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i) out(",");
+        each(i);
+    }
+    out("]");
+}
+
+// A step's tensor: where it comes from, its shape, axes and layout, then its values.
+void write_record(const TensorRecord& t, const TextSink& out) {
+    Json from = Json::array();
+    for (const Source& link : t.from) {
+        if (link.is_weight()) from.push_back({{"weight", link.weight}});
+        else from.push_back({{"step", link.step}, {"tensor", link.tensor}});
+    }
+    Json axes = Json::array();
+    for (Axis a : t.axes) axes.push_back(axis_name(a));
+    write_with_holes({{"name", t.name},
+                      {"from", std::move(from)},
+                      {"shape", t.shape},
+                      {"axes", std::move(axes)},
+                      {"strides", t.strides},
+                      {"offset", t.offset},
+                      {"buffer", t.buffer},
+                      {"view", t.storage == Storage::View},
+                      {"storage", storage_name(t.storage)}},
+                     {{"data", [&] { write_values(t.data, out); }}}, out);
+}
+
+void write_step(const Step& s, const TextSink& out) {
+    Json js = {{"index", s.index},       {"op", op_name(s.op)},          {"code", s.code},
+               {"explain", s.explain},   {"matmuls", s.matmuls},         {"flops", s.flops},
+               {"ms", s.ms},             {"dispatches", s.stats.dispatches},
+               {"workgroups", s.stats.workgroups}};
+    if (s.head >= 0) js["head"] = s.head;
+    if (s.round >= 0) js["round"] = s.round;
+    js["rows"] = {s.rows.first, s.rows.count};
+    if (s.has_key_axis()) js["keys"] = {s.keys.first, s.keys.count};
+    if (s.tile_q >= 0) {
+        js["tile"] = {{"query_block", s.tile_q},
+                      {"key_block", s.tile_k},
+                      {"rows", {s.rows.first, s.rows.end()}},
+                      {"keys", {s.keys.first, s.keys.end()}},
+                      {"values", s.tile_values}};
+    }
+    const auto record = [&](std::size_t i) { write_record(s.tensors[i], out); };
+    write_with_holes(std::move(js), {{"tensors", [&] { write_array(s.tensors.size(), record, out); }}}, out);
 }
 
 }  // namespace
@@ -128,96 +180,36 @@ void write_trace_json(const Trace& tr, const TextSink& out) {
     // about 8 times its text (a flash trace of 32,896 tiles held 800 MB to write 95 MB), and a
     // step's text alone can be tens of MB. What is held at once is one piece's
     // (MemoryEstimate::json_bytes). The text is the same as the whole document's.
-    const auto tensor_hole = [&](const std::string& key, const Shape& shape, const std::vector<float>& data) {
-        const std::vector<float>* d = &data;
-        return std::pair<std::string, std::function<void()>>{key, [&out, shape, d] { write_tensor(shape, *d, out); }};
+    const auto tensor = [&out](const Shape& shape, const std::vector<float>& data) {
+        return [&out, shape, d = &data] { write_tensor(shape, *d, out); };
     };
-    std::vector<std::pair<std::string, std::function<void()>>> inputs = {
-        tensor_hole("x", {c.batch, c.num_tokens(), c.d_in}, tr.inputs.x)};
-    Json input_doc = {{"x", kHole}};
-    if (c.cross()) {
-        inputs.insert(inputs.begin(), tensor_hole("context", {c.batch, c.num_keys(), c.key_dim()}, tr.inputs.context));
-        input_doc["context"] = kHole;
-    }
+    Holes inputs = {{"x", tensor({c.batch, c.num_tokens(), c.d_in}, tr.inputs.x)}};
+    if (c.cross()) inputs["context"] = tensor({c.batch, c.num_keys(), c.key_dim()}, tr.inputs.context);
+    Json input_doc = Json::object();
     if (c.padded()) {
         Json mask = Json::array();
         for (float v : tr.inputs.key_padding_mask) mask.push_back(v != 0.0f);
         input_doc["key_padding_mask"] = Json{{"shape", Shape{c.batch, c.num_keys()}}, {"data", std::move(mask)}};
     }
     const Weights& wt = tr.weights;
-    std::vector<std::pair<std::string, std::function<void()>>> weights;  // in key order
-    Json weight_doc = Json::object();
-    const auto weight = [&](const std::string& key, const Shape& shape, const std::vector<float>& data) {
-        weights.push_back(tensor_hole(key, shape, data));
-        weight_doc[key] = kHole;
-    };
-    if (c.qkv_bias) weight("b_key", {c.kv_width()}, wt.b_key);
-    if (c.out_proj) weight("b_out", {c.d_out}, wt.b_out);
-    if (c.qkv_bias) weight("b_query", {c.d_out}, wt.b_query);
-    if (c.qkv_bias) weight("b_value", {c.kv_width()}, wt.b_value);
-    weight("w_key", {c.kv_width(), c.key_dim()}, wt.w_key);
-    if (c.out_proj) weight("w_out", {c.d_out, c.d_out}, wt.w_out);
-    weight("w_query", {c.d_out, c.d_in}, wt.w_query);
-    weight("w_value", {c.kv_width(), c.key_dim()}, wt.w_value);
-    doc["inputs"] = kHole;
-    doc["steps"] = kHole;
-    doc["weights"] = kHole;
+    Holes weights = {{"w_query", tensor({c.d_out, c.d_in}, wt.w_query)},
+                     {"w_key", tensor({c.kv_width(), c.key_dim()}, wt.w_key)},
+                     {"w_value", tensor({c.kv_width(), c.key_dim()}, wt.w_value)}};
+    if (c.qkv_bias) {
+        weights["b_query"] = tensor({c.d_out}, wt.b_query);
+        weights["b_key"] = tensor({c.kv_width()}, wt.b_key);
+        weights["b_value"] = tensor({c.kv_width()}, wt.b_value);
+    }
+    if (c.out_proj) {
+        weights["w_out"] = tensor({c.d_out, c.d_out}, wt.w_out);
+        weights["b_out"] = tensor({c.d_out}, wt.b_out);
+    }
 
-    const auto write_step = [&](const Step& s) {
-        Json js = {{"index", s.index},       {"op", op_name(s.op)},          {"code", s.code},
-                   {"explain", s.explain},   {"matmuls", s.matmuls},         {"flops", s.flops},
-                   {"ms", s.ms},             {"dispatches", s.stats.dispatches},
-                   {"workgroups", s.stats.workgroups}, {"tensors", kHole}};
-        if (s.head >= 0) js["head"] = s.head;
-        if (s.round >= 0) js["round"] = s.round;
-        js["rows"] = {s.rows.first, s.rows.count};
-        if (s.has_key_axis()) js["keys"] = {s.keys.first, s.keys.count};
-        if (s.tile_q >= 0) {
-            js["tile"] = {{"query_block", s.tile_q},
-                          {"key_block", s.tile_k},
-                          {"rows", {s.rows.first, s.rows.end()}},
-                          {"keys", {s.keys.first, s.keys.end()}},
-                          {"values", s.tile_values}};
-        }
-        write_with_holes(js, {{"tensors", [&] {
-                                   out("[");
-                                   for (std::size_t i = 0; i < s.tensors.size(); ++i) {
-                                       const TensorRecord& t = s.tensors[i];
-                                       Json from = Json::array();
-                                       for (const Source& link : t.from) {
-                                           if (link.is_weight()) from.push_back({{"weight", link.weight}});
-                                           else from.push_back({{"step", link.step}, {"tensor", link.tensor}});
-                                       }
-                                       Json axes = Json::array();
-                                       for (Axis a : t.axes) axes.push_back(axis_name(a));
-                                       if (i) out(",");
-                                       write_with_holes({{"name", t.name},
-                                                         {"from", std::move(from)},
-                                                         {"shape", t.shape},
-                                                         {"axes", std::move(axes)},
-                                                         {"strides", t.strides},
-                                                         {"offset", t.offset},
-                                                         {"buffer", t.buffer},
-                                                         {"view", t.storage == Storage::View},
-                                                         {"storage", storage_name(t.storage)},
-                                                         {"data", kHole}},
-                                                        {{"data", [&] { write_values(t.data, out); }}}, out);
-                                   }
-                                   out("]");
-                               }}},
-                         out);
-    };
+    const auto step = [&](std::size_t i) { write_step(tr.steps[i], out); };
     write_with_holes(doc,
-                     {{"inputs", [&] { write_with_holes(input_doc, inputs, out); }},
-                      {"steps", [&] {
-                           out("[");
-                           for (std::size_t i = 0; i < tr.steps.size(); ++i) {
-                               if (i) out(",");
-                               write_step(tr.steps[i]);
-                           }
-                           out("]");
-                       }},
-                      {"weights", [&] { write_with_holes(weight_doc, weights, out); }}},
+                     {{"inputs", [&] { write_with_holes(std::move(input_doc), inputs, out); }},
+                      {"steps", [&] { write_array(tr.steps.size(), step, out); }},
+                      {"weights", [&] { write_with_holes(Json::object(), weights, out); }}},
                      out);
 }
 

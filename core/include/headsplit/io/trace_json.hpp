@@ -12,8 +12,9 @@ constexpr int kTraceFormatVersion = 3;  // 2: every tensor has "from" links; 3: 
 // The whole document as text. -inf (masked scores) is written as null.
 std::string trace_to_json(const Trace& trace);
 
-// The same text in pieces, handed to `out` one after another: the inputs and weights, then a
-// step at a time, so that no writer holds the whole document (MemoryEstimate::json_bytes).
+// The same text in pieces, handed to `out` one after another (each value array in pieces of
+// at most kJsonPieceValues), so that no writer holds the whole document
+// (MemoryEstimate::json_bytes).
 using TextSink = std::function<void(const std::string&)>;
 void write_trace_json(const Trace& trace, const TextSink& out);
 
