@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include "headsplit/backends/gl_backend.hpp"
 #include "helpers.hpp"
@@ -60,6 +61,46 @@ TEST_CASE("without the causal mask nothing is -inf and every weight is positive"
         for (const auto& t : s.tensors)
             for (float v : t.data) REQUIRE(std::isfinite(v));
     for (float w : test::find_step(tr, Op::Softmax)->tensors[0].data) CHECK(w > 0.0f);
+}
+
+TEST_CASE("the CPU's softmax in SIMD lanes: every row length, against a softmax in double", "[softmax]") {
+    // Rows of 1 to 41 numbers (every remainder of 4 and 8 lanes, so the tails are met), spread
+    // over [-40, 6] with some -inf (a masked key), one row all equal and one with a single
+    // finite key. The expectation is e^ of std::exp in double, not the kernel's polynomial.
+    auto be = make_cpu_backend();
+    Rng rng(11);
+    const float ninf = -std::numeric_limits<float>::infinity();
+    double worst = 0;
+    for (std::int64_t n = 1; n <= 41; ++n)
+        for (int kind = 0; kind < 3; ++kind) {
+            std::vector<float> x(static_cast<std::size_t>(n));
+            for (std::int64_t j = 0; j < n; ++j) {
+                x[j] = kind == 1 ? 0.25f : rng.uniform(-40.0f, 6.0f);
+                if (kind == 0 && j % 5 == 3) x[j] = ninf;
+                if (kind == 2 && j != n / 2) x[j] = ninf;
+            }
+            if (kind == 0 && n % 5 == 4) x[0] = 1.0f;  // at least one finite key
+            const int in = be->create_buffer(n), out = be->create_buffer(n);
+            be->write(in, x);
+            be->softmax(contiguous(in, {1, n}), contiguous(out, {1, n}));
+            std::vector<float> y;
+            be->read(out, y);
+            double mx = -INFINITY, sum = 0;
+            for (float v : x) mx = std::max(mx, static_cast<double>(v));
+            for (float v : x) sum += std::exp(static_cast<double>(v) - mx);
+            for (std::int64_t j = 0; j < n; ++j) {
+                const double want = std::exp(static_cast<double>(x[j]) - mx) / sum;
+                INFO("n " << n << " kind " << kind << " j " << j << " x " << x[j]);
+                // Relative: the polynomial's 2e-7 and the sum's rounding, plus the float
+                // subtraction x - max, off by up to half an ulp of the difference.
+                const double tol = want * (1e-6 + 6e-8 * std::fabs(x[j] - mx));
+                if (x[j] == ninf) REQUIRE(y[j] == 0.0f);
+                else REQUIRE(std::fabs(y[j] - want) <= tol);
+                worst = std::max(worst, std::fabs(y[j] - want) / std::max(want, 1e-30));
+            }
+            be->release_buffers();
+        }
+    CHECK(worst > 0);  // the polynomial is not exact: the comparison sees it
 }
 
 TEST_CASE("the one-pass mask, scale and softmax equals the four steps, on both backends", "[softmax][fused]") {

@@ -5,13 +5,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <thread>
 #include <stdexcept>
 
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnoalias.hpp>
 #include <xtensor/xview.hpp>
+#include "cpu_rows.hpp"
 #include "sgemm.hpp"
 
 namespace headsplit {
@@ -56,25 +56,15 @@ auto strided(std::vector<float>& buf, const TensorDesc& t) {
     return xt::adapt(buf.data() + t.offset, static_cast<std::size_t>(t.numel()), xt::no_ownership(), shape, strides);
 }
 
-// Runs body(first, last) over [0, n) rows in up to two threads (this machine's cores; the
-// same thread count OpenBLAS uses), serially when the work is small.
+// Runs body(first, last) over [0, n) rows on two threads (this machine's cores; cpu::sgemm
+// shares a large product the same way), serially when the work is small or the second
+// thread is taken.
 template <class Body>
 void parallel_rows(std::int64_t n, std::int64_t work_per_row, Body body) {
-#ifdef __EMSCRIPTEN__
-    // In the page a thread is a Web Worker woken by a message: starting one for each call
-    // costs more than the rows it would share.
-    const unsigned hw = 1;
-#else
-    const unsigned hw = std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
-#endif
-    if (hw == 1 || n * work_per_row < (1 << 16)) {
-        body(std::int64_t{0}, n);
-        return;
-    }
     const std::int64_t half = n / 2;
-    std::thread other([&] { body(half, n); });
-    body(std::int64_t{0}, half);
-    other.join();
+    if (n * work_per_row < (1 << 16) ||
+        !cpu::run_beside([&] { body(half, n); }, [&] { body(std::int64_t{0}, half); }))
+        body(std::int64_t{0}, n);
 }
 
 // causal_matmul's row blocks: large enough for BLAS to run well, small enough to skip most
@@ -85,40 +75,16 @@ constexpr std::int64_t kCausalRows = 128;
 bool dense(const TensorDesc& t) { return t.is_contiguous(); }
 
 
-// e^x for a row of floats, in a loop the compiler vectorises (std::exp is one call per
-// number; GCC vectorises it only with -fno-trapping-math, core/CMakeLists.txt): x = n ln 2 + f
-// with |f| <= ln 2 / 2, e^f by its degree-6 Taylor polynomial (relative error under 2e-7
-// there), 2^n put in the exponent bits. -inf and anything below -87.3 give 0; x is never
-// above 0 here (scores minus their running max). Needs the default rounding mode and no
-// -ffast-math (which could fold the rounding trick away).
-void exp_row(const float* x, float* y, std::int64_t n) {
-    constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer in the low bits
-    for (std::int64_t i = 0; i < n; ++i) {
-        const float xi = std::max(x[i], -87.3f);
-        const float shifted = xi * 1.44269504f + kRound;
-        const float k = shifted - kRound;  // round(x / ln 2), with no call to a rounding function
-        const float f = (xi - k * 0.693145751953125f) - k * 1.428606765330187e-06f;
-        float p = 1.0f / 720;
-        p = p * f + 1.0f / 120;
-        p = p * f + 1.0f / 24;
-        p = p * f + 1.0f / 6;
-        p = p * f + 0.5f;
-        p = p * f + 1.0f;
-        p = p * f + 1.0f;
-        // 2^k from the integer in `shifted`'s low bits, in unsigned arithmetic: no float-to-int
-        // conversion, so a NaN (a row with every key masked) stays a NaN without undefined behaviour.
-        std::uint32_t low;
-        std::memcpy(&low, &shifted, sizeof low);
-        const std::uint32_t bits = (low - 0x4B400000u + 127u) << 23;
-        float two_k;
-        std::memcpy(&two_k, &bits, sizeof two_k);
-        y[i] = x[i] < -87.3f ? 0.0f : p * two_k;
-    }
-}
+// One thread's share of flash attention (FlashArgs), a run of query rows of one head at a
+// time: each key block as two GEMMs (the scores, then p @ V) around one pass over the rows.
+// `run_tile` takes the tiles of `block` x `block` that the trace shows, one by one (a kept tile
+// copies its scores out). `run_rows`, for a call that keeps no tile (the forward that records
+// nothing, the tiles after the kept ones), cuts the same work into larger pieces: up to
+// kWideRows query rows against kWideKeys keys per pair of GEMMs, fewer and bigger calls
+// (OpenBLAS packs each operand once per call). The online softmax is the same per row, so
+// the results differ from the tiles' only by rounding.
+constexpr std::int64_t kWideRows = 64, kWideKeys = 512;
 
-// One thread's share of flash attention (FlashArgs): query block i of head h of batch
-// element b through its key blocks in range, each tile as two small GEMMs (scores, then
-// p @ V) around one pass over its rows; then (normalize) the division by l.
 struct FlashKernel {
     const FlashArgs& a;
     const float *q, *k, *v, *mask;
@@ -129,68 +95,77 @@ struct FlashKernel {
         return !a.causal || j * blk <= std::min((i + 1) * blk, T) - 1;
     }
 
-    // `scores` and `p` hold blk x blk floats each.
-    void run(std::int64_t b, std::int64_t h, std::int64_t i, float* scores, float* p) const {
+    // Rows [q0, q0 + nq) of head h of batch element b against keys [k0, k0 + nk), scores in
+    // `s` (nq x nk, turned into p in place): the online softmax step of FlashArgs.
+    void step(std::int64_t b, std::int64_t h, std::int64_t q0, std::int64_t nq, std::int64_t k0, std::int64_t nk,
+              float* s, float* kept) const {
         const float ninf = -std::numeric_limits<float>::infinity();
-        const std::int64_t q0 = i * blk, nq = std::min(blk, T - q0);
         const std::int64_t bh = b * H + h, g = h / group;
         const float* qb = q + b * a.q.strides[0] + h * a.q.strides[1] + q0 * a.q.strides[2];
-        const float* kb = k + b * a.k.strides[0] + g * a.k.strides[1];
-        const float* vb = v + b * a.v.strides[0] + g * a.v.strides[1];
-        const std::int64_t qs = a.q.strides[2], ks = a.k.strides[2], vs = a.v.strides[2];
+        const float* kb = k + b * a.k.strides[0] + g * a.k.strides[1] + k0 * a.k.strides[2];
+        const float* vb = v + b * a.v.strides[0] + g * a.v.strides[1] + k0 * a.v.strides[2];
         float* mr = m + bh * T + q0;
         float* lr = l + bh * T + q0;
         float* ar = acc + (bh * T + q0) * hd;
         const float* maskb = mask ? mask + b * a.key_mask->strides[0] : nullptr;
         const std::int64_t mks = mask ? a.key_mask->strides[1] : 0;
-        const std::int64_t j_end = (a.k_end + blk - 1) / blk;
-        for (std::int64_t j = a.k_begin / blk; j < j_end; ++j) {
-            if (!tile_runs(i, j)) continue;
-            const std::int64_t k0 = j * blk, nk = std::min(blk, S - k0);
-            const bool fresh = k0 == 0;
-            // scores = q_blk @ k_blk^T * factor   [nq, nk]
-            cpu::sgemm(false, true, static_cast<int>(nq), static_cast<int>(nk), static_cast<int>(hd), a.factor, qb,
-                       static_cast<int>(qs), kb + k0 * ks, static_cast<int>(ks), 0.0f, scores, static_cast<int>(nk));
-            for (std::int64_t r = 0; r < nq; ++r) {
-                const std::int64_t pos = q0 + r;
-                float* sr = scores + r * nk;
-                float* pr = p + r * nk;
-                // Keys this row may see in the tile: up to its own position when causal.
-                const std::int64_t seen = a.causal ? std::max<std::int64_t>(0, std::min(nk, pos - k0 + 1)) : nk;
-                std::fill(sr + seen, sr + nk, ninf);
-                if (maskb)
-                    for (std::int64_t key = 0; key < seen; ++key)
-                        if (maskb[(k0 + key) * mks] != 0.0f) sr[key] = ninf;
-                float row_max = ninf;
-                for (std::int64_t key = 0; key < seen; ++key) row_max = std::max(row_max, sr[key]);
-                const float m_old = fresh ? ninf : mr[r];
-                const float m_new = std::max(m_old, row_max);
-                // Nothing seen yet (every key so far masked): the row stays empty.
-                const float c = m_old == ninf ? 0.0f : std::exp(m_old - m_new);
-                float* arow = ar + r * hd;
-                if (fresh) std::fill(arow, arow + hd, 0.0f);
-                else if (c != 1.0f) for (std::int64_t d = 0; d < hd; ++d) arow[d] *= c;
-                float sum = 0;
-                if (m_new == ninf) {
-                    std::fill(pr, pr + nk, 0.0f);
-                } else {
-                    for (std::int64_t key = 0; key < nk; ++key) pr[key] = sr[key] - m_new;
-                    exp_row(pr, pr, nk);
-                    for (std::int64_t key = 0; key < nk; ++key) sum += pr[key];
-                }
-                lr[r] = (fresh ? 0.0f : lr[r] * c) + sum;
-                mr[r] = m_new;
-                if (tile) std::copy(sr, sr + nk, tile + (bh * blk + r) * blk);
-            }
-            // acc += p @ v_blk   [nq, hd]
-            cpu::sgemm(false, false, static_cast<int>(nq), static_cast<int>(hd), static_cast<int>(nk), 1.0f, p,
-                       static_cast<int>(nk), vb + k0 * vs, static_cast<int>(vs), 1.0f, ar, static_cast<int>(hd));
-        }
-        if (!a.normalize) return;
+        const bool fresh = k0 == 0;
+        // s = q_rows @ k_keys^T * factor   [nq, nk]
+        cpu::sgemm(false, true, static_cast<int>(nq), static_cast<int>(nk), static_cast<int>(hd), a.factor, qb,
+                   static_cast<int>(a.q.strides[2]), kb, static_cast<int>(a.k.strides[2]), 0.0f, s, static_cast<int>(nk));
         for (std::int64_t r = 0; r < nq; ++r) {
-            const float inv = 1.0f / lr[r];
-            for (std::int64_t d = 0; d < hd; ++d) ar[r * hd + d] *= inv;
+            const std::int64_t pos = q0 + r;
+            float* sr = s + r * nk;
+            // Keys this row may see here: up to its own position when causal.
+            const std::int64_t seen = a.causal ? std::max<std::int64_t>(0, std::min(nk, pos - k0 + 1)) : nk;
+            std::fill(sr + seen, sr + nk, ninf);
+            if (maskb)
+                for (std::int64_t key = 0; key < seen; ++key)
+                    if (maskb[(k0 + key) * mks] != 0.0f) sr[key] = ninf;
+            if (kept) std::copy(sr, sr + nk, kept + (bh * blk + r) * blk);
+            const float m_old = fresh ? ninf : mr[r];
+            const float m_new = std::max(m_old, cpu::row_max(sr, seen));
+            // Nothing seen yet (every key so far masked): the row stays empty.
+            const float c = m_old == ninf ? 0.0f : cpu::exp_approx(m_old - m_new);
+            float* arow = ar + r * hd;
+            if (fresh) std::fill(arow, arow + hd, 0.0f);
+            else if (c != 1.0f) cpu::scale_row(arow, arow, hd, c);
+            float sum = 0;
+            if (m_new == ninf) std::fill(sr, sr + seen, 0.0f);
+            else sum = cpu::exp_sum(sr, sr, seen, m_new);
+            std::fill(sr + seen, sr + nk, 0.0f);
+            lr[r] = (fresh ? 0.0f : lr[r] * c) + sum;
+            mr[r] = m_new;
         }
+        // acc += p @ v_keys   [nq, hd]
+        cpu::sgemm(false, false, static_cast<int>(nq), static_cast<int>(hd), static_cast<int>(nk), 1.0f, s,
+                   static_cast<int>(nk), vb, static_cast<int>(a.v.strides[2]), 1.0f, ar, static_cast<int>(hd));
+    }
+
+    // Keys [k_begin, k_end) that rows before `row_end` may see.
+    std::int64_t key_end(std::int64_t row_end) const { return a.causal ? std::min(a.k_end, row_end) : a.k_end; }
+
+    // Query block i's tiles in range, one by one. `s` holds blk x blk floats.
+    void run_tile(std::int64_t b, std::int64_t h, std::int64_t i, float* s) const {
+        const std::int64_t q0 = i * blk, nq = std::min(blk, T - q0);
+        const std::int64_t j_end = (a.k_end + blk - 1) / blk;
+        for (std::int64_t j = a.k_begin / blk; j < j_end; ++j)
+            if (tile_runs(i, j)) step(b, h, q0, nq, j * blk, std::min(blk, S - j * blk), s, tile);
+        if (a.normalize) divide(b, h, q0, nq);
+    }
+
+    // Rows [q0, q0 + nq) (nq <= kWideRows) through keys [k_begin, k_end) in pieces of
+    // kWideKeys. `s` holds kWideRows x kWideKeys floats.
+    void run_rows(std::int64_t b, std::int64_t h, std::int64_t q0, std::int64_t nq, float* s) const {
+        const std::int64_t end = key_end(q0 + nq);
+        for (std::int64_t k0 = a.k_begin; k0 < end; k0 += kWideKeys) step(b, h, q0, nq, k0, std::min(kWideKeys, end - k0), s, nullptr);
+        if (a.normalize) divide(b, h, q0, nq);
+    }
+
+    void divide(std::int64_t b, std::int64_t h, std::int64_t q0, std::int64_t nq) const {
+        float* ar = acc + ((b * H + h) * T + q0) * hd;
+        const float* lr = l + (b * H + h) * T + q0;
+        for (std::int64_t r = 0; r < nq; ++r) cpu::scale_row(ar + r * hd, ar + r * hd, hd, 1.0f / lr[r]);
     }
 };
 
@@ -359,13 +334,9 @@ public:
                     float* yr = y + r * cols;
                     // pass 1: the row max, so exp never overflows; pass 2: exp and sum
                     // (-inf gives exactly 0); pass 3: normalise.
-                    const float mx = *std::max_element(xr, xr + cols);
-                    for (std::int64_t j = 0; j < cols; ++j) yr[j] = xr[j] - mx;
-                    exp_row(yr, yr, cols);
-                    float sum = 0;
-                    for (std::int64_t j = 0; j < cols; ++j) sum += yr[j];
-                    const float inv = 1.0f / sum;
-                    for (std::int64_t j = 0; j < cols; ++j) yr[j] *= inv;
+                    const float mx = cpu::row_max(xr, cols);
+                    const float sum = cpu::exp_sum(xr, yr, cols, mx);
+                    cpu::scale_row(yr, yr, cols, 1.0f / sum);
                 }
             });
             return;
@@ -407,19 +378,13 @@ public:
                 const std::int64_t seen = causal ? std::min(cols, r % rows + 1) : cols;
                 auto allowed = [&](std::int64_t j) { return !mr || mr[j * key_mask->strides[1]] == 0.0f; };
                 const float ninf = -std::numeric_limits<float>::infinity();
-                float mx = ninf;
-                for (std::int64_t j = 0; j < seen; ++j)
-                    if (allowed(j)) mx = std::max(mx, xr[j] * factor);
-                if (mr) {
-                    for (std::int64_t j = 0; j < seen; ++j) yr[j] = allowed(j) ? xr[j] * factor - mx : ninf;
-                } else {
-                    for (std::int64_t j = 0; j < seen; ++j) yr[j] = xr[j] * factor - mx;
-                }
-                exp_row(yr, yr, seen);  // -inf gives 0
-                float sum = 0;
-                for (std::int64_t j = 0; j < seen; ++j) sum += yr[j];
-                const float inv = 1.0f / sum;
-                for (std::int64_t j = 0; j < seen; ++j) yr[j] *= inv;
+                // The scaled scores, rounded as the scale step stores them, -inf where masked.
+                cpu::scale_row(xr, yr, seen, factor);
+                if (mr)
+                    for (std::int64_t j = 0; j < seen; ++j)
+                        if (!allowed(j)) yr[j] = ninf;
+                const float sum = cpu::exp_sum(yr, yr, seen, cpu::row_max(yr, seen));  // -inf gives 0
+                cpu::scale_row(yr, yr, seen, 1.0f / sum);
                 std::fill(yr + seen, yr + cols, 0.0f);
             }
         });
@@ -434,16 +399,32 @@ public:
                          a.q.shape[0], a.q.shape[1], a.q.shape[2], a.q.shape[3], a.k.shape[2],
                          a.q.shape[1] / std::max<std::int64_t>(a.k.shape[1], 1), std::max<std::int64_t>(a.block, 1)};
         if (a.q_end <= a.q_begin) return;
-        const std::int64_t first = a.q_begin / kern.blk, blocks = (a.q_end - 1) / kern.blk + 1 - first;
-        const std::int64_t units = kern.B * kern.H * blocks;
+        const cpu::OneThreadPerProduct tile_threads_only;  // the two threads here share the work
+        const std::int64_t heads = kern.B * kern.H;
+        if (a.tile.buffer >= 0) {  // the trace's tiles, one query block at a time
+            const std::int64_t first = a.q_begin / kern.blk, blocks = (a.q_end - 1) / kern.blk + 1 - first;
+            const std::int64_t keys = std::max<std::int64_t>(a.k_end - a.k_begin, 1);
+            parallel_rows(heads * blocks, kern.blk * keys * kern.hd / 4, [&](std::int64_t u0, std::int64_t u1) {
+                std::vector<float> s(static_cast<std::size_t>(kern.blk * kern.blk));
+                for (std::int64_t u = u0; u < u1; ++u) {
+                    const std::int64_t bh = u / blocks;
+                    kern.run_tile(bh / kern.H, bh % kern.H, first + u % blocks, s.data());
+                }
+            });
+            return;
+        }
+        // Pieces of kWideRows rows. Under a causal mask the later rows cost more: each head's
+        // pieces are taken first, last, second, second to last, ..., so that both halves of
+        // the units get an even share.
+        const std::int64_t pieces = (a.q_end - a.q_begin + kWideRows - 1) / kWideRows;
         const std::int64_t keys = std::max<std::int64_t>(a.k_end - a.k_begin, 1);
-        const cpu::OneThreadPerProduct tile_threads_only;  // the tiles' own two threads share the work
-        parallel_rows(units, kern.blk * keys * kern.hd / 4, [&](std::int64_t u0, std::int64_t u1) {
-            std::vector<float> scores(static_cast<std::size_t>(kern.blk * kern.blk));
-            std::vector<float> p(static_cast<std::size_t>(kern.blk * kern.blk));
+        parallel_rows(heads * pieces, kWideRows * keys * kern.hd / 4, [&](std::int64_t u0, std::int64_t u1) {
+            std::vector<float> s(static_cast<std::size_t>(kWideRows * kWideKeys));
             for (std::int64_t u = u0; u < u1; ++u) {
-                const std::int64_t i = first + u % blocks, bh = u / blocks;
-                kern.run(bh / kern.H, bh % kern.H, i, scores.data(), p.data());
+                const std::int64_t bh = u / pieces, n = u % pieces;
+                const std::int64_t piece = n % 2 == 0 ? n / 2 : pieces - 1 - n / 2;
+                const std::int64_t q0 = a.q_begin + piece * kWideRows;
+                kern.run_rows(bh / kern.H, bh % kern.H, q0, std::min(kWideRows, a.q_end - q0), s.data());
             }
         });
     }

@@ -1,0 +1,114 @@
+#include "sgemm.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+// sgemm over one_thread_sgemm (the library's product on the calling thread): a large product
+// is shared by two threads of HeadSplit's own. On the desktop OpenBLAS could thread it
+// itself, but its idle threads spin (sched_yield) for a while after each product, and the
+// threads that flash and the softmax start then share two cores with them: flash's forward
+// at gpt2-small T = 2048 took 138 ms against 103 with OpenBLAS's spin cut short
+// (OPENBLAS_THREAD_TIMEOUT=4). So OpenBLAS runs on the calling thread only
+// (sgemm_blas.cpp), as Eigen always does in the page.
+namespace headsplit::cpu {
+
+namespace {
+
+// OneThreadPerProduct objects alive, in any thread.
+std::atomic<int> one_thread_scopes{0};
+
+// A second thread for large products, started once when the program starts (the page's main
+// thread, before main: a thread started later, from the worker that computes, waits for the
+// main thread to hand it a Web Worker, which takes a frame or more while the page loads).
+// One caller at a time shares it; another caller meanwhile runs its products alone.
+class SecondThread {
+public:
+    SecondThread() {
+        if (std::thread::hardware_concurrency() >= 2) thread_ = std::thread([this] { serve(); });
+    }
+    ~SecondThread() {
+        if (!thread_.joinable()) return;
+        {
+            std::lock_guard<std::mutex> lock(m_);
+            stop_ = true;
+        }
+        wake_.notify_all();
+        thread_.join();
+    }
+
+    // Runs `theirs` on the second thread while the caller runs `mine`, and returns when both
+    // are done; false, with nothing run, when there is no second thread or it is taken.
+    template <class Mine>
+    bool share(const std::function<void()>& theirs, Mine mine) {
+        std::unique_lock<std::mutex> caller(taken_, std::try_to_lock);
+        if (!caller.owns_lock() || !thread_.joinable()) return false;
+        {
+            std::lock_guard<std::mutex> lock(m_);
+            job_ = &theirs;
+        }
+        wake_.notify_one();
+        mine();  // this file has no exceptions (-fno-exceptions): a failed allocation ends the program
+        std::unique_lock<std::mutex> lock(m_);
+        done_.wait(lock, [&] { return job_ == nullptr; });
+        return true;
+    }
+
+private:
+    void serve() {
+        std::unique_lock<std::mutex> lock(m_);
+        for (;;) {
+            wake_.wait(lock, [&] { return stop_ || job_ != nullptr; });
+            if (stop_) return;
+            const std::function<void()>* job = job_;
+            lock.unlock();
+            (*job)();
+            lock.lock();
+            job_ = nullptr;
+            done_.notify_one();
+        }
+    }
+
+    std::mutex taken_;  // held by the caller sharing the thread
+    std::mutex m_;
+    std::condition_variable wake_, done_;
+    const std::function<void()>* job_ = nullptr;
+    bool stop_ = false;
+    std::thread thread_;
+};
+
+SecondThread second_thread;
+
+
+}  // namespace
+
+// Each thread computes half of C's columns. Waking the second thread costs tens of
+// microseconds: only products of 2^22 multiply-adds or more (under 0.1 ms on one of this
+// machine's cores with OpenBLAS, about a millisecond in the page) are shared: gpt2-small's
+// projections and a head's scores from T = 256, not flash's pieces nor the teaching sizes.
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+           int ldb, float beta, float* C, int ldc) {
+    constexpr double kShared = 1 << 22;
+    const auto whole = [&] { one_thread_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); };
+    if (one_thread_scopes.load() > 0 || N < 32 || static_cast<double>(M) * N * K < kShared) return whole();
+    const int half = (N / 2 + 15) / 16 * 16;  // whole SIMD panels on the first side
+    const float* B_right = trans_b ? B + static_cast<std::ptrdiff_t>(half) * ldb : B + half;
+    const std::function<void()> right = [&] {
+        one_thread_sgemm(trans_a, trans_b, M, N - half, K, alpha, A, lda, B_right, ldb, beta, C + half, ldc);
+    };
+    const bool shared = second_thread.share(right, [&] {
+        one_thread_sgemm(trans_a, trans_b, M, half, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    });
+    if (!shared) whole();
+}
+
+bool run_beside(const std::function<void()>& theirs, const std::function<void()>& mine) {
+    return second_thread.share(theirs, mine);
+}
+
+OneThreadPerProduct::OneThreadPerProduct() { ++one_thread_scopes; }
+OneThreadPerProduct::~OneThreadPerProduct() { --one_thread_scopes; }
+
+}  // namespace headsplit::cpu
