@@ -94,7 +94,8 @@ inline const Step* find_step(const Trace& trace, Op op, int head = -1) {
 // Head h's [T, T] (or [T, hd]) block of a batched [1, H, T, X] record, row-major.
 inline std::vector<float> head_block(const TensorRecord& t, std::int64_t h) {
     const std::int64_t block = t.shape[2] * t.shape[3];
-    return {t.data.begin() + h * block, t.data.begin() + (h + 1) * block};
+    const std::vector<float>& v = t.values();
+    return {v.begin() + h * block, v.begin() + (h + 1) * block};
 }
 
 }  // namespace headsplit::test

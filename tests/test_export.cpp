@@ -81,8 +81,8 @@ TEST_CASE("the script embeds the trace's inputs, weights and values exactly, eve
             INFO("step " << s.index << " " << t.name);
             const std::size_t block = script.find("(\"" + t.name + "\", " + shape_str(t.shape) + ", [", at);
             REQUIRE(block != std::string::npos);
-            CHECK(block_values(script, script.rfind('\n', block) + 1) == t.data);
-            for (float v : t.data) masked += std::isinf(v);
+            CHECK(block_values(script, script.rfind('\n', block) + 1) == t.values());
+            for (float v : t.values()) masked += std::isinf(v);
         }
         // The forward pass shows the step (loop mode's body once, for h).
         if (s.head <= 0) CHECK(script.find("show(\"" + std::string(op_name(s.op)) + "\"") != std::string::npos);

@@ -17,7 +17,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const std::vector<float>& result(const Trace& tr) { return tr.steps.back().tensors.back().data; }
+const std::vector<float>& result(const Trace& tr) { return tr.steps.back().tensors.back().values(); }
 
 Config small(std::int64_t T, std::int64_t d, std::int64_t heads, std::int64_t block) {
     Config c;
@@ -105,6 +105,37 @@ TEST_CASE("flash gives split's numbers for every block size, mask and variant", 
     }
 }
 
+TEST_CASE("a CPU trace makes a tile's values when first read, as the GL backend computed them", "[flash][gl]") {
+    // The CPU run computes its tiles in larger pieces and leaves each tile's scores, m, l
+    // and acc to a replay; the GL run reads them back tile by tile. Padded, grouped heads,
+    // 3 x 3 query and key blocks with a partial last one.
+    // 2 x 4 heads x 40 rows x (40 + 16 + 2) values a tile: over the 16,384 from which they are deferred.
+    Config c = small(100, 64, 4, 40);
+    c.kv_heads = 2;
+    c.set_sentences({synthetic_tokens(100), synthetic_tokens(93)});
+    auto cpu_be = make_cpu_backend();
+    const Trace cpu = run_on(c, *cpu_be), gl = run_on(c, gl_backend());
+    REQUIRE(test::op_list(cpu) == test::op_list(gl));
+    int tiles = 0;
+    for (std::size_t i = 0; i < cpu.steps.size(); ++i) {
+        if (cpu.steps[i].op != Op::Tile) continue;
+        ++tiles;
+        for (std::size_t t = 0; t < cpu.steps[i].tensors.size(); ++t) {
+            const TensorRecord& mine = cpu.steps[i].tensors[t];
+            const TensorRecord& theirs = gl.steps[i].tensors[t];
+            INFO("step " << i << " " << mine.name);
+            CHECK(mine.data.empty());  // not made by the run
+            REQUIRE(mine.deferred);
+            CHECK_FALSE(theirs.data.empty());
+            REQUIRE(static_cast<std::int64_t>(mine.values().size()) == numel(mine.shape));
+            // 1e-4 as for every GL step (test_gl.cpp): l sums up to 80 exponentials here.
+            CHECK(test::max_abs_diff(mine.values(), theirs.values()) <= 1e-4);
+        }
+    }
+    CHECK(tiles == 1 + 2 + 3);  // causal: query block i runs key blocks 0 .. i (both sentences in each step)
+    CHECK(test::max_abs_diff(result(cpu), result(gl)) <= 1e-5);
+}
+
 TEST_CASE("the tiles: counted by hand, skipped above the diagonal, m is the running max of split's scores",
           "[flash]") {
     // T = 7 in blocks of 3: query blocks {0-2, 3-5, 6}, key blocks the same. Causal: tile
@@ -135,8 +166,8 @@ TEST_CASE("the tiles: counted by hand, skipped above the diagonal, m is the runn
             for (std::int64_t r = 0; r < m.shape[2]; ++r) {
                 const std::int64_t i = s.tile_q * 3 + r, last_key = std::min<std::int64_t>(s.tile_k * 3 + 2, 6);
                 float expect = -std::numeric_limits<float>::infinity();
-                for (std::int64_t j = 0; j <= last_key; ++j) expect = std::max(expect, grid.data[((h * 7) + i) * 7 + j]);
-                CHECK(m.data[h * m.shape[2] + r] == Approx(expect).margin(1e-6));
+                for (std::int64_t j = 0; j <= last_key; ++j) expect = std::max(expect, grid.values()[((h * 7) + i) * 7 + j]);
+                CHECK(m.values()[h * m.shape[2] + r] == Approx(expect).margin(1e-6));
             }
     }
 }
@@ -159,20 +190,21 @@ TEST_CASE("a corrupted tile is caught by the explanation's recomputation", "[fla
     const TensorRecord& l_old = *before->find("l");
     double sum = 0;
     for (std::int64_t j = 0; j < scores.shape[3]; ++j) {
-        const float sc = scores.data[static_cast<std::size_t>(j)];
-        if (!std::isinf(sc)) sum += std::exp(sc - m_new.data[0]);
+        const float sc = scores.values()[static_cast<std::size_t>(j)];
+        if (!std::isinf(sc)) sum += std::exp(sc - m_new.values()[0]);
     }
-    const double expect = l_old.data[0] * std::exp(m_old.data[0] - m_new.data[0]) + sum;
-    CHECK(l.data[0] == Approx(expect).epsilon(1e-5));
+    const double expect = l_old.values()[0] * std::exp(m_old.values()[0] - m_new.values()[0]) + sum;
+    CHECK(l.values()[0] == Approx(expect).epsilon(1e-5));
     const int l_at = static_cast<int>(tile->find("l") - tile->tensors.data());
     const gui::Explanation clean = gui::explain_cell(tr, tile->index, l_at, 0);
     CHECK(clean.recomputed == Approx(expect).epsilon(1e-5));
     // Corrupt a score the update read: the explanation's l no longer matches the record.
     TensorRecord& s_rec = const_cast<TensorRecord&>(*tile->find("tile_scores"));
-    REQUIRE(std::isfinite(s_rec.data[0]));
+    REQUIRE(std::isfinite(s_rec.values()[0]));
+    s_rec.data = s_rec.values();  // held in the record: a CPU run defers a tile's values
     s_rec.data[0] += 0.5f;
     const gui::Explanation bad = gui::explain_cell(tr, tile->index, l_at, 0);
-    CHECK(bad.recomputed != Approx(l.data[0]).epsilon(1e-3));
+    CHECK(bad.recomputed != Approx(l.values()[0]).epsilon(1e-3));
 }
 
 TEST_CASE("flash at T = 8192 fits the budget that split's score grid breaks", "[flash][memory]") {

@@ -47,7 +47,7 @@ void every_step_like_the_cpu(const test::Case& k, Mode mode, MatmulKernel kernel
             // Same -inf positions and no NaN (max_abs_diff is +inf otherwise). 1e-4: float32
             // sums of up to 768 products, added in another order by the shaders than by
             // OpenBLAS, and llvmpipe's exp, differ from the CPU's in the last few bits.
-            const double diff = test::max_abs_diff(x.data, y.data);
+            const double diff = test::max_abs_diff(x.values(), y.values());
             CHECK(diff <= 1e-4);
         }
     }
@@ -254,7 +254,7 @@ TEST_CASE("GL buffers are created once per configuration and reused across runs"
     const Trace second = run(c, in, w, *gl);
     CHECK(created(first) > 0);   // Q, K, V, scores, weights, context, merged, output
     CHECK(created(second) == 0);
-    CHECK(test::max_abs_diff(first.steps.back().tensors[0].data, second.steps.back().tensors[0].data) == 0.0);
+    CHECK(test::max_abs_diff(first.steps.back().tensors[0].values(), second.steps.back().tensors[0].values()) == 0.0);
 }
 
 TEST_CASE("GL buffers kept for reuse stay bounded while the sizes wander", "[gl]") {
@@ -288,7 +288,7 @@ TEST_CASE("GL works in a context that is already current", "[gl]") {
     c.backend = BackendKind::Gl;
     const Trace on_guest = run(c, make_inputs(c), make_weights(c), *guest);
     const Trace on_cpu = test::run_cpu(Config{});
-    CHECK(test::max_abs_diff(on_guest.steps.back().tensors[0].data, on_cpu.steps.back().tensors[0].data) <= 1e-5);
+    CHECK(test::max_abs_diff(on_guest.steps.back().tensors[0].values(), on_cpu.steps.back().tensors[0].values()) <= 1e-5);
 }
 
 TEST_CASE("a GL error during a step is reported, not crashed on", "[gl][failure]") {

@@ -110,12 +110,12 @@ TEST_CASE("a Runner whose first run records nothing computes the same, dropout i
     Runner runner(c, in, w, *backend);
     const Trace quiet = runner.run({false, false});  // the first run of this runner
     INFO(backend_name(kind) << " " << mode_name(mode));
-    REQUIRE(quiet.steps.back().tensors.back().data.size() == recorded.steps.back().tensors.back().data.size());
-    CHECK(test::max_abs_diff(quiet.steps.back().tensors.back().data, recorded.steps.back().tensors.back().data) < 1e-5);
+    REQUIRE(quiet.steps.back().tensors.back().values().size() == recorded.steps.back().tensors.back().values().size());
+    CHECK(test::max_abs_diff(quiet.steps.back().tensors.back().values(), recorded.steps.back().tensors.back().values()) < 1e-5);
     // The recorded mask really drops something, so the comparison covers dropout.
     const Step* d = test::find_step(recorded, Op::Dropout, mode == Mode::Loop ? 0 : -1);
     REQUIRE(d);
-    const std::vector<float>& keep = d->find("dropout_mask")->data;
+    const std::vector<float>& keep = d->find("dropout_mask")->values();
     CHECK(std::count(keep.begin(), keep.end(), 0.0f) > 0);
 }
 
@@ -157,15 +157,15 @@ TEST_CASE("two runners share a backend; each releases only its own buffers", "[g
     std::vector<float> b_out;
     {
         Runner second(b, ib, wb, *backend);
-        b_out = second.run().steps.back().tensors.back().data;
+        b_out = second.run().steps.back().tensors.back().values();
         const Trace a2 = first.run();  // the first runner's buffers are still its own
-        CHECK(test::max_abs_diff(a1.steps.back().tensors.back().data, a2.steps.back().tensors.back().data) == 0.0);
+        CHECK(test::max_abs_diff(a1.steps.back().tensors.back().values(), a2.steps.back().tensors.back().values()) == 0.0);
     }
     // The second runner is gone; the first still runs, and a fresh one gives b again.
     const Trace a3 = first.run();
-    CHECK(test::max_abs_diff(a1.steps.back().tensors.back().data, a3.steps.back().tensors.back().data) == 0.0);
+    CHECK(test::max_abs_diff(a1.steps.back().tensors.back().values(), a3.steps.back().tensors.back().values()) == 0.0);
     auto fresh = backend_of(kind);
-    CHECK(test::max_abs_diff(run(b, ib, wb, *fresh).steps.back().tensors.back().data, b_out) < 1e-6);
+    CHECK(test::max_abs_diff(run(b, ib, wb, *fresh).steps.back().tensors.back().values(), b_out) < 1e-6);
 }
 
 TEST_CASE("a loop step's code line is written for any head, as inside the for loop", "[graph][narration]") {
@@ -374,7 +374,7 @@ TEST_CASE("the trace JSON goes out in pieces of at most 65,536 values, and reads
     REQUIRE(doc["steps"].size() == tr.steps.size());
     for (std::size_t s = 0; s < tr.steps.size(); ++s)
         for (std::size_t t = 0; t < tr.steps[s].tensors.size(); ++t) {
-            const std::vector<float>& want = tr.steps[s].tensors[t].data;
+            const std::vector<float>& want = tr.steps[s].tensors[t].values();
             const json& got = doc["steps"][s]["tensors"][t]["data"];
             INFO("step " << s << " tensor " << t);
             REQUIRE(got.size() == want.size());

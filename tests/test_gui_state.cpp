@@ -204,13 +204,13 @@ TEST_CASE("a run estimated over the time budget shows its shapes, with the estim
     CHECK(st.notice.find("shapes only, not computed: this run would take about") == 0);
     CHECK(st.notice.find("measured on the cpu backend just now), over the time budget of 0 s") != std::string::npos);
     CHECK(st.trace->steps[1].tensors[0].shape == Shape{1, 1024, 768});
-    CHECK(st.trace->steps[1].tensors[0].data.empty());
+    CHECK(st.trace->steps[1].tensors[0].values().empty());
 
     st.config.time_budget = kDefaultTimeBudget;  // the same run within a minute: computed
     recompute(st);
     settle(st);
     CHECK_FALSE(st.shapes_only);
-    CHECK(st.trace->steps[1].tensors[0].data.size() == 1024u * 768u);
+    CHECK(st.trace->steps[1].tensors[0].values().size() == 1024u * 768u);
 }
 
 TEST_CASE("why weight splits: the modes measured and a T sweep growing as T^2, flash's tiles beside it", "[gui][why]") {

@@ -28,7 +28,7 @@ TEST_CASE("two tokens and one head worked out by hand", "[handworked]") {
 
     auto backend = make_cpu_backend();
     const Trace tr = run(c, in, w, *backend);
-    auto data = [&](Op op, const char* name) { return test::find_step(tr, op)->find(name)->data; };
+    auto data = [&](Op op, const char* name) { return test::find_step(tr, op)->find(name)->values(); };
     const float inf = INFINITY;
 
     // scores = q @ k^T = I.

@@ -16,7 +16,7 @@ namespace {
 // Flattened values of a step's tensors, in match_cells' order.
 std::vector<float> flat_values(const Step& s) {
     std::vector<float> v;
-    for (const auto& t : s.tensors) v.insert(v.end(), t.data.begin(), t.data.end());
+    for (const auto& t : s.tensors) v.insert(v.end(), t.values().begin(), t.values().end());
     return v;
 }
 
@@ -58,7 +58,7 @@ TEST_CASE("cells land where their index says", "[layout]") {
     const StepLayout v = layout_step(tr.steps[2], H, hd);
     const StepLayout t = layout_step(tr.steps[3], H, hd);
     const StepLayout m = layout_step(tr.steps[10], H, hd);
-    const auto& q = project.tensors[0].data;  // queries [1, 3, 6]
+    const auto& q = project.tensors[0].values();  // queries [1, 3, 6]
     for (std::int64_t tok = 0; tok < T; ++tok)
         for (std::int64_t h = 0; h < H; ++h)
             for (std::int64_t d = 0; d < hd; ++d) {
@@ -76,19 +76,19 @@ TEST_CASE("cells land where their index says", "[layout]") {
                 const Cell& cv = *at[1];
                 CHECK(cv.x == Approx(h * (hd + kHeadGap) + d));
                 CHECK(cv.y == tok);
-                CHECK(tr.steps[2].tensors[0].data[(tok * H + h) * hd + d] == q[tok * D + f]);
+                CHECK(tr.steps[2].tensors[0].values()[(tok * H + h) * hd + d] == q[tok * D + f]);
                 // transpose [1, 2, 3, 3]: head panels stacked, the token a row inside its panel
                 const Cell& ct = *at[2];
                 CHECK(ct.x == d);
                 CHECK(ct.y == Approx(h * (T + kPanelGap) + tok));
                 CHECK(ct.head == h);
-                CHECK(tr.steps[3].tensors[0].data[(h * T + tok) * hd + d] == q[tok * D + f]);
+                CHECK(tr.steps[3].tensors[0].values()[(h * T + tok) * hd + d] == q[tok * D + f]);
                 // merge [1, 3, 6]: flat again, token row, feature column
                 const Cell& cm = *at[3];
                 CHECK(cm.x == f);
                 CHECK(cm.y == tok);
-                CHECK(tr.steps[10].tensors[0].data[tok * D + f] ==
-                      tr.steps[8].tensors[0].data[(h * T + tok) * hd + d]);
+                CHECK(tr.steps[10].tensors[0].values()[tok * D + f] ==
+                      tr.steps[8].tensors[0].values()[(h * T + tok) * hd + d]);
             }
     // queries, keys and values stand side by side.
     CHECK(t.tensors[1].x == Approx(t.tensors[0].width + kTensorGap));

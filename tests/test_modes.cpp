@@ -11,7 +11,7 @@ using headsplit::test::config_of;
 namespace {
 
 // The layer's result: output, or the merged context when there is no output projection.
-const std::vector<float>& result(const Trace& tr) { return tr.steps.back().tensors.back().data; }
+const std::vector<float>& result(const Trace& tr) { return tr.steps.back().tensors.back().values(); }
 
 // The attention weights actually used for the context (after dropout, when there is some).
 const TensorRecord& used_weights(const Trace& tr, int head) {
@@ -65,12 +65,12 @@ TEST_CASE("loop and split and fused agree within 1e-5", "[modes]") {
     const TensorRecord& fused_w = used_weights(fused, -1);
     const TensorRecord& split_ctx = test::find_step(split, Op::Context)->tensors[0];
     const TensorRecord& fused_ctx = test::find_step(fused, Op::Context)->tensors[0];
-    CHECK(test::max_abs_diff(split_w.data, fused_w.data) <= tol);
-    CHECK(test::max_abs_diff(split_ctx.data, fused_ctx.data) <= tol);
+    CHECK(test::max_abs_diff(split_w.values(), fused_w.values()) <= tol);
+    CHECK(test::max_abs_diff(split_ctx.values(), fused_ctx.values()) <= tol);
     for (int h = 0; h < k.heads; ++h) {
         INFO("head " << h);
-        CHECK(test::max_abs_diff(used_weights(loop, h).data, test::head_block(split_w, h)) <= tol);
-        CHECK(test::max_abs_diff(test::find_step(loop, Op::Context, h)->tensors[0].data,
+        CHECK(test::max_abs_diff(used_weights(loop, h).values(), test::head_block(split_w, h)) <= tol);
+        CHECK(test::max_abs_diff(test::find_step(loop, Op::Context, h)->tensors[0].values(),
                                  test::head_block(split_ctx, h)) <= tol);
     }
 

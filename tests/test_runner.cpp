@@ -26,11 +26,11 @@ TEST_CASE("trace on and trace off give identical outputs", "[runner]") {
     const Trace on_again = runner.run();
     INFO(mode_name(mode) << (gl ? " gl" : " cpu"));
     REQUIRE(test::op_list(off) == test::op_list(on));
-    CHECK(off.steps.back().tensors.back().data == on.steps.back().tensors.back().data);
-    CHECK(on_again.steps.back().tensors.back().data == on.steps.back().tensors.back().data);
+    CHECK(off.steps.back().tensors.back().values() == on.steps.back().tensors.back().values());
+    CHECK(on_again.steps.back().tensors.back().values() == on.steps.back().tensors.back().values());
     // Off records no values but the output's.
     for (std::size_t s = 0; s + 1 < off.steps.size(); ++s)
-        for (const auto& t : off.steps[s].tensors) CHECK(t.data.empty());
+        for (const auto& t : off.steps[s].tensors) CHECK(t.values().empty());
     CHECK(off.weights.w_query.empty());
     // The second and third runs allocate nothing.
     std::int64_t created = 0;
@@ -58,7 +58,7 @@ TEST_CASE("the projections stage stops after Q, K and V", "[runner]") {
     // The same queries as the full pass.
     const Step* fq = test::find_step(full, Op::Project, mode == Mode::Loop ? 1 : -1);
     const Step* pq = test::find_step(proj, Op::Project, mode == Mode::Loop ? 1 : -1);
-    CHECK(fq->tensors[0].data == pq->tensors[0].data);
+    CHECK(fq->tensors[0].values() == pq->tensors[0].values());
 }
 
 TEST_CASE("the loop mode uploads its weights once for all heads", "[runner]") {

@@ -29,8 +29,8 @@ TEST_CASE("attention weights: rows sum to 1 and the future is -inf then exactly 
         if (s.op != Op::Softmax) continue;
         ++softmax_steps;
         // The scores that went in: the step before softmax (mask or scale, whichever ran last).
-        const auto& scores = tr.steps[i - 1].tensors[0].data;
-        const auto& weights = s.tensors[0].data;
+        const auto& scores = tr.steps[i - 1].tensors[0].values();
+        const auto& weights = s.tensors[0].values();
         REQUIRE(scores.size() == weights.size());
         for (std::size_t r = 0; r < weights.size() / T; ++r) {
             const std::int64_t row = r % T;  // token index of this row
@@ -59,8 +59,8 @@ TEST_CASE("without the causal mask nothing is -inf and every weight is positive"
     const Trace tr = test::run_cpu(c);
     for (const auto& s : tr.steps)
         for (const auto& t : s.tensors)
-            for (float v : t.data) REQUIRE(std::isfinite(v));
-    for (float w : test::find_step(tr, Op::Softmax)->tensors[0].data) CHECK(w > 0.0f);
+            for (float v : t.values()) REQUIRE(std::isfinite(v));
+    for (float w : test::find_step(tr, Op::Softmax)->tensors[0].values()) CHECK(w > 0.0f);
 }
 
 TEST_CASE("the CPU's softmax in SIMD lanes: every row length, against a softmax in double", "[softmax]") {
@@ -101,6 +101,38 @@ TEST_CASE("the CPU's softmax in SIMD lanes: every row length, against a softmax 
             be->release_buffers();
         }
     CHECK(worst > 0);  // the polynomial is not exact: the comparison sees it
+}
+
+TEST_CASE("a CPU trace makes its score grids when first read, as the GL backend computed them", "[softmax][gl]") {
+    // 4 heads x 70 x 70: the scores, mask, scale and softmax steps are left to GridValues on
+    // the CPU (the run takes the one pass) and read back step by step on GL.
+    const Mode mode = GENERATE(Mode::Split, Mode::Fused);
+    Config c;
+    c.mode = mode;
+    c.tokens = synthetic_tokens(70);
+    c.d_in = 12;
+    c.d_out = 32;
+    c.heads = 4;
+    const Trace cpu = test::run_cpu(c);
+    c.backend = BackendKind::Gl;
+    auto gl_be = make_gl_backend();
+    const Trace gl = run(c, make_inputs(c), make_weights(c), *gl_be);
+    REQUIRE(test::op_list(cpu) == test::op_list(gl));
+    int deferred = 0;
+    for (std::size_t i = 0; i < cpu.steps.size(); ++i)
+        for (std::size_t t = 0; t < cpu.steps[i].tensors.size(); ++t) {
+            const TensorRecord& mine = cpu.steps[i].tensors[t];
+            const TensorRecord& theirs = gl.steps[i].tensors[t];
+            INFO("step " << i << " " << op_name(cpu.steps[i].op) << " " << mine.name);
+            if (mine.data.empty()) {
+                REQUIRE(mine.deferred);
+                ++deferred;
+            }
+            CHECK_FALSE(theirs.data.empty());
+            REQUIRE(static_cast<std::int64_t>(mine.values().size()) == numel(mine.shape));
+            CHECK(test::max_abs_diff(mine.values(), theirs.values()) <= 1e-4);
+        }
+    CHECK(deferred == 4);  // scores, mask, scale, softmax
 }
 
 TEST_CASE("the one-pass mask, scale and softmax equals the four steps, on both backends", "[softmax][fused]") {
@@ -198,6 +230,6 @@ TEST_CASE("skipping the work above the diagonal changes no number that is read",
         quiet.record_values = false;
         const Trace fast = r.run(quiet), full = r.run();
         INFO(mode_name(mode));
-        CHECK(test::max_abs_diff(fast.steps.back().result().data, full.steps.back().result().data) <= 1e-5);
+        CHECK(test::max_abs_diff(fast.steps.back().result().values(), full.steps.back().result().values()) <= 1e-5);
     }
 }

@@ -51,7 +51,7 @@ TEST_CASE("default example follows DESIGN.md's 12-step table", "[steps]") {
             CHECK(s.tensors[t].name == table[i].names[t]);
             CHECK(s.tensors[t].shape == table[i].shape);
             CHECK(s.tensors[t].storage == table[i].storage);
-            CHECK(static_cast<std::int64_t>(s.tensors[t].data.size()) == numel(table[i].shape));
+            CHECK(static_cast<std::int64_t>(s.tensors[t].values().size()) == numel(table[i].shape));
         }
     }
     CHECK(tr.total_matmuls() == 6);
@@ -70,7 +70,7 @@ TEST_CASE("views and transposes share their input's buffer and values", "[steps]
         CHECK(v.buffer == src.buffer);
         CHECK(tp.buffer == src.buffer);
         // view keeps the row-major order: identical values in identical order.
-        CHECK(v.data == src.data);
+        CHECK(v.values() == src.values());
         CHECK(v.strides == Shape{18, 6, 3, 1});
         // transpose swaps the strides of dims 1 and 2, and nothing else.
         CHECK(tp.strides == Shape{18, 3, 6, 1});
@@ -78,7 +78,7 @@ TEST_CASE("views and transposes share their input's buffer and values", "[steps]
         for (int h = 0; h < 2; ++h)
             for (int tok = 0; tok < 3; ++tok)
                 for (int d = 0; d < 3; ++d)
-                    CHECK(tp.data[h * 9 + tok * 3 + d] == src.data[tok * 6 + h * 3 + d]);
+                    CHECK(tp.values()[h * 9 + tok * 3 + d] == src.values()[tok * 6 + h * 3 + d]);
     }
     // The mask and scale work in place on the scores' buffer.
     CHECK(tr.steps[5].tensors[0].buffer == tr.steps[4].tensors[0].buffer);
@@ -91,8 +91,8 @@ TEST_CASE("views and transposes share their input's buffer and values", "[steps]
     CHECK(back.strides == Shape{18, 3, 9, 1});
     CHECK(merged.buffer != ctx.buffer);
     CHECK(merged.strides == Shape{18, 6, 1});
-    CHECK(merged.data == back.data);  // the copy keeps the logical order of the view
-    CHECK(merged.data != ctx.data);   // ... which is not the memory order of the heads
+    CHECK(merged.values() == back.values());  // the copy keeps the logical order of the view
+    CHECK(merged.values() != ctx.values());   // ... which is not the memory order of the heads
 }
 
 TEST_CASE("fused mode: one 3*D_out projection then chunk views", "[steps]") {
@@ -154,9 +154,9 @@ TEST_CASE("switches add or drop or reorder steps", "[steps]") {
         CHECK(d.op == Op::Dropout);
         REQUIRE(d.find("dropout_mask"));
         REQUIRE(d.find("attn_weights"));
-        const auto& before = tr.steps[7].tensors[0].data;
-        const auto& mask = d.find("dropout_mask")->data;
-        const auto& after = d.find("attn_weights")->data;
+        const auto& before = tr.steps[7].tensors[0].values();
+        const auto& mask = d.find("dropout_mask")->values();
+        const auto& after = d.find("attn_weights")->values();
         int dropped = 0;
         for (std::size_t i = 0; i < after.size(); ++i) {
             REQUIRE((mask[i] == 0.0f || mask[i] == 1.0f));
@@ -190,7 +190,7 @@ TEST_CASE("plan: the same steps and shapes as a run, with no values", "[steps][p
             CHECK(planned.steps[s].tensors[t].shape == ran.steps[s].tensors[t].shape);
             CHECK(planned.steps[s].tensors[t].strides == ran.steps[s].tensors[t].strides);
             CHECK(planned.steps[s].tensors[t].storage == ran.steps[s].tensors[t].storage);
-            CHECK(planned.steps[s].tensors[t].data.empty());
+            CHECK(planned.steps[s].tensors[t].values().empty());
         }
     }
 }

@@ -17,7 +17,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const std::vector<float>& result(const Trace& tr) { return tr.steps.back().tensors.back().data; }
+const std::vector<float>& result(const Trace& tr) { return tr.steps.back().tensors.back().values(); }
 
 Config small(std::int64_t T, std::int64_t d, std::int64_t heads, Mode mode = Mode::Split) {
     Config c;
@@ -33,7 +33,7 @@ Config small(std::int64_t T, std::int64_t d, std::int64_t heads, Mode mode = Mod
 // Rows [first, first + n) of batch element b of a [B, T, D] record.
 std::vector<float> rows_of(const TensorRecord& t, std::int64_t b, std::int64_t first, std::int64_t n) {
     const std::int64_t T = t.shape[1], D = t.shape[2];
-    const auto start = t.data.begin() + (b * T + first) * D;
+    const auto start = t.values().begin() + (b * T + first) * D;
     return {start, start + n * D};
 }
 
@@ -183,12 +183,12 @@ TEST_CASE("a padded sentence's rows equal that sentence run alone", "[variants][
     const Step* soft = test::find_step(tr, Op::Softmax, mode == Mode::Loop ? 0 : -1);
     REQUIRE(soft);
     const TensorRecord& w = soft->tensors[0];
-    const std::int64_t S = w.shape.back(), rows = static_cast<std::int64_t>(w.data.size()) / S;
+    const std::int64_t S = w.shape.back(), rows = static_cast<std::int64_t>(w.values().size()) / S;
     const std::int64_t rows_per_b = rows / 3;
     for (std::int64_t r = 0; r < rows; ++r) {
         double sum = 0;
         for (std::int64_t j = 0; j < S; ++j) {
-            const float v = w.data[static_cast<std::size_t>(r * S + j)];
+            const float v = w.values()[static_cast<std::size_t>(r * S + j)];
             sum += v;
             if (j >= lengths[r / rows_per_b]) CHECK(v == 0.0f);
         }
@@ -285,7 +285,7 @@ TEST_CASE("the variants on GL match the CPU at every step", "[variants][gl]") {
             INFO("step " << s << " " << op_name(cpu.steps[s].op) << " " << x.name);
             CHECK(y.shape == x.shape);
             CHECK(y.strides == x.strides);
-            CHECK(test::max_abs_diff(x.data, y.data) <= 1e-4);
+            CHECK(test::max_abs_diff(x.values(), y.values()) <= 1e-4);
         }
 }
 

@@ -120,11 +120,11 @@ void print_step_values(const Step& s, std::ostream& out) {
     for (const TensorRecord& t : s.tensors) {
         out << "  " << t.name << " " << shape_str(t.shape) << "  strides " << shape_str(t.strides) << "  offset "
             << t.offset << "  buffer " << t.buffer << "  " << storage_label(t.storage) << "\n";
-        if (t.data.size() > 4096) {
-            out << "    (" << t.data.size() << " values; write them with --json)\n";
+        if (t.has_values() && numel(t.shape) > 4096) {
+            out << "    (" << numel(t.shape) << " values; write them with --json)\n";
             continue;
         }
-        print_grid(t.data, t.shape, out);
+        print_grid(t.values(), t.shape, out);
     }
 }
 

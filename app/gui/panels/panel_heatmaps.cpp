@@ -325,7 +325,7 @@ Canvas place_maps(const Grids& g, const std::vector<Map>& maps, int focus, bool&
     if (!g.weights)
         for (const Map& m : maps)
             for (std::int64_t i = 0; i < g.R * g.T; ++i) {
-                const float v = m.t->data[static_cast<std::size_t>(m.block * g.R * g.T + i)];
+                const float v = m.t->values()[static_cast<std::size_t>(m.block * g.R * g.T + i)];
                 if (std::isfinite(v)) cv.bound = std::max(cv.bound, std::fabs(v));
             }
     // Labels: every k-th row / key when the cells are smaller than a label.
@@ -372,7 +372,7 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
     draw_label(dl, {x0, y_title}, head_color(m.head),
                ImGui::CalcTextSize(m.title.c_str()).x <= N * cell ? m.title : "h" + std::to_string(m.head));
     for (std::int64_t i = 0; i < NR; ++i) {
-        const float* row_v = &m.t->data[static_cast<std::size_t>(m.block * R * T + i * T)];
+        const float* row_v = &m.t->values()[static_cast<std::size_t>(m.block * R * T + i * T)];
         const float row_max = row_max_of(row_v, T);
         if (i % cv.row_stride == 0)
             draw_label(dl, {x0 - label_w, y0 + i * cell + cell * 0.5f - font * 0.5f}, cv.text_col,
@@ -428,7 +428,7 @@ float draw_thumbnails(AppState& st, const Grids& g, const Canvas& cv, const std:
         draw_label(dl, {x, y}, head_color(m.head), "h" + std::to_string(m.head));
         const float y0 = y + cv.line_h;
         for (std::int64_t i = 0; i < g.NR; ++i) {
-            const float* row_v = &m.t->data[static_cast<std::size_t>(m.block * g.R * g.T + i * g.T)];
+            const float* row_v = &m.t->values()[static_cast<std::size_t>(m.block * g.R * g.T + i * g.T)];
             const float row_max = row_max_of(row_v, g.T);
             for (std::int64_t j = 0; j < g.N; ++j)
                 dl->AddRectFilled({x + j * tc, y0 + i * tc}, {x + (j + 1) * tc, y0 + (i + 1) * tc},
@@ -559,7 +559,7 @@ void DrawHeatmaps(AppState& st) {
     std::map<const TensorRecord*, CellText> formats;
     auto format_of = [&](const Map& m) {
         auto it = formats.find(m.t);
-        if (it == formats.end()) it = formats.emplace(m.t, cell_text(m.t->data, cv.cell - 1, cv.cell - 1, "")).first;
+        if (it == formats.end()) it = formats.emplace(m.t, cell_text(m.t->values(), cv.cell - 1, cv.cell - 1, "")).first;
         CellText text = it->second;
         text.tensor = m.title;
         return text;

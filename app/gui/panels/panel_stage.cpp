@@ -502,18 +502,19 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
     for (std::size_t ti = 0; ti < cv.L.tensors.size(); ++ti) {
         const TensorLayout& tl = cv.L.tensors[ti];
         const TensorRecord& rec = s.tensors[ti];
+        const std::vector<float>& values = rec.values();
         float scale_max = 0;
         if (is_grid_op(s.op))
-            for (float v : rec.data)
+            for (float v : values)
                 if (std::isfinite(v)) scale_max = std::max(scale_max, std::fabs(v));
         // One number format for every cell of the tensor on screen, or none.
         std::vector<float> shown_values;
         for (const Cell& c : tl.cells)
-            if (static_cast<std::size_t>(c.index) < rec.data.size()) shown_values.push_back(rec.data[c.index]);
+            if (static_cast<std::size_t>(c.index) < values.size()) shown_values.push_back(values[c.index]);
         const CellText text = cell_text(shown_values, cell - 2, cell - 2, rec.name);
         for (const Cell& cell_at : tl.cells) {
             const auto i = static_cast<std::size_t>(cell_at.index);
-            if (i >= rec.data.size()) break;
+            if (i >= values.size()) break;
             float x = cell_at.x, y = cell_at.y, alpha = 1.0f;
             if (m.match) {
                 const std::size_t at = flat + i;
@@ -528,7 +529,7 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
             }
             const ImVec2 p0(cv.grid0.x + x * cell + 1, cv.grid0.y + y * cell + 1);
             const ImVec2 p1(p0.x + cell - 2, p0.y + cell - 2);
-            const float v = rec.data[i];
+            const float v = values[i];
             ImU32 fill;
             if (std::isinf(v)) fill = IM_COL32(40, 40, 40, static_cast<int>(255 * alpha));
             else if (s.op == Op::Softmax || s.op == Op::Dropout) fill = sequential_color(v);

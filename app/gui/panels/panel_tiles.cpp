@@ -40,7 +40,7 @@ struct TileSteps {
 std::vector<float> values_of(const std::vector<const Step*>& steps, const char* name) {
     std::vector<float> out;
     for (const Step* s : steps)
-        if (const TensorRecord* t = s ? s->find(name) : nullptr) out.insert(out.end(), t->data.begin(), t->data.end());
+        if (const TensorRecord* t = s ? s->find(name) : nullptr) out.insert(out.end(), t->values().begin(), t->values().end());
     return out;
 }
 
@@ -91,7 +91,7 @@ struct TileView {
     // Value of record t ([B, H, rows, cols] or [B, H, rows]) at (sentence, head, r, col).
     float value(const TensorRecord& t, int h, std::int64_t r, std::int64_t col) const {
         const std::int64_t rows = t.shape[2], cols = t.shape.size() == 4 ? t.shape[3] : 1;
-        return t.data[static_cast<std::size_t>(((sentence * c.heads + h) * rows + r) * cols + col)];
+        return t.values()[static_cast<std::size_t>(((sentence * c.heads + h) * rows + r) * cols + col)];
     }
 };
 
@@ -140,7 +140,7 @@ void draw_scores(const TileView& v, int h, float x0, float y0) {
             }
             const auto it = v.ts.tiles.find({qi, kj});
             const TensorRecord* t = it == v.ts.tiles.end() ? nullptr : it->second->find("tile_scores");
-            if (!t || t->data.empty()) {  // to come (or not kept): the ghost of the grid
+            if (!t || !t->has_values()) {  // to come (or not kept): the ghost of the grid
                 dl->AddRect(p0, p1, IM_COL32(120, 120, 120, 110));
                 continue;
             }
@@ -186,7 +186,7 @@ void draw_running_stats(const AppState& st, const TileView& v, int h, float xm, 
         for (int k = 0; k < 2; ++k) {
             const TensorRecord* t = k == 0 ? m : l;
             const ImVec2 p0(xm + k * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
-            if (!t || t->data.empty()) {
+            if (!t || !t->has_values()) {
                 v.dl->AddRect(p0, p1, IM_COL32(120, 120, 120, 110));
                 continue;
             }
@@ -249,7 +249,7 @@ void DrawFlashTiles(AppState& st) {
     v.row_stride = label_stride(cell, font);
     for (const auto& [key, s] : ts.tiles)
         if (const TensorRecord* t = s->find("tile_scores"))
-            for (float x : t->data)
+            for (float x : t->values())
                 if (std::isfinite(x)) v.bound = std::max(v.bound, std::fabs(x));
 
     // What of the panel's height is not cells, and what it needs for legible ones (up to 12

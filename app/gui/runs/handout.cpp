@@ -230,7 +230,7 @@ int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& 
     if (!trace || trace->steps.empty()) throw std::runtime_error("the handout needs a trace");
     for (const Step& s : trace->steps)
         for (const TensorRecord& t : s.tensors)
-            if (t.data.empty() && !t.shape.empty())
+            if (!t.has_values() && !t.shape.empty())
                 throw std::runtime_error("the handout needs values: this configuration is shown as shapes only");
     check_handout_dir(dir);
     const std::filesystem::path folder(dir);

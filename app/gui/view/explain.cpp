@@ -22,7 +22,7 @@ std::string index_str(const Shape& idx) {
 float at(const TensorRecord& t, const Shape& idx) {
     std::int64_t flat = 0;
     for (std::size_t d = 0; d < idx.size(); ++d) flat = flat * t.shape[d] + idx[d];
-    return t.data[static_cast<std::size_t>(flat)];
+    return t.values()[static_cast<std::size_t>(flat)];
 }
 
 // A row of a [.., M, K] tensor of one batch entry (and head, when it has a head dim): the
@@ -109,7 +109,7 @@ struct CellContext {
 
     CellContext(const Trace& trace, const Step& step, const TensorRecord& tensor, std::int64_t i)
         : tr(trace), s(step), t(tensor), c(trace.config), index(i), idx(unravel(t.shape, i)),
-          value(t.data[static_cast<std::size_t>(i)]), hd(c.head_dim()), D(c.d_out), Di(c.d_in), address(t.address(i)),
+          value(t.values()[static_cast<std::size_t>(i)]), hd(c.head_dim()), D(c.d_out), Di(c.d_in), address(t.address(i)),
           batch(idx.empty() ? 0 : idx[0]), row(idx.size() >= 2 ? idx[idx.size() - 2] : 0), col(idx.back()),
           head(s.head >= 0 ? s.head : (idx.size() == 4 ? idx[1] : 0)),
           keys(c.key_tokens(std::min(batch, c.batch - 1))), row_pos(s.position(t, row)),
@@ -220,8 +220,8 @@ void explain_view(const CellContext& x, Explanation& e) {
         return;
     }
     e.lines.push_back("= " + named(t.from[0]) + index_str(unravel(from.shape, j)) + " = " +
-                      num(from.data[static_cast<std::size_t>(j)]));
-    e.recomputed = from.data[static_cast<std::size_t>(j)];
+                      num(from.values()[static_cast<std::size_t>(j)]));
+    e.recomputed = from.values()[static_cast<std::size_t>(j)];
 }
 
 void explain_scores(const CellContext& x, Explanation& e) {
@@ -242,7 +242,7 @@ void explain_mask(const CellContext& x, Explanation& e) {
         e.lines.push_back("so the score becomes -inf (0 after softmax)");
         e.recomputed = -std::numeric_limits<double>::infinity();
     } else {
-        const float kept = x.src[0]->data[static_cast<std::size_t>(x.index)];
+        const float kept = x.src[0]->values()[static_cast<std::size_t>(x.index)];
         e.lines.push_back(x.key_token(x.col) + " is not after " + x.tok_row + ": the score " + num(kept) + " of " +
                           named(x.t.from[0]) + " is kept");
         e.recomputed = kept;
@@ -251,7 +251,7 @@ void explain_mask(const CellContext& x, Explanation& e) {
 
 void explain_scale(const CellContext& x, Explanation& e) {
     if (x.src.empty() || !x.src[0]) return missing(e);
-    const float raw = x.src[0]->data[static_cast<std::size_t>(x.index)];
+    const float raw = x.src[0]->values()[static_cast<std::size_t>(x.index)];
     const double root = std::sqrt(static_cast<double>(x.hd));
     e.lines.push_back("score / sqrt(head_dim) = " + num(raw) + " / sqrt(" + std::to_string(x.hd) + ")");
     e.lines.push_back("= " + num(raw) + " / " + num(root) + " = " + num(raw / root));
@@ -260,7 +260,7 @@ void explain_scale(const CellContext& x, Explanation& e) {
 
 void explain_softmax(const CellContext& x, Explanation& e) {
     if (x.src.empty() || !x.src[0]) return missing(e);
-    const std::vector<float>& scores = x.src[0]->data;
+    const std::vector<float>& scores = x.src[0]->values();
     const std::int64_t T = x.t.shape.back();
     const std::int64_t row_start = x.index - x.col;
     double mx = -INFINITY;
@@ -287,8 +287,8 @@ void explain_dropout(const CellContext& x, Explanation& e) {
         return;
     }
     if (x.src.size() < 2 || !x.src[0] || !x.src[1]) return missing(e);
-    const float before = x.src[0]->data[static_cast<std::size_t>(x.index)];
-    const float keep = x.src[1]->data[static_cast<std::size_t>(x.index)];
+    const float before = x.src[0]->values()[static_cast<std::size_t>(x.index)];
+    const float keep = x.src[1]->values()[static_cast<std::size_t>(x.index)];
     if (keep == 0.0f) {
         e.lines.push_back("dropped (the mask drew 0 with probability p = " + num(p) + ")");
         e.recomputed = 0;
@@ -331,7 +331,7 @@ void explain_merge(const CellContext& x, Explanation& e) {
                       std::to_string(d) + ": " + named(x.t.from[which]) + index_str(from_idx));
     e.lines.push_back("which was at " + address_line(from, from_idx, from.address(j)));
     e.lines.push_back("now at " + address_line(x.t, x.idx, x.address) + " (row-major, contiguous)");
-    e.recomputed = from.data[static_cast<std::size_t>(j)];
+    e.recomputed = from.values()[static_cast<std::size_t>(j)];
 }
 
 void explain_out_proj(const CellContext& x, Explanation& e) {
@@ -359,14 +359,14 @@ void explain_out_proj(const CellContext& x, Explanation& e) {
 void explain_pad_mask(const CellContext& x, Explanation& e) {
     if (x.src.size() < 2 || !x.src[0] || !x.src[1]) return missing(e);
     const TensorRecord& mask = *x.src[1];
-    const bool padded = mask.data[static_cast<std::size_t>(x.batch * mask.shape.back() + x.col)] != 0.0f;
+    const bool padded = mask.values()[static_cast<std::size_t>(x.batch * mask.shape.back() + x.col)] != 0.0f;
     if (padded) {
         e.lines.push_back("key " + std::to_string(x.col) + " of sentence " + std::to_string(x.batch) +
                           " is <pad>: no query may look at it,");
         e.lines.push_back("so the score becomes -inf (0 after softmax)");
         e.recomputed = -std::numeric_limits<double>::infinity();
     } else {
-        const float kept = x.src[0]->data[static_cast<std::size_t>(x.index)];
+        const float kept = x.src[0]->values()[static_cast<std::size_t>(x.index)];
         e.lines.push_back(x.key_token(x.col) + " is a real token of sentence " + std::to_string(x.batch) +
                           ": the score " + num(kept) + " of " + named(x.t.from[0]) + " is kept");
         e.recomputed = kept;
@@ -478,7 +478,7 @@ void explain_tile_sum(const CellContext& x, const TileCell& tc, Explanation& e) 
     }
     const TensorRecord* before = tc.first ? nullptr : x.src[static_cast<std::size_t>(tc.before_at)];
     if (!tc.first && !before) return missing(e);
-    const double old = tc.first ? 0.0 : before->data.empty() ? NAN
+    const double old = tc.first ? 0.0 : !before->has_values() ? NAN
                                                              : at(*before, is_acc ? Shape{batch, th, tr_row, col}
                                                                                   : Shape{batch, th, tr_row});
     e.lines.push_back(std::string(is_acc ? "acc" : "l") + " before " + num(old) + " × exp(m_old - m_new) = " +
@@ -508,7 +508,7 @@ void explain_tile(const CellContext& x, Explanation& e) {
     const int scores_at = x.link_to("tile_scores", true);
     tc.scores = is_scores ? (x.src.empty() ? nullptr : x.src[0])
                 : scores_at >= 0 ? x.src[static_cast<std::size_t>(scores_at)] : nullptr;
-    if (!tc.scores || tc.scores->data.empty()) return missing(e);
+    if (!tc.scores || !tc.scores->has_values()) return missing(e);
     const TensorRecord* m_old_rec = prev ? prev->find("m") : nullptr;
     tc.m_old = tc.first ? -INFINITY : m_old_rec ? at(*m_old_rec, {x.batch, tc.th, tc.tr_row}) : NAN;
     tc.tile_max = -INFINITY;
@@ -548,9 +548,9 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
     const Step& s = tr.steps.at(step);
     const TensorRecord& t = s.tensors.at(tensor);
     const Shape idx = unravel(t.shape, index);
-    const float value = t.data.empty() ? NAN : t.data[static_cast<std::size_t>(index)];
+    const float value = t.has_values() ? t.values()[static_cast<std::size_t>(index)] : NAN;
     e.title = t.name + index_str(idx) + " = " + num(value);
-    if (t.data.empty()) {
+    if (!t.has_values()) {
         e.lines.push_back("shapes only: this configuration was not computed");
         return e;
     }

@@ -83,7 +83,7 @@ bool dense(const TensorDesc& t) { return t.is_contiguous(); }
 // kWideRows query rows against kWideKeys keys per pair of GEMMs, fewer and bigger calls
 // (OpenBLAS packs each operand once per call). The online softmax is the same per row, so
 // the results differ from the tiles' only by rounding.
-constexpr std::int64_t kWideRows = 64, kWideKeys = 512;
+constexpr std::int64_t kWideRows = 128, kWideKeys = 512;
 
 struct FlashKernel {
     const FlashArgs& a;
@@ -172,6 +172,7 @@ struct FlashKernel {
 class CpuBackend final : public Backend {
 public:
     const char* name() const override { return "cpu"; }
+    bool computes_as_cpu() const override { return true; }
 
     int create_buffer(std::int64_t elements) override {
         ++stats_.buffers_created;

@@ -6,6 +6,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "headsplit/backends/cpu_backend.hpp"
 #include "headsplit/teaching/narration.hpp"
 #include "headsplit/teaching/numbers.hpp"
 
@@ -18,6 +19,139 @@ using Clock = std::chrono::steady_clock;
 // Flash mode keeps the values of its first tiles only, up to this many numbers (128 MiB):
 // every tile of a classroom example, the first rows of tiles of a long pass.
 constexpr double kFlashTileValues = 32.0 * 1024 * 1024;
+
+// A step's values are left to when they are first shown (TileReplay, GridValues) from this
+// many numbers (64 KiB): below that, reading them now costs less than the bookkeeping.
+constexpr std::int64_t kDeferredValues = 16384;
+
+// Rows q0 .. q0 + n - 1 of flash's m or l ([B, H, T]), or of its acc ([B, H, T, hd]).
+TensorDesc flash_rows(const TensorDesc& whole, std::int64_t q0, std::int64_t n) {
+    Shape shape = whole.shape;
+    shape[2] = n;
+    return TensorDesc{whole.buffer, whole.offset + q0 * whole.strides[2], shape, whole.strides};
+}
+
+// A flash tile's values made again when first asked for (the run's backend computes as the
+// CPU's does): the run's queries, keys, values and key mask, kept once per run, go through a
+// CPU backend's flash_attention over the tile's query block, from key 0 to the tile's last
+// key. Those are the same calls the run makes for a kept tile, one tile after another, so the
+// numbers are the same; the run itself then computes the tiles in larger pieces.
+struct FlashSnapshot {
+    std::vector<float> q, k, v, mask;  // [B, H, T, hd], [B, G, S, hd] twice, [B, S] (or none)
+    Shape q_shape, kv_shape;
+    FlashArgs args;  // factor, causal, block
+};
+
+class TileReplay {
+public:
+    TileReplay(std::shared_ptr<const FlashSnapshot> in, std::int64_t q0, std::int64_t nq, std::int64_t k0,
+               std::int64_t nk)
+        : in_(std::move(in)), q0_(q0), nq_(nq), k0_(k0), nk_(nk) {}
+
+    // Tensor `which` of the step: 0 tile_scores, 1 m, 2 l, 3 acc (moved out: each is asked once).
+    std::vector<float> take(int which) const {
+        std::call_once(once_, [this] { run(); });
+        return std::move(out_[static_cast<std::size_t>(which)]);
+    }
+
+private:
+    void run() const {
+        const FlashSnapshot& in = *in_;
+        const std::int64_t B = in.q_shape[0], H = in.q_shape[1], T = in.q_shape[2], hd = in.q_shape[3];
+        const std::int64_t blk = in.args.block;
+        auto cpu = make_cpu_backend();
+        const auto upload = [&](const std::vector<float>& v, const Shape& shape) {
+            const int id = cpu->create_buffer(numel(shape));
+            cpu->write(id, v);
+            return contiguous(id, shape);
+        };
+        FlashArgs a = in.args;
+        a.q = upload(in.q, in.q_shape);
+        a.k = upload(in.k, in.kv_shape);
+        a.v = upload(in.v, in.kv_shape);
+        const TensorDesc mask = in.mask.empty() ? TensorDesc{} : upload(in.mask, {B, in.kv_shape[2]});
+        a.key_mask = in.mask.empty() ? nullptr : &mask;
+        a.m = contiguous(cpu->create_buffer(B * H * T), {B, H, T});
+        a.l = contiguous(cpu->create_buffer(B * H * T), {B, H, T});
+        a.acc = contiguous(cpu->create_buffer(B * H * T * hd), {B, H, T, hd});
+        a.tile = contiguous(cpu->create_buffer(B * H * blk * blk), {B, H, blk, blk});
+        a.q_begin = q0_, a.q_end = q0_ + nq_, a.k_begin = 0, a.k_end = k0_ + nk_, a.normalize = false;
+        cpu->flash_attention(a);
+        const auto read = [&](const TensorDesc& t) {
+            std::int64_t size = 0;
+            const float* host = cpu->host_view(t.buffer, &size);
+            return gather(host, size, t);
+        };
+        out_[0] = read({a.tile.buffer, 0, {B, H, nq_, nk_}, {H * blk * blk, blk * blk, blk, 1}});
+        out_[1] = read(flash_rows(a.m, q0_, nq_));
+        out_[2] = read(flash_rows(a.l, q0_, nq_));
+        out_[3] = read(flash_rows(a.acc, q0_, nq_));
+    }
+
+    std::shared_ptr<const FlashSnapshot> in_;
+    std::int64_t q0_, nq_, k0_, nk_;
+    mutable std::once_flag once_;
+    mutable std::vector<float> out_[4];
+};
+
+class TileTensor final : public DeferredValues {
+public:
+    TileTensor(std::shared_ptr<const TileReplay> replay, int which) : replay_(std::move(replay)), which_(which) {}
+
+private:
+    std::vector<float> make() const override { return replay_->take(which_); }
+    std::shared_ptr<const TileReplay> replay_;
+    int which_;
+};
+
+// A score grid's values made again when first shown (the run's backend computes as the CPU
+// does): Q @ K^T from the run's queries and keys on a CPU backend, then that backend's scale,
+// mask, padding and softmax in the steps' order, up to the step shown. Those are the calls a
+// run makes when it records, one step after another, so the numbers are the same; the run
+// itself then takes the one pass of a run that records nothing (the masked softmax, the work
+// above a causal diagonal skipped).
+struct GridSnapshot {
+    std::vector<float> q, k, key_mask;  // [..., Tq, hd], [..., Tk, hd], [B, Tk] (or none)
+    Shape q_shape, k_shape, mask_shape;
+    float factor = 1.0f;
+};
+
+class GridValues final : public DeferredValues {
+public:
+    GridValues(std::shared_ptr<const GridSnapshot> in, std::vector<Op> ops) : in_(std::move(in)), ops_(std::move(ops)) {}
+
+private:
+    std::vector<float> make() const override {
+        const GridSnapshot& in = *in_;
+        auto cpu = make_cpu_backend();
+        const auto upload = [&](const std::vector<float>& v, const Shape& shape) {
+            const int id = cpu->create_buffer(numel(shape));
+            cpu->write(id, v);
+            return contiguous(id, shape);
+        };
+        const TensorDesc q = upload(in.q, in.q_shape), k = upload(in.k, in.k_shape);
+        Shape tt = in.q_shape;
+        tt.back() = in.k_shape[in.k_shape.size() - 2];
+        TensorDesc grid = contiguous(cpu->create_buffer(numel(tt)), tt);
+        cpu->matmul(q, k, true, nullptr, grid);
+        for (Op op : ops_) {
+            if (op == Op::Scale) cpu->scale(grid, in.factor);
+            else if (op == Op::Mask) cpu->causal_mask(grid);
+            else if (op == Op::PadMask) cpu->masked_fill(grid, upload(in.key_mask, in.mask_shape));
+            else if (op == Op::Softmax) {
+                const TensorDesc probs = contiguous(cpu->create_buffer(numel(tt)), tt);
+                cpu->softmax(grid, probs);
+                grid = probs;
+            }
+        }
+        std::vector<float> out;
+        cpu->read(grid.buffer, out);
+        return out;
+    }
+
+    std::shared_ptr<const GridSnapshot> in_;
+    std::vector<Op> ops_;  // after Q @ K^T
+};
 
 // A tensor on the backend together with the trace link to where it was recorded.
 struct Val {
@@ -79,10 +213,14 @@ public:
 
     // Records `t` as tensor `name` of the step, made from `from`, its dims counting `axes`;
     // returns the link to it. Its token and key axes hold the step's rows and keys.
-    Val tensor(const std::string& name, const TensorDesc& t, Storage storage, std::vector<Source> from, Axes axes) {
+    // `later`: its values are made when first asked for, not read now.
+    Val tensor(const std::string& name, const TensorDesc& t, Storage storage, std::vector<Source> from, Axes axes,
+               std::shared_ptr<const DeferredValues> later = nullptr) {
         check_axes(name, t.shape, axes);
-        TensorRecord r{name, t.shape, t.strides, t.offset, t.buffer, storage, {}, std::move(from), std::move(axes)};
-        if (values_ && step_.tile_values) {
+        TensorRecord r{name, t.shape, t.strides, t.offset, t.buffer, storage, {}, nullptr, std::move(from), std::move(axes)};
+        if (values_ && step_.tile_values && later) {
+            r.deferred = std::move(later);
+        } else if (values_ && step_.tile_values) {
             std::int64_t size = 0;
             if (const float* host = backend_.host_view(t.buffer, &size)) {  // host memory: no whole-buffer copy
                 r.data = gather(host, size, t);
@@ -434,25 +572,52 @@ private:
         Shape tt = t.q.t.shape;
         tt.back() = tk;  // [..., Tq, Tk]
 
-        // Recording nothing under a causal mask: the work above the diagonal may be skipped
-        // (the scores there are never read, the weights there are 0).
-        const bool skip_upper = !rec_.values() && causal && tq == tk;
+        // Recording on a backend that computes as the CPU does, the grid's values are made
+        // again when first shown (GridValues), from copies of the queries and keys.
+        std::shared_ptr<GridSnapshot> snapshot;
+        if (rec_.values() && be_.computes_as_cpu() && numel(tt) >= kDeferredValues) {
+            snapshot = std::make_shared<GridSnapshot>();
+            snapshot->q = read_host(t.q.t);
+            snapshot->k = read_host(t.k.t);
+            snapshot->q_shape = t.q.t.shape;
+            snapshot->k_shape = t.k.t.shape;
+            snapshot->factor = scale_factor();
+            if (key_mask) {
+                const TensorDesc keys{key_mask->t.buffer, key_mask->t.offset, {B, tk}, key_mask->t.strides};
+                snapshot->key_mask = read_host(keys);
+                snapshot->mask_shape = keys.shape;
+            }
+        }
+        std::vector<Op> chain;  // the grid's steps so far, after Q @ K^T
+        const auto later = [&]() -> std::shared_ptr<const DeferredValues> {
+            return snapshot ? std::make_shared<const GridValues>(snapshot, chain) : nullptr;
+        };
+        // Recording nothing (or the grid's values made later), under a causal mask: the work
+        // above the diagonal may be skipped (the scores there are never read, the weights there
+        // are 0).
+        const bool quiet = !rec_.values() || snapshot;
+        const bool skip_upper = quiet && causal && tq == tk;
         rec_.begin(Op::Scores, head);
         const TensorDesc grid = fresh(tt);
         if (skip_upper) be_.causal_matmul(t.q.t, t.k.t, true, grid, true);
         else be_.matmul(t.q.t, t.k.t, true, nullptr, grid);
         rec_.computed(1, 2.0 * B * heads_here * tq * tk * hd);
-        Val scores = rec_.tensor("attn_scores", grid, Storage::New, {t.q.src, t.k.src}, row_axes(tt.size(), Axis::Key));
+        Val scores = rec_.tensor("attn_scores", grid, Storage::New, {t.q.src, t.k.src}, row_axes(tt.size(), Axis::Key),
+                                 later());
         rec_.end();
 
-        // Recording nothing, the mask, the padding, the scale and the softmax run as one pass per
-        // row in the softmax step (their steps stay, computing nothing): the same numbers, read
-        // and written once.
-        const bool fused = !rec_.values();
-        if (c_.scale_first) scores = scale(scores, head, fused);
-        if (causal) scores = mask(scores, head, fused);
-        if (key_mask) scores = pad_mask(scores, head, *key_mask, tk, fused);
-        if (!c_.scale_first) scores = scale(scores, head, fused);
+        // Recording nothing (or the values made later), the mask, the padding, the scale and
+        // the softmax run as one pass per row in the softmax step (their steps stay, computing
+        // nothing): the same numbers, read and written once.
+        const bool fused = quiet;
+        const auto then = [&](Op op) {
+            chain.push_back(op);
+            return later();
+        };
+        if (c_.scale_first) scores = scale(scores, head, fused, then(Op::Scale));
+        if (causal) scores = mask(scores, head, fused, then(Op::Mask));
+        if (key_mask) scores = pad_mask(scores, head, *key_mask, tk, fused, then(Op::PadMask));
+        if (!c_.scale_first) scores = scale(scores, head, fused, then(Op::Scale));
 
         rec_.begin(Op::Softmax, head);
         const TensorDesc probs = fresh(tt);
@@ -465,7 +630,8 @@ private:
             be_.softmax(scores.t, probs);
         }
         rec_.computed(0, 0);
-        Val weights = rec_.tensor("attn_weights", probs, Storage::New, {scores.src}, row_axes(tt.size(), Axis::Key));
+        Val weights = rec_.tensor("attn_weights", probs, Storage::New, {scores.src}, row_axes(tt.size(), Axis::Key),
+                                  then(Op::Softmax));
         rec_.end();
 
         if (c_.dropout > 0) weights = dropout(weights, head);
@@ -487,7 +653,8 @@ private:
     // ---- flash mode: tiles of queries x keys with an online softmax (FlashAttention), then
     // acc / l. Keys and values stay [B, G, S, hd]: each query head reads its group's head in
     // place, no repeat. Recording nothing, the first tile step runs every tile and the
-    // division in one pass (the others keep their steps, with no compute).
+    // division in one pass (the others keep their steps, with no compute); recording, the
+    // tiles whose values are kept run one by one, and the first tile left out runs the rest.
     Val flash(const Qkv& t, const Val* key_mask) {
         const std::int64_t blk = c_.flash_block();
         const TensorDesc m = fresh({B, H, T}), l = fresh({B, H, T}), acc = fresh({B, H, T, hd});
@@ -507,12 +674,20 @@ private:
         a.causal = c_.causal;
         a.block = blk;
         const bool one_pass = !rec_.values();
-        // Rows q0 .. q0 + n - 1 of m or l ([B, H, T]), or of acc ([B, H, T, hd]).
-        const auto rows = [&](const TensorDesc& whole, std::int64_t q0, std::int64_t n) {
-            Shape shape = whole.shape, strides = whole.strides;
-            shape[2] = n;
-            return TensorDesc{whole.buffer, whole.offset + q0 * strides[2], shape, strides};
-        };
+        // Recording on a backend that computes as the CPU does, the tiles' values are made again
+        // when first shown (TileReplay), from these copies of the queries, keys and values; the
+        // run computes every tile in one pass as if it recorded nothing.
+        std::shared_ptr<FlashSnapshot> snapshot;
+        if (!one_pass && be_.computes_as_cpu() && B * H * blk * (blk + hd + 2) >= kDeferredValues) {
+            snapshot = std::make_shared<FlashSnapshot>();
+            snapshot->q = read_host(t.q.t);
+            snapshot->k = read_host(t.k.t);
+            snapshot->v = read_host(t.v.t);
+            if (key_mask) snapshot->mask = read_host(keys_mask);
+            snapshot->q_shape = t.q.t.shape;
+            snapshot->kv_shape = t.k.t.shape;
+            snapshot->args = a;
+        }
         std::vector<Source> last;  // each query block's final acc and l
         double kept = 0;           // tile values recorded so far
         bool keeping = true;       // the first tiles only: once one is left out, so are the rest
@@ -530,21 +705,36 @@ private:
                 keeping = keeping && kept + values <= kFlashTileValues;
                 if (keeping) kept += values;
                 rec_.set_tile(static_cast<int>(i), static_cast<int>(j), keeping);
-                if (!one_pass) {
+                if (!one_pass && keeping && !snapshot) {
                     a.q_begin = q0, a.q_end = q0 + nq, a.k_begin = k0, a.k_end = k0 + nk;
                     a.tile = tile;
                     be_.flash_attention(a);
                 } else if (!ran) {
-                    a.q_begin = 0, a.q_end = T, a.k_begin = 0, a.k_end = S, a.normalize = true;
+                    // Recording nothing, or the tiles' values made later: every tile in one
+                    // call that keeps none (a backend may cut it into larger pieces), with the
+                    // division when nothing is recorded. Else the first tile whose values are
+                    // left out: it and every tile after it in two such calls (the rest of this
+                    // query block, then the blocks after it).
+                    a.tile = TensorDesc{};
+                    const bool all = one_pass || snapshot;
+                    a.q_begin = all ? 0 : q0, a.q_end = all ? T : q0 + nq, a.k_begin = all ? 0 : k0, a.k_end = S;
+                    a.normalize = one_pass;
                     be_.flash_attention(a);
+                    a.q_begin = q0 + nq, a.q_end = T, a.k_begin = 0;
+                    if (!all && a.q_begin < T) be_.flash_attention(a);
                     ran = true;
                 }
                 rec_.computed(2, 4.0 * B * H * nq * nk * hd);
+                std::shared_ptr<const TileReplay> replay =
+                    snapshot && keeping ? std::make_shared<const TileReplay>(snapshot, q0, nq, k0, nk) : nullptr;
+                const auto later = [&](int which) -> std::shared_ptr<const DeferredValues> {
+                    return replay ? std::make_shared<const TileTensor>(replay, which) : nullptr;
+                };
                 const TensorDesc s{tile.buffer, 0, {B, H, nq, nk}, {H * blk * blk, blk * blk, blk, 1}};
                 // The scores read the key padding mask too, where there is one (<pad> keys get -inf).
                 std::vector<Source> read{t.q.src, t.k.src};
                 if (key_mask) read.push_back(key_mask->src);
-                const Val scores = rec_.tensor("tile_scores", s, Storage::New, read, row_axes(4, Axis::Key));
+                const Val scores = rec_.tensor("tile_scores", s, Storage::New, read, row_axes(4, Axis::Key), later(0));
                 const bool first = prev_m.src.step < 0;
                 const Storage st = first ? Storage::New : Storage::InPlace;
                 // Updated in place: the rows as they were come first (the buffer they share).
@@ -553,10 +743,12 @@ private:
                     return links;
                 };
                 const Axes per_row{Axis::Batch, Axis::Head, Axis::Token};  // one number per row of each head
-                prev_m = rec_.tensor("m", rows(m, q0, nq), st, from({scores.src}, prev_m), per_row);
-                prev_l = rec_.tensor("l", rows(l, q0, nq), st, from({scores.src, prev_m.src}, prev_l), per_row);
-                prev_acc = rec_.tensor("acc", rows(acc, q0, nq), st, from({scores.src, prev_m.src, t.v.src}, prev_acc),
-                                       row_axes(4, Axis::Feature));
+                prev_m = rec_.tensor("m", flash_rows(m, q0, nq), st, from({scores.src}, prev_m), per_row, later(1));
+                prev_l = rec_.tensor("l", flash_rows(l, q0, nq), st, from({scores.src, prev_m.src}, prev_l), per_row,
+                                     later(2));
+                prev_acc = rec_.tensor("acc", flash_rows(acc, q0, nq), st,
+                                       from({scores.src, prev_m.src, t.v.src}, prev_acc), row_axes(4, Axis::Feature),
+                                       later(3));
                 rec_.end();
             }
             last.push_back(prev_acc.src);
@@ -576,36 +768,46 @@ private:
         return out;
     }
 
+    // The values of `t` as they are now, from a backend whose buffers are host memory.
+    std::vector<float> read_host(const TensorDesc& t) {
+        std::int64_t size = 0;
+        const float* host = be_.host_view(t.buffer, &size);
+        if (!host) throw std::logic_error("read_host: the backend lends no host view");
+        return gather(host, size, t);
+    }
+
     float scale_factor() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))); }
 
     // `fused`: left to the softmax step's one pass (nothing computed here).
-    Val mask(const Val& scores, int head, bool fused) {
+    // `later`: the values made when first shown (GridValues), or none.
+    Val mask(const Val& scores, int head, bool fused, std::shared_ptr<const DeferredValues> later) {
         rec_.begin(Op::Mask, head);
         if (!fused) be_.causal_mask(scores.t);
         rec_.computed(0, 0);
         const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src},
-                                    row_axes(scores.t.rank(), Axis::Key));
+                                    row_axes(scores.t.rank(), Axis::Key), std::move(later));
         rec_.end();
         return out;
     }
 
     // Padded keys (the first tk columns of the [B, S] key padding mask) become -inf.
-    Val pad_mask(const Val& scores, int head, const Val& key_mask, std::int64_t tk, bool fused) {
+    Val pad_mask(const Val& scores, int head, const Val& key_mask, std::int64_t tk, bool fused,
+                 std::shared_ptr<const DeferredValues> later) {
         rec_.begin(Op::PadMask, head);
         if (!fused) be_.masked_fill(scores.t, TensorDesc{key_mask.t.buffer, key_mask.t.offset, {B, tk}, key_mask.t.strides});
         rec_.computed(0, 0);
         const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src, key_mask.src},
-                                    row_axes(scores.t.rank(), Axis::Key));
+                                    row_axes(scores.t.rank(), Axis::Key), std::move(later));
         rec_.end();
         return out;
     }
 
-    Val scale(const Val& scores, int head, bool fused) {
+    Val scale(const Val& scores, int head, bool fused, std::shared_ptr<const DeferredValues> later) {
         rec_.begin(Op::Scale, head);
         if (!fused) be_.scale(scores.t, scale_factor());
         rec_.computed(0, 0);
         const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src},
-                                    row_axes(scores.t.rank(), Axis::Key));
+                                    row_axes(scores.t.rank(), Axis::Key), std::move(later));
         rec_.end();
         return out;
     }

@@ -58,6 +58,20 @@ bool Step::has_key_axis() const {
     return false;
 }
 
+const std::vector<float>& DeferredValues::get() const {
+    std::call_once(once_, [this] {
+        values_ = make();
+        made_ = true;
+    });
+    return values_;
+}
+
+const std::vector<float>& DeferredValues::get_once(std::vector<float>& scratch) const {
+    if (made_) return values_;
+    scratch = make();
+    return scratch;
+}
+
 std::int64_t Trace::total_matmuls() const {
     std::int64_t n = 0;
     for (const auto& s : steps) n += s.matmuls;
@@ -73,7 +87,8 @@ double Trace::total_ms() const {
 std::size_t Trace::value_bytes() const {
     std::size_t n = 0;
     for (const auto& s : steps)
-        for (const auto& t : s.tensors) n += t.data.size() * sizeof(float);
+        for (const auto& t : s.tensors)
+            n += (t.data.empty() && t.deferred ? static_cast<std::size_t>(numel(t.shape)) : t.data.size()) * sizeof(float);
     return n;
 }
 

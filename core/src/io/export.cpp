@@ -633,11 +633,11 @@ std::vector<float> dropout_mask(const Trace& tr) {
     for (const Step& s : tr.steps) {
         const TensorRecord* m = s.op == Op::Dropout ? s.find("dropout_mask") : nullptr;
         if (!m) continue;
-        if (s.head < 0) return m->data;
+        if (s.head < 0) return m->values();
         for (std::int64_t b = 0; b < c.batch; ++b)
             for (std::int64_t k = 0; k < per_head; ++k)
                 mask[static_cast<std::size_t>((b * c.heads + s.head) * per_head + k)] =
-                    m->data[static_cast<std::size_t>(b * per_head + k)];
+                    m->values()[static_cast<std::size_t>(b * per_head + k)];
     }
     return mask;
 }
@@ -683,7 +683,7 @@ void write_data(Writer& w, const Trace& tr) {
                       (s.head >= 0 ? " (head " + std::to_string(s.head) + ")" : ""));
         w.line(4, std::string("(\"") + op_name(s.op) + "\", " + (s.head >= 0 ? std::to_string(s.head) : "None") + ", [");
         for (const TensorRecord& t : s.tensors)
-            w.values(8, "(\"" + t.name + "\", " + list_str(t.shape) + ", [", t.data, "]),");
+            w.values(8, "(\"" + t.name + "\", " + list_str(t.shape) + ", [", t.values(), "]),");
         w.line(4, "]),");
     }
     w.line(0, "]");
@@ -722,7 +722,7 @@ std::string export_script(const Trace& tr, ScriptKind kind) {
     check_script_size(tr);
     for (const Step& s : tr.steps)
         for (const TensorRecord& t : s.tensors)
-            if (static_cast<std::int64_t>(t.data.size()) != numel(t.shape))
+            if (static_cast<std::int64_t>(t.values().size()) != numel(t.shape))
                 throw std::invalid_argument("export: step " + std::to_string(s.index) + "'s " + t.name +
                                             " holds no values (a planned trace); export a recorded run");
     const Config& c = tr.config;

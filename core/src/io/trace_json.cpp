@@ -110,7 +110,11 @@ void write_record(const TensorRecord& t, const TextSink& out) {
                       {"buffer", t.buffer},
                       {"view", t.storage == Storage::View},
                       {"storage", storage_name(t.storage)}},
-                     {{"data", [&] { write_values(t.data, out); }}}, out);
+                     {{"data", [&] {
+                          std::vector<float> scratch;  // a deferred tensor's values, made for this write only
+                          write_values(t.values_once(scratch), out);
+                      }}},
+                     out);
 }
 
 void write_step(const Step& s, const TextSink& out) {

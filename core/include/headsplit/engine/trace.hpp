@@ -1,7 +1,10 @@
 #pragma once
 // The trace: the ordered steps of one forward pass, each with its op, explanation,
 // PyTorch line, cost, and the tensors it produced (shape, strides, storage, values).
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -58,6 +61,26 @@ struct Span {
     bool operator==(const Span& o) const { return first == o.first && count == o.count; }
 };
 
+// Values a record leaves to when they are first asked for: a flash tile's on the CPU, which
+// the engine runs again from the step's queries, keys and values (engine.cpp, TileReplay).
+// Made once, then kept; safe to ask for from several threads.
+class DeferredValues {
+public:
+    virtual ~DeferredValues() = default;
+    const std::vector<float>& get() const;
+    // The values as get() gives them, without keeping them when they were not made yet (the
+    // JSON writer's way: one tensor at a time). `scratch` holds them then.
+    const std::vector<float>& get_once(std::vector<float>& scratch) const;
+
+protected:
+    virtual std::vector<float> make() const = 0;
+
+private:
+    mutable std::once_flag once_;
+    mutable std::atomic<bool> made_{false};
+    mutable std::vector<float> values_;
+};
+
 struct TensorRecord {
     std::string name;
     Shape shape;
@@ -65,12 +88,22 @@ struct TensorRecord {
     std::int64_t offset = 0;   // elements from the buffer's start
     int buffer = -1;           // backend buffer id: equal ids share memory
     Storage storage = Storage::New;
-    std::vector<float> data;   // row-major in `shape`; -inf where masked
+    std::vector<float> data;   // row-major in `shape`; -inf where masked. Empty when deferred:
+                               // read values(), which is the same numbers either way.
+    std::shared_ptr<const DeferredValues> deferred;  // or none
     // Made from these, in the op's argument order (x, then the weight, then the bias; queries
     // before keys; weights before values). Empty for x and for dropout's mask (drawn from
     // the seed); dropout's output names its mask, recorded just before it in the same step.
     std::vector<Source> from;
     Axes axes;  // one per dim of `shape`
+
+    // Its values: `data`, or those of `deferred` (made now if they were not yet).
+    const std::vector<float>& values() const { return data.empty() && deferred ? deferred->get() : data; }
+    bool has_values() const { return !data.empty() || deferred != nullptr; }
+    // The same, made for the caller alone when deferred and not made yet (DeferredValues::get_once).
+    const std::vector<float>& values_once(std::vector<float>& scratch) const {
+        return data.empty() && deferred ? deferred->get_once(scratch) : data;
+    }
 
     // The dim that counts `a`, or -1.
     int dim_of(Axis a) const {
@@ -138,7 +171,7 @@ struct Trace {
 
     std::int64_t total_matmuls() const;
     double total_ms() const;
-    std::size_t value_bytes() const;  // bytes of all recorded tensor values
+    std::size_t value_bytes() const;  // bytes of all recorded tensor values (deferred ones whole, made or not)
     // The heap the steps hold beside their values: each step, its words (code, explanation),
     // its tensors' names, shapes, strides, links and axes, every allocation counted with the
     // allocator's own 16 bytes. At a flash tile about 3 KB: 100 MB for 32,896 tiles, which a
