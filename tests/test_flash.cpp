@@ -72,7 +72,7 @@ TEST_CASE("flash gives split's numbers for every block size, mask and variant", 
         // The GL kernel's other paths: head_dim 130 (acc kept in the buffers, not registers),
         // block 135 (the tile's scores computed again in pass 2), with a key mask.
         {5, 260, 2, 2, 0, true, false, false}, {140, 8, 2, 135, 0, true, true, false},
-        // The CPU's pass that records nothing takes 64 query rows against 512 keys at a time:
+        // The CPU's pass that records nothing takes 128 query rows against 512 keys at a time:
         // rows and keys that cross those pieces (a partial last piece of each), padded, and
         // cross-attention with grouped heads (703 keys, no causal mask).
         {600, 16, 2, 48, 0, true, true, false}, {700, 16, 4, 64, 2, false, false, true},
@@ -127,6 +127,10 @@ TEST_CASE("a CPU trace makes a tile's values when first read, as the GL backend 
             CHECK(mine.data.empty());  // not made by the run
             REQUIRE(mine.deferred);
             CHECK_FALSE(theirs.data.empty());
+            // Made for one reader (the JSON writer's way), then kept by the next: the same numbers.
+            std::vector<float> scratch;
+            const std::vector<float> once = mine.values_once(scratch);
+            CHECK(once == mine.values());
             REQUIRE(static_cast<std::int64_t>(mine.values().size()) == numel(mine.shape));
             // 1e-4 as for every GL step (test_gl.cpp): l sums up to 80 exponentials here.
             CHECK(test::max_abs_diff(mine.values(), theirs.values()) <= 1e-4);

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -40,19 +41,34 @@ public:
     }
 
     // Runs `theirs` on the second thread while the caller runs `mine`, and returns when both
-    // are done; false, with nothing run, when there is no second thread or it is taken.
+    // are done; false, with nothing run, when there is no second thread or it is taken (by
+    // another caller, or by this one: a share inside `mine`). Either side's exception reaches
+    // the caller once both are done (`theirs` reads the caller's stack until then).
     template <class Mine>
     bool share(const std::function<void()>& theirs, Mine mine) {
+        if (sharing_) return false;
         std::unique_lock<std::mutex> caller(taken_, std::try_to_lock);
         if (!caller.owns_lock() || !thread_.joinable()) return false;
+        sharing_ = true;
         {
             std::lock_guard<std::mutex> lock(m_);
             job_ = &theirs;
+            failed_ = nullptr;
         }
         wake_.notify_one();
-        mine();  // this file has no exceptions (-fno-exceptions): a failed allocation ends the program
+        std::exception_ptr mine_failed;
+        try {
+            mine();
+        } catch (...) {
+            mine_failed = std::current_exception();
+        }
         std::unique_lock<std::mutex> lock(m_);
         done_.wait(lock, [&] { return job_ == nullptr; });
+        const std::exception_ptr theirs_failed = failed_;
+        lock.unlock();
+        sharing_ = false;
+        if (mine_failed) std::rethrow_exception(mine_failed);
+        if (theirs_failed) std::rethrow_exception(theirs_failed);
         return true;
     }
 
@@ -64,8 +80,14 @@ private:
             if (stop_) return;
             const std::function<void()>* job = job_;
             lock.unlock();
-            (*job)();
+            std::exception_ptr failed;
+            try {
+                (*job)();
+            } catch (...) {
+                failed = std::current_exception();
+            }
             lock.lock();
+            failed_ = failed;
             job_ = nullptr;
             done_.notify_one();
         }
@@ -75,10 +97,13 @@ private:
     std::mutex m_;
     std::condition_variable wake_, done_;
     const std::function<void()>* job_ = nullptr;
+    std::exception_ptr failed_;  // what the job threw
     bool stop_ = false;
+    static thread_local bool sharing_;  // this thread is inside share()
     std::thread thread_;
 };
 
+thread_local bool SecondThread::sharing_ = false;
 SecondThread second_thread;
 
 

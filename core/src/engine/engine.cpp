@@ -20,7 +20,7 @@ using Clock = std::chrono::steady_clock;
 // every tile of a classroom example, the first rows of tiles of a long pass.
 constexpr double kFlashTileValues = 32.0 * 1024 * 1024;
 
-// A step's values are left to when they are first shown (TileReplay, GridValues) from this
+// A step's values are left to when they are first shown (TileTensor, GridValues) from this
 // many numbers (64 KiB): below that, reading them now costs less than the bookkeeping.
 constexpr std::int64_t kDeferredValues = 16384;
 
@@ -34,28 +34,26 @@ TensorDesc flash_rows(const TensorDesc& whole, std::int64_t q0, std::int64_t n) 
 // A flash tile's values made again when first asked for (the run's backend computes as the
 // CPU's does): the run's queries, keys, values and key mask, kept once per run, go through a
 // CPU backend's flash_attention over the tile's query block, from key 0 to the tile's last
-// key. Those are the same calls the run makes for a kept tile, one tile after another, so the
-// numbers are the same; the run itself then computes the tiles in larger pieces.
+// key (TileTensor). Those are the same calls the run makes for a kept tile, one tile after
+// another, so the numbers are the same; the run itself then computes the tiles in larger
+// pieces.
 struct FlashSnapshot {
     std::vector<float> q, k, v, mask;  // [B, H, T, hd], [B, G, S, hd] twice, [B, S] (or none)
     Shape q_shape, kv_shape;
     FlashArgs args;  // factor, causal, block
 };
 
-class TileReplay {
+// Tensor `which` of tile step (q0, nq, k0, nk): 0 tile_scores, 1 m, 2 l, 3 acc. Each record
+// replays for itself (a step shown makes four replays of its query block up to the tile):
+// nothing is shared between them, so nothing is handed out twice or raced for.
+class TileTensor final : public DeferredValues {
 public:
-    TileReplay(std::shared_ptr<const FlashSnapshot> in, std::int64_t q0, std::int64_t nq, std::int64_t k0,
-               std::int64_t nk)
-        : in_(std::move(in)), q0_(q0), nq_(nq), k0_(k0), nk_(nk) {}
-
-    // Tensor `which` of the step: 0 tile_scores, 1 m, 2 l, 3 acc (moved out: each is asked once).
-    std::vector<float> take(int which) const {
-        std::call_once(once_, [this] { run(); });
-        return std::move(out_[static_cast<std::size_t>(which)]);
-    }
+    TileTensor(std::shared_ptr<const FlashSnapshot> in, std::int64_t q0, std::int64_t nq, std::int64_t k0,
+               std::int64_t nk, int which)
+        : in_(std::move(in)), q0_(q0), nq_(nq), k0_(k0), nk_(nk), which_(which) {}
 
 private:
-    void run() const {
+    std::vector<float> make() const override {
         const FlashSnapshot& in = *in_;
         const std::int64_t B = in.q_shape[0], H = in.q_shape[1], T = in.q_shape[2], hd = in.q_shape[3];
         const std::int64_t blk = in.args.block;
@@ -77,30 +75,16 @@ private:
         a.tile = contiguous(cpu->create_buffer(B * H * blk * blk), {B, H, blk, blk});
         a.q_begin = q0_, a.q_end = q0_ + nq_, a.k_begin = 0, a.k_end = k0_ + nk_, a.normalize = false;
         cpu->flash_attention(a);
-        const auto read = [&](const TensorDesc& t) {
-            std::int64_t size = 0;
-            const float* host = cpu->host_view(t.buffer, &size);
-            return gather(host, size, t);
-        };
-        out_[0] = read({a.tile.buffer, 0, {B, H, nq_, nk_}, {H * blk * blk, blk * blk, blk, 1}});
-        out_[1] = read(flash_rows(a.m, q0_, nq_));
-        out_[2] = read(flash_rows(a.l, q0_, nq_));
-        out_[3] = read(flash_rows(a.acc, q0_, nq_));
+        const TensorDesc out[] = {{a.tile.buffer, 0, {B, H, nq_, nk_}, {H * blk * blk, blk * blk, blk, 1}},
+                                  flash_rows(a.m, q0_, nq_), flash_rows(a.l, q0_, nq_), flash_rows(a.acc, q0_, nq_)};
+        const TensorDesc& t = out[which_];
+        std::int64_t size = 0;
+        const float* host = cpu->host_view(t.buffer, &size);
+        return gather(host, size, t);
     }
 
     std::shared_ptr<const FlashSnapshot> in_;
     std::int64_t q0_, nq_, k0_, nk_;
-    mutable std::once_flag once_;
-    mutable std::vector<float> out_[4];
-};
-
-class TileTensor final : public DeferredValues {
-public:
-    TileTensor(std::shared_ptr<const TileReplay> replay, int which) : replay_(std::move(replay)), which_(which) {}
-
-private:
-    std::vector<float> make() const override { return replay_->take(which_); }
-    std::shared_ptr<const TileReplay> replay_;
     int which_;
 };
 
@@ -141,12 +125,13 @@ private:
             else if (op == Op::Softmax) {
                 const TensorDesc probs = contiguous(cpu->create_buffer(numel(tt)), tt);
                 cpu->softmax(grid, probs);
+                cpu->release({grid.buffer});  // at most two grids held at once, with the copy out
                 grid = probs;
             }
         }
-        std::vector<float> out;
-        cpu->read(grid.buffer, out);
-        return out;
+        std::int64_t size = 0;
+        const float* host = cpu->host_view(grid.buffer, &size);
+        return gather(host, size, grid);
     }
 
     std::shared_ptr<const GridSnapshot> in_;
@@ -675,7 +660,7 @@ private:
         a.block = blk;
         const bool one_pass = !rec_.values();
         // Recording on a backend that computes as the CPU does, the tiles' values are made again
-        // when first shown (TileReplay), from these copies of the queries, keys and values; the
+        // when first shown (TileTensor), from these copies of the queries, keys and values; the
         // run computes every tile in one pass as if it recorded nothing.
         std::shared_ptr<FlashSnapshot> snapshot;
         if (!one_pass && be_.computes_as_cpu() && B * H * blk * (blk + hd + 2) >= kDeferredValues) {
@@ -687,6 +672,8 @@ private:
             snapshot->q_shape = t.q.t.shape;
             snapshot->kv_shape = t.k.t.shape;
             snapshot->args = a;
+            snapshot->args.key_mask = nullptr;  // the replay points these at its own buffers
+            snapshot->args.q = snapshot->args.k = snapshot->args.v = TensorDesc{};
         }
         std::vector<Source> last;  // each query block's final acc and l
         double kept = 0;           // tile values recorded so far
@@ -725,10 +712,9 @@ private:
                     ran = true;
                 }
                 rec_.computed(2, 4.0 * B * H * nq * nk * hd);
-                std::shared_ptr<const TileReplay> replay =
-                    snapshot && keeping ? std::make_shared<const TileReplay>(snapshot, q0, nq, k0, nk) : nullptr;
                 const auto later = [&](int which) -> std::shared_ptr<const DeferredValues> {
-                    return replay ? std::make_shared<const TileTensor>(replay, which) : nullptr;
+                    if (!snapshot || !keeping) return nullptr;
+                    return std::make_shared<const TileTensor>(snapshot, q0, nq, k0, nk, which);
                 };
                 const TensorDesc s{tile.buffer, 0, {B, H, nq, nk}, {H * blk * blk, blk * blk, blk, 1}};
                 // The scores read the key padding mask too, where there is one (<pad> keys get -inf).

@@ -722,7 +722,7 @@ std::string export_script(const Trace& tr, ScriptKind kind) {
     check_script_size(tr);
     for (const Step& s : tr.steps)
         for (const TensorRecord& t : s.tensors)
-            if (static_cast<std::int64_t>(t.values().size()) != numel(t.shape))
+            if (!t.has_values() && numel(t.shape) > 0)
                 throw std::invalid_argument("export: step " + std::to_string(s.index) + "'s " + t.name +
                                             " holds no values (a planned trace); export a recorded run");
     const Config& c = tr.config;

@@ -48,7 +48,7 @@ public:
     virtual ~Backend() = default;
     virtual const char* name() const = 0;
     // Whether its numbers are the CPU backend's (make_cpu_backend): the engine may then leave
-    // a flash tile's values to be computed again there when first shown (TileReplay).
+    // a large step's values to be computed again there when first shown (DeferredValues).
     virtual bool computes_as_cpu() const { return false; }
 
     // Buffers: ids handed out by create_buffer stay valid until release_buffers(); their

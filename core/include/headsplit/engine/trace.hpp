@@ -61,9 +61,10 @@ struct Span {
     bool operator==(const Span& o) const { return first == o.first && count == o.count; }
 };
 
-// Values a record leaves to when they are first asked for: a flash tile's on the CPU, which
-// the engine runs again from the step's queries, keys and values (engine.cpp, TileReplay).
-// Made once, then kept; safe to ask for from several threads.
+// Values a record leaves to when they are first asked for: on the CPU, a large score grid's
+// and a flash tile's, which the engine computes again from the step's queries and keys (and
+// values) (engine.cpp: GridValues, TileTensor). Made once, then kept; safe to ask for from
+// several threads.
 class DeferredValues {
 public:
     virtual ~DeferredValues() = default;
