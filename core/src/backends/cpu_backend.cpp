@@ -155,7 +155,9 @@ struct FlashKernel {
     }
 
     // Rows [q0, q0 + nq) (nq <= kWideRows) through keys [k_begin, k_end) in pieces of
-    // kWideKeys. `s` holds kWideRows x kWideKeys floats.
+    // kWideKeys. `s` holds kWideRows x kWideKeys floats. It takes the ranges exactly, where
+    // FlashArgs speaks of whole blocks starting in them: the same thing for the ranges the
+    // engine passes, which start on block boundaries (k_begin is 0 or a tile's first key).
     void run_rows(std::int64_t b, std::int64_t h, std::int64_t q0, std::int64_t nq, float* s) const {
         const std::int64_t end = key_end(q0 + nq);
         for (std::int64_t k0 = a.k_begin; k0 < end; k0 += kWideKeys) step(b, h, q0, nq, k0, std::min(kWideKeys, end - k0), s, nullptr);
