@@ -40,7 +40,10 @@ struct TileSteps {
 std::vector<float> values_of(const std::vector<const Step*>& steps, const char* name) {
     std::vector<float> out;
     for (const Step* s : steps)
-        if (const TensorRecord* t = s ? s->find(name) : nullptr) out.insert(out.end(), t->values().begin(), t->values().end());
+        if (const TensorRecord* t = s ? s->find(name) : nullptr) {
+            const std::vector<float>& v = t->values();
+            out.insert(out.end(), v.begin(), v.end());
+        }
     return out;
 }
 

@@ -130,7 +130,6 @@ struct Kernels {
     float (*max)(const float*, std::int64_t);
     float (*exp_sum)(const float*, float*, std::int64_t, float);
     void (*scale)(const float*, float*, std::int64_t, float);
-    const char* name;
 };
 
 float max4(const float* x, std::int64_t n) { return max_of<4>(x, n); }
@@ -147,9 +146,9 @@ HEADSPLIT_AVX2 void scale8(const float* x, float* y, std::int64_t n, float f) { 
 Kernels choose() {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {max8, exp_sum8, scale8, "avx2"};
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {max8, exp_sum8, scale8};
 #endif
-    return {max4, exp_sum4, scale4, "baseline"};
+    return {max4, exp_sum4, scale4};
 }
 
 const Kernels& kernels() {
@@ -170,7 +169,5 @@ float exp_approx(float x) {
     exp_sum_of<4>(&x, &y, 1, 0.0f);
     return y;
 }
-
-const char* row_kernels() { return kernels().name; }
 
 }  // namespace headsplit::cpu

@@ -25,10 +25,7 @@ void scale_row(const float* x, float* y, std::int64_t n, float factor);
 
 // e^x for one float by the same arithmetic as exp_sum's lanes: x = k ln 2 + f with |f| <=
 // ln 2 / 2, e^f by its degree-6 Taylor polynomial (relative error under 2e-7 there), 2^k put
-// in the exponent bits. For tests and the odd scalar.
+// in the exponent bits. For a single number (flash's rescale factor).
 float exp_approx(float x);
-
-// Which compiled copy runs here: "avx2" or "baseline".
-const char* row_kernels();
 
 }  // namespace headsplit::cpu

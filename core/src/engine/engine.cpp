@@ -31,6 +31,21 @@ TensorDesc flash_rows(const TensorDesc& whole, std::int64_t q0, std::int64_t n) 
     return TensorDesc{whole.buffer, whole.offset + q0 * whole.strides[2], shape, whole.strides};
 }
 
+// `values` in a new buffer of `backend`, row-major in `shape`.
+TensorDesc upload(Backend& backend, const std::vector<float>& values, const Shape& shape) {
+    const int id = backend.create_buffer(numel(shape));
+    backend.write(id, values);
+    return contiguous(id, shape);
+}
+
+// The values of `t` as they are now, from a backend whose buffers are host memory.
+std::vector<float> read_host(Backend& backend, const TensorDesc& t) {
+    std::int64_t size = 0;
+    const float* host = backend.host_view(t.buffer, &size);
+    if (!host) throw std::logic_error("read_host: the backend lends no host view");
+    return gather(host, size, t);
+}
+
 // A flash tile's values made again when first asked for (the run's backend computes as the
 // CPU's does): the run's queries, keys, values and key mask, kept once per run, go through a
 // CPU backend's flash_attention over the tile's query block, from key 0 to the tile's last
@@ -58,16 +73,11 @@ private:
         const std::int64_t B = in.q_shape[0], H = in.q_shape[1], T = in.q_shape[2], hd = in.q_shape[3];
         const std::int64_t blk = in.args.block;
         auto cpu = make_cpu_backend();
-        const auto upload = [&](const std::vector<float>& v, const Shape& shape) {
-            const int id = cpu->create_buffer(numel(shape));
-            cpu->write(id, v);
-            return contiguous(id, shape);
-        };
         FlashArgs a = in.args;
-        a.q = upload(in.q, in.q_shape);
-        a.k = upload(in.k, in.kv_shape);
-        a.v = upload(in.v, in.kv_shape);
-        const TensorDesc mask = in.mask.empty() ? TensorDesc{} : upload(in.mask, {B, in.kv_shape[2]});
+        a.q = upload(*cpu, in.q, in.q_shape);
+        a.k = upload(*cpu, in.k, in.kv_shape);
+        a.v = upload(*cpu, in.v, in.kv_shape);
+        const TensorDesc mask = in.mask.empty() ? TensorDesc{} : upload(*cpu, in.mask, {B, in.kv_shape[2]});
         a.key_mask = in.mask.empty() ? nullptr : &mask;
         a.m = contiguous(cpu->create_buffer(B * H * T), {B, H, T});
         a.l = contiguous(cpu->create_buffer(B * H * T), {B, H, T});
@@ -77,10 +87,7 @@ private:
         cpu->flash_attention(a);
         const TensorDesc out[] = {{a.tile.buffer, 0, {B, H, nq_, nk_}, {H * blk * blk, blk * blk, blk, 1}},
                                   flash_rows(a.m, q0_, nq_), flash_rows(a.l, q0_, nq_), flash_rows(a.acc, q0_, nq_)};
-        const TensorDesc& t = out[which_];
-        std::int64_t size = 0;
-        const float* host = cpu->host_view(t.buffer, &size);
-        return gather(host, size, t);
+        return read_host(*cpu, out[which_]);
     }
 
     std::shared_ptr<const FlashSnapshot> in_;
@@ -108,12 +115,7 @@ private:
     std::vector<float> make() const override {
         const GridSnapshot& in = *in_;
         auto cpu = make_cpu_backend();
-        const auto upload = [&](const std::vector<float>& v, const Shape& shape) {
-            const int id = cpu->create_buffer(numel(shape));
-            cpu->write(id, v);
-            return contiguous(id, shape);
-        };
-        const TensorDesc q = upload(in.q, in.q_shape), k = upload(in.k, in.k_shape);
+        const TensorDesc q = upload(*cpu, in.q, in.q_shape), k = upload(*cpu, in.k, in.k_shape);
         Shape tt = in.q_shape;
         tt.back() = in.k_shape[in.k_shape.size() - 2];
         TensorDesc grid = contiguous(cpu->create_buffer(numel(tt)), tt);
@@ -121,7 +123,7 @@ private:
         for (Op op : ops_) {
             if (op == Op::Scale) cpu->scale(grid, in.factor);
             else if (op == Op::Mask) cpu->causal_mask(grid);
-            else if (op == Op::PadMask) cpu->masked_fill(grid, upload(in.key_mask, in.mask_shape));
+            else if (op == Op::PadMask) cpu->masked_fill(grid, upload(*cpu, in.key_mask, in.mask_shape));
             else if (op == Op::Softmax) {
                 const TensorDesc probs = contiguous(cpu->create_buffer(numel(tt)), tt);
                 cpu->softmax(grid, probs);
@@ -129,9 +131,7 @@ private:
                 grid = probs;
             }
         }
-        std::int64_t size = 0;
-        const float* host = cpu->host_view(grid.buffer, &size);
-        return gather(host, size, grid);
+        return read_host(*cpu, grid);
     }
 
     std::shared_ptr<const GridSnapshot> in_;
@@ -562,14 +562,14 @@ private:
         std::shared_ptr<GridSnapshot> snapshot;
         if (rec_.values() && be_.computes_as_cpu() && numel(tt) >= kDeferredValues) {
             snapshot = std::make_shared<GridSnapshot>();
-            snapshot->q = read_host(t.q.t);
-            snapshot->k = read_host(t.k.t);
+            snapshot->q = read_host(be_, t.q.t);
+            snapshot->k = read_host(be_, t.k.t);
             snapshot->q_shape = t.q.t.shape;
             snapshot->k_shape = t.k.t.shape;
             snapshot->factor = scale_factor();
             if (key_mask) {
                 const TensorDesc keys{key_mask->t.buffer, key_mask->t.offset, {B, tk}, key_mask->t.strides};
-                snapshot->key_mask = read_host(keys);
+                snapshot->key_mask = read_host(be_, keys);
                 snapshot->mask_shape = keys.shape;
             }
         }
@@ -665,10 +665,10 @@ private:
         std::shared_ptr<FlashSnapshot> snapshot;
         if (!one_pass && be_.computes_as_cpu() && B * H * blk * (blk + hd + 2) >= kDeferredValues) {
             snapshot = std::make_shared<FlashSnapshot>();
-            snapshot->q = read_host(t.q.t);
-            snapshot->k = read_host(t.k.t);
-            snapshot->v = read_host(t.v.t);
-            if (key_mask) snapshot->mask = read_host(keys_mask);
+            snapshot->q = read_host(be_, t.q.t);
+            snapshot->k = read_host(be_, t.k.t);
+            snapshot->v = read_host(be_, t.v.t);
+            if (key_mask) snapshot->mask = read_host(be_, keys_mask);
             snapshot->q_shape = t.q.t.shape;
             snapshot->kv_shape = t.k.t.shape;
             snapshot->args = a;
@@ -752,14 +752,6 @@ private:
         const Val out = rec_.tensor("context_vec", acc, Storage::InPlace, last, row_axes(4, Axis::Feature));
         rec_.end();
         return out;
-    }
-
-    // The values of `t` as they are now, from a backend whose buffers are host memory.
-    std::vector<float> read_host(const TensorDesc& t) {
-        std::int64_t size = 0;
-        const float* host = be_.host_view(t.buffer, &size);
-        if (!host) throw std::logic_error("read_host: the backend lends no host view");
-        return gather(host, size, t);
     }
 
     float scale_factor() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))); }
