@@ -7,9 +7,12 @@
 //   m_new = max(m, max_j s); p_j = exp(s_j - m_new); c = exp(m - m_new)
 //   l = l * c + sum_j p_j;  acc = acc * c + sum_j p_j v_j;  m = m_new
 // per tile of `block` keys. A key block that starts at key 0 starts the row afresh; with
-// `normalize` the row ends as acc /= l. Invocation r is row q_begin + r % rows of (b, h) =
-// r / rows, where rows = q_end - q_begin.
-// Dispatch: ceil(B * H * rows / 64) workgroups (x, then y past 65535).
+// `normalize` the row ends as acc /= l. A workgroup is 64 rows of one (b, h): row q_begin +
+// 64 * x + local x of bh = y + z * (workgroups along y).
+// Dispatch: (ceil(rows / 64), B * H, 1), y split into z past 65535.
+// The key and value addresses then depend on the workgroup only, and every loop over keys
+// and dimensions has the same bounds in all rows: on llvmpipe, which runs invocations as SIMD
+// lanes, a lane's row differs in its data, never in where it reads K and V.
 layout(local_size_x = 64) in;
 
 const float NEG_INF = uintBitsToFloat(0xFF800000u);
@@ -58,10 +61,11 @@ float score(int qp, int kp, int hd) {
 
 void main() {
     int rows = range.y - range.x;
-    int inv = linear_invocation(64u);
     int H = dims.y, T = dims.z, hd = dims.w, S = keys.x;
-    if (rows <= 0 || inv >= dims.x * H * rows) return;
-    int bh = inv / rows, i = range.x + inv % rows;
+    int bh = int(gl_WorkGroupID.y + gl_WorkGroupID.z * gl_NumWorkGroups.y);
+    int r = int(gl_GlobalInvocationID.x);
+    if (r >= rows || bh >= dims.x * H) return;
+    int i = range.x + r;
     int b = bh / H, h = bh % H, g = h / keys.y;
     int qp = q_layout.x + b * q_layout.y + h * q_layout.z + i * q_layout.w;
     int kb = k_layout.x + b * k_layout.y + g * k_layout.z;
@@ -89,22 +93,54 @@ void main() {
     }
     for (int j = j_begin; j < j_end; ++j) {
         int k0 = j * block;
-        // Under a causal mask a tile wholly above the diagonal is skipped (Config::tile_runs).
-        if (causal != 0 && k0 > min((qblock + 1) * block, T) - 1) continue;
+        // Under a causal mask a tile wholly above the diagonal is skipped (Config::tile_runs),
+        // when it is so for the workgroup's last row (the same test in all its rows): a row
+        // below that one runs such a tile with every key masked, which changes none of its
+        // m, l and acc.
+        int last_row = min(range.x + int(gl_WorkGroupID.x) * 64 + 63, range.y - 1);
+        if (causal != 0 && k0 > min((last_row / block + 1) * block, T) - 1) continue;
         int nk = min(block, S - k0);
         int seen = causal != 0 ? min(nk, i - k0 + 1) : nk;
         bool fresh = k0 == 0;
         loaded = true;
         // pass 1: this tile's scores (kept for the trace) and their max
         float tile_max = NEG_INF;
-        for (int key = 0; key < nk; ++key) {
-            bool masked = key >= seen || (use_mask != 0 && key_mask[maskb + (k0 + key) * mask_layout.z] != 0.0);
-            // The dot product in every row, masked or not (one loop length for all: see pass 2).
-            float dot = local_scores ? score(qp, kb + (k0 + key) * k_layout.w, hd) : 0.0;
-            float s = masked ? NEG_INF : (local_scores ? dot : score(qp, kb + (k0 + key) * k_layout.w, hd)) * factor;
-            if (local_scores) s_loc[key] = s;
-            tile_max = max(tile_max, s);
-            if (tile_offset >= 0) tile[tile_offset + (bh * block + (i - qblock * block)) * block + key] = s;
+        int tile_row = tile_offset + (bh * block + (i - qblock * block)) * block;
+        if (local_scores && local_acc) {
+            // Four keys at a time: each q value read once for four products. Every row takes
+            // the dot product of every key, masked or not: loops of one length in every row.
+            int key = 0;
+            for (; key + 4 <= nk; key += 4) {
+                int kp = kb + (k0 + key) * k_layout.w, ks = k_layout.w;
+                float d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0;
+                for (int d = 0; d < hd; ++d) {
+                    float qd = q_loc[d];
+                    d0 += qd * k[kp + d];
+                    d1 += qd * k[kp + ks + d];
+                    d2 += qd * k[kp + 2 * ks + d];
+                    d3 += qd * k[kp + 3 * ks + d];
+                }
+                s_loc[key] = d0;
+                s_loc[key + 1] = d1;
+                s_loc[key + 2] = d2;
+                s_loc[key + 3] = d3;
+            }
+            for (; key < nk; ++key) s_loc[key] = score(qp, kb + (k0 + key) * k_layout.w, hd);
+            for (key = 0; key < nk; ++key) {
+                bool masked = key >= seen || (use_mask != 0 && key_mask[maskb + (k0 + key) * mask_layout.z] != 0.0);
+                float s = masked ? NEG_INF : s_loc[key] * factor;
+                s_loc[key] = s;
+                tile_max = max(tile_max, s);
+                if (tile_offset >= 0) tile[tile_row + key] = s;
+            }
+        } else {
+            for (int key = 0; key < nk; ++key) {
+                bool masked = key >= seen || (use_mask != 0 && key_mask[maskb + (k0 + key) * mask_layout.z] != 0.0);
+                float s = masked ? NEG_INF : score(qp, kb + (k0 + key) * k_layout.w, hd) * factor;
+                if (local_scores) s_loc[key] = s;
+                tile_max = max(tile_max, s);
+                if (tile_offset >= 0) tile[tile_row + key] = s;
+            }
         }
         float m_old = fresh ? NEG_INF : m_run;
         float m_new = max(m_old, tile_max);
@@ -122,15 +158,30 @@ void main() {
         }
         // pass 2: p = exp(s - m_new), summed into l and p v into acc
         float sum = 0.0;
-        if (m_new != NEG_INF && local_scores && local_acc) {
-            // Every row walks all nk keys, a masked one with p = 0 (adding 0 changes no sum):
-            // loops of one length in every row, which llvmpipe runs side by side.
+        if (local_scores && local_acc) {
+            // Every row walks all nk keys, a masked one with p = 0 (adding 0 changes no sum; a
+            // row with every key masked so far adds only zeros): loops of one length in every
+            // row, which llvmpipe runs side by side. acc takes p v key after key, four keys
+            // per read and write of acc.
             for (int key = 0; key < nk; ++key) {
                 float p = s_loc[key] == NEG_INF ? 0.0 : exp(s_loc[key] - m_new);
                 s_loc[key] = p;
                 sum += p;
             }
-            for (int key = 0; key < nk; ++key) {
+            int key = 0;
+            for (; key + 4 <= nk; key += 4) {
+                int vp = vb + (k0 + key) * v_layout.w, vs = v_layout.w;
+                float p0 = s_loc[key], p1 = s_loc[key + 1], p2 = s_loc[key + 2], p3 = s_loc[key + 3];
+                for (int d = 0; d < hd; ++d) {
+                    float a = a_loc[d];
+                    a += p0 * v[vp + d];
+                    a += p1 * v[vp + vs + d];
+                    a += p2 * v[vp + 2 * vs + d];
+                    a += p3 * v[vp + 3 * vs + d];
+                    a_loc[d] = a;
+                }
+            }
+            for (; key < nk; ++key) {
                 int vp = vb + (k0 + key) * v_layout.w;
                 for (int d = 0; d < hd; ++d) a_loc[d] += s_loc[key] * v[vp + d];
             }

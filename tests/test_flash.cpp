@@ -76,6 +76,11 @@ TEST_CASE("flash gives split's numbers for every block size, mask and variant", 
         // rows and keys that cross those pieces (a partial last piece of each), padded, and
         // cross-attention with grouped heads (703 keys, no causal mask).
         {600, 16, 2, 48, 0, true, true, false}, {700, 16, 4, 64, 2, false, false, true},
+        // llvmpipe's flash by chunks of 16384 / head_dim keys: three chunks of a head of 64
+        // (padded; cross-attention with grouped heads) and of 128, the rows past the kept
+        // tiles going on from their state.
+        {600, 128, 2, 64, 0, true, true, false}, {300, 256, 2, 32, 0, true, false, false},
+        {520, 256, 4, 64, 2, false, false, true},
     };
     const bool on_gl = GENERATE(false, true);
     for (const Shape5& k : shapes) {

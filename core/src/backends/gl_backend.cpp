@@ -49,6 +49,9 @@ public:
         GLint block = 0;
         glGetIntegerv(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &block);
         max_elements_ = std::min<std::int64_t>(block / 4, INT_MAX);
+        software_ = software_renderer();
+        glGetIntegerv(GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT, &uniform_alignment_);
+        uniform_alignment_ = std::max<GLint>(uniform_alignment_, 1);
         kernel_ = resolved_kernel(kernel_);
         // Every kernel is compiled up front, so a broken one is reported before any step.
         plain_ = ComputeProgram("matmul_plain.comp", gl::shader_source("matmul_plain.comp"));
@@ -229,9 +232,11 @@ public:
     }
     void softmax(const TensorDesc& in, const TensorDesc& out) override { rows(RowsMode::Softmax, 1.0f, in, out, "softmax"); }
 
-    // One query row per invocation (shaders/flash.comp).
+    // One query row per invocation, 64 rows of one head per workgroup (shaders/flash.comp);
+    // on a software renderer, by chunks of keys where the layouts allow (flash_by_chunks).
     void flash_attention(const FlashArgs& a) override {
         current();
+        if (flash_by_chunks(a)) return;
         ComputeProgram& p = flash_;
         glUseProgram(p.id());
         const auto i = [](std::int64_t v) { return static_cast<GLint>(v); };
@@ -245,12 +250,7 @@ public:
         glUniform1i(p.uniform("tile_offset"), a.tile.buffer >= 0 ? i(a.tile.offset) : -1);
         glUniform4i(p.uniform("range"), i(a.q_begin), i(a.q_end), i(a.k_begin), i(a.k_end));
         glUniform1i(p.uniform("block"), i(std::max<std::int64_t>(a.block, 1)));
-        glUniform1i(p.uniform("causal"), a.causal ? 1 : 0);
-        glUniform1i(p.uniform("normalize"), a.normalize ? 1 : 0);
-        glUniform1f(p.uniform("factor"), a.factor);
-        glUniform1i(p.uniform("use_mask"), a.key_mask ? 1 : 0);
-        glUniform3i(p.uniform("mask_layout"), a.key_mask ? i(a.key_mask->offset) : 0,
-                    a.key_mask ? i(a.key_mask->strides[0]) : 0, a.key_mask ? i(a.key_mask->strides[1]) : 0);
+        set_softmax_uniforms(p, a);
         bind(0, a.q);
         bind(1, a.k);
         bind(2, a.v);
@@ -261,7 +261,94 @@ public:
         else glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 6, placeholder_.id());
         if (a.key_mask) bind(7, *a.key_mask);
         else glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 7, placeholder_.id());
-        dispatch_linear(a.q.shape[0] * H * std::max<std::int64_t>(a.q_end - a.q_begin, 0), 64, "flash");
+        // (row groups of 64, b * H + h): y past GL's 65535 goes on in z.
+        const std::int64_t bh = a.q.shape[0] * H, gy = std::min<std::int64_t>(bh, 65535);
+        dispatch(i((std::max<std::int64_t>(a.q_end - a.q_begin, 0) + 63) / 64), i(gy), i((bh + gy - 1) / std::max<std::int64_t>(gy, 1)),
+                 "flash");
+    }
+
+    // Flash on a renderer that runs invocations as SIMD lanes of the CPU (shaders/
+    // flash_chunk.comp): K and V copied into contiguous [B, G, S, hd] scratch buffers, then one
+    // dispatch per (b, g, chunk of keys), the chunk's keys and values bound as uniform blocks
+    // (64 KiB each: 16384 / hd keys), which such a renderer reads once for all of a
+    // workgroup's rows. false (nothing done) where it does not apply: a kept tile (its scores
+    // are written by flash.comp), a head size that is not a multiple of 4 or over 128, a
+    // query or accumulator not aligned to vec4, or a causal pass whose rows start before its
+    // keys (rows with no key in the pass).
+    bool flash_by_chunks(const FlashArgs& a) {
+        const std::int64_t B = a.q.shape[0], H = a.q.shape[1], T = a.q.shape[2], hd = a.q.shape[3];
+        const std::int64_t G = a.k.shape[1], S = a.k.shape[2];
+        const auto aligned = [](const TensorDesc& t) {
+            return t.offset % 4 == 0 && t.strides[0] % 4 == 0 && t.strides[1] % 4 == 0 && t.strides[2] % 4 == 0 &&
+                   t.strides[3] == 1;
+        };
+        if (!software_ || a.tile.buffer >= 0 || hd % 4 != 0 || hd > 128 || G <= 0 || H % G != 0 || !aligned(a.q) ||
+            a.acc.offset % 4 != 0 || (a.causal && a.q_begin < a.k_begin) || a.q_begin >= a.q_end ||
+            a.k_begin >= a.k_end || (hd * 4) % uniform_alignment_ != 0)
+            return false;
+        ComputeProgram& p = flash_chunk(static_cast<int>(hd / 4));
+        // The scratch copies: [B, G, S, hd], contiguous, released when the pass ends.
+        const std::int64_t n = B * G * S * hd;
+        const std::array<int, 2> copies{create_buffer(n), create_buffer(n)};
+        const auto packed = [&](int buffer) {
+            return TensorDesc{buffer, 0, {B, G, S, hd}, {G * S * hd, S * hd, hd, 1}};
+        };
+        copy(a.k, packed(copies[0]));
+        copy(a.v, packed(copies[1]));
+        glUseProgram(p.id());
+        const auto i = [](std::int64_t v) { return static_cast<GLint>(v); };
+        glUniform4i(p.uniform("dims"), i(B), i(H), i(T), i(H / G));
+        glUniform3i(p.uniform("q_layout"), i(a.q.offset / 4), i(a.q.strides[0] / 4), i(a.q.strides[1] / 4));
+        glUniform1i(p.uniform("q_row4"), i(a.q.strides[2] / 4));
+        glUniform3i(p.uniform("state_offsets"), i(a.m.offset), i(a.l.offset), i(a.acc.offset / 4));
+        set_softmax_uniforms(p, a);
+        bind(0, a.q);
+        bind(1, a.m);
+        bind(2, a.l);
+        bind(3, a.acc);
+        if (a.key_mask) bind(4, *a.key_mask);
+        else glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 4, placeholder_.id());
+        const std::int64_t chunk = kChunkBytes / 4 / hd;
+        for (std::int64_t b = 0; b < B; ++b)
+            for (std::int64_t g = 0; g < G; ++g)
+                for (std::int64_t c0 = a.k_begin; c0 < a.k_end; c0 += chunk) {
+                    const std::int64_t c1 = std::min(c0 + chunk, a.k_end);
+                    const std::int64_t r0 = a.causal ? std::max(a.q_begin, c0) : a.q_begin;
+                    if (r0 >= a.q_end) continue;  // causal: no row of the pass sees these keys
+                    const auto window = (((b * G + g) * S + c0) * hd) * 4;
+                    const auto bytes = (c1 - c0) * hd * 4;
+                    glBindBufferRange(GL_UNIFORM_BUFFER, 0, buffers_.at(copies[0]).id(), window, bytes);
+                    glBindBufferRange(GL_UNIFORM_BUFFER, 1, buffers_.at(copies[1]).id(), window, bytes);
+                    glUniform2i(p.uniform("bg"), i(b), i(g));
+                    glUniform2i(p.uniform("rows_range"), i(r0), i(a.q_end));
+                    glUniform3i(p.uniform("chunk"), i(c0), i(c1), i(a.k_end));
+                    dispatch(i((a.q_end - r0 + 63) / 64), i(H / G), 1, "flash");
+                }
+        release({copies[0], copies[1]});
+        return true;
+    }
+
+    // The uniforms flash.comp and flash_chunk.comp share: the mask, the scale, the division.
+    static void set_softmax_uniforms(ComputeProgram& p, const FlashArgs& a) {
+        const auto i = [](std::int64_t v) { return static_cast<GLint>(v); };
+        glUniform1i(p.uniform("causal"), a.causal ? 1 : 0);
+        glUniform1i(p.uniform("normalize"), a.normalize ? 1 : 0);
+        glUniform1f(p.uniform("factor"), a.factor);
+        glUniform1i(p.uniform("use_mask"), a.key_mask ? 1 : 0);
+        glUniform3i(p.uniform("mask_layout"), a.key_mask ? i(a.key_mask->offset) : 0,
+                    a.key_mask ? i(a.key_mask->strides[0]) : 0, a.key_mask ? i(a.key_mask->strides[1]) : 0);
+    }
+
+    // flash_chunk.comp compiled for a head size of 4 * hd4 (its loops over the head unroll).
+    ComputeProgram& flash_chunk(int hd4) {
+        auto it = flash_chunks_.find(hd4);
+        if (it != flash_chunks_.end()) return it->second;
+        std::string source = gl::shader_source("flash_chunk.comp");
+        const std::size_t first_line = source.find('\n') + 1;
+        source.insert(first_line, "#define HEAD_DIM4 " + std::to_string(hd4) + "\n#line 2\n");
+        ComputeProgram& p = flash_chunks_.emplace(hd4, ComputeProgram("flash_chunk.comp", source)).first->second;
+        check("compiling flash_chunk.comp");
+        return p;
     }
 
     void multiply(const TensorDesc& a, const TensorDesc& b, float factor, const TensorDesc& out) override {
@@ -304,6 +391,12 @@ private:
         f.q = f.k = f.v = f.acc = TensorDesc{a, 0, {1, 1, 2, 2}, {4, 4, 2, 1}};
         f.m = f.l = TensorDesc{c, 0, {1, 1, 2}, {2, 2, 1}};
         f.block = 1, f.q_end = 2, f.k_end = 2, f.causal = f.normalize = true;
+        flash_attention(f);
+        // flash_chunk.comp for a head of 64 (GPT-2's; other sizes compile when first used)
+        const int h = create_buffer(64), s = create_buffer(1);
+        f.q = f.k = f.v = f.acc = TensorDesc{h, 0, {1, 1, 1, 64}, {64, 64, 64, 1}};
+        f.m = f.l = TensorDesc{s, 0, {1, 1, 1}, {1, 1, 1}};
+        f.q_end = f.k_end = 1;
         flash_attention(f);
         finish();
         release_buffers();
@@ -434,6 +527,10 @@ private:
     MatmulKernel kernel_;
     std::int64_t max_elements_ = 0;
     ComputeProgram plain_, blocked_, rowdot_, tiled_, rows_, elementwise_, flash_;
+    std::map<int, ComputeProgram> flash_chunks_;  // flash_chunk.comp by head size / 4
+    static constexpr std::int64_t kChunkBytes = 65536;  // GL's least maximum uniform block size
+    bool software_ = false;
+    GLint uniform_alignment_ = 256;
     Buffer placeholder_;
     std::vector<Buffer> buffers_;
     std::vector<int> free_;  // ids of released buffers (their slots hold an empty Buffer)
@@ -445,6 +542,14 @@ private:
 
 std::unique_ptr<Backend> make_gl_backend(const GlOptions& options) { return std::make_unique<GlBackend>(options); }
 
+bool software_renderer() {
+    // Mesa's llvmpipe and softpipe, and SwiftShader, run the kernels on the CPU.
+    const std::string r = gl_renderer();
+    for (const char* name : {"llvmpipe", "softpipe", "SwiftShader"})
+        if (r.find(name) != std::string::npos) return true;
+    return false;
+}
+
 std::string gl_renderer() {
     const auto text = [](GLenum what) {
         const auto* s = reinterpret_cast<const char*>(glGetString(what));
@@ -455,11 +560,7 @@ std::string gl_renderer() {
 
 MatmulKernel resolved_kernel(MatmulKernel kernel) {
     if (kernel != MatmulKernel::Auto) return kernel;
-    // Mesa's llvmpipe and softpipe, and SwiftShader, run the kernels on the CPU.
-    const std::string r = gl_renderer();
-    for (const char* name : {"llvmpipe", "softpipe", "SwiftShader"})
-        if (r.find(name) != std::string::npos) return MatmulKernel::Blocked;
-    return MatmulKernel::Tiled;
+    return software_renderer() ? MatmulKernel::Blocked : MatmulKernel::Tiled;
 }
 
 }  // namespace headsplit

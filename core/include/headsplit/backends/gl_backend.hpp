@@ -55,5 +55,7 @@ std::unique_ptr<Backend> make_gl_backend(const GlOptions& options = {});
 // the kernel that MatmulKernel::Auto picks there.
 std::string gl_renderer();
 MatmulKernel resolved_kernel(MatmulKernel kernel);
+// Whether that renderer runs the kernels on the CPU (llvmpipe, softpipe, SwiftShader).
+bool software_renderer();
 
 }  // namespace headsplit
