@@ -4,7 +4,8 @@
 // every row of the dispatch reads the same K and V values at the same time, which such a
 // renderer loads once and broadcasts, where a storage-buffer read is made lane by lane. The
 // query row and the accumulator stay in registers (HEAD_DIM4, the head size / 4, is defined
-// by the backend when it compiles this kernel for a head size, so their loops unroll).
+// by the backend when it compiles this kernel for a head size, so their loops unroll; so is
+// CHUNK_VEC4, the uniform blocks' size in vec4, which every window is bound whole).
 //   The online softmax of flash.comp, four keys at a time: for keys j of the group,
 //   s_j = q . k_j * factor, p_j = exp(s_j - m_new) (0 where masked: causal j > i,
 //   key_mask[b, j] != 0), m_new = max(m, s_j), c = exp(m - m_new),
@@ -20,8 +21,8 @@ layout(local_size_x = 64) in;
 const float NEG_INF = uintBitsToFloat(0xFF800000u);
 const int HD4 = HEAD_DIM4;
 
-layout(std140, binding = 0) uniform KChunk { vec4 kc[4096]; };
-layout(std140, binding = 1) uniform VChunk { vec4 vc[4096]; };
+layout(std140, binding = 0) uniform KChunk { vec4 kc[CHUNK_VEC4]; };
+layout(std140, binding = 1) uniform VChunk { vec4 vc[CHUNK_VEC4]; };
 layout(std430, binding = 0) readonly buffer QBuf { vec4 q[]; };
 layout(std430, binding = 1) buffer MBuf { float m[]; };
 layout(std430, binding = 2) buffer LBuf { float l[]; };
@@ -87,8 +88,10 @@ void main() {
         }
         s *= factor;
         s = mix(s, vec4(NEG_INF), masked);
+        // No branch on the data (a row whose keys are all masked so far adds zeros: c = 0 on an
+        // acc of 0, p = 0 by the select): the loop stays the same in every lane, and so do the
+        // uniform blocks' addresses.
         float m_new = max(m_run, max(max(s.x, s.y), max(s.z, s.w)));
-        if (m_new == NEG_INF) continue;  // every key so far masked: nothing to add
         float c = m_run == NEG_INF ? 0.0 : exp(m_run - m_new);
         vec4 p = mix(exp(s - vec4(m_new)), vec4(0.0), masked);
         l_run = l_run * c + ((p.x + p.y) + (p.z + p.w));

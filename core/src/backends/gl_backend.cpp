@@ -52,6 +52,7 @@ public:
         software_ = software_renderer();
         glGetIntegerv(GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT, &uniform_alignment_);
         uniform_alignment_ = std::max<GLint>(uniform_alignment_, 1);
+        glGetIntegerv(GL_MAX_UNIFORM_BLOCK_SIZE, &max_uniform_block_);
         kernel_ = resolved_kernel(kernel_);
         // Every kernel is compiled up front, so a broken one is reported before any step.
         plain_ = ComputeProgram("matmul_plain.comp", gl::shader_source("matmul_plain.comp"));
@@ -129,6 +130,7 @@ public:
             if (b.id() != 0) pool_.emplace(b.elements(), std::move(b));
         buffers_.clear();
         free_.clear();
+        scratch_ = {-1, -1};
     }
 
     // The same policy for one Runner's buffers: they replace what the pool kept before.
@@ -148,13 +150,17 @@ public:
     std::int64_t held_bytes() const override {
         std::int64_t elements = 0;
         for (const auto& [n, b] : pool_) elements += n;
+        for (int id : scratch_)
+            if (id >= 0) elements += buffers_[static_cast<std::size_t>(id)].elements();
         return used_bytes() + elements * static_cast<std::int64_t>(sizeof(float));
     }
 
+    // The buffers handed out; flash_by_chunks's own copies are held, not handed out.
     std::int64_t used_bytes() const override {
         std::int64_t elements = 0;
-        for (const auto& b : buffers_)
-            if (b.id() != 0) elements += b.elements();
+        for (std::size_t i = 0; i < buffers_.size(); ++i)
+            if (buffers_[i].id() != 0 && static_cast<int>(i) != scratch_[0] && static_cast<int>(i) != scratch_[1])
+                elements += buffers_[i].elements();
         return elements * static_cast<std::int64_t>(sizeof(float));
     }
 
@@ -268,10 +274,11 @@ public:
     }
 
     // Flash on a renderer that runs invocations as SIMD lanes of the CPU (shaders/
-    // flash_chunk.comp): K and V copied into contiguous [B, G, S, hd] scratch buffers, then one
+    // flash_chunk.comp): K and V copied into contiguous [B, G, S, hd] buffers of the backend's
+    // own (kept for the next pass, one chunk longer so that every window is whole), then one
     // dispatch per (b, g, chunk of keys), the chunk's keys and values bound as uniform blocks
-    // (64 KiB each: 16384 / hd keys), which such a renderer reads once for all of a
-    // workgroup's rows. false (nothing done) where it does not apply: a kept tile (its scores
+    // (64 KiB each, or GL's largest block if smaller: 16384 / hd keys), which such a renderer
+    // reads once for all of a workgroup's rows. false (nothing done) where it does not apply: a kept tile (its scores
     // are written by flash.comp), a head size that is not a multiple of 4 or over 128, a
     // query or accumulator not aligned to vec4, or a causal pass whose rows start before its
     // keys (rows with no key in the pass).
@@ -286,10 +293,10 @@ public:
             a.acc.offset % 4 != 0 || (a.causal && a.q_begin < a.k_begin) || a.q_begin >= a.q_end ||
             a.k_begin >= a.k_end || (hd * 4) % uniform_alignment_ != 0)
             return false;
+        const std::int64_t chunk = chunk_keys(hd);
         ComputeProgram& p = flash_chunk(static_cast<int>(hd / 4));
-        // The scratch copies: [B, G, S, hd], contiguous, released when the pass ends.
         const std::int64_t n = B * G * S * hd;
-        const std::array<int, 2> copies{create_buffer(n), create_buffer(n)};
+        const std::array<int, 2> copies{scratch(0, n + chunk * hd), scratch(1, n + chunk * hd)};
         const auto packed = [&](int buffer) {
             return TensorDesc{buffer, 0, {B, G, S, hd}, {G * S * hd, S * hd, hd, 1}};
         };
@@ -308,7 +315,7 @@ public:
         bind(3, a.acc);
         if (a.key_mask) bind(4, *a.key_mask);
         else glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 4, placeholder_.id());
-        const std::int64_t chunk = kChunkBytes / 4 / hd;
+        const auto bytes = chunk * hd * 4;  // the block's whole size, the last window too
         for (std::int64_t b = 0; b < B; ++b)
             for (std::int64_t g = 0; g < G; ++g)
                 for (std::int64_t c0 = a.k_begin; c0 < a.k_end; c0 += chunk) {
@@ -316,7 +323,6 @@ public:
                     const std::int64_t r0 = a.causal ? std::max(a.q_begin, c0) : a.q_begin;
                     if (r0 >= a.q_end) continue;  // causal: no row of the pass sees these keys
                     const auto window = (((b * G + g) * S + c0) * hd) * 4;
-                    const auto bytes = (c1 - c0) * hd * 4;
                     glBindBufferRange(GL_UNIFORM_BUFFER, 0, buffers_.at(copies[0]).id(), window, bytes);
                     glBindBufferRange(GL_UNIFORM_BUFFER, 1, buffers_.at(copies[1]).id(), window, bytes);
                     glUniform2i(p.uniform("bg"), i(b), i(g));
@@ -324,8 +330,25 @@ public:
                     glUniform3i(p.uniform("chunk"), i(c0), i(c1), i(a.k_end));
                     dispatch(i((a.q_end - r0 + 63) / 64), i(H / G), 1, "flash");
                 }
-        release({copies[0], copies[1]});
         return true;
+    }
+
+    // Keys per chunk for a head of hd floats: as many as a uniform block holds.
+    std::int64_t chunk_keys(std::int64_t hd) const {
+        return std::min<std::int64_t>(kChunkBytes, max_uniform_block_) / 4 / hd;
+    }
+
+    // The backend's own buffer `which` (flash's copy of K or V) of at least `elements` floats:
+    // a slot of buffers_ that used_bytes() leaves out, kept until release_buffers().
+    int scratch(int which, std::int64_t elements) {
+        int& id = scratch_[static_cast<std::size_t>(which)];
+        if (id >= 0 && buffers_.at(static_cast<std::size_t>(id)).elements() >= elements) return id;
+        if (id >= 0) {
+            buffers_[static_cast<std::size_t>(id)] = Buffer();
+            free_.push_back(id);
+        }
+        id = create_buffer(elements);
+        return id;
     }
 
     // The uniforms flash.comp and flash_chunk.comp share: the mask, the scale, the division.
@@ -345,7 +368,8 @@ public:
         if (it != flash_chunks_.end()) return it->second;
         std::string source = gl::shader_source("flash_chunk.comp");
         const std::size_t first_line = source.find('\n') + 1;
-        source.insert(first_line, "#define HEAD_DIM4 " + std::to_string(hd4) + "\n#line 2\n");
+        source.insert(first_line, "#define HEAD_DIM4 " + std::to_string(hd4) + "\n#define CHUNK_VEC4 " +
+                                      std::to_string(chunk_keys(4 * hd4) * hd4) + "\n#line 2\n");
         ComputeProgram& p = flash_chunks_.emplace(hd4, ComputeProgram("flash_chunk.comp", source)).first->second;
         check("compiling flash_chunk.comp");
         return p;
@@ -516,7 +540,7 @@ private:
             gz = 0x7FFFFFFF;  // over every GL's z limit (NVIDIA allows 2^31 - 1 along x)
         glDispatchCompute(static_cast<GLuint>(gx), static_cast<GLuint>(gy), static_cast<GLuint>(gz));
         // The next kernel (or a readback) sees these writes.
-        glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+        glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT | GL_UNIFORM_BARRIER_BIT);
         ++stats_.dispatches;
         stats_.workgroups += static_cast<std::int64_t>(gx) * gy * gz;
         check(what);
@@ -528,9 +552,10 @@ private:
     std::int64_t max_elements_ = 0;
     ComputeProgram plain_, blocked_, rowdot_, tiled_, rows_, elementwise_, flash_;
     std::map<int, ComputeProgram> flash_chunks_;  // flash_chunk.comp by head size / 4
-    static constexpr std::int64_t kChunkBytes = 65536;  // GL's least maximum uniform block size
+    static constexpr std::int64_t kChunkBytes = 65536;  // llvmpipe's largest uniform block
+    std::array<int, 2> scratch_{-1, -1};                // flash_by_chunks's K and V copies
     bool software_ = false;
-    GLint uniform_alignment_ = 256;
+    GLint uniform_alignment_ = 256, max_uniform_block_ = 16384;
     Buffer placeholder_;
     std::vector<Buffer> buffers_;
     std::vector<int> free_;  // ids of released buffers (their slots hold an empty Buffer)

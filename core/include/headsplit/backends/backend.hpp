@@ -27,7 +27,8 @@ struct BackendStats {
 //   l = l * c + rowsum p;  acc = acc * c + p @ v_blk;  m = m_new
 // The key block that starts at key 0 starts its rows afresh (m = -inf, l = 0, acc = 0). Then,
 // with `normalize`, every query row of [q_begin, q_end) ends as acc /= l, in place (k_begin ==
-// k_end: only that). The same numbers whichever ranges the work is cut into.
+// k_end: only that). The same numbers, to rounding, whichever ranges the work is cut into (a
+// pass that keeps no tile may take larger pieces than the tiles).
 struct FlashArgs {
     TensorDesc q;            // [B, H, T, hd]
     TensorDesc k, v;         // [B, G, S, hd]: query head h reads key/value head h / (H / G)
