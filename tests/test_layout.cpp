@@ -1,5 +1,6 @@
 // The stage's layout logic without a window: after view, transpose and merge every cell
 // lands where its value says it should, and is matched to the cell it came from.
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -129,6 +130,36 @@ TEST_CASE("large tensors show a window of cells", "[layout]") {
     // element [0, 5, 39, 15] lies in head 5, outside the 4 heads shown.
     CHECK(t.tensors[0].cell_at((5 * 40 + 39) * 16 + 15) == nullptr);
     CHECK(t.tensors[0].colours.of_element((5 * 40 + 39) * 16 + 15) == 5);
+}
+
+TEST_CASE("a score grid's colour scale is its largest finite magnitude, hidden cells included", "[layout]") {
+    // The teaching example's masked scores, made by hand: 1 where finite, -7.25 at [0, 0, 0, 0]
+    // (key 0 of query 0, never masked), -inf above the diagonal.
+    const Trace small = test::run_cpu(Config{});
+    Step mask = small.steps[5];
+    REQUIRE(mask.op == Op::Mask);
+    std::vector<float> v = mask.tensors[0].values();
+    REQUIRE(std::isinf(v[1]));  // query 0 sees key 0 only
+    for (float& x : v)
+        if (std::isfinite(x)) x = 1.0f;
+    v[0] = -7.25f;
+    mask.tensors[0].data = v;
+    mask.tensors[0].deferred = nullptr;
+    CHECK(layout_step(mask, 2, 3).tensors[0].colour_scale == 7.25f);
+    // Not a grid: no scale.
+    CHECK(layout_step(small.steps[1], 2, 3).tensors[0].colour_scale == 0.0f);
+    // 40 tokens: the largest value in the last head, outside the window of cells shown.
+    const Trace tr = forty_tokens();
+    Step scores = tr.steps[4];
+    REQUIRE(scores.op == Op::Scores);
+    std::vector<float> g = scores.tensors[0].values();
+    for (float& x : g) x = std::clamp(x, -2.0f, 2.0f);
+    g.back() = 9.5f;  // [0, 5, 39, 39]
+    scores.tensors[0].data = g;
+    scores.tensors[0].deferred = nullptr;
+    const StepLayout l = layout_step(scores, 6, 16);
+    CHECK(l.tensors[0].cell_at(static_cast<std::int64_t>(g.size()) - 1) == nullptr);
+    CHECK(l.tensors[0].colour_scale == 9.5f);
 }
 
 TEST_CASE("a panned window shows the cells it starts at, and stops at the tensor's ends", "[layout]") {

@@ -503,10 +503,7 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
         const TensorLayout& tl = cv.L.tensors[ti];
         const TensorRecord& rec = s.tensors[ti];
         const std::vector<float>& values = rec.values();
-        float scale_max = 0;
-        if (is_grid_op(s.op))
-            for (float v : values)
-                if (std::isfinite(v)) scale_max = std::max(scale_max, std::fabs(v));
+        const float scale_max = tl.colour_scale;
         // One number format for every cell of the tensor on screen, or none.
         std::vector<float> shown_values;
         for (const Cell& c : tl.cells)

@@ -223,6 +223,9 @@ StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& 
         TensorLayout tl = frame_tensor(s, t, lim, e, out);
         tl.x = x0;
         tl.colours = head_colours(s, tl, e, config);
+        if (is_grid_op(s.op) && t.has_values())
+            for (float v : t.values())
+                if (std::isfinite(v)) tl.colour_scale = std::max(tl.colour_scale, std::fabs(v));
         place_cells(tl, e, lim);
         x0 += tl.width + kTensorGap;
         out.width = tl.x + tl.width;

@@ -89,6 +89,9 @@ struct TensorLayout {
     bool kv_heads = false;       // its head axis counts key/value heads (grouped, before repeat_kv)
     std::int64_t row_offset = 0; // position of the first row (the step's first row or key)
     HeadColours colours;         // every element's head, shown or not (the memory strip's)
+    // A score grid's (is_grid_op) largest finite |value|, the scale of its diverging colours,
+    // found once here rather than over every value each frame; 0 otherwise, or with no values.
+    float colour_scale = 0;
 
     const Cell* cell_at(std::int64_t index) const;  // element `index`'s cell; nullptr when hidden
 };
