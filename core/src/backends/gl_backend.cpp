@@ -552,7 +552,7 @@ private:
     std::int64_t max_elements_ = 0;
     ComputeProgram plain_, blocked_, rowdot_, tiled_, rows_, elementwise_, flash_;
     std::map<int, ComputeProgram> flash_chunks_;  // flash_chunk.comp by head size / 4
-    static constexpr std::int64_t kChunkBytes = 65536;  // llvmpipe's largest uniform block
+    static constexpr std::int64_t kChunkBytes = 4 * kFlashChunkFloats;  // llvmpipe's largest uniform block
     std::array<int, 2> scratch_{-1, -1};                // flash_by_chunks's K and V copies
     bool software_ = false;
     GLint uniform_alignment_ = 256, max_uniform_block_ = 16384;

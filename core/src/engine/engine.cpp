@@ -1072,6 +1072,10 @@ MemoryEstimate estimate_from_walk(const Config& c, double* flops) {
     e.trace_bytes = f * trace;
     // The steps' own records (words, shapes, links), which the walk has made as a run does.
     e.record_bytes = static_cast<double>(shapes.record_bytes());
+    if (c.mode == Mode::Flash && c.backend == BackendKind::Gl)
+        e.working_bytes = 2 * f *
+                          (static_cast<double>(c.batch * c.kv_head_count() * c.num_keys() * c.head_dim()) +
+                           static_cast<double>(kFlashChunkFloats));
     e.json_bytes = kJsonBytesPerValue * std::min(kJsonPieceValues, std::max(json_step, json_head));
     return e;
 }
@@ -1087,7 +1091,7 @@ bool CheckedConfig::fits_budget(bool with_json) const {
 void CheckedConfig::require_budget(bool with_json) const {
     if (fits_budget(with_json)) return;
     throw ConfigError("this configuration needs about " + human_bytes(memory.total() + (with_json ? memory.json_bytes : 0)) +
-                      " (backend buffers " + human_bytes(memory.backend_bytes) + ", host copies " +
+                      " (backend buffers " + human_bytes(memory.backend_bytes + memory.working_bytes) + ", host copies " +
                       human_bytes(memory.host_bytes) + ", trace " + human_bytes(memory.trace_bytes + memory.record_bytes) +
                       (with_json ? ", writing its JSON " + human_bytes(memory.json_bytes) : std::string()) +
                       "), over the memory budget of " +

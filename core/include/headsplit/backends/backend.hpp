@@ -29,6 +29,11 @@ struct BackendStats {
 // with `normalize`, every query row of [q_begin, q_end) ends as acc /= l, in place (k_begin ==
 // k_end: only that). The same numbers, to rounding, whichever ranges the work is cut into (a
 // pass that keeps no tile may take larger pieces than the tiles).
+// The GL backend on a software renderer runs flash from copies of K and V of its own
+// ([B, G, S, hd], contiguous), each one chunk of at most this many floats longer; the memory
+// estimate counts them for every GL flash run.
+constexpr std::int64_t kFlashChunkFloats = 16384;
+
 struct FlashArgs {
     TensorDesc q;            // [B, H, T, hd]
     TensorDesc k, v;         // [B, G, S, hd]: query head h reads key/value head h / (H / G)

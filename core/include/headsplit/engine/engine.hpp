@@ -28,7 +28,10 @@ struct MemoryEstimate {
     double host_bytes = 0;     // inputs and weights on the host (the caller's and the trace's), staging, a readback
     double trace_bytes = 0;    // recorded tensor values
     double record_bytes = 0;   // the steps' records beside their values (Trace::record_bytes)
-    double total() const { return backend_bytes + host_bytes + trace_bytes + record_bytes; }
+    // A backend's own working copies: flash on GL, which copies K and V on a software renderer
+    // (kFlashChunkFloats in backend.hpp); 0 elsewhere.
+    double working_bytes = 0;
+    double total() const { return backend_bytes + host_bytes + trace_bytes + record_bytes + working_bytes; }
     // Writing the trace as JSON (trace --json) holds one piece at a time, at most
     // kJsonPieceValues values as a document and its text. Not part of total().
     double json_bytes = 0;
