@@ -221,7 +221,8 @@ struct ScopedEnv {
 }  // namespace
 
 TEST_CASE("a shader that fails to compile is reported, not crashed on", "[gl][failure]") {
-    const char* shader = GENERATE("matmul_blocked.comp", "attn_rows.comp");
+    // flash_chunk.comp: compiled for a head size, with lines put in front (#line keeps its own).
+    const char* shader = GENERATE("matmul_blocked.comp", "attn_rows.comp", "flash_chunk.comp");
     INFO(shader);
     try {
         const ScopedEnv broken("HEADSPLIT_GL_BREAK_SHADER", shader);

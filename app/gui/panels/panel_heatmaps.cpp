@@ -323,11 +323,11 @@ Canvas place_maps(const Grids& g, const std::vector<Map>& maps, int focus, bool&
     // Scores share one symmetric colour range across the heads.
     cv.bound = 0;
     if (!g.weights)
-        for (const Map& m : maps)
-            for (std::int64_t i = 0; i < g.R * g.T; ++i) {
-                const float v = m.t->values()[static_cast<std::size_t>(m.block * g.R * g.T + i)];
-                if (std::isfinite(v)) cv.bound = std::max(cv.bound, std::fabs(v));
-            }
+        for (const Map& m : maps) {
+            const float* values = m.t->values().data() + m.block * g.R * g.T;
+            for (std::int64_t i = 0; i < g.R * g.T; ++i)
+                if (std::isfinite(values[i])) cv.bound = std::max(cv.bound, std::fabs(values[i]));
+        }
     // Labels: every k-th row / key when the cells are smaller than a label.
     cv.row_stride = label_stride(cv.cell, font);
     float key_need = 0;

@@ -278,10 +278,10 @@ public:
     // own (kept for the next pass, one chunk longer so that every window is whole), then one
     // dispatch per (b, g, chunk of keys), the chunk's keys and values bound as uniform blocks
     // (64 KiB each, or GL's largest block if smaller: 16384 / hd keys), which such a renderer
-    // reads once for all of a workgroup's rows. false (nothing done) where it does not apply: a kept tile (its scores
-    // are written by flash.comp), a head size that is not a multiple of 4 or over 128, a
-    // query or accumulator not aligned to vec4, or a causal pass whose rows start before its
-    // keys (rows with no key in the pass).
+    // reads once for all of a workgroup's rows. false (nothing done) where it does not apply:
+    // a kept tile (its scores are written by flash.comp), a head size that is not a multiple
+    // of 4 or over 128, a query or accumulator not aligned to vec4, a causal pass whose rows
+    // start before its keys (rows with no key in the pass), or copies over GL's buffer size.
     bool flash_by_chunks(const FlashArgs& a) {
         const std::int64_t B = a.q.shape[0], H = a.q.shape[1], T = a.q.shape[2], hd = a.q.shape[3];
         const std::int64_t G = a.k.shape[1], S = a.k.shape[2];
@@ -293,9 +293,9 @@ public:
             a.acc.offset % 4 != 0 || (a.causal && a.q_begin < a.k_begin) || a.q_begin >= a.q_end ||
             a.k_begin >= a.k_end || (hd * 4) % uniform_alignment_ != 0)
             return false;
-        const std::int64_t chunk = chunk_keys(hd);
+        const std::int64_t chunk = chunk_keys(hd), n = B * G * S * hd;
+        if (n + chunk * hd > max_elements_) return false;
         ComputeProgram& p = flash_chunk(static_cast<int>(hd / 4));
-        const std::int64_t n = B * G * S * hd;
         const std::array<int, 2> copies{scratch(0, n + chunk * hd), scratch(1, n + chunk * hd)};
         const auto packed = [&](int buffer) {
             return TensorDesc{buffer, 0, {B, G, S, hd}, {G * S * hd, S * hd, hd, 1}};
@@ -346,6 +346,7 @@ public:
         if (id >= 0) {
             buffers_[static_cast<std::size_t>(id)] = Buffer();
             free_.push_back(id);
+            id = -1;  // freed: not freed again if the next buffer cannot be made
         }
         id = create_buffer(elements);
         return id;
