@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gui/model/state.hpp"
+#include "headsplit/engine/inputs.hpp"
 #include "headsplit/io/checkpoint.hpp"
 #include "gui/model/why.hpp"
 #include "headsplit/teaching/presets.hpp"
@@ -189,6 +190,39 @@ TEST_CASE("large traces compute off the UI thread; gpt3 shows shapes only", "[gu
     quiz_answer(st, {1, 4, 96, 128}, 2.0);  // the view's shape: as if nothing changed
     CHECK(st.quiz.verdict.find("Not quite: [1, 4, 96, 128] is as if the step changed no shape") == 0);
     CHECK(st.quiz.verdict.find("the step gives [1, 96, 4, 128]") != std::string::npos);
+}
+
+TEST_CASE("the window's traces hold the inputs and weights they ran on", "[gui]") {
+    // The computer moves its inputs and weights into the trace instead of copying them; the
+    // weights panel, the links' explanations and the JSON read them from there.
+    AppState st = make_state();
+    st.config = config_from_preset("gpt2-small");
+    st.config.tokens = synthetic_tokens(40);
+    st.config.backend = BackendKind::Cpu;
+    st.compare_masks = true;  // a second trace, the causal mask flipped, on the same values
+    recompute(st);
+    settle(st);
+    REQUIRE(st.trace);
+    REQUIRE(st.other_mask);
+    const Weights w = make_weights(st.config);
+    const Inputs in = make_inputs(st.config);
+    for (const Trace* t : {st.trace.get(), st.other_mask.get()}) {
+        CHECK(t->weights.w_query == w.w_query);
+        CHECK(t->weights.w_out == w.w_out);
+        CHECK(t->weights.b_value == w.b_value);
+        CHECK(t->inputs.x == in.x);
+    }
+    CHECK(st.other_mask->config.causal != st.trace->config.causal);
+
+    // A teaching size, computed in the frame, the same way.
+    st.config = Config{};
+    st.config.backend = BackendKind::Cpu;
+    st.compare_masks = false;
+    recompute(st);
+    settle(st);
+    REQUIRE(st.trace);
+    CHECK(st.trace->weights.w_key == make_weights(st.config).w_key);
+    CHECK(st.trace->inputs.x == make_inputs(st.config).x);
 }
 
 TEST_CASE("a run estimated over the time budget shows its shapes, with the estimate", "[gui]") {

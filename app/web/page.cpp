@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 #include <emscripten.h>
 #include <emscripten/html5.h>
@@ -14,7 +15,11 @@
 #include <imgui.h>
 #include <nlohmann/json.hpp>
 
+#include "headsplit/backends/cpu_backend.hpp"
+#include "headsplit/engine/engine.hpp"
+#include "headsplit/engine/inputs.hpp"
 #include "headsplit/io/trace_json.hpp"
+#include "gui/model/compute.hpp"
 #include "gui/platform/window.hpp"
 #include "gui/runs/audit.hpp"
 #include "gui/panels/style.hpp"
@@ -70,6 +75,12 @@ public:
         if (!drawn_) {  // the first frame on the canvas: milliseconds since the page began to load
             drawn_ = true;
             headsplit_page_mark("firstFrame", std::to_string(emscripten_get_now()).c_str());
+        }
+        if (st.trace && !st.computer->busy() && !trace_shown_) {
+            // The first frame with a computed trace: milliseconds since the page began to load
+            // (a link's whole wait: loading, starting, computing).
+            trace_shown_ = true;
+            headsplit_page_mark("traceShown", std::to_string(emscripten_get_now()).c_str());
         }
         const bool measuring = st.why && !st.why->result;
         settled_ = st.trace && !st.computer->busy() && !measuring ? settled_ + 1 : 0;
@@ -189,6 +200,7 @@ private:
 
     double ratio_ = 1.0;
     bool drawn_ = false;
+    bool trace_shown_ = false;
     long frames_ = 0;
     bool was_busy_ = false;
     double last_started_ = 0, longest_gap_ = 0;
@@ -222,6 +234,29 @@ std::vector<std::pair<std::string, std::string>> page_query() {
 }
 
 double page_seconds_since_input() { return headsplit_page_since_input(); }
+
+void warm_up_engine(const Config& first) {
+    const bool plain = first.weights_dir.empty() && first.embeddings.empty() && first.batch == 1 &&
+                       first.context.empty() && first.decode_from == 0;
+    if (is_small(first) || !plain) return;
+    std::thread([c = first]() mutable {
+        c.backend = BackendKind::Cpu;  // the page's engine
+        // At most 32 tokens, fewer for wide layers: at most 0.3 GFLOP (gpt2-small at 32
+        // tokens, about 20 ms in the first tier here); nothing for layers wider still (llama).
+        // A failure changes nothing: the window computes `first` itself and says what is wrong.
+        try {
+            for (std::size_t tokens = 32; tokens >= 8; tokens /= 2) {
+                c.tokens.resize(std::min(c.tokens.size(), tokens));
+                const CheckedConfig shorter = check_config(c);
+                if (shorter.flops > 3e8 || !shorter.fits_budget()) continue;
+                const std::unique_ptr<Backend> cpu = make_cpu_backend();
+                (void)run(shorter, make_inputs(c), make_weights(c), *cpu);
+                return;
+            }
+        } catch (const std::exception&) {
+        }
+    }).detach();
+}
 
 void show_refusal(const std::string& line) { headsplit_page_refuse(line.c_str()); }
 

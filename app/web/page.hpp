@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gui/runs/unattended.hpp"
+#include "headsplit/engine/config.hpp"
 
 namespace headsplit::gui {
 
@@ -34,6 +35,16 @@ std::vector<std::pair<std::string, std::string>> page_query();
 // Seconds since the user last acted on the page (a key, the mouse, a touch, a paste, a
 // resize), measured by the browser's own clock; a day before the first act.
 double page_seconds_since_input();
+
+// Starts computing `first` once at a shorter length, on a thread of its own, while the window
+// starts (the WebGL context and the fonts take about half a second), and drops the result;
+// nothing when `first` is computed in the frame anyway (teaching sizes), reads a checkpoint,
+// or would take more than a moment. Why: V8 runs wasm code in a quick first tier until a
+// function has run for a while, then optimizes it in the background for its next call (a
+// call already running stays in the first tier), so a page's first trace ran 2-3x slower
+// than the same trace later. Warmed with the same widths, heads and mode (the same kernels),
+// the first trace runs the optimized code. The trace itself does not wait for this.
+void warm_up_engine(const Config& first);
 
 // Shows `line` as the page's refusal (a bad address value), in place of the window.
 void show_refusal(const std::string& line);

@@ -51,7 +51,9 @@ headsplit::gui::GuiOptions options_from_address() {
 
 int main() {
     try {
-        return headsplit::gui::run_gui(options_from_address());
+        const headsplit::gui::GuiOptions options = options_from_address();
+        headsplit::gui::warm_up_engine(options.config);  // while the window starts
+        return headsplit::gui::run_gui(options);
     } catch (const CLI::ParseError& e) {
         headsplit::gui::show_refusal(headsplit::app::command_line_problem(e, "(the address's parameters are headsplit's options)"));
     } catch (const std::bad_alloc&) {

@@ -12,7 +12,8 @@
 //   carrying it), {"click": "label"} (the centre of that label in the page's layout report:
 //   the address needs layout-report=1), {"wait": ms}; "downloads": a folder where the
 //   browser saves what the page downloads.
-//   RESULTS.json: [{"url", "settled", "refusal", "first_frame_ms", "compute_ms", "steps_ms",
+//   RESULTS.json: [{"url", "settled", "refusal", "first_frame_ms", "trace_shown_ms" (the first
+//                   frame with a computed trace), "compute_ms", "steps_ms",
 //                   "longest_busy_frame_ms", "frames_settled" and "frames" (frames drawn when it
 //                   settled and after the actions), "address", "console", "error"}, ...]
 //   The texts are read after the actions. Debugging: PROBE_DEBUG=1 prints each poll and keeps
@@ -139,6 +140,7 @@ for (const job of jobs) {
     result.settled = state.settled === null ? null : Number(state.settled);
     result.refusal = state.refusal;
     result.first_frame_ms = state.first === null ? null : Number(state.first);
+    result.trace_shown_ms = Number(await evaluate("document.body.dataset.traceShown || 'NaN'"));
     result.frames_settled = Number(await evaluate("document.body.dataset.framesDrawn || 'NaN'"));
     if (job.downloads)
       await send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: job.downloads, eventsEnabled: false });

@@ -76,8 +76,8 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
         } catch (const ConfigError& e) {
             return shapes_only(e);
         }
-        const Inputs in = make_inputs(c);
-        const Weights w = make_weights(c);
+        Inputs in = make_inputs(c);
+        Weights w = make_weights(c);
         BackendRequest request;
         request.kind = c.backend;
         request.existing = window_backend;
@@ -95,16 +95,19 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
                 [&](Backend& backend, BackendKind kind) {
                     CheckedConfig on = which;
                     on.config.backend = kind;  // the trace says where it ran
-                    return run(on, in, w, backend);
+                    RunOptions options;
+                    options.copy_inputs = false;  // moved into the trace below
+                    return run(on, in, w, backend, options);
                 },
                 &r.notice));
         };
+        std::shared_ptr<Trace> trace, other_mask;
         try {
-            r.trace = compute(checked);
+            trace = compute(checked);
         } catch (const WorkError& e) {
             return shapes_only(e);
         }
-        r.fell_back = r.trace->config.backend != c.backend;  // the trace says where it ran
+        r.fell_back = trace->config.backend != c.backend;  // the trace says where it ran
         if (job.other_mask) {
             // The mask changes neither the inputs nor the weights, nor the memory the pass needs.
             // A flip the configuration cannot take (decoding needs the mask; a context of
@@ -118,11 +121,20 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
             }
             if (other && other->fits_budget()) {
                 try {
-                    r.other_mask = compute(*other);
+                    other_mask = compute(*other);
                 } catch (const WorkError&) {  // its own estimate came out over: no comparison, the trace stays
                 }
             }
         }
+        // Each trace holds the inputs and weights it ran on: the trace's moved in, not copied.
+        if (other_mask) {
+            other_mask->inputs = in;
+            other_mask->weights = w;
+        }
+        trace->inputs = std::move(in);
+        trace->weights = std::move(w);
+        r.trace = std::move(trace);
+        r.other_mask = std::move(other_mask);
     } catch (const ConfigError& e) {
         r.error = e.what();
     } catch (const std::bad_alloc&) {
