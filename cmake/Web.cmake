@@ -39,7 +39,11 @@ add_library(headsplit_imgui STATIC
   ${HEADSPLIT_IMGUI_SOURCE}/imgui_tables.cpp ${HEADSPLIT_IMGUI_SOURCE}/imgui_widgets.cpp
   ${HEADSPLIT_IMGUI_SOURCE}/backends/imgui_impl_glfw.cpp ${HEADSPLIT_IMGUI_SOURCE}/backends/imgui_impl_opengl3.cpp)
 target_include_directories(headsplit_imgui SYSTEM PUBLIC ${HEADSPLIT_IMGUI_SOURCE})
-target_compile_definitions(headsplit_imgui PUBLIC IMGUI_IMPL_OPENGL_ES3)
+# 32-bit indices: WebGL2 has no glDrawElementsBaseVertex, so ImGui cannot split a window's
+# draw list into pieces of 65,536 vertices as it does on the desktop, and the heads panel at
+# gpt2-small's 128 tokens (a 128 x 128 map per head, 4 vertices a cell) passes that; with
+# 16-bit indices the cells past it were drawn from the wrong vertices (stray triangles).
+target_compile_definitions(headsplit_imgui PUBLIC IMGUI_IMPL_OPENGL_ES3 "ImDrawIdx=unsigned int")
 target_link_options(headsplit_imgui INTERFACE -sUSE_GLFW=3)
 add_library(PkgConfig::IMGUI ALIAS headsplit_imgui)
 add_library(PkgConfig::GLFW INTERFACE IMPORTED GLOBAL)

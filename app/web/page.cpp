@@ -24,6 +24,10 @@
 #include "gui/runs/audit.hpp"
 #include "gui/panels/style.hpp"
 
+static_assert(sizeof(ImDrawIdx) == 4,
+              "the page draws with WebGL2, which has no base vertex: a draw list past 65,536 vertices needs "
+              "32-bit indices (cmake/Web.cmake)");
+
 namespace headsplit::gui {
 
 namespace {
