@@ -88,6 +88,28 @@ else
   fail "--drive failed: $(cat "$work/err")"
 fi
 
+# The heatmaps' colour range: the largest finite |score| of every head's whole map (past the
+# 48 tokens a map draws too), as the trace's own values give it: 60 tokens, 4 heads, step 4,
+# seed 3, whose largest score (1.51) is head 1's at row 49, key 49, outside the cells drawn
+# (largest there 1.10) and outside head 0 (.83).
+words=$(seq -f "w%g" 60 | tr '\n' ' ')
+if "$bin" --text "$words" --heads 4 --d-out 8 --seed 3 --step 4 --screenshot "$work/range.png" \
+     --layout-report "$work/range.json" 2>"$work/err" &&
+   "$bin" trace --text "$words" --heads 4 --d-out 8 --seed 3 --json "$work/range-trace.json" >/dev/null 2>>"$work/err"; then
+  python3 - "$work/range-trace.json" "$work/range.json" <<'PY' || fail "the heatmaps' colour range is not the scores' largest magnitude"
+import json, math, sys
+trace, report = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+scores = [v for v in trace["steps"][4]["tensors"][-1]["data"] if isinstance(v, (int, float)) and math.isfinite(v)]
+bound = max(abs(v) for v in scores)
+text = "%.0f" % bound if bound >= 100 else ("%.2f" % bound).lstrip("0")
+labels = {i["text"] for i in report["items"] if i.get("panel") == "heatmaps"}
+if text not in labels or "-" + text not in labels:
+    sys.exit(f"the legend should read -{text} .. {text} (the trace's largest |score| {bound}); the panel shows {sorted(labels)[:40]}")
+PY
+else
+  fail "the 60-token heatmaps case did not run: $(cat "$work/err")"
+fi
+
 if [ "$failures" -gt 0 ]; then
   echo "$failures GUI check(s) failed"
   exit 1

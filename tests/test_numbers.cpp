@@ -48,3 +48,33 @@ TEST_CASE("the widest cell of a tensor is among its extremes' texts", "[numbers]
     CHECK(widest_cell_texts(v.data(), v.size(), 1) == std::vector<std::string>{"-.4", "1.0", "-inf"});
     CHECK(widest_cell_texts(v.data(), 0, 2).empty());
 }
+
+TEST_CASE("a value range: finite extremes, the non-finite kinds, joined piece by piece", "[numbers]") {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> v{0.3f, -inf, -1.25f, 0.07f, nan, 0.996f, -0.5f};
+    const ValueRange r = value_range(v.data(), v.size());
+    CHECK(r.any);
+    CHECK(r.lo == -1.25f);
+    CHECK(r.hi == 0.996f);
+    CHECK(r.neg_inf);
+    CHECK_FALSE(r.pos_inf);
+    CHECK(r.nan);
+    CHECK(r.magnitude() == 1.25f);  // the largest finite |value|: -inf is not one
+    // Joined from pieces (a grid's heads), the same as read whole; an empty piece adds nothing.
+    ValueRange joined = value_range(v.data() + 5, 2);
+    joined.add(value_range(v.data(), 0));
+    joined.add(value_range(v.data(), 3));
+    joined.add(value_range(v.data() + 3, 2));
+    CHECK(joined.lo == r.lo);
+    CHECK(joined.hi == r.hi);
+    CHECK(joined.neg_inf == r.neg_inf);
+    CHECK(joined.nan == r.nan);
+    CHECK(widest_cell_texts(joined, 2) == std::vector<std::string>{"-1.25", "1.00", "-inf", "nan"});
+    // Only non-finite values: no magnitude, and their texts alone.
+    const std::vector<float> odd{inf, nan};
+    const ValueRange o = value_range(odd.data(), odd.size());
+    CHECK_FALSE(o.any);
+    CHECK(o.magnitude() == 0.0f);
+    CHECK(widest_cell_texts(o, 1) == std::vector<std::string>{"inf", "nan"});
+    CHECK(value_range(v.data(), 0).magnitude() == 0.0f);
+}

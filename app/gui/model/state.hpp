@@ -13,6 +13,7 @@
 #include "gui/model/why.hpp"
 #include "headsplit/engine/config.hpp"
 #include "headsplit/engine/config_edit.hpp"
+#include "headsplit/teaching/numbers.hpp"
 #include "headsplit/teaching/quiz.hpp"
 #include "headsplit/engine/trace.hpp"
 #include "gui/view/layout.hpp"
@@ -77,6 +78,10 @@ struct PanelState {
     // worked out once, not every frame (a cache, so drawing from a const state may fill it).
     mutable TraceCache<StepLayout> stage_layouts;
     mutable TraceCache<std::vector<int>> stage_matches;
+    // The heatmaps: each map's value range per (trace, grid step), one per rows x keys block of
+    // its tensor: the colour range and the number format come from these, not from reading
+    // the whole grid every frame (12 x T x T values).
+    mutable TraceCache<std::vector<ValueRange>> heat_ranges;
 };
 
 struct AppState {

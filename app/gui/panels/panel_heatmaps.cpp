@@ -80,6 +80,27 @@ std::vector<const Step*> matching_grids(const Trace& tr, int step, const Trace& 
     return {};
 }
 
+// The value range of each rows x keys block of map m's tensor (the blocks maps_of counts),
+// found once per (trace, step).
+const std::vector<ValueRange>& block_ranges(const AppState& st, const Map& m) {
+    const std::shared_ptr<const Trace>& tr = m.mine ? st.trace : st.other_mask;
+    TraceCache<std::vector<ValueRange>>& cache = st.panels.heat_ranges;
+    if (const std::vector<ValueRange>* hit = cache.find(tr, m.step->index, nullptr, 0)) return *hit;
+    const std::vector<float>& values = m.t->values();
+    const std::size_t block = static_cast<std::size_t>(m.t->shape[m.t->shape.size() - 2] * m.t->shape.back());
+    std::vector<ValueRange> ranges;
+    for (std::size_t at = 0; block > 0 && at < values.size(); at += block)
+        ranges.push_back(value_range(values.data() + at, std::min(block, values.size() - at)));
+    return cache.add(tr, m.step->index, nullptr, 0, std::move(ranges));
+}
+
+// What a map's block holds (none past its tensor's values).
+ValueRange range_of(const AppState& st, const Map& m) {
+    const std::vector<ValueRange>& ranges = block_ranges(st, m);
+    const std::size_t b = static_cast<std::size_t>(m.block);
+    return b < ranges.size() ? ranges[b] : ValueRange{};
+}
+
 const char* scale_name(AppState::HeatScale s) {
     switch (s) {
         case AppState::HeatScale::Unit: return "0 .. 1";
@@ -259,7 +280,7 @@ float legend_bar(const Canvas& cv) { return std::min(cv.avail.x * 0.3f, 12.0f * 
 float thumb_gap(float font) { return 0.5f * font; }
 
 // `focus`: the head chosen (-1: none); `heads_fit` is set to whether every map fits legibly.
-Canvas place_maps(const Grids& g, const std::vector<Map>& maps, int focus, bool& heads_fit) {
+Canvas place_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps, int focus, bool& heads_fit) {
     Canvas cv;
     cv.font = ImGui::GetFontSize();
     cv.line_h = ImGui::GetTextLineHeightWithSpacing();
@@ -323,11 +344,7 @@ Canvas place_maps(const Grids& g, const std::vector<Map>& maps, int focus, bool&
     // Scores share one symmetric colour range across the heads.
     cv.bound = 0;
     if (!g.weights)
-        for (const Map& m : maps) {
-            const float* values = m.t->values().data() + m.block * g.R * g.T;
-            for (std::int64_t i = 0; i < g.R * g.T; ++i)
-                if (std::isfinite(values[i])) cv.bound = std::max(cv.bound, std::fabs(values[i]));
-        }
+        for (const Map& m : maps) cv.bound = std::max(cv.bound, range_of(st, m).magnitude());
     // Labels: every k-th row / key when the cells are smaller than a label.
     cv.row_stride = label_stride(cv.cell, font);
     float key_need = 0;
@@ -543,7 +560,7 @@ void DrawHeatmaps(AppState& st) {
 
     // One line of controls and what is shown, then the maps, then the legend line.
     draw_header(st, g, *grids.front());
-    const Canvas cv = place_maps(g, maps, comparing ? -1 : st.focus_head, st.panels.heads_fit);
+    const Canvas cv = place_maps(st, g, maps, comparing ? -1 : st.focus_head, st.panels.heads_fit);
     // What of the panel's height is not cells (for the layout of the next frame): above the
     // maps, the legend, a map's title and key labels.
     st.panels.heads_text_h = cv.origin.y - ImGui::GetWindowPos().y + cv.legend_need + 2 * cv.line_h + cv.gap +
@@ -559,7 +576,11 @@ void DrawHeatmaps(AppState& st) {
     std::map<const TensorRecord*, CellText> formats;
     auto format_of = [&](const Map& m) {
         auto it = formats.find(m.t);
-        if (it == formats.end()) it = formats.emplace(m.t, cell_text(m.t->values(), cv.cell - 1, cv.cell - 1, "")).first;
+        if (it == formats.end()) {
+            ValueRange whole;  // every block of the tensor, shown or not
+            for (const ValueRange& r : block_ranges(st, m)) whole.add(r);
+            it = formats.emplace(m.t, cell_text(whole, cv.cell - 1, cv.cell - 1, "")).first;
+        }
         CellText text = it->second;
         text.tensor = m.title;
         return text;

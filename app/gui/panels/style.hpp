@@ -78,6 +78,8 @@ struct CellText {
 // The format for `values` drawn in cells of cell_w x cell_h px: two decimals when the widest
 // number fits (its width + 4 px), else one, else none.
 CellText cell_text(const std::vector<float>& values, float cell_w, float cell_h, std::string tensor);
+// The same from the values' range (value_range), for a caller that keeps it.
+CellText cell_text(const ValueRange& range, float cell_w, float cell_h, std::string tensor);
 // A cell's number (format_cell at t's decimals), centred in [p0, p1] with the cell font, drawn
 // when the tensor's numbers show; recorded for the audit (a cell too small for any number is
 // not, unless it is a heatmap's), with the head its value belongs to (-1: none). Returns

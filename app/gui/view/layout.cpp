@@ -1,5 +1,7 @@
 #include "gui/view/layout.hpp"
 
+#include "headsplit/teaching/numbers.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -224,8 +226,7 @@ StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& 
         tl.x = x0;
         tl.colours = head_colours(s, tl, e, config);
         if (is_grid_op(s.op) && t.has_values())
-            for (float v : t.values())
-                if (std::isfinite(v)) tl.colour_scale = std::max(tl.colour_scale, std::fabs(v));
+            tl.colour_scale = value_range(t.values().data(), t.values().size()).magnitude();
         place_cells(tl, e, lim);
         x0 += tl.width + kTensorGap;
         out.width = tl.x + tl.width;

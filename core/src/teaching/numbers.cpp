@@ -39,22 +39,42 @@ std::string format_cell(double v, int decimals) {
     return s;
 }
 
-std::vector<std::string> widest_cell_texts(const float* values, std::size_t n, int decimals) {
-    bool any = false, neg_inf = false, pos_inf = false, nan = false;
-    float lo = 0, hi = 0;
+void ValueRange::add(const ValueRange& o) {
+    if (o.any) {
+        lo = any ? std::min(lo, o.lo) : o.lo;
+        hi = any ? std::max(hi, o.hi) : o.hi;
+        any = true;
+    }
+    neg_inf = neg_inf || o.neg_inf;
+    pos_inf = pos_inf || o.pos_inf;
+    nan = nan || o.nan;
+}
+
+float ValueRange::magnitude() const { return any ? std::max(std::fabs(lo), std::fabs(hi)) : 0.0f; }
+
+ValueRange value_range(const float* values, std::size_t n) {
+    ValueRange r;
     for (std::size_t i = 0; i < n; ++i) {
         const float v = values[i];
-        if (std::isnan(v)) nan = true;
-        else if (std::isinf(v)) (v < 0 ? neg_inf : pos_inf) = true;
-        else if (!any) lo = hi = v, any = true;
-        else lo = std::min(lo, v), hi = std::max(hi, v);
+        if (std::isnan(v)) r.nan = true;
+        else if (std::isinf(v)) (v < 0 ? r.neg_inf : r.pos_inf) = true;
+        else if (!r.any) r.lo = r.hi = v, r.any = true;
+        else r.lo = std::min(r.lo, v), r.hi = std::max(r.hi, v);
     }
+    return r;
+}
+
+std::vector<std::string> widest_cell_texts(const ValueRange& r, int decimals) {
     std::vector<std::string> out;
-    if (any) out = {format_cell(lo, decimals), format_cell(hi, decimals)};
-    if (neg_inf) out.push_back(format_cell(-INFINITY, decimals));
-    if (pos_inf) out.push_back(format_cell(INFINITY, decimals));
-    if (nan) out.push_back(format_cell(NAN, decimals));
+    if (r.any) out = {format_cell(r.lo, decimals), format_cell(r.hi, decimals)};
+    if (r.neg_inf) out.push_back(format_cell(-INFINITY, decimals));
+    if (r.pos_inf) out.push_back(format_cell(INFINITY, decimals));
+    if (r.nan) out.push_back(format_cell(NAN, decimals));
     return out;
+}
+
+std::vector<std::string> widest_cell_texts(const float* values, std::size_t n, int decimals) {
+    return widest_cell_texts(value_range(values, n), decimals);
 }
 
 Spread spread(std::vector<double> values) {

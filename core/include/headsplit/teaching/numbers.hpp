@@ -21,9 +21,21 @@ std::string format_fixed(double v, int decimals = 2);
 // zero ("-.52", ".07"; "-.5", "1.0"), whole numbers from 100 ("154"), "-inf" / "inf" / "nan".
 std::string format_cell(double v, int decimals = 2);
 
+// What a grid's number format and colour range need of its values, from one pass: the lowest
+// and highest finite values, and which non-finite ones occur. add() joins two ranges.
+struct ValueRange {
+    bool any = false;  // a finite value
+    float lo = 0, hi = 0;
+    bool neg_inf = false, pos_inf = false, nan = false;
+    void add(const ValueRange& o);
+    float magnitude() const;  // the largest finite |value|; 0 with none
+};
+ValueRange value_range(const float* values, std::size_t n);
+
 // The texts among which the widest cell of a tensor is, at `decimals`: those of its lowest
 // and highest finite values (a text grows with the magnitude and a minus sign) and of each
 // non-finite value it holds. Empty for no values.
+std::vector<std::string> widest_cell_texts(const ValueRange& range, int decimals);
 std::vector<std::string> widest_cell_texts(const float* values, std::size_t n, int decimals);
 
 // The median (the upper middle one for an even count), minimum, maximum and 99th
