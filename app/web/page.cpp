@@ -243,23 +243,29 @@ void warm_up_engine(const Config& first) {
     const bool plain = first.weights_dir.empty() && first.embeddings.empty() && first.batch == 1 &&
                        first.context.empty() && first.decode_from == 0;
     if (is_small(first) || !plain) return;
-    std::thread([c = first]() mutable {
-        c.backend = BackendKind::Cpu;  // the page's engine
-        // At most 32 tokens, fewer for wide layers: at most 0.3 GFLOP (gpt2-small at 32
-        // tokens, about 20 ms in the first tier here); nothing for layers wider still (llama).
-        // A failure changes nothing: the window computes `first` itself and says what is wrong.
-        try {
-            for (std::size_t tokens = 32; tokens >= 8; tokens /= 2) {
-                c.tokens.resize(std::min(c.tokens.size(), tokens));
-                const CheckedConfig shorter = check_config(c);
-                if (shorter.flops > 3e8 || !shorter.fits_budget()) continue;
-                const std::unique_ptr<Backend> cpu = make_cpu_backend();
-                (void)run(shorter, make_inputs(c), make_weights(c), *cpu);
-                return;
+    // A failure anywhere here changes nothing: the window computes `first` itself and says
+    // what is wrong.
+    try {
+        std::thread([c = first]() mutable {
+            c.backend = BackendKind::Cpu;  // the page's engine
+            // 48 tokens, fewer for wide layers: at most 0.5 GFLOP (gpt2-small at 48 tokens, whose
+            // 12 x 48 x 48 score grid takes the engine's path for large grids, as T = 128 does);
+            // nothing for layers wider still (llama).
+            try {
+                for (std::size_t tokens : {48, 32, 16, 8}) {
+                    c.tokens.resize(std::min(c.tokens.size(), tokens));
+                    if (c.block > 0) c.block = std::min<std::int64_t>(c.block, c.num_tokens());  // flash's tile
+                    const CheckedConfig shorter = check_config(c);
+                    if (shorter.flops > 5e8 || !shorter.fits_budget()) continue;
+                    const std::unique_ptr<Backend> cpu = make_cpu_backend();
+                    (void)run(shorter, make_inputs(c), make_weights(c), *cpu);
+                    return;
+                }
+            } catch (...) {
             }
-        } catch (const std::exception&) {
-        }
-    }).detach();
+        }).detach();
+    } catch (...) {  // no thread to be had
+    }
 }
 
 void show_refusal(const std::string& line) { headsplit_page_refuse(line.c_str()); }

@@ -89,25 +89,30 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
                                          ? std::string("the window's OpenGL is older than 4.3, which compute shaders need")
                                          : gl_problem_;
         // No stderr here: the window writes each notice once (take_result), not per change.
-        auto compute = [&](const CheckedConfig& which) {
+        auto compute = [&](const CheckedConfig& which, const Inputs& ins, const Weights& ws) {
             return std::make_shared<Trace>(run_with_fallback<Trace>(
                 request,
                 [&](Backend& backend, BackendKind kind) {
                     CheckedConfig on = which;
                     on.config.backend = kind;  // the trace says where it ran
                     RunOptions options;
-                    options.copy_inputs = false;  // moved into the trace below
-                    return run(on, in, w, backend, options);
+                    options.copy_inputs = false;  // the trace gets them below
+                    return run(on, ins, ws, backend, options);
                 },
                 &r.notice));
         };
-        std::shared_ptr<Trace> trace, other_mask;
+        std::shared_ptr<Trace> trace;
         try {
-            trace = compute(checked);
+            trace = compute(checked, in, w);
         } catch (const WorkError& e) {
             return shapes_only(e);
         }
         r.fell_back = trace->config.backend != c.backend;  // the trace says where it ran
+        // The trace holds the inputs and weights it ran on: moved in, not copied. It is the
+        // result from here on, whatever happens to the comparison below.
+        trace->inputs = std::move(in);
+        trace->weights = std::move(w);
+        r.trace = trace;
         if (job.other_mask) {
             // The mask changes neither the inputs nor the weights, nor the memory the pass needs.
             // A flip the configuration cannot take (decoding needs the mask; a context of
@@ -121,20 +126,14 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
             }
             if (other && other->fits_budget()) {
                 try {
-                    other_mask = compute(*other);
+                    std::shared_ptr<Trace> flipped_trace = compute(*other, trace->inputs, trace->weights);
+                    flipped_trace->inputs = trace->inputs;
+                    flipped_trace->weights = trace->weights;
+                    r.other_mask = std::move(flipped_trace);
                 } catch (const WorkError&) {  // its own estimate came out over: no comparison, the trace stays
                 }
             }
         }
-        // Each trace holds the inputs and weights it ran on: the trace's moved in, not copied.
-        if (other_mask) {
-            other_mask->inputs = in;
-            other_mask->weights = w;
-        }
-        trace->inputs = std::move(in);
-        trace->weights = std::move(w);
-        r.trace = std::move(trace);
-        r.other_mask = std::move(other_mask);
     } catch (const ConfigError& e) {
         r.error = e.what();
     } catch (const std::bad_alloc&) {
