@@ -44,9 +44,10 @@ TEST_CASE("spread: median, min, max, p99", "[numbers]") {
 TEST_CASE("the widest cell of a tensor is among its extremes' texts", "[numbers]") {
     const float inf = std::numeric_limits<float>::infinity();
     const std::vector<float> v{0.3f, -0.41f, 0.07f, -inf, 0.996f};
-    CHECK(widest_cell_texts(v.data(), v.size(), 2) == std::vector<std::string>{"-.41", "1.00", "-inf"});
-    CHECK(widest_cell_texts(v.data(), v.size(), 1) == std::vector<std::string>{"-.4", "1.0", "-inf"});
-    CHECK(widest_cell_texts(v.data(), 0, 2).empty());
+    const ValueRange r = value_range(v.data(), v.size());
+    CHECK(widest_cell_texts(r, 2) == std::vector<std::string>{"-.41", "1.00", "-inf"});
+    CHECK(widest_cell_texts(r, 1) == std::vector<std::string>{"-.4", "1.0", "-inf"});
+    CHECK(widest_cell_texts(value_range(v.data(), 0), 2).empty());
 }
 
 TEST_CASE("a value range: finite extremes, the non-finite kinds, joined piece by piece", "[numbers]") {
@@ -77,4 +78,6 @@ TEST_CASE("a value range: finite extremes, the non-finite kinds, joined piece by
     CHECK(o.magnitude() == 0.0f);
     CHECK(widest_cell_texts(o, 1) == std::vector<std::string>{"inf", "nan"});
     CHECK(value_range(v.data(), 0).magnitude() == 0.0f);
+    CHECK(value_range(v.data(), 0).empty());
+    CHECK_FALSE(o.empty());  // non-finite values are values: their cells print them
 }

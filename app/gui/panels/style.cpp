@@ -198,14 +198,13 @@ CellText cell_text(const ValueRange& range, float cell_w, float cell_h, std::str
     CellText t;
     t.tensor = std::move(tensor);
     ImFont* f = cell_font();
-    const bool any = range.any || range.neg_inf || range.pos_inf || range.nan;
     for (int decimals : {2, 1}) {
         t.decimals = decimals;
         t.widest = 0;
         for (const std::string& s : widest_cell_texts(range, decimals))
             t.widest = std::max(t.widest, f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, s.c_str()).x);
         // The tolerance: float rounding of the cell size.
-        t.shown = any && cell_w + 0.01f >= t.widest + 4 && cell_h >= f->FontSize * 0.8f;
+        t.shown = !range.empty() && cell_w + 0.01f >= t.widest + 4 && cell_h >= f->FontSize * 0.8f;
         if (t.shown) break;
     }
     return t;

@@ -73,10 +73,6 @@ std::vector<std::string> widest_cell_texts(const ValueRange& r, int decimals) {
     return out;
 }
 
-std::vector<std::string> widest_cell_texts(const float* values, std::size_t n, int decimals) {
-    return widest_cell_texts(value_range(values, n), decimals);
-}
-
 Spread spread(std::vector<double> values) {
     Spread s;
     if (values.empty()) return s;

@@ -29,6 +29,7 @@ struct ValueRange {
     bool neg_inf = false, pos_inf = false, nan = false;
     void add(const ValueRange& o);
     float magnitude() const;  // the largest finite |value|; 0 with none
+    bool empty() const { return !any && !neg_inf && !pos_inf && !nan; }  // of no values
 };
 ValueRange value_range(const float* values, std::size_t n);
 
@@ -36,7 +37,6 @@ ValueRange value_range(const float* values, std::size_t n);
 // and highest finite values (a text grows with the magnitude and a minus sign) and of each
 // non-finite value it holds. Empty for no values.
 std::vector<std::string> widest_cell_texts(const ValueRange& range, int decimals);
-std::vector<std::string> widest_cell_texts(const float* values, std::size_t n, int decimals);
 
 // The median (the upper middle one for an even count), minimum, maximum and 99th
 // percentile (the value at rank n * 99 / 100 of the sorted values) of `values`; all zero
