@@ -158,6 +158,19 @@ refused_quickly "use --block 2905 or more" trace --preset llama2-7b --tokens 104
 # T = 4096 (0.69 TFLOP) is over a 1-second budget on any CPU.
 refused_quickly "GFLOP/s, measured on the cpu backend just now), over the time budget of 1 s; use fewer tokens or a smaller D_out, or raise --time-budget" trace --preset llama2-7b --tokens 4096 --mode flash --memory-budget 8GiB --time-budget 1
 refused_quickly "measured on the gl backend just now), over the time budget of 60 s; use fewer tokens, the CPU backend or a smaller D_out, or raise --time-budget" trace --preset llama2-7b --tokens 4096 --mode flash --memory-budget 4GiB --backend gl
+# A memory budget above the machine's memory: a run that needs more than the machine has is
+# refused with the estimate, before anything is made (a million tokens of llama2-7b under a
+# 64 TiB budget made 16 GB of inputs in 32 s before its time was refused, and with a longer
+# time budget was killed by the kernel at 24 GB). Under it, the time estimate comes before the
+# inputs and weights are made.
+SECONDS=0
+refused_quickly "of memory (whatever --memory-budget says); use fewer tokens or a smaller D_out" trace --preset llama2-7b --tokens 1048576 --mode flash --block 4096 --memory-budget 65536GiB --time-budget 86400
+refused_quickly "over the time budget of 1 s" trace --preset llama2-7b --tokens 32768 --mode flash --block 4096 --memory-budget 16GiB --time-budget 1
+[ "$SECONDS" -le 8 ] || fail "two runs too large for the machine took $SECONDS s to refuse"
+#    ... and without making its inputs (x alone is 512 MiB there).
+peak=$(/usr/bin/time -f %M "$bin" trace --preset llama2-7b --tokens 32768 --mode flash --block 4096 --memory-budget 16GiB \
+  --time-budget 1 2>&1 >/dev/null | tail -1)
+[ "${peak:-999999999}" -lt 200000 ] || fail "refusing llama2-7b at T = 32768 for its time took ${peak} KiB (the inputs were made first)"
 check_refused 2 "--time-budget 0 is out of range; use a whole number from 1 to 86400" trace --time-budget 0
 # The JSON writer's piece counts against the budget when --json is given (check_refused adds it):
 # 113.6 MiB fits 114 MiB without it.
@@ -222,6 +235,26 @@ refused_quickly "c_attn.weight\" holds NaN at [2, 5]; a checkpoint's weights mus
 # the same with +Inf in a position's embedding row (only the rows of the sentence's tokens are read)
 d=$(hostile inf) && poison "$d" wpe.weight 1 3 inf
 refused_quickly "wpe.weight\" holds Inf at [1, 3]" trace --weights "$d" --text "the cat"
+
+# Finite weights too large for float32's sums (c_attn all 1e30): the result would be NaN, which
+# is refused (it ran and exited 0 before, and the JSON held null, read as a masked score).
+d=$(hostile huge) && /usr/bin/python3 - "$d/model.safetensors" <<'PY' || fail "could not fill c_attn with 1e30"
+import json, struct, sys
+with open(sys.argv[1], "r+b") as f:
+    n = struct.unpack("<Q", f.read(8))[0]
+    header = json.loads(f.read(n))
+    name = next(k for k in header if k.endswith("h.0.attn.c_attn.weight"))
+    begin, end = header[name]["data_offsets"]
+    f.seek(8 + n + begin)
+    f.write(struct.pack("<f", 1e30) * ((end - begin) // 4))
+PY
+rm -f "$work/huge.json"
+"$bin" trace --weights "$d" --layer 0 --json "$work/huge.json" >/dev/null 2>"$work/stderr"
+rc=$?
+[ "$rc" = 1 ] && [ "$(wc -l <"$work/stderr")" = 1 ] &&
+  grep -qF "values that are not finite" "$work/stderr" && grep -qF "the weights or the inputs are too large" "$work/stderr" ||
+  fail "c_attn at 1e30: exit $rc, '$(cat "$work/stderr")'"
+[ ! -e "$work/huge.json" ] || fail "c_attn at 1e30: a JSON was written"
 
 # 3b. The same for bench's options.
 check_refused 2 "--repeat 0 is out of range" bench --repeat 0
@@ -312,6 +345,14 @@ refused_quickly "--python and --numpy both name $work/lab.py" export --python "$
 check_refused 2 "--text \"\" has no words" trace --preset tiny-trained --text ""
 check_refused 2 "--text \"\" has no words" trace --weights "$shipped" --text ""
 check_refused 2 "--dropout 1e-400 is too small for a float" trace --dropout 1e-400
+# A p that float32 rounds to 1 (every weight dropped) or to 0 (a dropout step dropping nothing).
+check_refused 2 "dropout p = 0.99999999999 is too close to 1 for a float32 probability" trace --dropout 0.99999999999
+check_refused 2 "dropout p = 1e-46 is too close to 0" trace --dropout 1e-46
+#    The same file named twice when it does not exist yet, relative and absolute.
+cd "$work" || exit 1
+refused_quickly "--python and --numpy both name new.py" export --python new.py --numpy "$work/new.py"
+[ ! -e new.py ] || fail "export --python new.py --numpy $work/new.py wrote new.py"
+cd - >/dev/null || exit 1
 ln -s loop-b "$work/loop-a" && ln -s loop-a "$work/loop-b"
 refused_quickly "$work/loop-a: a symlink loop" trace --json "$work/loop-a"
 #    A symlink to a file is written through: the link stays a link, its target gets the trace.
@@ -344,20 +385,39 @@ cmd=${out#*run it with }
 (cd "$work" && PATH=/usr/bin:/bin sh -c "$cmd" >"$work/export-run.out" 2>&1) ||
   fail "the printed command '$cmd' did not run the script: $(tail -2 "$work/export-run.out")"
 [ -e "$work/pwned-export" ] && fail "the printed command ran a command from the path"
-#    SIGTERM while a large --json is written: the temporary file goes with the process.
-"$bin" trace --preset gpt2-small --tokens 512 --json "$work/big.json" >/dev/null 2>&1 &
-pid=$!
-for _ in $(seq 600); do ls "$work" | grep -q '^big.json.tmp' && break; sleep 0.05; done
-if ls "$work" | grep -q '^big.json.tmp'; then
-  kill -TERM "$pid"
-  wait "$pid"
-  rc=$?
-  [ "$rc" = 143 ] || fail "trace --json killed by SIGTERM exited $rc, expected 143"
-  [ -z "$(ls "$work" | grep '^big.json')" ] || fail "SIGTERM during --json left $(ls "$work" | grep '^big.json')"
-else
-  wait "$pid"
-  fail "trace --preset gpt2-small --tokens 512 --json: no temporary file seen within 30 s"
-fi
+#    A path that starts with "-": the printed command names it as ./-... (python3 -mthis would
+#    run Python's module), and pasted it runs the script.
+out=$(cd "$work" && "$bin" export --numpy=-mthis 2>&1) || fail "export --numpy=-mthis exited $?: $out"
+grep -qF "run it with python3 ./-mthis" <<<"$out" || fail "export --numpy=-mthis printed '$out'"
+(cd "$work" && PATH=/usr/bin:/bin sh -c "${out#*run it with }" >"$work/dash-run.out" 2>&1) ||
+  fail "the printed command '${out#*run it with }' did not run the script: $(tail -2 "$work/dash-run.out")"
+grep -q "Zen of Python" "$work/dash-run.out" && fail "the printed command ran Python's this module"
+#    A file written again keeps its permissions: a private trace stays private, a script its x.
+"$bin" trace --json "$work/private.json" >/dev/null && chmod 600 "$work/private.json" &&
+  "$bin" trace --json "$work/private.json" >/dev/null || fail "trace --json over a 0600 file exited $?"
+[ "$(stat -c %a "$work/private.json")" = 600 ] || fail "trace --json made a 0600 file $(stat -c %a "$work/private.json")"
+"$bin" export --python "$work/run.py" >/dev/null && chmod 755 "$work/run.py" &&
+  "$bin" export --python "$work/run.py" >/dev/null || fail "export over a 0755 script exited $?"
+[ "$(stat -c %a "$work/run.py")" = 755 ] || fail "export made a 0755 script $(stat -c %a "$work/run.py")"
+#    A signal that ends the process while a large --json is written (SIGTERM; SIGHUP: the
+#    terminal closed; SIGPIPE; SIGINT is ignored by a job started in the background like this
+#    one, and the handler keeps it so): the temporary file goes with the process.
+for sig in TERM HUP PIPE; do
+  rm -f "$work"/big.json*
+  "$bin" trace --preset gpt2-small --tokens 512 --json "$work/big.json" >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 600); do ls "$work" | grep -q '^big.json.tmp' && break; sleep 0.05; done
+  if ls "$work" | grep -q '^big.json.tmp'; then
+    kill -"$sig" "$pid"
+    wait "$pid"
+    rc=$?
+    [ "$rc" = $((128 + $(kill -l "$sig"))) ] || fail "trace --json killed by SIG$sig exited $rc"
+    [ -z "$(ls "$work" | grep '^big.json')" ] || fail "SIG$sig during --json left $(ls "$work" | grep '^big.json')"
+  else
+    wait "$pid"
+    fail "trace --preset gpt2-small --tokens 512 --json: no temporary file seen within 30 s"
+  fi
+done
 
 # 5. A good --json is complete JSON, written in one piece.
 "$bin" trace --mode fused --json "$work/good.json" >/dev/null || fail "trace --json exited $?"

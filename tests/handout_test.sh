@@ -136,6 +136,44 @@ after=$(ls "$work/reused" | grep -c '^step-')
 grep -qF "replaced the handout that was in $work/reused and removed its $((before - 12)) pictures past step 11" <<<"$out" ||
   fail "reused: the command did not say what it replaced: $out"
 
+# The GL backend's handout reruns on the GL backend.
+grep -q -- "--backend gl" "$work/decode/index.html" || fail "decode: the rerun command lacks --backend gl"
+
+# A folder whose index.html is the user's own page: refused, the page kept.
+mkdir -p "$work/mine" && echo "<html><title>my notes</title></html>" >"$work/mine/index.html"
+"$bin" handout --out "$work/mine" >/dev/null 2>"$work/mine.err" && fail "a folder with the user's own index.html was accepted"
+grep -qF "$work/mine/index.html is there and is not a HeadSplit handout" "$work/mine.err" || fail "the user's page: $(cat "$work/mine.err")"
+grep -q "my notes" "$work/mine/index.html" || fail "the user's own index.html was replaced"
+
+# A handout that cannot be finished (a full disk; SIGTERM) leaves the earlier one whole: the
+# same files, byte for byte, and nothing of the new one.
+same_as_before() {  # dir what
+  (cd "$1" && md5sum -c --quiet "$work/before.md5" >/dev/null 2>&1) || fail "$2: the earlier handout changed"
+  [ "$(ls -A "$1" | wc -l)" = "$(wc -l <"$work/before.md5")" ] || fail "$2: files were added: $(ls -A "$1")"
+}
+if [ "$(id -u)" = 0 ] && mkdir -p "$work/disk" && mount -t tmpfs -o size=2600k tmpfs "$work/disk" 2>/dev/null; then
+  "$bin" handout --out "$work/disk/h" --heads 2 >/dev/null 2>&1 || fail "full disk: the first handout failed"
+  (cd "$work/disk/h" && md5sum * >"$work/before.md5")
+  "$bin" handout --out "$work/disk/h" --heads 3 --text "the quick brown fox jumps over" >/dev/null 2>"$work/disk.err" &&
+    fail "a handout onto a full disk exited 0"
+  grep -qF "No space left on device; nothing there was replaced" "$work/disk.err" || fail "full disk: $(cat "$work/disk.err")"
+  same_as_before "$work/disk/h" "full disk"
+  umount "$work/disk"
+else
+  echo "note: not root or no tmpfs here; the full-disk handout is not run"
+fi
+"$bin" handout --out "$work/killed" --heads 2 >/dev/null 2>&1 || fail "the handout to kill: the first one failed"
+(cd "$work/killed" && md5sum * >"$work/before.md5")
+"$bin" handout --out "$work/killed" --heads 3 --text "the quick brown fox jumps over the lazy dog" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 400); do [ -n "$(ls -A "$work/killed" | grep '^\.headsplit-handout')" ] && break; sleep 0.05; done
+sleep 0.3
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" = 143 ] || fail "a handout killed by SIGTERM exited $rc, expected 143 (it had finished?)"
+same_as_before "$work/killed" "SIGTERM"
+
 # Refused before any work, one line, nothing written.
 for bad in /proc/headsplit-handout "$work/default/index.html"; do
   if "$bin" handout --out "$bad" >"$work/bad.out" 2>"$work/bad.err"; then

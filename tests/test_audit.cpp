@@ -174,3 +174,32 @@ TEST_CASE("every head of the heatmaps is on screen, as a map or a labelled thumb
     p = audit_problems(a.report(), {});
     CHECK(p.size() == 2);  // outside the visible area, and so head 1 is not on screen
 }
+
+TEST_CASE("a layout has settled when its panels stand where they stood the frame before", "[audit]") {
+    auto panels = [](float stage_h) {
+        LayoutAudit a;
+        a.enabled = true;
+        a.begin_frame(1024, 768, 1.5f, "test");
+        a.begin_panel("stage", 204, 143, 512, stage_h, 204, 143, 716, 143 + stage_h, false, false);
+        a.begin_panel("heatmaps", 204, 143 + stage_h, 512, 625 - stage_h, 204, 143 + stage_h, 716, 768, false, false);
+        a.label("the", 210, 150, 30, 20);
+        return a.report();
+    };
+    LayoutSettle settle;
+    CHECK_FALSE(settle.still(panels(226)));  // the first frame has nothing to compare with
+    CHECK_FALSE(settle.still(panels(187)));  // the share moved
+    CHECK(settle.moved() == "stage 226 x 512 at (204, 143) -> 187 x 512 at (204, 143)");
+    CHECK(settle.still(panels(187.3f)));     // within half a pixel
+    // The items may change (a cell's number, a label); only the panels count.
+    LayoutReport more = panels(187);
+    more.items.clear();
+    CHECK(settle.still(more));
+    // A panel more or less is a change.
+    LayoutReport fewer = panels(187);
+    fewer.panels.pop_back();
+    CHECK_FALSE(settle.still(fewer));
+    CHECK(settle.moved() == "the panels shown changed");
+    settle.reset();
+    CHECK_FALSE(settle.still(panels(187)));
+    CHECK(settle.moved().empty());
+}

@@ -64,6 +64,7 @@ void check_same(const Config& a, const Config& b) {
     CHECK(b.token_ids == a.token_ids);
     CHECK(b.preset == a.preset);
     CHECK(b.layers == a.layers);
+    CHECK(b.backend == a.backend);
 }
 
 }  // namespace
@@ -78,8 +79,10 @@ TEST_CASE("config_options spells a configuration that parses back to the same on
         {"--text", "the cat sleeps on the mat", "--dropout", "0.25", "--scale-first", "--no-out-proj"},
         {"--text", "the cat", "--context", "a dog runs far away", "--d-context", "10"},
         {"--text", "the cat sat", "--context", "a dog ran", "--causal"},
+        {"--text", "the cat sat", "--backend", "gl", "--mode", "flash", "--block", "2"},
         {"--preset", "gpt2-small", "--tokens", "24", "--mode", "fused"},
         {"--preset", "tiny-trained", "--text", "don't stop, we're   here", "--layer", "2", "--mode", "flash"},
+        {"--preset", "tiny-trained", "--text", "the cat", "--backend", "gl"},
     };
     for (const auto& words : typed) {
         INFO("typed: " << testing_join(words));

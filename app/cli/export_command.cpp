@@ -31,7 +31,7 @@ int ExportCommand::run() const {
         std::error_code ec;
         namespace fs = std::filesystem;
         if (!python_path.empty() && !numpy_path.empty() &&
-            fs::weakly_canonical(python_path, ec) == fs::weakly_canonical(numpy_path, ec))
+            fs::weakly_canonical(fs::absolute(python_path, ec), ec) == fs::weakly_canonical(fs::absolute(numpy_path, ec), ec))
             throw ConfigError("--python and --numpy both name " + python_path +
                               "; give two files, e.g. --python lab_torch.py --numpy lab_numpy.py");
     }
@@ -49,7 +49,7 @@ int ExportCommand::run() const {
     for (const auto& [path, kind] : scripts) {
         write_file_atomically(path, export_script(trace, kind));
         std::cout << "wrote " << path << ": " << script_kind_name(kind) << ", " << trace.steps.size()
-                  << " steps; run it with python3 " << shell_word(path) << "\n";
+                  << " steps; run it with python3 " << shell_path(path) << "\n";
     }
     return 0;
 }

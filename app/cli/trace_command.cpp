@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "headsplit/backends/backend_policy.hpp"
@@ -129,8 +130,11 @@ void print_step_values(const Step& s, std::ostream& out) {
 }
 
 Trace run_traced(const CheckedConfig& c) {
-    const Inputs inputs = make_inputs(c.config);
-    const Weights weights = make_weights(c.config);
+    // The inputs and weights are made once the run's time has been estimated on its backend:
+    // a run refused as too long is refused before they take memory and time (llama2-7b's at a
+    // million tokens are 16 GB, made in half a minute, under a large --memory-budget).
+    std::optional<Inputs> inputs;
+    std::optional<Weights> weights;
     BackendRequest request;
     request.kind = c.config.backend;
     request.notices = &std::cerr;
@@ -139,7 +143,9 @@ Trace run_traced(const CheckedConfig& c) {
         [&](Backend& backend, BackendKind kind) {
             CheckedConfig on = c;
             on.config.backend = kind;  // the trace says where it ran
-            return headsplit::run(on, inputs, weights, backend);
+            require_time(on, backend);
+            if (!inputs) inputs.emplace(make_inputs(c.config)), weights.emplace(make_weights(c.config));
+            return headsplit::run(on, *inputs, *weights, backend);
         },
         nullptr);
 }

@@ -55,12 +55,14 @@ constexpr const char* kDownloads = "/downloads";
 class PageRun final : public UnattendedRun {
 public:
     PageRun() {
-        if (page_requests().layout_report) layout_audit().enabled = true;
         std::error_code ec;
         std::filesystem::create_directories(kDownloads, ec);
     }
 
     bool before_frame(AppState& st, GLFWwindow* win, double) override {
+        // The panels are recorded until a trace's layout has settled (LayoutSettle), and on
+        // every frame when the layout report is asked for.
+        layout_audit().enabled = page_requests().layout_report || st.trace.get() != reported_;
         st.screenshot_dir = kDownloads;
         ImGui::GetIO().GetClipboardTextFn = clipboard_text;
         ImGui::GetIO().SetClipboardTextFn = set_clipboard_text;
@@ -86,9 +88,13 @@ public:
             trace_shown_ = true;
             headsplit_page_mark("traceShown", std::to_string(emscripten_get_now()).c_str());
         }
+        // Settled: the trace in for three frames and the panels where they stood the frame
+        // before (LayoutSettle; a layout still moving after kMaxSettleFrames is taken as it is).
         const bool measuring = st.why && !st.why->result;
         settled_ = st.trace && !st.computer->busy() && !measuring ? settled_ + 1 : 0;
-        if (settled_ >= 3 && st.trace.get() != reported_) {
+        const bool still = layout_audit().enabled && settle_.still(layout_audit().report());
+        if (settled_ >= 3 && (still || settled_ >= kMaxSettleFrames) && st.trace.get() != reported_) {
+            settle_.reset();
             reported_ = st.trace.get();
             if (page_requests().json) headsplit_page_set_text("trace-json", trace_to_json(*st.trace).c_str());
             if (page_requests().layout_report) {
@@ -210,6 +216,7 @@ private:
     double last_started_ = 0, longest_gap_ = 0;
     int settled_ = 0;
     const Trace* reported_ = nullptr;
+    LayoutSettle settle_;  // whether the panels have come to rest
     std::string last_query_;
 };
 

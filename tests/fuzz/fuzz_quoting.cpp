@@ -1,5 +1,5 @@
 // libFuzzer target over the command lines HeadSplit prints for a user to paste: the handout's
-// "rerun it" line (shell_options) and export's "run it with python3 PATH" (shell_word). The
+// "rerun it" line (shell_options) and export's "run it with python3 PATH" (shell_path). The
 // bytes become argv words for `headsplit trace` (split at NUL only, so a word may hold
 // newlines, quotes, $( ), backquotes, any byte). For every configuration the parser takes:
 //  1. the printed line is read back by a small POSIX lexer written here from the shell's
@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -164,10 +165,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     if (!cur.empty()) words.push_back(cur);
 
-    // export's line: python3 PATH, for any word as the path.
+    // export's line: python3 PATH, for any word as the path: one word, the same file, never
+    // read as an option.
     for (const std::string& w : words) {
-        const std::string line = "python3 " + shell_word(w);
-        if (checked_words(line) != std::vector<std::string>{"python3", w}) bug("the path changed", line);
+        const std::string line = "python3 " + shell_path(w);
+        const std::vector<std::string> read = checked_words(line);
+        if (read.size() != 2 || read[0] != "python3") bug("the line is not python3 and one word", line);
+        const std::string& p = read[1];
+        if (!p.empty() && p.front() == '-') bug("the path reads as an option", line);
+        if (p != w && std::filesystem::path(p).lexically_normal() != std::filesystem::path(w).lexically_normal())
+            bug("the path changed", line);
     }
 
     // the handout's line: the options of whatever configuration these words make.

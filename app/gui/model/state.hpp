@@ -69,6 +69,11 @@ struct PanelState {
     // listing needs at its largest font.
     float stage_text_h = -1, heads_text_h = -1, stage_need_h = -1, heads_need_h = -1, code_need_h = -1;
     float stage_min_h = -1;  // the stage's text and its cells at 4 px
+    // The heads' height the normal layout gave last frame, and how many times it has moved for
+    // the picture `split_picture` stands for (DrawPanels: a share that goes round a cycle stops).
+    float bottom_h = -1;
+    int split_moves = 0;
+    std::vector<double> split_picture;
     // The stage's explanation: its height (drawn or not), and whether the layout gave it the
     // room (the needs above are told without it).
     float stage_explain_h = 0;

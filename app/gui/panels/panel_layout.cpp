@@ -2,6 +2,7 @@
 // splitters on their boundaries; presenter mode's caption, stage and heads.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include <imgui.h>
@@ -97,6 +98,26 @@ void draw_presenter(AppState& st, double now) {
     handle_splitters(st.panels.dragging_splitter, {{5, true, stage_w, caption_h, H, &st.splits.stage, 0, W, 0.3f, 0.8f}});
 }
 
+// The needs that share the column's height are measured at the sizes the panels had the frame
+// before, and some change with them (a short stage drops its captions' second lines, the
+// heads' maps tile another way), so the share can go round a cycle of two or three heights
+// instead of coming to rest: the panels would jump every frame. It settles in one to three
+// moves; for one picture (`picture`: the window, the text size, the trace, the step, the tab,
+// the splitter) it moves at most kSplitMoves times, then stays where it is.
+constexpr int kSplitMoves = 6;
+
+float settle_share(AppState& st, float bottom_h, std::vector<double> picture) {
+    PanelState& ps = st.panels;
+    if (picture != ps.split_picture) {
+        ps.split_picture = std::move(picture);
+        ps.split_moves = 0;
+    } else if (std::abs(bottom_h - ps.bottom_h) > 0.5f && ++ps.split_moves > kSplitMoves) {
+        bottom_h = ps.bottom_h;
+    }
+    ps.bottom_h = bottom_h;
+    return bottom_h;
+}
+
 }  // namespace
 
 void DrawPanels(AppState& st, double now) {
@@ -151,6 +172,9 @@ void DrawPanels(AppState& st, double now) {
     }
     st.panels.stage_text_h = st.panels.heads_text_h = st.panels.stage_need_h = st.panels.heads_need_h = -1;
     if (asking) bottom_h = 0;
+    bottom_h = settle_share(st, bottom_h, {W, H, st.font_scale, static_cast<double>(st.step), st.splits.stage,
+                                           static_cast<double>(reinterpret_cast<std::uintptr_t>(st.trace.get())),
+                                           asking ? 1.0 : 0.0, st.panels.heatmaps_tab ? 1.0 : 0.0});
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                    ImGuiWindowFlags_NoSavedSettings;
     auto place = [&](float x, float y, float w, float h) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -73,6 +74,32 @@ void LayoutAudit::cell(const std::string& text, float x, float y, float w, float
     it.tensor = tensor;
     it.head = head;
     report_.items.push_back(std::move(it));
+}
+
+bool LayoutSettle::still(const LayoutReport& r) {
+    auto near = [](float a, float b) { return std::abs(a - b) <= 0.5f; };
+    auto text = [](const AuditPanel& p) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%.0f x %.0f at (%.0f, %.0f)", p.h, p.w, p.x, p.y);
+        return std::string(buf);
+    };
+    bool same = seen_ && last_.size() == r.panels.size();
+    for (std::size_t i = 0; same && i < last_.size(); ++i) {
+        const AuditPanel &a = last_[i], &b = r.panels[i];
+        if (a.name == b.name && near(a.x, b.x) && near(a.y, b.y) && near(a.w, b.w) && near(a.h, b.h)) continue;
+        same = false;
+        if (a.name == b.name) moved_ = a.name + " " + text(a) + " -> " + text(b);
+    }
+    if (seen_ && !same && last_.size() != r.panels.size()) moved_ = "the panels shown changed";
+    last_ = r.panels;
+    seen_ = true;
+    return same;
+}
+
+void LayoutSettle::reset() {
+    last_.clear();
+    seen_ = false;
+    moved_.clear();
 }
 
 std::string layout_report_json(const LayoutReport& r) {

@@ -70,6 +70,29 @@ private:
 // The panels that never scroll: the stage, the heatmaps, the code and presenter mode's caption.
 bool must_fit_panel(const std::string& name);
 
+// Whether the window's layout has come to rest: its panels stand where they stood the frame
+// before. Some boundaries are placed from what the panels needed the frame before (the stage
+// and the heads share the column's height so, the code column its width), so a change can
+// take a few frames to settle; a screenshot, a report or an audit of an earlier frame would
+// describe a layout the reader sees for an instant. Fed every frame's report, in order.
+// How many frames a layout may take to settle; one still moving then is a fault.
+constexpr int kMaxSettleFrames = 30;
+
+class LayoutSettle {
+public:
+    // Records this frame's panels: true when they are the previous frame's (to half a pixel).
+    bool still(const LayoutReport& r);
+    void reset();
+    // The last panel seen to move, as "stage 226 x 512 at (204, 143) -> 187 x 512 at (204, 143)"
+    // (height x width); empty when none has.
+    const std::string& moved() const { return moved_; }
+
+private:
+    std::vector<AuditPanel> last_;
+    bool seen_ = false;
+    std::string moved_;
+};
+
 // {"format": "headsplit-layout", "version": 2, ...} (README: the layout report).
 std::string layout_report_json(const LayoutReport& r);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
@@ -137,7 +138,10 @@ bool AuditSweep::settled(const AppState& st, int fb_w, int fb_h) const {
 }
 
 std::string AuditSweep::describe(const AppState& st) const {
-    return cases_[runs_[run_].c].name + (step_ < 0 ? ", weight split tab" : ", step " + std::to_string(st.step)) +
+    const auto [w, h] = windows_[runs_[run_].window];
+    char size[64];
+    std::snprintf(size, sizeof size, " (%dx%d, text %g)", w, h, static_cast<double>(st.font_scale));
+    return cases_[runs_[run_].c].name + size + (step_ < 0 ? ", weight split tab" : ", step " + std::to_string(st.step)) +
            (present_ ? ", presenter mode" : "");
 }
 
@@ -191,8 +195,11 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
         frames_here_ = 0;
         return;
     }
-    if (frames_here_ < 3) return;  // the tab switch and the layout take a frame or two
     const LayoutReport& r = layout_audit().report();
+    // The tab switch and the layout take a frame or two, some boundaries a few more: the frame
+    // checked is the first, from the third, whose panels stand where they stood the frame before.
+    const bool still = settle_.still(r);
+    if (frames_here_ < 3 || (!still && frames_here_ < kMaxSettleFrames)) return;
     const Config& c = st.trace->config;
     AuditRules rules;
     // At 1920x1080 a map of up to 12 tokens is 32 px a cell (the one shown large when not every
@@ -207,12 +214,17 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
     rules.every_value_shown = cases_[runs_[run_].c].name == "default" && fb_w >= 900 * st.font_scale &&
                               fb_h >= 540 * st.font_scale;
     ++frames_checked_;
-    for (std::string& p : audit_problems(r, rules)) {
+    std::vector<std::string> problems = audit_problems(r, rules);
+    if (!still)
+        problems.push_back("the layout was still moving after " + std::to_string(kMaxSettleFrames) + " frames (" +
+                           settle_.moved() + ")");
+    for (std::string& p : problems) {
         ++problem_count_;
         if (problems_.size() < kProblemsKept) problems_.push_back(describe(st) + ": " + std::move(p));
     }
     // Next: the first step after the tab, then each step, then the next case / font / size.
     frames_here_ = 0;
+    settle_.reset();
     if (step_ + 1 < static_cast<int>(st.trace->steps.size())) {
         ++step_;
         return;

@@ -60,6 +60,7 @@ private:
     std::size_t run_ = 0;
     int step_ = -1;          // -1: the weight-split tab at step 0; then steps 0 ..
     int frames_here_ = 0;    // frames drawn since this (case, step) was set up
+    LayoutSettle settle_;    // whether this (case, step)'s panels have come to rest
     bool present_ = false;   // the second pass over the steps, in presenter mode
     bool set_up_ = false;    // the current case's size, font and config are applied
     std::int64_t frames_checked_ = 0;

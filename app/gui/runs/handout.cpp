@@ -10,6 +10,8 @@
 #include <system_error>
 #include <vector>
 
+#include <unistd.h>
+
 #include "gui/platform/gl.hpp"
 #include <imgui.h>
 #include <backends/imgui_impl_opengl3.h>
@@ -160,7 +162,17 @@ void check_handout_dir(const std::string& dir) {
     if (ec || !std::filesystem::is_directory(dir))
         throw std::runtime_error("cannot make the handout folder " + dir + (ec ? ": " + ec.message() : ": a file has that name") +
                                  "; choose a folder you can write to");
-    check_writable((std::filesystem::path(dir) / "index.html").string());
+    const std::string page = (std::filesystem::path(dir) / "index.html").string();
+    // A page there that is not a handout is the user's own: it is not replaced.
+    if (std::filesystem::exists(std::filesystem::symlink_status(page, ec))) {
+        char head[512] = {};
+        std::FILE* f = std::filesystem::is_regular_file(page, ec) ? std::fopen(page.c_str(), "rb") : nullptr;
+        const std::size_t n = f ? std::fread(head, 1, sizeof head - 1, f) : 0;
+        if (f) std::fclose(f);
+        if (std::string(head, n).find("<title>HeadSplit handout: ") == std::string::npos)
+            throw std::runtime_error(page + " is there and is not a HeadSplit handout; choose an empty folder (or an earlier handout's)");
+    }
+    check_writable(page);
 }
 
 std::string handout_html(const Trace& tr) {
@@ -233,30 +245,73 @@ int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& 
             if (!t.has_values() && !t.shape.empty())
                 throw std::runtime_error("the handout needs values: this configuration is shown as shapes only");
     check_handout_dir(dir);
-    const std::filesystem::path folder(dir);
-    Offscreen screen;
-    AppState st;
-    st.trace = trace;
-    st.dark = false;
-    st.document = true;
-    st.font_scale = kFontScale;
-    st.font_dirty = false;
-    for (const Step& s : trace->steps) {
-        st.step = s.index;
-        st.anim_start = -1e9;  // settled, no animation
-        for (int frame = 0; frame < 3; ++frame) screen.draw(st);  // sizes settle over two frames
-        std::string why;
-        if (!save_png((folder / picture_name(s.index)).string(), kWidth, kHeight, &why, GL_COLOR_ATTACHMENT0))
-            throw std::runtime_error(why);
-    }
+    namespace fs = std::filesystem;
+    const fs::path folder(dir);
+    // Every file is made in a folder of its own inside `dir` first, then moved into place all
+    // at once: a full disk or a signal while they are made leaves `dir` as it was (never half
+    // an old handout and half a new one), and takes the made files away.
+    const fs::path staging = folder / (".headsplit-handout." + std::to_string(::getpid()));
     std::error_code ec;
-    const bool earlier = std::filesystem::exists(folder / "index.html", ec);
-    write_file_atomically((folder / "index.html").string(), handout_html(*trace));
-    // An earlier, longer handout's last pictures: this page does not show them, so they go.
+    fs::remove_all(staging, ec);
+    if (!fs::create_directory(staging, ec))
+        throw std::runtime_error("cannot write the handout into " + dir + ": " + (ec ? ec.message() : "a file is in the way") +
+                                 "; choose a folder you can write to");
+    guard_folder(staging.string());
+    std::vector<std::string> names;
+    try {
+        Offscreen screen;
+        AppState st;
+        st.trace = trace;
+        st.dark = false;
+        st.document = true;
+        st.font_scale = kFontScale;
+        st.font_dirty = false;
+        for (const Step& s : trace->steps) {
+            st.step = s.index;
+            st.anim_start = -1e9;  // settled, no animation
+            for (int frame = 0; frame < 3; ++frame) screen.draw(st);  // sizes settle over two frames
+            std::string why;
+            names.push_back(picture_name(s.index));
+            guard_folder_file(names.back());
+            if (!save_png((staging / names.back()).string(), kWidth, kHeight, &why, GL_COLOR_ATTACHMENT0))
+                throw std::runtime_error(why);
+        }
+        names.push_back("index.html");
+        guard_folder_file(names.back());
+        write_file_atomically((staging / names.back()).string(), handout_html(*trace));
+    } catch (const std::exception& e) {
+        fs::remove_all(staging, ec);
+        guard_folder("");
+        // Said of the file it was to become ("cannot write DIR/step-04.png: No space left on
+        // device; nothing there was replaced").
+        std::string why = e.what();
+        for (std::size_t at; (at = why.find(staging.string())) != std::string::npos;)
+            why.replace(at, staging.string().size(), folder.string());
+        if (why.find("nothing there was replaced") == std::string::npos) why += "; " + dir + " was left as it was";
+        if (why.find("No space left") != std::string::npos && fs::exists(folder / "index.html", ec))
+            why += " (a new handout is made beside the earlier one, so the disk needs room for both)";
+        throw std::runtime_error(why);
+    }
+    const bool earlier = fs::exists(folder / "index.html", ec);
     int removed = 0;
-    for (int n = static_cast<int>(trace->steps.size());; ++n) {
-        if (!std::filesystem::remove(folder / picture_name(n), ec)) break;
-        ++removed;
+    {
+        const HoldSignals hold;  // the pictures and the page move together
+        for (const std::string& name : names) {
+            fs::rename(staging / name, folder / name, ec);
+            if (ec) {
+                const std::string why = ec.message();
+                fs::remove_all(staging, ec);
+                guard_folder("");
+                throw std::runtime_error("cannot move the handout's " + name + " into " + dir + ": " + why);
+            }
+        }
+        fs::remove(staging, ec);
+        guard_folder("");
+        // An earlier, longer handout's last pictures: this page does not show them, so they go.
+        for (int n = static_cast<int>(trace->steps.size());; ++n) {
+            if (!fs::remove(folder / picture_name(n), ec)) break;
+            ++removed;
+        }
     }
     if (replaced && earlier)
         *replaced = "replaced the handout that was in " + dir +

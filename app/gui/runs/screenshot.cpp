@@ -10,7 +10,7 @@ namespace headsplit::gui {
 
 ScreenshotRun::ScreenshotRun(std::string path, int step, std::string layout_report)
     : path_(std::move(path)), layout_report_(std::move(layout_report)), step_(step), started_(now_seconds()) {
-    if (!layout_report_.empty()) layout_audit().enabled = true;
+    layout_audit().enabled = true;  // its panels tell when the layout has settled
 }
 
 bool ScreenshotRun::before_frame(AppState& st, GLFWwindow*, double now) {
@@ -23,10 +23,15 @@ bool ScreenshotRun::before_frame(AppState& st, GLFWwindow*, double now) {
 }
 
 bool ScreenshotRun::frame_drawn(AppState& st, const FrameInfo& f) {
-    // Real frames until the trace is in and the layout has settled, then save one.
+    // Real frames until the trace is in and the panels stand still (the tab switch and the
+    // layout take a frame or two, some boundaries a few more), then save one.
     const bool measuring = st.why && !st.why->result;
     frames_settled_ = st.trace && !st.computer->busy() && !measuring ? frames_settled_ + 1 : 0;
-    if (frames_settled_ >= 3) {
+    const bool still = settle_.still(layout_audit().report());
+    if (frames_settled_ >= 3 && (still || frames_settled_ >= kMaxSettleFrames)) {
+        if (!still)
+            std::cerr << "headsplit: warning: the layout was still moving after " << kMaxSettleFrames
+                      << " frames (" << settle_.moved() << "); saved the last frame\n";
         save(f);
         return false;
     }

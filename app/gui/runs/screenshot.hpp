@@ -1,9 +1,10 @@
 #pragma once
 // `--screenshot FILE --step N`: real frames of the window until the trace is in and the
-// layout has settled, then that frame saved as PNG (and, with --layout-report, its layout
+// layout has settled (its panels stand where they stood the frame before), then that frame saved as PNG (and, with --layout-report, its layout
 // report as JSON) and the process exits. Gives up after 300 s without a trace.
 #include <string>
 
+#include "gui/runs/audit.hpp"
 #include "gui/runs/unattended.hpp"
 
 namespace headsplit::gui {
@@ -14,7 +15,9 @@ public:
 
     // Once the trace is in: goes to the step, as a teacher would (with --quiz, it is asked).
     bool before_frame(AppState& st, GLFWwindow* win, double now) override;
-    // The third settled frame in a row is saved; false then, and after 300 s without one.
+    // The first frame, from the third with the trace in, whose panels stand where they stood
+    // the frame before is saved (or the kMaxSettleFrames-th, with a warning); false then, and
+    // after 300 s without a trace.
     bool frame_drawn(AppState& st, const FrameInfo& f) override;
     int finish() override { return exit_code_; }
 
@@ -26,6 +29,7 @@ private:
     double started_;
     bool placed_step_ = false;
     int frames_settled_ = 0;
+    LayoutSettle settle_;
     int exit_code_ = 0;
 };
 

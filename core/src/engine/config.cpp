@@ -204,6 +204,12 @@ void validate(const Config& c) {
         throw ConfigError("dropout p = " + p.str() +
                           " is outside [0, 1); use 0 for none or a probability such as 0.1");
     }
+    // The mask compares float32 draws with p as a float: a p that rounds to 1 would drop every
+    // weight, one that rounds to 0 none (with a dropout step that drops nothing).
+    if (static_cast<float>(c.dropout) >= 1.0f || (c.dropout > 0 && static_cast<float>(c.dropout) < 1e-7f)) {
+        throw ConfigError("dropout p = " + exact_number(c.dropout) + " is too close to " + (c.dropout > 0.5 ? "1" : "0") +
+                          " for a float32 probability; use 0 for none or a p from 1e-07 to 0.9999999");
+    }
     if (!kv_heads_fit(c))
         throw ConfigError("kv_heads = " + std::to_string(c.kv_heads) + (c.kv_heads > c.heads ? " is more than" : " does not divide") +
                           " heads = " + std::to_string(c.heads) +
@@ -308,6 +314,7 @@ std::vector<std::pair<std::string, std::string>> config_options(const Config& c)
         o = {{"preset", c.preset}, {"text", checkpoint_text(c)}, {"layer", std::to_string(c.layer)}, {"mode", mode_name(c.mode)}};
         if (c.mode == Mode::Flash) o.emplace_back("block", std::to_string(c.flash_block()));
         if (!c.causal) o.emplace_back("no-causal", "");
+        if (c.backend == BackendKind::Gl) o.emplace_back("backend", "gl");
         return o;
     }
     if (!c.embeddings.empty()) {
@@ -339,10 +346,11 @@ std::vector<std::pair<std::string, std::string>> config_options(const Config& c)
     if (c.mode == Mode::Flash) o.emplace_back("block", std::to_string(c.flash_block()));
     if (c.causal && c.cross()) o.emplace_back("causal", "");
     if (!c.causal && !c.cross()) o.emplace_back("no-causal", "");
-    if (c.dropout > 0) o.emplace_back("dropout", format_number(c.dropout));
+    if (c.dropout > 0) o.emplace_back("dropout", exact_number(c.dropout));  // the same p, so the same mask
     if (c.qkv_bias) o.emplace_back("qkv-bias", "");
     if (c.scale_first) o.emplace_back("scale-first", "");
     if (!c.out_proj) o.emplace_back("no-out-proj", "");
+    if (c.backend == BackendKind::Gl) o.emplace_back("backend", "gl");  // the CPU is the default
     return o;
 }
 

@@ -6,6 +6,8 @@
 #include <map>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include "headsplit/backends/cpu_backend.hpp"
 #include "headsplit/teaching/narration.hpp"
 #include "headsplit/teaching/numbers.hpp"
@@ -1089,12 +1091,33 @@ MemoryEstimate estimate_from_walk(const Config& c, double* flops) {
 
 MemoryEstimate estimate_memory(const Config& c) { return estimate_from_walk(c, nullptr); }
 
+namespace {
+
+// The machine's memory: a --memory-budget above it does not make a run fit (the kernel ends
+// the process part way, as it did llama2-7b at a million tokens under a 64 TiB budget). 0
+// where it cannot be told (the page, whose limit is the browser's).
+double machine_memory() {
+#if defined(__EMSCRIPTEN__)
+    return 0;
+#else
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+#endif
+}
+
+}  // namespace
+
 bool CheckedConfig::fits_budget(bool with_json) const {
-    return memory.total() + (with_json ? memory.json_bytes : 0) <= static_cast<double>(config.memory_budget);
+    const double need = memory.total() + (with_json ? memory.json_bytes : 0), machine = machine_memory();
+    return need <= static_cast<double>(config.memory_budget) && (machine <= 0 || need <= machine);
 }
 
 void CheckedConfig::require_budget(bool with_json) const {
     if (fits_budget(with_json)) return;
+    const double need = memory.total() + (with_json ? memory.json_bytes : 0);
+    if (need <= static_cast<double>(config.memory_budget))
+        throw ConfigError("this configuration needs about " + human_bytes(need) + ", more than this machine's " +
+                          human_bytes(machine_memory()) + " of memory (whatever --memory-budget says); use fewer tokens or a smaller D_out");
     throw ConfigError("this configuration needs about " + human_bytes(memory.total() + (with_json ? memory.json_bytes : 0)) +
                       " (backend buffers " + human_bytes(memory.backend_bytes + memory.working_bytes) + ", host copies " +
                       human_bytes(memory.host_bytes) + ", trace " + human_bytes(memory.trace_bytes + memory.record_bytes) +
@@ -1157,6 +1180,26 @@ void require_time(const CheckedConfig& checked, Backend& backend) {
                     " or a smaller D_out, or raise --time-budget");
 }
 
+namespace {
+
+// The forward's result has no NaN or infinity: finite but huge weights or inputs (a
+// checkpoint's c_attn at 1e30) overflow float32 on the way, and such a trace would be numbers
+// that mean nothing (in the JSON, null, which reads as a masked score).
+void require_finite(const TensorRecord& out) {
+    if (!out.has_values()) return;
+    const std::vector<float>& v = out.values();
+    const auto bad = std::find_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
+    if (bad == v.end()) return;
+    Shape at;
+    unravel(out.shape, bad - v.begin(), at);
+    const auto count = std::count_if(bad, v.end(), [](float x) { return !std::isfinite(x); });
+    throw std::runtime_error("the result, " + out.name + ", holds " + std::to_string(count) + " values that are not finite (" +
+                             format_number(*bad) + " at " + shape_str(at) +
+                             "): the numbers overflowed float32 on the way; the weights or the inputs are too large");
+}
+
+}  // namespace
+
 struct Runner::State {
     Config config;
     const Inputs& inputs;
@@ -1202,6 +1245,7 @@ Trace Runner::run(const RunOptions& options) {
         st.backend.read(out.buffer, buffer);
         out.data = gather(buffer, TensorDesc{out.buffer, out.offset, out.shape, out.strides});
     }
+    if (!options.projections_only && !trace.steps.empty()) require_finite(trace.steps.back().tensors.back());
     return trace;
 }
 

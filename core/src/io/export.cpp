@@ -10,27 +10,13 @@
 #include <vector>
 
 #include "headsplit/teaching/narration.hpp"
+#include "headsplit/teaching/numbers.hpp"
 
 namespace headsplit {
 
 namespace {
 
 // ---- Python text --------------------------------------------------------------------
-
-// The shortest decimal that Python reads back as `v`: text -> double, then (as_float) the
-// float32 that torch.tensor / np.array(dtype=float32) rounds it to. At most 9 significant
-// digits for a float, 17 for a double; "-inf" for a masked score.
-std::string exact(double v, bool as_float) {
-    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-    if (std::isnan(v)) return "nan";  // never in a trace; the script's check would refuse it
-    char buf[40];
-    for (int digits = 1; digits <= 17; ++digits) {
-        std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-        const double back = std::strtod(buf, nullptr);
-        if (as_float ? static_cast<float>(back) == static_cast<float>(v) : back == v) break;
-    }
-    return buf;
-}
 
 // Length of the valid UTF-8 sequence of 2 to 4 bytes at s[i]; 0 when there is none.
 std::size_t utf8_length(const std::string& s, std::size_t i) {
@@ -160,7 +146,7 @@ public:
         const std::string pad(static_cast<std::size_t>(indent + 4), ' ');
         std::string cur = pad;
         for (float v : data) {
-            const std::string number = exact(v, true) + ",";
+            const std::string number = exact_number(v, true) + ",";
             if (cur.size() > pad.size() && static_cast<int>(cur.size() + number.size()) + 1 > kWidth) {
                 text_ += cur + "\n";
                 cur = pad;
@@ -218,7 +204,7 @@ std::string config_line(const Config& c) {
                        " heads=" + std::to_string(c.heads) + " head_dim=" + std::to_string(c.head_dim()) +
                        "  mode=" + mode_name(c.mode) + " backend=" + backend_name(c.backend) +
                        (c.causal ? " causal" : " not-causal") + " seed=" + std::to_string(c.seed);
-    if (c.dropout > 0) line += " dropout=" + exact(c.dropout, false);
+    if (c.dropout > 0) line += " dropout=" + exact_number(c.dropout, false);
     if (c.scale_first) line += " scale-first";
     if (c.qkv_bias) line += " qkv-bias";
     if (!c.out_proj) line += " no-out-proj";
@@ -739,7 +725,7 @@ std::string export_script(const Trace& tr, ScriptKind kind) {
                  "headsplit used; the module below runs the same " + std::to_string(tr.steps.size()) +
                  " steps in the same order, prints each step's shape as `headsplit trace` does, then checks every "
                  "value it computed against headsplit's own trace (TRACE, at the bottom) within " +
-                 exact(kScriptTolerance, false) + ".");
+                 exact_number(kScriptTolerance, false) + ".");
     w.blank();
     w.line(0, std::string("Run it with python3. Needs ") + lib.needs + ".");
     w.line(0, "\"\"\"");
@@ -753,8 +739,8 @@ std::string export_script(const Trace& tr, ScriptKind kind) {
         w.line(0, "NUM_KV_HEADS, KV_DIM, D_KV_IN = " + std::to_string(c.kv_head_count()) + ", " +
                       std::to_string(c.kv_width()) + ", " + std::to_string(c.key_dim()) +
                       "  # key/value heads, their width, what keys and values read");
-    if (c.dropout > 0) w.line(0, "DROPOUT = " + exact(c.dropout, false));
-    w.line(0, "TOLERANCE = " + exact(kScriptTolerance, false) +
+    if (c.dropout > 0) w.line(0, "DROPOUT = " + exact_number(c.dropout, false));
+    w.line(0, "TOLERANCE = " + exact_number(kScriptTolerance, false) +
                   "  # float32 in another order of additions moves values by about 1e-7 .. 1e-6");
     w.blank();
     w.blank();

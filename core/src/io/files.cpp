@@ -55,4 +55,8 @@ std::string shell_word(const std::string& w) {
     return out + "'";
 }
 
+std::string shell_path(const std::string& path) {
+    return shell_word(!path.empty() && path.front() == '-' ? "./" + path : path);
+}
+
 }  // namespace headsplit

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -238,23 +239,60 @@ std::string output_target(const std::string& path) {
     return p.string();
 }
 
-// The temporary file being written now, removed by SIGINT or SIGTERM before the process ends
-// (a signal handler may only call async-signal-safe functions: unlink, signal, raise).
+// The temporary file being written now, removed by a signal that ends the process (SIGINT,
+// SIGTERM, SIGHUP: the terminal closed, SIGPIPE: the reader of a pipe gone, SIGQUIT) before it
+// ends (a signal handler may only call async-signal-safe functions: unlink, signal, raise).
 char g_temporary[4096];
 
+// A folder being filled (guard_folder), and the names of the files in it, each followed by a
+// NUL; g_names_used grows only after a name's bytes are in.
+char g_folder[4096];
+char g_names[1 << 16];
+volatile std::sig_atomic_t g_names_used = 0;
+
+constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT};
+
+// While a HoldSignals lives the signal is only noted (whichever thread it reaches: a mask
+// would hold it back from one thread only), and raised again when it ends.
+volatile std::sig_atomic_t g_holding = 0, g_held = 0;
+
 void remove_temporary_and_die(int sig) {
+    if (g_holding) {
+        g_held = sig;
+        return;
+    }
     if (g_temporary[0]) unlink(g_temporary);
+    if (g_folder[0]) {
+        char path[sizeof g_folder + 256];
+        for (std::sig_atomic_t i = 0; i < g_names_used;) {
+            std::size_t n = 0;
+            for (const char* p = g_folder; *p && n + 1 < sizeof path; ++p) path[n++] = *p;
+            if (n + 1 < sizeof path) path[n++] = '/';
+            for (; g_names[i] && n + 1 < sizeof path; ++i) path[n++] = g_names[i];
+            for (; g_names[i]; ++i) {
+            }
+            ++i;  // the NUL
+            path[n] = '\0';
+            unlink(path);
+        }
+        rmdir(g_folder);
+    }
     std::signal(sig, SIG_DFL);
     std::raise(sig);
 }
 
-// Marks `tmp` as the file to remove on a signal ("" clears it); the handlers are set once.
-void guard_temporary(const std::string& tmp) {
+// The handlers are set once, where a signal is not ignored (it stays ignored).
+void guard_signals() {
     static std::once_flag once;
     std::call_once(once, [] {
-        for (int sig : {SIGINT, SIGTERM})
-            if (std::signal(sig, remove_temporary_and_die) == SIG_IGN) std::signal(sig, SIG_IGN);  // kept ignored
+        for (int sig : kEndingSignals)
+            if (std::signal(sig, remove_temporary_and_die) == SIG_IGN) std::signal(sig, SIG_IGN);
     });
+}
+
+// Marks `tmp` as the file to remove on a signal ("" clears it).
+void guard_temporary(const std::string& tmp) {
+    guard_signals();
     std::snprintf(g_temporary, sizeof g_temporary, "%s", tmp.size() < sizeof g_temporary ? tmp.c_str() : "");
 }
 
@@ -269,6 +307,29 @@ std::FILE* open_temporary(const std::string& path, const std::string& tmp) {
 std::string temporary_name(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()); }
 
 }  // namespace
+
+void guard_folder(const std::string& folder) {
+    guard_signals();
+    g_names_used = 0;
+    std::snprintf(g_folder, sizeof g_folder, "%s", folder.size() < sizeof g_folder ? folder.c_str() : "");
+}
+
+void guard_folder_file(const std::string& name) {
+    const std::size_t at = static_cast<std::size_t>(g_names_used);
+    if (!g_folder[0] || name.empty() || at + name.size() + 1 > sizeof g_names) return;
+    std::memcpy(g_names + at, name.c_str(), name.size() + 1);
+    g_names_used = static_cast<std::sig_atomic_t>(at + name.size() + 1);
+}
+
+HoldSignals::HoldSignals() {
+    guard_signals();
+    g_holding = 1;
+}
+
+HoldSignals::~HoldSignals() {
+    g_holding = 0;
+    if (const int sig = g_held) std::raise(sig);
+}
 
 void check_writable(const std::string& path) {
     const std::string target = output_target(path);
@@ -307,6 +368,10 @@ void write_file_atomically(const std::string& path, const std::function<void(con
         throw;
     }
     if (ok && std::fflush(f) != 0) ok = false, err = errno;
+    // The file it replaces keeps its permissions (a private file stays private, a script stays
+    // executable); a new one gets the usual ones (0666 less the umask).
+    struct stat before {};
+    if (ok && ::stat(target.c_str(), &before) == 0 && fchmod(fileno(f), before.st_mode & 07777) != 0) ok = false, err = errno;
     if (ok && fsync(fileno(f)) != 0 && errno != EINVAL) ok = false, err = errno;  // EINVAL: a file system that does not sync
     if (std::fclose(f) != 0 && ok) ok = false, err = errno;
     if (ok && std::rename(tmp.c_str(), target.c_str()) != 0) ok = false, err = errno;

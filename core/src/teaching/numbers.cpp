@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace headsplit {
 
@@ -21,6 +22,17 @@ std::string format_number(double v, int significant) {
     char b[48];
     std::snprintf(b, sizeof b, "%.*g", std::clamp(significant, 1, 17), v);
     return b;
+}
+
+std::string exact_number(double v, bool as_float) {
+    if (const char* s = non_finite(v)) return s;
+    char buf[40];
+    for (int digits = 1; digits <= 17; ++digits) {
+        std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+        const double back = std::strtod(buf, nullptr);
+        if (as_float ? static_cast<float>(back) == static_cast<float>(v) : back == v) break;
+    }
+    return buf;
 }
 
 std::string format_fixed(double v, int decimals) {

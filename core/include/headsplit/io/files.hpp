@@ -20,4 +20,8 @@ std::uint64_t check_readable_file(const std::string& path, std::uint64_t max_byt
 // Every command line HeadSplit prints quotes its words with it.
 std::string shell_word(const std::string& w);
 
+// A file's path as one shell word (shell_word) that a command cannot take for an option: a
+// path that starts with "-" gets "./" before it ("python3 -mthis" would run Python's module).
+std::string shell_path(const std::string& path);
+
 }  // namespace headsplit

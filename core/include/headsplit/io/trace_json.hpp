@@ -27,4 +27,21 @@ void write_file_atomically(const std::string& path, const std::function<void(con
 // leaves nothing behind.
 void check_writable(const std::string& path);
 
+// A folder being filled before its files move into place (a handout's pictures): a signal
+// that ends the process (as for write_file_atomically's temporary file) removes the files
+// named here and the folder. guard_folder("") forgets it; guard_folder_file adds a file's
+// name (not its path) as it is written.
+void guard_folder(const std::string& folder);
+void guard_folder_file(const std::string& name);
+
+// Signals that end the process (SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT) held back while it
+// lives (a handout's pictures move into place all or none), acted on when it ends.
+class HoldSignals {
+public:
+    HoldSignals();
+    ~HoldSignals();
+    HoldSignals(const HoldSignals&) = delete;
+    HoldSignals& operator=(const HoldSignals&) = delete;
+};
+
 }  // namespace headsplit

@@ -10,6 +10,12 @@ namespace headsplit {
 // "inf", "nan" spelled out.
 std::string format_number(double v, int significant = 4);
 
+// The shortest decimal that reads back as `v` (text -> double, Python's float or strtod):
+// "0.1", not "0.10000000000000001"; with `as_float`, as the float32 it rounds to (what
+// torch.tensor and np.array(dtype=float32) keep): at most 9 significant digits, 17 for a
+// double. "-inf", "inf", "nan" spelled out.
+std::string exact_number(double v, bool as_float = false);
+
 // A name read from a file, for a one-line message: in double quotes, cut to `max_chars`
 // bytes with "..." after, control characters shown as '?'.
 std::string quote_name(const std::string& name, std::size_t max_chars = 60);
