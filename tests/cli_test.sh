@@ -343,6 +343,10 @@ refused_quickly "$work/adir is a folder; give a file name" bench --json "$work/a
 refused_quickly "/dev/null is a device, a named pipe or a socket, not a file" trace --json /dev/null
 refused_quickly "--python and --numpy both name $work/lab.py" export --python "$work/lab.py" --numpy "$work/./lab.py"
 check_refused 2 "--text \"\" has no words" trace --preset tiny-trained --text ""
+# Unicode spaces separate words as ASCII ones do: a text of them alone has none (it ran as one
+# invisible word), and a no-break space between two words makes two tokens.
+check_refused 2 "has no words" trace --text $'\u2003\u00a0\u200b'
+"$bin" trace --text $'the\u00a0cat\u3000sleeps' 2>&1 | grep -q "B=1 T=3 " || fail "a no-break space and an ideographic space did not separate 3 words"
 check_refused 2 "--text \"\" has no words" trace --weights "$shipped" --text ""
 check_refused 2 "--dropout 1e-400 is too small for a float" trace --dropout 1e-400
 # A p that float32 rounds to 1 (every weight dropped) or to 0 (a dropout step dropping nothing).

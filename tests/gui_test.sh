@@ -110,6 +110,14 @@ else
   fail "the 60-token heatmaps case did not run: $(cat "$work/err")"
 fi
 
+# The why tab measuring a large shape (gpt2-xl: over a minute on llvmpipe) when the window
+# closes: the measurement stops after the run it is in, and the process ends (it stayed for
+# the whole measurement, about two minutes here, so closing the window looked like a hang).
+SECONDS=0
+timeout 150 "$bin" --preset gpt2-xl --tab why --drive 40 --drive-report "$work/why-drive.json" >/dev/null 2>"$work/err" ||
+  fail "the why tab on gpt2-xl with --drive 40 exited $?: $(head -c 300 "$work/err")"
+[ "$SECONDS" -le 60 ] || fail "closing the window while the why tab measured gpt2-xl took $SECONDS s"
+
 if [ "$failures" -gt 0 ]; then
   echo "$failures GUI check(s) failed"
   exit 1

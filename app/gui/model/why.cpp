@@ -6,7 +6,8 @@
 
 namespace headsplit::gui {
 
-WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, std::atomic<int>& total) {
+WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, std::atomic<int>& total,
+                      const std::atomic<bool>* cancel) {
     WhyResult out;
     out.config = config;
     try {  // nothing is allocated for a shape that is refused or over the memory budget
@@ -44,7 +45,11 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
         Backend* be = choice.backend;
         const Inputs in = make_inputs(config);
         const Weights w = make_weights(config);
+        const auto stopped = [&] {
+            if (cancel && *cancel) throw std::runtime_error("stopped: the measurement was no longer wanted");
+        };
         for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused, Mode::Flash}) {
+            stopped();
             Config in_mode = config;
             in_mode.mode = m;
             in_mode.block = m == Mode::Flash ? config.block : 0;
@@ -55,14 +60,15 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
                 ++done;
                 continue;
             }
-            out.modes.push_back(bench_one(in_mode, in, w, m, Stage::Forward, *be, repeat));
+            out.modes.push_back(bench_one(in_mode, in, w, m, Stage::Forward, *be, repeat, cancel));
             ++done;
         }
         for (std::int64_t t : sweep) {
+            stopped();
             const Config c = at_length(t);
             const Inputs ti = make_inputs(c);
             const Weights tw = make_weights(c);
-            const BenchResult r = bench_one(c, ti, tw, Mode::Split, Stage::Forward, *be, repeat);
+            const BenchResult r = bench_one(c, ti, tw, Mode::Split, Stage::Forward, *be, repeat, cancel);
             ++done;
             // Flash at the same length (its default block), where it can run (not with dropout).
             Config f = c;
@@ -76,7 +82,7 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
             } catch (const ConfigError&) {
                 flash_runs = false;
             }
-            if (flash_runs) p.flash_ms = bench_one(f, ti, tw, Mode::Flash, Stage::Forward, *be, repeat).median_ms;
+            if (flash_runs) p.flash_ms = bench_one(f, ti, tw, Mode::Flash, Stage::Forward, *be, repeat, cancel).median_ms;
             ++done;
             out.sweep.push_back(p);
         }
@@ -90,7 +96,7 @@ std::shared_ptr<WhyJob> start_why(const Config& c) {
     auto job = std::make_shared<WhyJob>();
     job->config = c;
     WhyJob* raw = job.get();  // the job outlives its future: whoever holds it waits on it
-    job->future = std::async(std::launch::async, [raw, c] { return measure_why(c, 5, raw->done, raw->total); });
+    job->future = std::async(std::launch::async, [raw, c] { return measure_why(c, 5, raw->done, raw->total, &raw->cancel); });
     return job;
 }
 

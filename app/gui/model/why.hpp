@@ -30,13 +30,23 @@ struct WhyResult {
 
 // Measures `c` (its backend; GL makes its own headless context on the calling thread).
 // `done` counts finished measurements out of `total` (set first), for a progress bar.
-WhyResult measure_why(const Config& c, int repeat, std::atomic<int>& done, std::atomic<int>& total);
+// `cancel`, when given and set, stops it after the run it is in (the result then says so).
+WhyResult measure_why(const Config& c, int repeat, std::atomic<int>& done, std::atomic<int>& total,
+                      const std::atomic<bool>* cancel = nullptr);
 
 struct WhyJob {
     Config config;
     std::atomic<int> done{0}, total{1};
+    // Set when the job is dropped (the window closing, another configuration): the worker
+    // stops after the run it is in, so that no one waits a minute for measurements no one
+    // will see (gpt2-xl on llvmpipe). Before `future`, whose destructor waits for the worker.
+    std::atomic<bool> cancel{false};
     std::future<WhyResult> future;
     std::shared_ptr<WhyResult> result;  // once finished
+    WhyJob() = default;
+    WhyJob(const WhyJob&) = delete;
+    WhyJob& operator=(const WhyJob&) = delete;
+    ~WhyJob() { cancel = true; }
 };
 
 // Starts measuring `c` on a worker thread.

@@ -249,7 +249,10 @@ void set_up_state(AppState& st, const GuiOptions& o) {
 }
 
 void shut_down(AppState& st, GLFWwindow* win) {
-    if (st.why && st.why->future.valid()) st.why->future.wait();
+    if (st.why && st.why->future.valid()) {
+        st.why->cancel = true;  // what is left of a measurement is not waited for
+        st.why->future.wait();
+    }
     st.computer.reset();  // its GL objects die while the context is current
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();

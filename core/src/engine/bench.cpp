@@ -24,7 +24,7 @@ const char* stage_name(Stage s) {
 std::string_view embedded_asset(std::string_view name) { return headsplit_asset(name); }
 
 BenchResult bench_one(const Config& config, const Inputs& in, const Weights& w, Mode mode, Stage stage, Backend& backend,
-                      int repeat) {
+                      int repeat, const std::atomic<bool>* stop) {
     Config c = config;
     c.mode = mode;
     if (mode != Mode::Flash) c.block = 0;
@@ -40,7 +40,7 @@ BenchResult bench_one(const Config& config, const Inputs& in, const Weights& w, 
     r.stage = stage;
     runner.run(options);  // warm-up: uploads the constants, allocates the buffers
     std::vector<double> ms, gemm_ms;
-    for (int i = 0; i < repeat; ++i) {
+    for (int i = 0; i < repeat && !(stop && *stop && i > 0); ++i) {
         const auto t0 = std::chrono::steady_clock::now();
         const Trace t = runner.run(options);
         ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());

@@ -1,6 +1,7 @@
 #pragma once
 // Measuring the lesson: loop, split and fused side by side on one backend, timed as the
 // median of repeated runs after a warm-up (GL steps end with glFinish: GPU time).
+#include <atomic>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,9 +49,10 @@ struct GemmLimit {
 };
 GemmLimit gemm_limit(const std::vector<BenchResult>& one_shape);
 
-// One warm-up, then `repeat` timed runs of `c` in `mode` at `stage` on `backend`.
+// One warm-up, then `repeat` timed runs of `c` in `mode` at `stage` on `backend`. `stop`, when
+// given and set (the window closing), ends the runs early: what was timed so far is returned.
 BenchResult bench_one(const Config& c, const Inputs& in, const Weights& w, Mode mode, Stage stage, Backend& backend,
-                      int repeat);
+                      int repeat, const std::atomic<bool>* stop = nullptr);
 
 // {"format": "headsplit-bench", "version": 1, "results": [...]} (README: Bench format).
 std::string bench_json(const std::vector<BenchResult>& results, const std::string& extra_json_fields = "");
