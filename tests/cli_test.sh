@@ -168,8 +168,10 @@ refused_quickly "of memory (whatever --memory-budget says); use fewer tokens or 
 refused_quickly "over the time budget of 1 s" trace --preset llama2-7b --tokens 32768 --mode flash --block 4096 --memory-budget 16GiB --time-budget 1
 [ "$SECONDS" -le 8 ] || fail "two runs too large for the machine took $SECONDS s to refuse"
 #    ... and without making its inputs (x alone is 512 MiB there).
-peak=$(/usr/bin/time -f %M "$bin" trace --preset llama2-7b --tokens 32768 --mode flash --block 4096 --memory-budget 16GiB \
-  --time-budget 1 2>&1 >/dev/null | tail -1)
+peak=$(/usr/bin/python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$bin" trace --preset llama2-7b --tokens 32768 --mode flash \
+  --block 4096 --memory-budget 16GiB --time-budget 1)
 [ "${peak:-999999999}" -lt 200000 ] || fail "refusing llama2-7b at T = 32768 for its time took ${peak} KiB (the inputs were made first)"
 check_refused 2 "--time-budget 0 is out of range; use a whole number from 1 to 86400" trace --time-budget 0
 # The JSON writer's piece counts against the budget when --json is given (check_refused adds it):
@@ -343,10 +345,6 @@ refused_quickly "$work/adir is a folder; give a file name" bench --json "$work/a
 refused_quickly "/dev/null is a device, a named pipe or a socket, not a file" trace --json /dev/null
 refused_quickly "--python and --numpy both name $work/lab.py" export --python "$work/lab.py" --numpy "$work/./lab.py"
 check_refused 2 "--text \"\" has no words" trace --preset tiny-trained --text ""
-# Unicode spaces separate words as ASCII ones do: a text of them alone has none (it ran as one
-# invisible word), and a no-break space between two words makes two tokens.
-check_refused 2 "has no words" trace --text $'\u2003\u00a0\u200b'
-"$bin" trace --text $'the\u00a0cat\u3000sleeps' 2>&1 | grep -q "B=1 T=3 " || fail "a no-break space and an ideographic space did not separate 3 words"
 check_refused 2 "--text \"\" has no words" trace --weights "$shipped" --text ""
 check_refused 2 "--dropout 1e-400 is too small for a float" trace --dropout 1e-400
 # A p that float32 rounds to 1 (every weight dropped) or to 0 (a dropout step dropping nothing).

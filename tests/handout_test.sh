@@ -164,10 +164,13 @@ else
 fi
 "$bin" handout --out "$work/killed" --heads 2 >/dev/null 2>&1 || fail "the handout to kill: the first one failed"
 (cd "$work/killed" && md5sum * >"$work/before.md5")
-"$bin" handout --out "$work/killed" --heads 3 --text "the quick brown fox jumps over the lazy dog" >/dev/null 2>&1 &
+# (Flash with one key per tile: 53 steps, so the kill lands while the pictures are made.)
+"$bin" handout --out "$work/killed" --mode flash --block 1 --text "the quick brown fox jumps over the lazy dog" >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 400); do [ -n "$(ls -A "$work/killed" | grep '^\.headsplit-handout')" ] && break; sleep 0.05; done
-sleep 0.3
+for _ in $(seq 600); do
+  [ "$(ls -A "$work"/killed/.headsplit-handout.* 2>/dev/null | grep -c '^step-')" -ge 2 ] && break
+  sleep 0.02
+done
 kill -TERM "$pid"
 wait "$pid"
 rc=$?

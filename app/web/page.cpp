@@ -91,6 +91,11 @@ public:
         // Settled: the trace in for three frames and the panels where they stood the frame
         // before (LayoutSettle; a layout still moving after kMaxSettleFrames is taken as it is).
         const bool measuring = st.why && !st.why->result;
+        if (st.trace.get() != last_trace_) {  // a new trace (one computed in the frame too) starts again
+            last_trace_ = st.trace.get();
+            settled_ = 0;
+            settle_.reset();
+        }
         settled_ = st.trace && !st.computer->busy() && !measuring ? settled_ + 1 : 0;
         const bool still = layout_audit().enabled && settle_.still(layout_audit().report());
         if (settled_ >= 3 && (still || settled_ >= kMaxSettleFrames) && st.trace.get() != reported_) {
@@ -186,8 +191,7 @@ private:
     // The address: the configuration's options, then the step and the view.
     void update_address(const AppState& st) {
         std::vector<std::pair<std::string, std::string>> q = config_options(st.config);
-        if (q.empty()) q = page_requests().config_query;
-        if (st.config.backend == BackendKind::Gl) q.emplace_back("backend", "gl");
+        if (q.empty()) q = page_requests().config_query;  // (config_options spells --backend gl)
         q.emplace_back("step", std::to_string(st.step));
         const double scale = st.font_scale / ratio_;
         if (std::abs(scale - 1.0) > 1e-3) q.emplace_back("font-scale", format_scale(scale));
@@ -217,6 +221,7 @@ private:
     int settled_ = 0;
     const Trace* reported_ = nullptr;
     LayoutSettle settle_;  // whether the panels have come to rest
+    const Trace* last_trace_ = nullptr;  // the trace last frame showed
     std::string last_query_;
 };
 

@@ -103,7 +103,8 @@ void draw_presenter(AppState& st, double now) {
 // heads' maps tile another way), so the share can go round a cycle of two or three heights
 // instead of coming to rest: the panels would jump every frame. It settles in one to three
 // moves; for one picture (`picture`: the window, the text size, the trace, the step, the tab,
-// the splitter) it moves at most kSplitMoves times, then stays where it is.
+// the splitters, the stage's zoom, the heatmaps' focus, sentence and comparison) it moves at
+// most kSplitMoves times, then stays where it is.
 constexpr int kSplitMoves = 6;
 
 float settle_share(AppState& st, float bottom_h, std::vector<double> picture) {
@@ -174,7 +175,9 @@ void DrawPanels(AppState& st, double now) {
     if (asking) bottom_h = 0;
     bottom_h = settle_share(st, bottom_h, {W, H, st.font_scale, static_cast<double>(st.step), st.splits.stage,
                                            static_cast<double>(reinterpret_cast<std::uintptr_t>(st.trace.get())),
-                                           asking ? 1.0 : 0.0, st.panels.heatmaps_tab ? 1.0 : 0.0});
+                                           asking ? 1.0 : 0.0, st.panels.heatmaps_tab ? 1.0 : 0.0, left, right,
+                                           st.stage_view.zoom, static_cast<double>(st.focus_head),
+                                           static_cast<double>(st.heat_sentence), st.compare_masks ? 1.0 : 0.0});
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                    ImGuiWindowFlags_NoSavedSettings;
     auto place = [&](float x, float y, float w, float h) {

@@ -6,7 +6,6 @@
 #include "headsplit/teaching/presets.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <sstream>
 
@@ -121,38 +120,10 @@ std::int64_t model_kv_cache_bytes_per_token(const Config& c, int bytes_per_value
     return c.layers * kv_cache_bytes_per_token(c, bytes_per_value);
 }
 
-namespace {
-
-// The length of the space at text[i] that separates words: ASCII white space, or the UTF-8 of
-// a Unicode space (no-break U+00A0, U+1680, U+2000-U+200A, U+202F, U+205F, U+3000) or an
-// invisible mark that would make a word of nothing seen (U+200B, U+FEFF); 0 otherwise.
-std::size_t space_at(const std::string& text, std::size_t i) {
-    const auto b = [&](std::size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
-    if (std::isspace(b(0))) return 1;
-    if (b(0) == 0xC2 && b(1) == 0xA0) return 2;
-    if (b(0) == 0xE1 && b(1) == 0x9A && b(2) == 0x80) return 3;
-    if (b(0) == 0xE2 && b(1) == 0x80 && ((b(2) >= 0x80 && b(2) <= 0x8B) || b(2) == 0xAF)) return 3;
-    if (b(0) == 0xE2 && b(1) == 0x81 && b(2) == 0x9F) return 3;
-    if (b(0) == 0xE3 && b(1) == 0x80 && b(2) == 0x80) return 3;
-    if (b(0) == 0xEF && b(1) == 0xBB && b(2) == 0xBF) return 3;
-    return 0;
-}
-
-}  // namespace
-
 std::vector<std::string> split_words(const std::string& text) {
+    std::istringstream in(text);
     std::vector<std::string> words;
-    std::string w;
-    for (std::size_t i = 0; i < text.size();) {
-        if (const std::size_t n = space_at(text, i)) {
-            if (!w.empty()) words.push_back(std::move(w));
-            w.clear();
-            i += n;
-        } else {
-            w += text[i++];
-        }
-    }
-    if (!w.empty()) words.push_back(std::move(w));
+    for (std::string w; in >> w;) words.push_back(w);
     return words;
 }
 

@@ -369,9 +369,12 @@ void write_file_atomically(const std::string& path, const std::function<void(con
     }
     if (ok && std::fflush(f) != 0) ok = false, err = errno;
     // The file it replaces keeps its permissions (a private file stays private, a script stays
-    // executable); a new one gets the usual ones (0666 less the umask).
-    struct stat before {};
-    if (ok && ::stat(target.c_str(), &before) == 0 && fchmod(fileno(f), before.st_mode & 07777) != 0) ok = false, err = errno;
+    // executable; not set-id bits); a new one gets the usual ones (0666 less the umask). Where the
+    // file system will not set them (vfat, some FUSE mounts) the write goes on.
+    struct stat before {}, now {};
+    if (ok && ::stat(target.c_str(), &before) == 0 && fstat(fileno(f), &now) == 0 &&
+        (before.st_mode & 0777) != (now.st_mode & 0777))
+        (void)fchmod(fileno(f), before.st_mode & 0777);
     if (ok && fsync(fileno(f)) != 0 && errno != EINVAL) ok = false, err = errno;  // EINVAL: a file system that does not sync
     if (std::fclose(f) != 0 && ok) ok = false, err = errno;
     if (ok && std::rename(tmp.c_str(), target.c_str()) != 0) ok = false, err = errno;
