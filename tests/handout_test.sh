@@ -145,6 +145,16 @@ mkdir -p "$work/mine" && echo "<html><title>my notes</title></html>" >"$work/min
 grep -qF "$work/mine/index.html is there and is not a HeadSplit handout" "$work/mine.err" || fail "the user's page: $(cat "$work/mine.err")"
 grep -q "my notes" "$work/mine/index.html" || fail "the user's own index.html was replaced"
 
+# A folder where a picture would go: refused before anything moves, the earlier handout whole.
+"$bin" handout --out "$work/blocked" --heads 2 >/dev/null 2>&1 || fail "blocked: the first handout failed"
+(cd "$work/blocked" && md5sum * >"$work/blocked.md5")
+mkdir "$work/blocked/step-12.png"
+"$bin" handout --out "$work/blocked" --mode flash --block 2 --text "the cat sleeps on the mat" >/dev/null 2>"$work/blocked.err" &&
+  fail "a handout over a folder named step-12.png exited 0"
+grep -qF "$work/blocked/step-12.png is a folder or a device, not a file" "$work/blocked.err" || fail "blocked: $(cat "$work/blocked.err")"
+(cd "$work/blocked" && md5sum -c --quiet "$work/blocked.md5" >/dev/null 2>&1) || fail "blocked: the earlier handout changed"
+[ -z "$(ls -A "$work/blocked" | grep '^\.headsplit-handout')" ] || fail "blocked: the staging folder was left"
+
 # A handout that cannot be finished (a full disk; SIGTERM) leaves the earlier one whole: the
 # same files, byte for byte, and nothing of the new one.
 same_as_before() {  # dir what

@@ -292,6 +292,17 @@ int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& 
             why += " (a new handout is made beside the earlier one, so the disk needs room for both)";
         throw std::runtime_error(why);
     }
+    // What a file cannot be moved over (a folder or a device of that name) is found before
+    // anything moves, so that the move is all or none.
+    for (const std::string& name : names) {
+        const fs::file_status there = fs::status(folder / name, ec);
+        if (fs::exists(there) && !fs::is_regular_file(there)) {
+            fs::remove_all(staging, ec);
+            guard_folder("");
+            throw std::runtime_error((folder / name).string() + " is a folder or a device, not a file, so the handout cannot go there; " +
+                                     "move it away or choose another folder (" + dir + " was left as it was)");
+        }
+    }
     const bool earlier = fs::exists(folder / "index.html", ec);
     int removed = 0;
     {
