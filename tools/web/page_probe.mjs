@@ -171,7 +171,14 @@ for (const job of jobs) {
 }
 writeFileSync(resultsPath, JSON.stringify(results, null, 1));
 ws.close();
+// Chromium may still be writing its profile as it exits: wait for it (up to 5 s), then remove
+// the profile with retries; a profile left in /tmp must not fail a probe whose results are in.
+const exited = new Promise((r) => chromium.once("exit", r));
 chromium.kill();
-await sleep(200);
-rmSync(profile, { recursive: true, force: true });
+await Promise.race([exited, sleep(5000)]);
+try {
+  rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+} catch (e) {
+  console.error(`note: could not remove the browser profile ${profile}: ${e.message}`);
+}
 process.exit(0);

@@ -83,14 +83,14 @@ bool LayoutSettle::still(const LayoutReport& r) {
         std::snprintf(buf, sizeof buf, "%.0f x %.0f at (%.0f, %.0f)", p.h, p.w, p.x, p.y);
         return std::string(buf);
     };
-    bool same = seen_ && last_.size() == r.panels.size();
+    bool same = seen_;
+    if (seen_ && last_.size() != r.panels.size()) same = false, moved_ = "the panels shown changed";
     for (std::size_t i = 0; same && i < last_.size(); ++i) {
         const AuditPanel &a = last_[i], &b = r.panels[i];
         if (a.name == b.name && near(a.x, b.x) && near(a.y, b.y) && near(a.w, b.w) && near(a.h, b.h)) continue;
         same = false;
-        if (a.name == b.name) moved_ = a.name + " " + text(a) + " -> " + text(b);
+        moved_ = a.name == b.name ? a.name + " " + text(a) + " -> " + text(b) : "the panels shown changed";
     }
-    if (seen_ && !same && last_.size() != r.panels.size()) moved_ = "the panels shown changed";
     last_ = r.panels;
     seen_ = true;
     return same;

@@ -257,6 +257,10 @@ int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& 
         throw std::runtime_error("cannot write the handout into " + dir + ": " + (ec ? ec.message() : "a file is in the way") +
                                  "; choose a folder you can write to");
     guard_folder(staging.string());
+    const auto abandon = [&] {  // the made files go; `dir` keeps what it had
+        fs::remove_all(staging, ec);
+        guard_folder("");
+    };
     std::vector<std::string> names;
     try {
         Offscreen screen;
@@ -280,8 +284,7 @@ int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& 
         guard_folder_file(names.back());
         write_file_atomically((staging / names.back()).string(), handout_html(*trace));
     } catch (const std::exception& e) {
-        fs::remove_all(staging, ec);
-        guard_folder("");
+        abandon();
         // Said of the file it was to become ("cannot write DIR/step-04.png: No space left on
         // device; nothing there was replaced").
         std::string why = e.what();
@@ -297,8 +300,7 @@ int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& 
     for (const std::string& name : names) {
         const fs::file_status there = fs::status(folder / name, ec);
         if (fs::exists(there) && !fs::is_regular_file(there)) {
-            fs::remove_all(staging, ec);
-            guard_folder("");
+            abandon();
             throw std::runtime_error((folder / name).string() + " is a folder or a device, not a file, so the handout cannot go there; " +
                                      "move it away or choose another folder (" + dir + " was left as it was)");
         }
@@ -311,8 +313,7 @@ int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& 
             fs::rename(staging / name, folder / name, ec);
             if (ec) {
                 const std::string why = ec.message();
-                fs::remove_all(staging, ec);
-                guard_folder("");
+                abandon();
                 throw std::runtime_error("cannot move the handout's " + name + " into " + dir + ": " + why);
             }
         }
