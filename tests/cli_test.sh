@@ -108,6 +108,17 @@ check_refused 2 "--seed abc" trace --seed abc
 check_refused 2 "dropout p = -0.1 is outside [0, 1)" trace --dropout -0.1
 check_refused 2 "--dropout 1e999" trace --dropout 1e999
 check_refused 2 "has no words" trace --text ""
+# Words of Unicode spaces and zero-width characters only (a no-break space, an em space, a
+# zero-width space, an ideographic space, a word joiner) show nothing: they ran as invisible
+# tokens. A visible word with a no-break space inside stays one word. (Octal bytes: printf's
+# \u needs a UTF-8 locale.)
+check_refused 2 "word 1 of the text (U+2003 U+00A0) shows nothing" trace --text "$(printf '\342\200\203\302\240')"
+check_refused 2 "word 2 of the text (U+200B) shows nothing" trace --text "$(printf 'the \342\200\213 cat')"
+check_refused 2 "word 2 of the context (U+3000) shows nothing" trace --no-causal --context "$(printf 'le \343\200\200')"
+check_refused 2 "word 2 of sentence 2 (U+2060) shows nothing" trace --text "a b" --text "$(printf 'x \342\201\240')"
+"$bin" trace --json "$work/nbsp.json" --text "$(printf 'caf\303\251 \302\240dog')" >/dev/null 2>"$work/stderr" &&
+  /usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['config']['tokens']; assert t==['caf\u00e9','\u00a0dog'], t" "$work/nbsp.json" ||
+  fail "a visible word holding a no-break space: $(cat "$work/stderr")"
 check_refused 2 "--tokens needs a value" trace --preset gpt2-small --tokens
 # Issue 13's options: GQA / MQA, cross-attention, padded batches, decoding.
 check_refused 2 "--kv-heads 0 leaves the queries no keys; use a divisor of heads = 2: 1, 2" trace --kv-heads 0
@@ -304,7 +315,7 @@ check_refused_gui "--font-scale 0 is not a scale" --font-scale 0
 check_refused_gui "--window width 0 is out of range" --window 0x0
 check_refused_gui "--window abc is not a size" --window abc
 check_refused_gui "--window height 99999 is out of range" --window 1024x99999
-check_refused_gui "--tab foo is not a panel; use heatmaps, weights or why" --tab foo
+check_refused_gui "--tab foo is not a panel; use heatmaps, weights, why, why-sweep or why-kv" --tab foo
 check_refused_gui "--step 10000 does not exist; this trace has steps 0 to 11" --step 10000
 check_refused_gui "--zoom 9 is not a zoom from 1 to 8" --zoom 9
 check_refused_gui "--zoom abc is not a zoom" --zoom abc

@@ -118,6 +118,29 @@ timeout 150 "$bin" --preset gpt2-xl --tab why --drive 40 --drive-report "$work/w
   fail "the why tab on gpt2-xl with --drive 40 exited $?: $(head -c 300 "$work/err")"
 [ "$SECONDS" -le 60 ] || fail "closing the window while the why tab measured gpt2-xl took $SECONDS s"
 
+# A screenshot of the why tab's sweep on gpt2-xl (GL): the measurement keeps to its 10 s (it
+# took two minutes: every mode five times, the sweep to T = 1024 at 4.5 s a run on llvmpipe),
+# and the sweep either reached T = 1024 or says where it stopped; at 1024x768, text 1.5, the
+# view's labels all show.
+SECONDS=0
+if timeout 150 "$bin" --preset gpt2-xl --tab why-sweep --window 1024x768 --font-scale 1.5 --screenshot "$work/why-xl.png" \
+    --layout-report "$work/why-xl.json" >/dev/null 2>"$work/err"; then
+  [ "$SECONDS" -le 60 ] || fail "--screenshot of the why tab on gpt2-xl took $SECONDS s"
+  /usr/bin/python3 - "$work/why-xl.json" <<'PY' || fail "the why tab's sweep on gpt2-xl"
+import json, sys
+d = json.load(open(sys.argv[1]))
+labels = [i for i in d["items"] if i["kind"] == "label" and i["panel"] == "why"]
+assert labels, "no why panel in the report"
+hidden = [l["text"] for l in labels if not l["visible"]]
+assert not hidden, hidden
+texts = [l["text"] for l in labels]
+assert any("at T=1024" in t for t in texts) or any("left out: about" in t for t in texts), texts
+print("why tab on gpt2-xl:", [t for t in texts if "left out" in t or "at T=" in t])
+PY
+else
+  fail "--screenshot of the why tab on gpt2-xl exited $?: $(head -c 300 "$work/err")"
+fi
+
 if [ "$failures" -gt 0 ]; then
   echo "$failures GUI check(s) failed"
   exit 1

@@ -85,6 +85,30 @@ assert cells and all(c["head"] == cells[0]["head"] for c in cells), "one head la
 print("presenter 1024x768, 12 tokens, 4 heads: smallest heatmap cell %.0f px, %d cells of head %d large"
       % (min(c["w"] for c in cells), len(cells), cells[0]["head"]))
 PY
+# The heatmaps' legend measured with the numbers it draws: tiny-trained's scores reach -67.91,
+# wider than the "-9.99" the legend was measured at, so its masked swatch went to a second line
+# that lay under the panel's edge (presenter, 1280x800, text 1.5, steps 4 to 6). And the why
+# tab's three views at 1024x768, text 1.5 (a projector): every label of each inside the panel.
+"$bin" --screenshot "$work/tt.png" --layout-report "$work/tt.json" --present --window 1280x800 --font-scale 1.5 \
+  --preset tiny-trained --step 4 2>"$work/err" || fail "presenter, tiny-trained at 1280x800: $(cat "$work/err")"
+for tab in why why-sweep why-kv; do
+  "$bin" --screenshot "$work/$tab.png" --layout-report "$work/$tab.json" --window 1024x768 --font-scale 1.5 --backend cpu \
+    --text "the quick brown fox jumps over the lazy dog today" --d-out 8 --heads 4 --step 7 --tab "$tab" \
+    2>"$work/err" || fail "--tab $tab at 1024x768: $(cat "$work/err")"
+done
+/usr/bin/python3 - "$work/tt.json" "$work/why.json" "$work/why-sweep.json" "$work/why-kv.json" <<'PY' || fail "labels outside their panel"
+import json, sys
+for path, panel, least in zip(sys.argv[1:], ["heatmaps", "why", "why", "why"], [3, 6, 4, 3]):
+    d = json.load(open(path))
+    p = {q["name"]: q for q in d["panels"]}[panel]
+    assert p["must_fit"], p
+    labels = [i for i in d["items"] if i["panel"] == panel and i["kind"] == "label"]
+    assert len(labels) >= least, (path, [l["text"] for l in labels])
+    x0, y0, x1, y1 = p["visible"]
+    for it in labels:
+        assert it["visible"] and y0 - 1 <= it["y"] and it["y"] + it["h"] <= y1 + 1, (path, it, p["visible"])
+    print("%s: %d labels of %s inside it" % (path.split("/")[-1], len(labels), panel))
+PY
 # Without --screenshot the report has no frame to describe: refused in one line.
 "$bin" --layout-report "$work/x.json" 2>"$work/err"
 [ $? = 2 ] && grep -q -- "--layout-report needs --screenshot" "$work/err" || fail "--layout-report alone: $(cat "$work/err")"

@@ -277,6 +277,31 @@ TEST_CASE("why weight splits: the modes measured and a T sweep growing as T^2, f
     CHECK(last.flash_bytes < last.score_bytes / 2);
 }
 
+TEST_CASE("why weight splits keeps to its time: fewer timed runs and a shorter sweep, said", "[gui][why]") {
+    Config c;
+    c.backend = BackendKind::Cpu;
+    // The cat example in the default 10 s: every mode's five runs, the sweep to T = 1024.
+    std::atomic<int> done{0}, total{0};
+    const WhyResult full = measure_why(c, 5, done, total);
+    REQUIRE(full.error.empty());
+    for (const BenchResult& b : full.modes) CHECK(b.runs == 5);
+    REQUIRE_FALSE(full.sweep.empty());
+    CHECK(full.sweep.back().tokens == 1024);
+    CHECK(full.sweep_end.empty());
+    // A microsecond: one timed run a mode (a median of one), the first length of the sweep
+    // only, the next one's prediction said, and the progress bar's total brought down to what ran.
+    std::atomic<int> done2{0}, total2{0};
+    const WhyResult cut = measure_why(c, 5, done2, total2, nullptr, 1e-6);
+    REQUIRE(cut.error.empty());
+    REQUIRE(cut.modes.size() == 4u);
+    for (const BenchResult& b : cut.modes) CHECK(b.runs == 1);
+    REQUIRE(cut.sweep.size() == 1u);
+    CHECK(cut.sweep[0].tokens == 8);
+    CHECK(cut.sweep_end.rfind("T = 16 and up left out: about ", 0) == 0);
+    CHECK(done2 == total2);
+    CHECK(total2 == 4 + 2);
+}
+
 TEST_CASE("quiz: the next step is asked before it is drawn, scored, and explained", "[gui][quiz]") {
     AppState st = make_state();
     set_quiz(st, true);

@@ -63,6 +63,7 @@ struct PanelState {
     float caption_h = 0;            // presenter mode: the caption's height last frame (its lines wrap)
     bool heads_fit = true;          // the heatmaps: every head fitted at a legible size last frame
     bool heatmaps_tab = true;       // the heads panel showed the heatmaps' tab last frame
+    bool why_tab = false;           // ... or the why tab
     // The stage's and the heatmaps' height that is not cells (text lines, bars), and what
     // each needs to show its cells at a legible size, last frame; -1 when not drawn. The
     // normal layout shares the height between them by these. The code: the height its whole
@@ -159,7 +160,10 @@ struct AppState {
     Hover hover;
     std::unique_ptr<TraceComputer> computer;
     std::shared_ptr<WhyJob> why;  // the "Why weight splits" measurement
-    bool open_why = false;        // select that tab once (--tab why)
+    bool open_why = false;        // select that tab once (--tab why, why-sweep, why-kv)
+    // The why tab's view, one at a time (a projector has room for one chart): the modes
+    // measured, T doubling, the KV cache.
+    enum class WhyView { Modes, Sweep, KvCache } why_view = WhyView::Modes;
     bool open_weights = false;    // select the weight split tab once (--tab weights)
     bool open_heatmaps = false;   // select the heatmaps tab once
     std::string gl_renderer;

@@ -1,5 +1,7 @@
 #include "gui/model/why.hpp"
 
+#include <chrono>
+#include <cstdio>
 
 #include "headsplit/backends/backend_policy.hpp"
 #include "headsplit/engine/engine.hpp"
@@ -7,7 +9,9 @@
 namespace headsplit::gui {
 
 WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, std::atomic<int>& total,
-                      const std::atomic<bool>* cancel) {
+                      const std::atomic<bool>* cancel, double seconds) {
+    const auto started = std::chrono::steady_clock::now();
+    const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
     WhyResult out;
     out.config = config;
     try {  // nothing is allocated for a shape that is refused or over the memory budget
@@ -60,12 +64,24 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
                 ++done;
                 continue;
             }
-            out.modes.push_back(bench_one(in_mode, in, w, m, Stage::Forward, *be, repeat, cancel));
+            out.modes.push_back(bench_one(in_mode, in, w, m, Stage::Forward, *be, repeat, cancel, seconds / 8));
             ++done;
         }
+        double last_cost = 0, last_flops = 0;  // the length before: its seconds, its FLOPs
         for (std::int64_t t : sweep) {
             stopped();
             const Config c = at_length(t);
+            const double flops = necessary_flops(c);
+            const double predicted = last_flops > 0 ? last_cost * flops / last_flops : 0;
+            if (!out.sweep.empty() && elapsed() + predicted > seconds) {
+                char why[160];
+                std::snprintf(why, sizeof why, "T = %lld and up left out: about %.0f s more here", static_cast<long long>(t),
+                              predicted);
+                out.sweep_end = why;
+                total = done.load();
+                break;
+            }
+            const double length_started = elapsed();
             const Inputs ti = make_inputs(c);
             const Weights tw = make_weights(c);
             const BenchResult r = bench_one(c, ti, tw, Mode::Split, Stage::Forward, *be, repeat, cancel);
@@ -85,6 +101,7 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
             if (flash_runs) p.flash_ms = bench_one(f, ti, tw, Mode::Flash, Stage::Forward, *be, repeat, cancel).median_ms;
             ++done;
             out.sweep.push_back(p);
+            last_cost = elapsed() - length_started, last_flops = flops;
         }
     } catch (const std::exception& e) {
         out.error = e.what();

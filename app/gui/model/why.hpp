@@ -24,15 +24,23 @@ struct WhyResult {
     Config config;
     std::vector<BenchResult> modes;  // loop, split, fused, flash: forward stage (those the shape takes)
     std::vector<SweepPoint> sweep;
+    std::string sweep_end;  // why the sweep stopped where it did, when the time did it
     std::string error;
     std::string notice;  // GL could not be had: measured on the CPU instead, and why
 };
 
+// What the whole measurement may take, in seconds: a class waits for it. Each mode's timed runs
+// stop after an eighth of it (one run at least); the sweep stops before a length it predicts
+// (from the length before, by the FLOPs) would end past it. gpt2-xl on llvmpipe took two
+// minutes without it.
+constexpr double kWhySeconds = 10;
+
 // Measures `c` (its backend; GL makes its own headless context on the calling thread).
-// `done` counts finished measurements out of `total` (set first), for a progress bar.
-// `cancel`, when given and set, stops it after the run it is in (the result then says so).
+// `done` counts finished measurements out of `total` (set first, lowered when the sweep ends
+// early), for a progress bar. `cancel`, when given and set, stops it after the run it is in
+// (the result then says so). `seconds`: the time it aims to end within (above).
 WhyResult measure_why(const Config& c, int repeat, std::atomic<int>& done, std::atomic<int>& total,
-                      const std::atomic<bool>* cancel = nullptr);
+                      const std::atomic<bool>* cancel = nullptr, double seconds = kWhySeconds);
 
 struct WhyJob {
     Config config;

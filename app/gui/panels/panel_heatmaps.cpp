@@ -295,8 +295,13 @@ Canvas place_maps(const AppState& st, const Grids& g, const std::vector<Map>& ma
         label_w = std::max(label_w, ImGui::CalcTextSize(g.query_token(i).substr(0, 8).c_str()).x);
     cv.label_w = label_w = std::min(label_w, 6.0f * font) + 6;
     cv.gap = font;
-    // The legend's lines (its range is that of the scores: worked out below, measured at "-9.99").
-    const float legend_h = cv.legend_h = line_h * legend_lines(legend_parts(g, 9.99f, legend_bar(cv), font),
+    // Scores share one symmetric colour range across the heads.
+    cv.bound = 0;
+    if (!g.weights)
+        for (const Map& m : maps) cv.bound = std::max(cv.bound, range_of(st, m).magnitude());
+    // The legend's lines, its range's numbers as wide as they are drawn (at "-67.91" for
+    // tiny-trained's scores the masked swatch goes to a second line).
+    const float legend_h = cv.legend_h = line_h * legend_lines(legend_parts(g, cv.bound, legend_bar(cv), font),
                                                  cv.avail.x, font) + 4;
     // Tiled as square maps of the larger side, so that 1 x t rows of a round stay readable.
     // Too short for a map's title, key labels and 4 px cells beside the legend: the legend
@@ -341,10 +346,6 @@ Canvas place_maps(const AppState& st, const Grids& g, const std::vector<Map>& ma
     cv.dl = ImGui::GetWindowDrawList();
     cv.text_col = ImGui::GetColorU32(ImGuiCol_Text), cv.dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
 
-    // Scores share one symmetric colour range across the heads.
-    cv.bound = 0;
-    if (!g.weights)
-        for (const Map& m : maps) cv.bound = std::max(cv.bound, range_of(st, m).magnitude());
     // Labels: every k-th row / key when the cells are smaller than a label.
     cv.row_stride = label_stride(cv.cell, font);
     float key_need = 0;

@@ -7,6 +7,7 @@
 
 #include <imgui.h>
 
+#include "gui/model/why.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/panels/style.hpp"
 
@@ -176,6 +177,8 @@ void DrawPanels(AppState& st, double now) {
     bottom_h = settle_share(st, bottom_h, {W, H, st.font_scale, static_cast<double>(st.step), st.splits.stage,
                                            static_cast<double>(reinterpret_cast<std::uintptr_t>(st.trace.get())),
                                            asking ? 1.0 : 0.0, st.panels.heatmaps_tab ? 1.0 : 0.0, left, right,
+                                           st.panels.why_tab ? 1.0 + static_cast<double>(st.why_view) : 0.0,
+                                           st.why && st.why->result ? 1.0 : 0.0,
                                            st.stage_view.zoom, static_cast<double>(st.focus_head),
                                            static_cast<double>(st.heat_sentence), st.compare_masks ? 1.0 : 0.0});
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
@@ -207,12 +210,15 @@ void DrawPanels(AppState& st, double now) {
     ImGui::End();
 
     if (!asking) place(left, H - bottom_h, W - left - right, bottom_h);
-    // The heatmaps are fitted and never show a bar; the weight split and its reasons may scroll.
-    const ImGuiWindowFlags heads_scroll = st.panels.heatmaps_tab ? ImGuiWindowFlags_NoScrollbar : ImGuiWindowFlags_HorizontalScrollbar;
+    // The heatmaps are fitted and never show a bar; the weight split may scroll; the why tab's
+    // views fit the width, and scroll down only where the window is too short for their text.
+    const ImGuiWindowFlags heads_scroll = st.panels.heatmaps_tab ? ImGuiWindowFlags_NoScrollbar
+                                          : st.panels.why_tab    ? ImGuiWindowFlags_None
+                                                                 : ImGuiWindowFlags_HorizontalScrollbar;
     if (!asking && ImGui::Begin("Heads", nullptr, fixed | title | heads_scroll)) {
         if (ImGui::BeginTabBar("bottom")) {
-            st.panels.heatmaps_tab = false;
-            if (ImGui::BeginTabItem("Attention heatmaps", nullptr, st.open_heatmaps ? ImGuiTabItemFlags_SetSelected : 0)) {
+            st.panels.heatmaps_tab = st.panels.why_tab = false;
+            if (ImGui::BeginTabItem("Heatmaps", nullptr, st.open_heatmaps ? ImGuiTabItemFlags_SetSelected : 0)) {
                 st.panels.heatmaps_tab = true;
                 DrawHeatmaps(st);
                 ImGui::EndTabItem();
@@ -221,7 +227,8 @@ void DrawPanels(AppState& st, double now) {
                 DrawWeightSplit(st);
                 ImGui::EndTabItem();
             }
-            if (ImGui::BeginTabItem("Why weight splits", nullptr, st.open_why ? ImGuiTabItemFlags_SetSelected : 0)) {
+            if (ImGui::BeginTabItem("Why split", nullptr, st.open_why ? ImGuiTabItemFlags_SetSelected : 0)) {
+                st.panels.why_tab = true;
                 DrawWhy(st);
                 ImGui::EndTabItem();
             }

@@ -1,5 +1,6 @@
-// Why weight splits: the three modes measured on the current shape (time and matmul count
-// as bars), and a sweep over T showing the score grids' memory growing as T^2.
+// Why weight splits: one view at a time, chosen by a row of buttons: the modes measured on the
+// current shape (time and matmul count as bars), a sweep over T showing the score grids'
+// memory growing as T^2 against flash's tile, and the KV cache generation keeps.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,9 +16,9 @@ namespace headsplit::gui {
 namespace {
 
 // A line of (x, y) points scaled into [p0, p1] (y up to y_top, or its own max when 0), with
-// dots and a label at the end.
+// dots.
 void plot_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& xs, const std::vector<double>& ys,
-               ImU32 col, const char* label, double y_top = 0) {
+               ImU32 col, double y_top = 0) {
     if (xs.size() < 2) return;
     const double x_max = *std::max_element(xs.begin(), xs.end());
     const double y_max = y_top > 0 ? y_top : *std::max_element(ys.begin(), ys.end());
@@ -27,65 +28,77 @@ void plot_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& 
                        p1.y - static_cast<float>(y_max > 0 ? ys[i] / y_max : 0) * (p1.y - p0.y)});
     dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), col, 0, 2.5f);
     for (const ImVec2& p : pts) dl->AddCircleFilled(p, 4.0f, col);
-    dl->AddText({pts.back().x - ImGui::CalcTextSize(label).x - 6, pts.back().y + 4}, col, label);
 }
 
-}  // namespace
+// Puts the next item, `w` wide, on the line of the one before where it fits.
+void next_on_line(float w) {
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
+}
+
+float radio_w(const char* label) {
+    return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+}
+
+// A chart's frame from the cursor, as wide as the panel and `h` high, its legend (a line each,
+// cut to the frame's width) inside the top left; returns the plot's corners.
+std::pair<ImVec2, ImVec2> chart(ImDrawList* dl, float h, const std::vector<std::pair<ImU32, std::string>>& legend) {
+    const ImVec2 o = ImGui::GetCursorScreenPos();
+    const float w = room_left().x;
+    const ImVec2 p0(o.x + 4, o.y + 4), p1(o.x + w - 4, o.y + h - 4);
+    dl->AddRect({p0.x - 4, p0.y - 4}, {p1.x + 4, p1.y + 4}, ImGui::GetColorU32(ImGuiCol_Border));
+    const float line = ImGui::GetTextLineHeight();
+    for (std::size_t i = 0; i < legend.size(); ++i)
+        draw_label(dl, {p0.x + 2, p0.y + static_cast<float>(i) * line}, legend[i].first,
+                   fit_text(legend[i].second, p1.x - p0.x - 4));
+    ImGui::Dummy({w, h});
+    return {p0, p1};
+}
+
+std::string kv_cache_sentence(const Config& c) {
+    return std::string("What generation keeps: each earlier token's keys and values, per layer") +
+           (c.layers > 1 ? " (all the model's layers in fp16 in brackets)" : "") + ". Fewer KV heads, a smaller cache.";
+}
 
 // What generation keeps: the KV cache growing by one token's keys and values per token, for
 // MHA, this configuration's grouped-query attention and MQA. From the configuration alone.
-static void draw_kv_cache(const Config& c) {
+// Its sentence where there is room; the chart takes the rest of the panel, its legend at least.
+void draw_kv_cache(ImDrawList* dl, const Config& c, float& legend_h, bool explain) {
     std::vector<std::int64_t> kvs{c.heads};
     if (c.grouped() && c.kv_head_count() > 1) kvs.push_back(c.kv_head_count());
     if (c.heads > 1) kvs.push_back(1);
     // Tokens to plot: the sequence on screen, or 4096 for the model presets (a long context).
     const std::int64_t n = c.layers > 1 ? 4096 : std::max<std::int64_t>(c.num_tokens(), 8);
-    std::string line = "KV cache per token, one layer in float32" +
-                       std::string(c.layers > 1 ? " (all " + std::to_string(c.layers) + " layers in fp16)" : "") + ": ";
-    for (std::size_t i = 0; i < kvs.size(); ++i) {
+    if (explain) ImGui::TextWrapped("%s", kv_cache_sentence(c).c_str());
+    std::vector<std::pair<ImU32, std::string>> legend{
+        {ImGui::GetColorU32(ImGuiCol_TextDisabled), "the cache after 0 .. " + std::to_string(n) + " tokens, one layer, float32"}};
+    std::vector<double> ends;
+    for (std::int64_t kv : kvs) {
         Config v = c;
-        v.kv_heads = kvs[i] == c.heads ? 0 : kvs[i];
-        const std::string what = kvs[i] == c.heads ? "MHA" : kvs[i] == 1 ? "MQA" : "GQA";
-        line += (i ? ", " : "") + what + " (" + std::to_string(kvs[i]) + " KV heads) " +
-                grouped(kv_cache_bytes_per_token(v)) + " bytes" +
-                (c.layers > 1 ? " (" + human_bytes(static_cast<double>(model_kv_cache_bytes_per_token(v))) + ")" : "");
+        v.kv_heads = kv == c.heads ? 0 : kv;
+        ends.push_back(static_cast<double>(n) * static_cast<double>(kv_cache_bytes_per_token(v)));
+        // The bytes a token adds, and the cache at the end of the axis.
+        legend.push_back({head_color(kv == c.heads ? 0 : kv == 1 ? 2 : 1),
+                          std::string(kv == c.heads ? "MHA, " : kv == 1 ? "MQA, " : "GQA, ") + std::to_string(kv) +
+                              " KV heads: " + grouped(kv_cache_bytes_per_token(v)) + " B a token" +
+                              (c.layers > 1 ? " (" + human_bytes(static_cast<double>(model_kv_cache_bytes_per_token(v))) + ")"
+                                            : "") +
+                              ", " + human_bytes(ends.back()) + " at " + std::to_string(n)});
     }
-    ImGui::TextWrapped("%s", line.c_str());
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float lh = ImGui::GetTextLineHeightWithSpacing();
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const ImVec2 o = ImGui::GetCursorScreenPos();
-    const float h = std::clamp(avail.y * 0.35f, 4.5f * lh, 8 * lh), w = std::min(avail.x - 10, 40 * ImGui::GetFontSize());
-    const ImVec2 p0(o.x + 4, o.y + 4), p1(o.x + w, o.y + h);
-    dl->AddRect({p0.x - 4, p0.y - 4}, {p1.x + 4, p1.y + 4}, ImGui::GetColorU32(ImGuiCol_Border));
-    const double top = 2.0 * static_cast<double>(n) * static_cast<double>(c.d_out) * 4;  // MHA at n tokens
-    for (std::size_t i = 0; i < kvs.size(); ++i) {
-        Config v = c;
-        v.kv_heads = kvs[i] == c.heads ? 0 : kvs[i];
-        const double end = static_cast<double>(n) * static_cast<double>(kv_cache_bytes_per_token(v));
-        const ImVec2 a(p0.x, p1.y), b(p1.x, p1.y - static_cast<float>(end / top) * (p1.y - p0.y));
-        const ImU32 col = head_color(static_cast<int>(kvs[i] == c.heads ? 0 : kvs[i] == 1 ? 2 : 1));
-        dl->AddLine(a, b, col, 2.5f);
-        // The legend, a line each under the axis note (line ends may lie on each other).
-        const std::string label = (kvs[i] == c.heads ? "MHA: " : kvs[i] == 1 ? "MQA: " : "GQA: ") + human_bytes(end);
-        dl->AddText({p0.x + 2, p0.y + (static_cast<float>(i) + 1) * lh}, col, label.c_str());
-    }
-    const std::string axis = "cache after 0 .. " + std::to_string(n) + " tokens, one layer";
-    dl->AddText({p0.x + 2, p0.y}, ImGui::GetColorU32(ImGuiCol_TextDisabled), axis.c_str());
-    ImGui::Dummy({w + 8, h + 10});
+    legend_h = static_cast<float>(legend.size()) * ImGui::GetTextLineHeight() + 8;
+    const auto [p0, p1] = chart(dl, std::max(legend_h + ImGui::GetTextLineHeight(), room_left().y), legend);
+    const double top = ends.front();  // MHA's, the largest
+    for (std::size_t i = 0; i < ends.size(); ++i)
+        dl->AddLine({p0.x, p1.y}, {p1.x, p1.y - static_cast<float>(ends[i] / top) * (p1.y - p0.y)}, legend[i + 1].first, 2.5f);
 }
 
-namespace {
-
-// The measurement: its button, its progress while it runs; the result once it is in and
-// good (nullptr otherwise, its error shown).
+// The measurement: the button and what was measured on the row the view buttons began, or its
+// progress while it runs; the result once it is in and good (nullptr otherwise, its error
+// shown).
 const WhyResult* measurement(AppState& st, const Config& c) {
     const bool running = st.why && !st.why->result;
     if (st.why && !st.why->result && st.why->future.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
         st.why->result = std::make_shared<WhyResult>(st.why->future.get());
-    ImGui::TextWrapped("One big matmul per projection and a reshape, against one small matmul per head: measured "
-                       "here, on this machine, for the shape on screen.");
-    if (!running && ImGui::Button("measure this shape")) st.why = start_why(c);
     if (running) {
         const float f = static_cast<float>(st.why->done) / std::max(1, static_cast<int>(st.why->total));
         char label[64];
@@ -93,34 +106,48 @@ const WhyResult* measurement(AppState& st, const Config& c) {
         ImGui::ProgressBar(f, ImVec2(-1, 0), label);
         return nullptr;
     }
+    next_on_line(ImGui::CalcTextSize("measure").x + 2 * ImGui::GetStyle().FramePadding.x);
+    if (ImGui::Button("measure")) st.why = start_why(c);
     if (!st.why || !st.why->result) return nullptr;
     const WhyResult& r = *st.why->result;
     if (!r.error.empty()) {
         ImGui::TextColored({1, 0.4f, 0.4f, 1}, "%s", r.error.c_str());
         return nullptr;
     }
+    int least = 0, most = 0;  // the timed runs behind the modes' medians
+    for (const BenchResult& b : r.modes) least = least ? std::min(least, b.runs) : b.runs, most = std::max(most, b.runs);
+    std::string what = "median of " + (least < most ? std::to_string(least) + " to " : "") + std::to_string(most) +
+                       " runs, " + (r.modes.empty() ? "?" : r.modes[0].backend);
+    const Config& m = r.config;  // another shape than the one on screen: say which
+    if (m.num_tokens() != c.num_tokens() || m.d_in != c.d_in || m.d_out != c.d_out || m.heads != c.heads ||
+        m.kv_head_count() != c.kv_head_count() || m.batch != c.batch)
+        what += ", of T=" + std::to_string(m.num_tokens()) + " D=" + std::to_string(m.d_out) + " " +
+                std::to_string(m.heads) + " heads";
+    next_on_line(ImGui::CalcTextSize(what.c_str()).x);
+    ImGui::TextDisabled("%s", fit_text(what, room_left().x).c_str());
+    if (!r.notice.empty()) ImGui::TextColored({1.0f, 0.75f, 0.2f, 1}, "%s", r.notice.c_str());
     return &r;
 }
 
-// Bars from o, `half` wide: one line per mode, its forward time as a bar, then the numbers;
-// under them the ratios of the modes measured (loop / split, split / fused, flash / split).
-void draw_mode_bars(ImDrawList* dl, const WhyResult& r, ImVec2 o, float half, float line) {
+// Bars from the cursor: one line per mode, its forward time as a bar, then the numbers; under
+// them the ratios of the modes measured (loop / split, split / fused, flash / split).
+void draw_mode_bars(ImDrawList* dl, const WhyResult& r) {
+    const ImVec2 o = ImGui::GetCursorScreenPos();
+    const float width = room_left().x, line = ImGui::GetTextLineHeightWithSpacing();
     double max_ms = 0;
-    std::int64_t max_mm = 0;
-    for (const BenchResult& b : r.modes) max_ms = std::max(max_ms, b.median_ms), max_mm = std::max(max_mm, b.matmuls);
+    for (const BenchResult& b : r.modes) max_ms = std::max(max_ms, b.median_ms);
     const float label_w = ImGui::CalcTextSize("fused  ").x;
-    const float bar_room = half - label_w - ImGui::CalcTextSize("000.000 ms, 000 matmuls").x - 12;
+    const float bar_room = width - label_w - ImGui::CalcTextSize("000.000 ms, 000 matmuls").x - 12;
     for (std::size_t i = 0; i < r.modes.size(); ++i) {
         const BenchResult& b = r.modes[i];
-        const float y = o.y + i * line;
-        dl->AddText({o.x, y}, ImGui::GetColorU32(ImGuiCol_Text), mode_name(b.mode));
-        const float w_ms = static_cast<float>(b.median_ms / max_ms) * bar_room;
+        const float y = o.y + static_cast<float>(i) * line;
+        draw_label(dl, {o.x, y}, ImGui::GetColorU32(ImGuiCol_Text), mode_name(b.mode));
+        const float w_ms = std::max(0.0f, static_cast<float>(b.median_ms / max_ms) * bar_room);
         dl->AddRectFilled({o.x + label_w, y + 3}, {o.x + label_w + w_ms, y + line - 3}, head_color(static_cast<int>(i)), 2);
         char t[96];
         std::snprintf(t, sizeof t, "%.3f ms, %lld matmuls", b.median_ms, static_cast<long long>(b.matmuls));
-        dl->AddText({o.x + label_w + w_ms + 6, y}, ImGui::GetColorU32(ImGuiCol_Text), t);
+        draw_label(dl, {o.x + label_w + w_ms + 6, y}, ImGui::GetColorU32(ImGuiCol_Text), t);
     }
-    (void)max_mm;
     const auto ms_of = [&](Mode m) {
         for (const BenchResult& b : r.modes)
             if (b.mode == m) return b.median_ms;
@@ -137,70 +164,105 @@ void draw_mode_bars(ImDrawList* dl, const WhyResult& r, ImVec2 o, float half, fl
     ratio(Mode::Split, Mode::Fused, ms_of(Mode::Split), ms_of(Mode::Fused));
     ratio(Mode::Flash, Mode::Split, ms_of(Mode::Flash), ms_of(Mode::Split));
     draw_label(dl, {o.x, o.y + static_cast<float>(r.modes.size()) * line + 4}, ImGui::GetColorU32(ImGuiCol_Text),
-               fit_text(ratios, half));
+               fit_text(ratios, width));
 }
 
-// Sweep, in [p0, p1]: score memory (T^2) and forward time against T. Memory lines share one
-// scale (split's grid at the longest T), time lines another.
-void draw_sweep(ImDrawList* dl, const WhyResult& r, ImVec2 p0, ImVec2 p1, float line) {
+// The sweep, its chart taking the rest of the panel: score memory (T^2) and forward time
+// against T, memory lines on one scale (split's grid at the longest T), time lines on another;
+// the legend gives the longest length's figures, and where the time stopped the sweep.
+void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
     std::vector<double> xs, mem, ms, fmem, fms;
-    for (const SweepPoint& s : r.sweep) {
-        xs.push_back(static_cast<double>(s.tokens));
-        mem.push_back(s.score_bytes), ms.push_back(s.forward_ms);
-        fmem.push_back(s.flash_bytes), fms.push_back(s.flash_ms);
-    }
+    if (r)
+        for (const SweepPoint& s : r->sweep) {
+            xs.push_back(static_cast<double>(s.tokens));
+            mem.push_back(s.score_bytes), ms.push_back(s.forward_ms);
+            fmem.push_back(s.flash_bytes), fms.push_back(s.flash_ms);
+        }
+    const bool flash_timed = !fms.empty() && *std::min_element(fms.begin(), fms.end()) > 0;
+    const SweepPoint last = r && !r->sweep.empty() ? r->sweep.back() : SweepPoint{};
+    char t[4][160];
+    std::snprintf(t[0], sizeof t[0], "split's scores, heads x T x T floats (x4 as T doubles): %s at T=%lld",
+                  human_bytes(last.score_bytes).c_str(), static_cast<long long>(last.tokens));
+    std::snprintf(t[1], sizeof t[1], "split's forward: %.2f ms", last.forward_ms);
+    std::snprintf(t[2], sizeof t[2], "flash's tile per head, m and l: %s", human_bytes(last.flash_bytes).c_str());
+    std::snprintf(t[3], sizeof t[3], "flash's forward: %.2f ms", last.flash_ms);
+    std::vector<std::pair<ImU32, std::string>> legend{{head_color(3), t[0]}, {head_color(2), t[1]}, {head_color(5), t[2]}};
+    if (flash_timed) legend.push_back({head_color(4), t[3]});
+    if (r && !r->sweep_end.empty()) legend.push_back({ImGui::GetColorU32(ImGuiCol_TextDisabled), r->sweep_end});
+    legend_h = static_cast<float>(legend.size()) * ImGui::GetTextLineHeight() + 8;
+    const auto [p0, p1] = chart(dl, std::max(legend_h + ImGui::GetTextLineHeight(), room_left().y), legend);
     const double mem_top = mem.empty() ? 0 : *std::max_element(mem.begin(), mem.end());
     double ms_top = 0;
     for (double v : ms) ms_top = std::max(ms_top, v);
     for (double v : fms) ms_top = std::max(ms_top, v);
-    const bool flash_timed = !fms.empty() && *std::min_element(fms.begin(), fms.end()) > 0;
-    plot_line(dl, p0, p1, xs, mem, head_color(3), "", mem_top);
-    plot_line(dl, p0, p1, xs, ms, head_color(2), "", ms_top);
-    plot_line(dl, p0, p1, xs, fmem, head_color(5), "", mem_top);
-    if (flash_timed) plot_line(dl, p0, p1, xs, fms, head_color(4), "", ms_top);
-    draw_label(dl, {p0.x + 4, p0.y + 2}, head_color(3), fit_text("split's score memory (heads x T x T floats)", p1.x - p0.x - 8));
-    draw_label(dl, {p0.x + 4, p0.y + 2 + line}, head_color(2), fit_text("forward time, split mode", p1.x - p0.x - 8));
-    draw_label(dl, {p0.x + 4, p0.y + 2 + 2 * line}, head_color(5),
-               fit_text("flash's memory (one tile per head, m and l)", p1.x - p0.x - 8));
-    if (flash_timed)
-        draw_label(dl, {p0.x + 4, p0.y + 2 + 3 * line}, head_color(4), fit_text("forward time, flash mode", p1.x - p0.x - 8));
-    if (!r.sweep.empty()) {
-        const SweepPoint& last = r.sweep.back();
-        char t[200];
-        std::snprintf(t, sizeof t, "T=%lld: split %s of scores, %.2f ms; flash %s, %.2f ms", static_cast<long long>(last.tokens),
-                      human_bytes(last.score_bytes).c_str(), last.forward_ms, human_bytes(last.flash_bytes).c_str(),
-                      last.flash_ms);
-        draw_label(dl, {p0.x, p1.y + 6}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(t, p1.x - p0.x));
-    }
+    plot_line(dl, p0, p1, xs, mem, head_color(3), mem_top);
+    plot_line(dl, p0, p1, xs, ms, head_color(2), ms_top);
+    plot_line(dl, p0, p1, xs, fmem, head_color(5), mem_top);
+    if (flash_timed) plot_line(dl, p0, p1, xs, fms, head_color(4), ms_top);
 }
 
 }  // namespace
 
 void DrawWhy(AppState& st) {
+    using View = AppState::WhyView;
     // The shape on screen: the last good trace's (the controls may hold a refused value).
     const Config& c = st.trace ? st.trace->config : st.config;
-    draw_kv_cache(c);
-    const WhyResult* measured = measurement(st, c);
-    if (!measured) return;
-    const WhyResult& r = *measured;
-    if (!r.notice.empty()) ImGui::TextColored({1.0f, 0.75f, 0.2f, 1}, "%s", r.notice.c_str());
-    else ImGui::SameLine();
-    ImGui::TextDisabled("T=%lld D=%lld heads=%lld on %s, median of 5", static_cast<long long>(r.config.num_tokens()),
-                        static_cast<long long>(r.config.d_out), static_cast<long long>(r.config.heads),
-                        r.modes.empty() ? "?" : r.modes[0].backend.c_str());
-
-    // The bars on the left half, the sweep on the right.
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float half = avail.x * 0.5f - 10;
     const float line = ImGui::GetTextLineHeightWithSpacing();
-    const ImVec2 o = ImGui::GetCursorScreenPos();
-    draw_mode_bars(dl, r, o, half, line);
-    const ImVec2 p0(o.x + half + 40, o.y + line), p1(o.x + avail.x - 10, o.y + std::max(4 * line, avail.y - 2 * line));
-    dl->AddRect({p0.x - 4, p0.y - 4}, {p1.x + 4, p1.y + 4}, ImGui::GetColorU32(ImGuiCol_Border));
-    dl->AddText({p0.x, o.y - 2}, ImGui::GetColorU32(ImGuiCol_Text), "T doubling: score memory x4 each time");
-    draw_sweep(dl, r, p0, p1, line);
-    ImGui::Dummy({avail.x, std::max(4 * line, p1.y - o.y + line)});
+    audit_panel("why");
+    // Every view fits down to 1024x768 at text 1.5 (680 x 512 px a unit of text); smaller, the
+    // panel may scroll down.
+    const ImVec2 display = ImGui::GetIO().DisplaySize;
+    if (display.x < 680 * st.font_scale || display.y < 512 * st.font_scale) layout_audit().allow_scroll();
+    const float top = ImGui::GetWindowPos().y;
+
+    // One row that wraps where it must: the views, the measurement's button and what it took.
+    int view = static_cast<int>(st.why_view);
+    ImGui::RadioButton("modes", &view, static_cast<int>(View::Modes));
+    next_on_line(radio_w("T sweep"));
+    ImGui::RadioButton("T sweep", &view, static_cast<int>(View::Sweep));
+    next_on_line(radio_w("KV cache"));
+    ImGui::RadioButton("KV cache", &view, static_cast<int>(View::KvCache));
+    st.why_view = static_cast<View>(view);
+
+    // Below: a sentence that says what the view shows where there is room for it, then the view.
+    // The layout is told the room the view needs (`rigid`: its text lines, a chart's legend),
+    // and that with the sentence and a chart of 8 lines (`legible`).
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    float rigid = 0, legible = 0;
+    if (st.why_view == View::KvCache) {
+        const float explain_h = ImGui::CalcTextSize(kv_cache_sentence(c).c_str(), nullptr, false, room_left().x).y +
+                                ImGui::GetStyle().ItemSpacing.y;
+        const bool explain = room_left().y >= explain_h + 6 * line;
+        const float before = ImGui::GetCursorScreenPos().y - top;
+        float legend_h = 0;
+        draw_kv_cache(dl, c, legend_h, explain);
+        rigid = before + legend_h + line;
+        legible = before + explain_h + std::max(legend_h, 8 * line);
+    } else {
+        const WhyResult* r = measurement(st, c);
+        if (st.why_view == View::Modes) {
+            const char* about = "One big matmul per projection and a reshape, against a small matmul per head: measured "
+                                "here, on this machine, for the shape on screen.";
+            const float bars_h = 5 * line + 4;  // four modes and their ratios, whether measured yet or not
+            const float about_h = ImGui::CalcTextSize(about, nullptr, false, room_left().x).y + ImGui::GetStyle().ItemSpacing.y;
+            const float before = ImGui::GetCursorScreenPos().y - top;
+            if (room_left().y >= about_h + bars_h) ImGui::TextWrapped("%s", about);
+            if (r) draw_mode_bars(dl, *r);
+            ImGui::Dummy({room_left().x, bars_h});
+            rigid = before + bars_h;
+            legible = rigid + about_h;
+        } else {
+            const float before = ImGui::GetCursorScreenPos().y - top;
+            float legend_h = 0;
+            draw_sweep(dl, r, legend_h);
+            rigid = before + legend_h + line;
+            legible = before + std::max(legend_h + line, 8 * line);
+        }
+    }
+    // For the layout's share of the column (as the heatmaps tell theirs).
+    const float pad = ImGui::GetStyle().WindowPadding.y;
+    st.panels.heads_text_h = rigid + pad;
+    st.panels.heads_need_h = legible + pad;
 }
 
 }  // namespace headsplit::gui

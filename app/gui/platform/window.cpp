@@ -241,9 +241,12 @@ void set_up_state(AppState& st, const GuiOptions& o) {
     st.computer = std::make_unique<TraceComputer>(window_has_compute());
     apply_theme(st.dark);
     recompute(st);
-    if (o.tab == "why") {
+    if (o.tab.rfind("why", 0) == 0) {  // why, why-sweep, why-kv: the tab and its view
         st.open_why = true;
-        st.why = start_why(st.config);
+        st.why_view = o.tab == "why-sweep" ? AppState::WhyView::Sweep
+                      : o.tab == "why-kv"  ? AppState::WhyView::KvCache
+                                           : AppState::WhyView::Modes;
+        if (st.why_view != AppState::WhyView::KvCache) st.why = start_why(st.config);  // measured at once
     }
     st.open_weights = o.tab == "weights";
 }

@@ -42,7 +42,7 @@ void LayoutAudit::allow_scroll() {
 }
 
 bool must_fit_panel(const std::string& name) {
-    return name == "stage" || name == "heatmaps" || name == "code" || name == "caption";
+    return name == "stage" || name == "heatmaps" || name == "code" || name == "caption" || name == "why";
 }
 
 bool LayoutAudit::visible(float x, float y, float w, float h) const {

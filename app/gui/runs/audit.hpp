@@ -67,7 +67,8 @@ private:
     float clip_[4] = {0, 0, 0, 0};
 };
 
-// The panels that never scroll: the stage, the heatmaps, the code and presenter mode's caption.
+// The panels that never scroll: the stage, the heatmaps, the why tab, the code and presenter
+// mode's caption.
 bool must_fit_panel(const std::string& name);
 
 // Whether the window's layout has come to rest: its panels stand where they stood the frame

@@ -141,7 +141,8 @@ std::string AuditSweep::describe(const AppState& st) const {
     const auto [w, h] = windows_[runs_[run_].window];
     char size[64];
     std::snprintf(size, sizeof size, " (%dx%d, text %g)", w, h, static_cast<double>(st.font_scale));
-    return cases_[runs_[run_].c].name + size + (step_ < 0 ? ", weight split tab" : ", step " + std::to_string(st.step)) +
+    static const char* const tabs[] = {", why tab (modes)", ", why tab (T sweep)", ", why tab (KV cache)", ", weight split tab"};
+    return cases_[runs_[run_].c].name + size + (step_ < 0 ? tabs[step_ - kFirstTab] : ", step " + std::to_string(st.step)) +
            (present_ ? ", presenter mode" : "");
 }
 
@@ -159,14 +160,24 @@ bool AuditSweep::before_frame(AppState& st, GLFWwindow* win, double) {
         st.config = here.config;
         st.compare_masks = here.compare_masks;
         recompute(st);
-        step_ = -1;
+        step_ = kFirstTab;
         frames_here_ = 0;
         set_up_ = true;
     }
     // The step (or tab) to show, in presenter mode on the second pass; animations are skipped
     // so the frame is the settled layout.
     st.presenting = present_;
-    if (step_ < 0) {
+    if (step_ < -1) {
+        st.open_why = frames_here_ == 0;
+        st.why_view = static_cast<AppState::WhyView>(step_ - kFirstTab);
+        std::shared_ptr<WhyJob>& job = why_jobs_[runs_[run_].c];
+        if (!job) {
+            job = std::make_shared<WhyJob>();
+            job->config = here.config;
+            job->result = std::make_shared<WhyResult>(measure_why(here.config, 5, job->done, job->total, nullptr, 0.1));
+        }
+        st.why = job;
+    } else if (step_ == -1) {
         st.open_weights = frames_here_ == 0;
     } else {
         st.open_heatmaps = frames_here_ == 0;

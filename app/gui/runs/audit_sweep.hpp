@@ -1,13 +1,16 @@
 #pragma once
 // `--layout-audit REPORT.json`: one process renders the real window at several window
 // sizes x font scales x configurations x every step, in the normal layout and in presenter
-// mode (and the weight-split tab once per configuration), collects each frame's layout report and checks it with audit_problems().
+// mode (and the bottom panel's other tabs once per configuration), collects each frame's layout report and checks it with audit_problems().
 // Writes every problem found, one line each, as JSON; exits 1 when there is any.
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "gui/runs/audit.hpp"
 #include "gui/model/state.hpp"
+#include "gui/model/why.hpp"
 #include "gui/runs/unattended.hpp"
 
 namespace headsplit::gui {
@@ -58,7 +61,13 @@ private:
     std::string report_;
     std::vector<AuditRun> runs_;
     std::size_t run_ = 0;
-    int step_ = -1;          // -1: the weight-split tab at step 0; then steps 0 ..
+    // -4, -3, -2: the why tab's views (modes, T sweep, KV cache), -1: the weight-split tab,
+    // at the step the trace opened on; then steps 0 .. (presenter mode: steps only).
+    int step_ = kFirstTab;
+    static constexpr int kFirstTab = -4;
+    // The why tab's measurement of each case, made once (a tenth of a second each: the layout
+    // does not depend on the numbers) and shown at every size and font.
+    std::map<std::size_t, std::shared_ptr<WhyJob>> why_jobs_;
     int frames_here_ = 0;    // frames drawn since this (case, step) was set up
     LayoutSettle settle_;    // whether this (case, step)'s panels have come to rest
     bool present_ = false;   // the second pass over the steps, in presenter mode

@@ -24,7 +24,7 @@ const char* stage_name(Stage s) {
 std::string_view embedded_asset(std::string_view name) { return headsplit_asset(name); }
 
 BenchResult bench_one(const Config& config, const Inputs& in, const Weights& w, Mode mode, Stage stage, Backend& backend,
-                      int repeat, const std::atomic<bool>* stop) {
+                      int repeat, const std::atomic<bool>* stop, double seconds) {
     Config c = config;
     c.mode = mode;
     if (mode != Mode::Flash) c.block = 0;
@@ -40,10 +40,12 @@ BenchResult bench_one(const Config& config, const Inputs& in, const Weights& w, 
     r.stage = stage;
     runner.run(options);  // warm-up: uploads the constants, allocates the buffers
     std::vector<double> ms, gemm_ms;
-    for (int i = 0; i < repeat && !(stop && *stop && i > 0); ++i) {
+    double timed_ms = 0;
+    for (int i = 0; i < repeat && !(i > 0 && ((stop && *stop) || (seconds > 0 && timed_ms >= seconds * 1e3))); ++i) {
         const auto t0 = std::chrono::steady_clock::now();
         const Trace t = runner.run(options);
         ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        timed_ms += ms.back();
         double g = 0;
         std::int64_t matmuls = 0, dispatches = 0;
         double flops = 0;
@@ -62,6 +64,7 @@ BenchResult bench_one(const Config& config, const Inputs& in, const Weights& w, 
     r.median_ms = whole.median;
     r.min_ms = whole.min;
     r.max_ms = whole.max;
+    r.runs = static_cast<int>(ms.size());
     r.gemm_median_ms = spread(gemm_ms).median;
     r.limit_flops = necessary_flops(c);
     return r;

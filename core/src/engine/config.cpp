@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 namespace headsplit {
@@ -166,6 +167,49 @@ void check_dim(const char* what, std::int64_t v) {
                           std::to_string(kMaxDim));
 }
 
+// Whether code point `u` shows nothing: Unicode's spaces (White_Space: the ASCII ones, U+0085,
+// U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000) and the characters
+// that take no room (the soft hyphen, zero-width spaces and joiners, direction marks, the word
+// joiner and invisible operators, the byte order mark).
+bool invisible(char32_t u) {
+    return u <= 0x20 || u == 0x7F || u == 0x85 || u == 0xA0 || u == 0xAD || u == 0x1680 || u == 0x180E ||
+           (u >= 0x2000 && u <= 0x200F) || u == 0x2028 || u == 0x2029 || u == 0x202F || u == 0x205F ||
+           (u >= 0x2060 && u <= 0x2064) || u == 0x3000 || u == 0xFEFF;
+}
+
+// The word's code points as "U+2003 U+00A0" when every one of them shows nothing (UTF-8; a
+// byte that starts no character counts as one that shows); empty otherwise.
+std::string invisible_word(const std::string& w) {
+    std::string points;
+    for (std::size_t i = 0; i < w.size();) {
+        const auto b = static_cast<unsigned char>(w[i]);
+        const std::size_t n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+        if (n == 0 || i + n > w.size()) return "";
+        char32_t u = n == 1 ? b : b & (0x7F >> n);
+        for (std::size_t k = 1; k < n; ++k) {
+            const auto cont = static_cast<unsigned char>(w[i + k]);
+            if ((cont >> 6) != 2) return "";
+            u = (u << 6) | (cont & 0x3F);
+        }
+        if (!invisible(u)) return "";
+        char hex[16];
+        std::snprintf(hex, sizeof hex, "%sU+%04X", points.empty() ? "" : " ", static_cast<unsigned>(u));
+        points += hex;
+        i += n;
+    }
+    return points;
+}
+
+// Words typed (not a checkpoint's BPE pieces, which may be a space of their own) must show.
+void check_visible(const std::vector<std::string>& words, const std::string& where) {
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        const std::string points = invisible_word(words[i]);
+        if (!points.empty())
+            throw ConfigError("word " + std::to_string(i + 1) + " of " + where + " (" + points +
+                              ") shows nothing: only spaces or invisible characters; separate words with ordinary spaces");
+    }
+}
+
 }  // namespace
 
 void validate(const Config& c) {
@@ -182,6 +226,13 @@ void validate(const Config& c) {
         if (c.batch_tokens[b].empty())
             throw ConfigError("sentence " + std::to_string(b + 1) +
                               " of the batch has no tokens; give every --text at least one word");
+    if (c.weights_dir.empty()) {
+        if (c.batch_tokens.size() > 1)
+            for (std::size_t b = 0; b < c.batch_tokens.size(); ++b)
+                check_visible(c.batch_tokens[b], "sentence " + std::to_string(b + 1));
+        else
+            check_visible(c.tokens, "the text");
+    }
     if (c.batch * c.num_tokens() > kMaxTokens)
         throw ConfigError("the batch has " + std::to_string(c.batch) + " x " + std::to_string(c.num_tokens()) +
                           " token rows; at most " + std::to_string(kMaxTokens) + " fit");
@@ -222,6 +273,7 @@ void validate(const Config& c) {
         for (const auto& seq : c.context)
             if (seq.empty())
                 throw ConfigError("the context has no tokens; give at least one word, e.g. --context \"le chat dort\"");
+        for (const auto& seq : c.context) check_visible(seq, "the context");
         if (c.num_keys() > kMaxTokens)
             throw ConfigError("the context has " + std::to_string(c.num_keys()) + " tokens; at most " +
                               std::to_string(kMaxTokens) + " fit");

@@ -26,6 +26,7 @@ struct BenchResult {
     Mode mode = Mode::Split;
     Stage stage = Stage::Forward;
     double median_ms = 0, min_ms = 0, max_ms = 0;
+    int runs = 0;              // the timed runs the median is of
     std::int64_t matmuls = 0, dispatches = 0;
     double flops = 0;          // matmul FLOPs of one run
     double gemm_median_ms = 0; // the steps that run matmuls, inside the same runs
@@ -51,8 +52,9 @@ GemmLimit gemm_limit(const std::vector<BenchResult>& one_shape);
 
 // One warm-up, then `repeat` timed runs of `c` in `mode` at `stage` on `backend`. `stop`, when
 // given and set (the window closing), ends the runs early: what was timed so far is returned.
+// `seconds`, when above 0, ends them once the timed runs have taken that long (one at least).
 BenchResult bench_one(const Config& c, const Inputs& in, const Weights& w, Mode mode, Stage stage, Backend& backend,
-                      int repeat, const std::atomic<bool>* stop = nullptr);
+                      int repeat, const std::atomic<bool>* stop = nullptr, double seconds = 0);
 
 // {"format": "headsplit-bench", "version": 1, "results": [...]} (README: Bench format).
 std::string bench_json(const std::vector<BenchResult>& results, const std::string& extra_json_fields = "");
