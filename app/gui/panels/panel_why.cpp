@@ -130,7 +130,7 @@ const WhyResult* measurement(AppState& st, const Config& c) {
 }
 
 // Bars from the cursor: one line per mode, its forward time as a bar, then the numbers; under
-// them the ratios of the modes measured (loop / split, split / fused, flash / split).
+// them the ratios of the modes measured (loop/split, split/fused, flash/split).
 void draw_mode_bars(ImDrawList* dl, const WhyResult& r) {
     const ImVec2 o = ImGui::GetCursorScreenPos();
     const float width = room_left().x, line = ImGui::GetTextLineHeightWithSpacing();
@@ -153,18 +153,37 @@ void draw_mode_bars(ImDrawList* dl, const WhyResult& r) {
             if (b.mode == m) return b.median_ms;
         return 0.0;
     };
-    std::string ratios;
+    std::vector<std::string> ratios;
     const auto ratio = [&](Mode a, Mode b, double num, double den) {
         if (num <= 0 || den <= 0) return;
         char t[64];
-        std::snprintf(t, sizeof t, "%s%s / %s = %.2fx", ratios.empty() ? "" : ", ", mode_name(a), mode_name(b), num / den);
-        ratios += t;
+        std::snprintf(t, sizeof t, "%s/%s = %.2fx", mode_name(a), mode_name(b), num / den);
+        ratios.push_back(t);
     };
     ratio(Mode::Loop, Mode::Split, ms_of(Mode::Loop), ms_of(Mode::Split));
     ratio(Mode::Split, Mode::Fused, ms_of(Mode::Split), ms_of(Mode::Fused));
     ratio(Mode::Flash, Mode::Split, ms_of(Mode::Flash), ms_of(Mode::Split));
-    draw_label(dl, {o.x, o.y + static_cast<float>(r.modes.size()) * line + 4}, ImGui::GetColorU32(ImGuiCol_Text),
-               fit_text(ratios, width));
+    // Side by side, a ratio that does not fit going to the next line (ratio_lines() of them).
+    float x = o.x, y = o.y + static_cast<float>(r.modes.size()) * line + 4;
+    for (std::size_t i = 0; i < ratios.size(); ++i) {
+        const std::string text = ratios[i] + (i + 1 < ratios.size() ? "," : "");
+        const float w = ImGui::CalcTextSize(text.c_str()).x;
+        if (x > o.x && x + w > o.x + width) x = o.x, y += line;
+        x += draw_label(dl, {x, y}, ImGui::GetColorU32(ImGuiCol_Text), fit_text(text, width)).x + ImGui::CalcTextSize(" ").x;
+    }
+}
+
+// The lines the ratios take in `width` px: measured at their widest ("loop/split = 100.00x,"),
+// so that the room kept for them does not depend on the numbers.
+int ratio_lines(float width) {
+    int lines = 1;
+    float x = 0;
+    for (const char* widest : {"loop/split = 100.00x, ", "split/fused = 10.00x, ", "flash/split = 10.00x"}) {
+        const float w = ImGui::CalcTextSize(widest).x;
+        if (x > 0 && x + w > width) ++lines, x = 0;
+        x += w;
+    }
+    return lines;
 }
 
 // The sweep, its chart taking the rest of the panel: score memory (T^2) and forward time
@@ -226,7 +245,8 @@ void DrawWhy(AppState& st) {
 
     // Below: a sentence that says what the view shows where there is room for it, then the view.
     // The layout is told the room the view needs (`rigid`: its text lines, a chart's legend),
-    // and that with the sentence and a chart of 8 lines (`legible`).
+    // and that with a chart of 6 or 8 lines (`legible`); the sentence takes what room is left
+    // over (the stage has the better claim to it).
     ImDrawList* dl = ImGui::GetWindowDrawList();
     float rigid = 0, legible = 0;
     if (st.why_view == View::KvCache) {
@@ -237,20 +257,20 @@ void DrawWhy(AppState& st) {
         float legend_h = 0;
         draw_kv_cache(dl, c, legend_h, explain);
         rigid = before + legend_h + line;
-        legible = before + explain_h + std::max(legend_h, 8 * line);
+        legible = before + std::max(legend_h + line, 6 * line);
     } else {
         const WhyResult* r = measurement(st, c);
         if (st.why_view == View::Modes) {
             const char* about = "One big matmul per projection and a reshape, against a small matmul per head: measured "
                                 "here, on this machine, for the shape on screen.";
-            const float bars_h = 5 * line + 4;  // four modes and their ratios, whether measured yet or not
+            // Four modes and their ratios, whether measured yet or not.
+            const float bars_h = static_cast<float>(4 + ratio_lines(room_left().x)) * line + 4;
             const float about_h = ImGui::CalcTextSize(about, nullptr, false, room_left().x).y + ImGui::GetStyle().ItemSpacing.y;
             const float before = ImGui::GetCursorScreenPos().y - top;
             if (room_left().y >= about_h + bars_h) ImGui::TextWrapped("%s", about);
             if (r) draw_mode_bars(dl, *r);
             ImGui::Dummy({room_left().x, bars_h});
-            rigid = before + bars_h;
-            legible = rigid + about_h;
+            rigid = legible = before + bars_h;
         } else {
             const float before = ImGui::GetCursorScreenPos().y - top;
             float legend_h = 0;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <map>
@@ -253,13 +254,18 @@ volatile std::sig_atomic_t g_names_used = 0;
 constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT};
 
 // While a HoldSignals lives the signal is only noted (whichever thread it reaches: a mask
-// would hold it back from one thread only), and raised again when it ends.
-volatile std::sig_atomic_t g_holding = 0, g_held = 0;
+// would hold it back from one thread only), and raised again when it ends. Atomics (lock-free
+// ones are safe in a handler), sequentially consistent: the hold's end stores g_holding then
+// reads g_held, a handler on another thread stores g_held then reads g_holding again, and at
+// least one of the two sees the other's store, so the signal is never lost between them.
+std::atomic<int> g_holding{0}, g_held{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
 void remove_temporary_and_die(int sig) {
-    if (g_holding) {
-        g_held = sig;
-        return;
+    if (g_holding.load()) {
+        g_held.store(sig);
+        if (g_holding.load()) return;  // raised when the hold ends
+        // The hold ended meanwhile, perhaps before its end looked at g_held: carry on here.
     }
     if (g_temporary[0]) unlink(g_temporary);
     if (g_folder[0]) {
@@ -323,12 +329,12 @@ void guard_folder_file(const std::string& name) {
 
 HoldSignals::HoldSignals() {
     guard_signals();
-    g_holding = 1;
+    g_holding.store(1);
 }
 
 HoldSignals::~HoldSignals() {
-    g_holding = 0;
-    if (const int sig = g_held) std::raise(sig);
+    g_holding.store(0);
+    if (const int sig = g_held.load()) std::raise(sig);
 }
 
 void check_writable(const std::string& path) {
