@@ -90,15 +90,14 @@ public:
         }
         // Settled: the trace in for three frames and the panels where they stood the frame
         // before (LayoutSettle; a layout still moving after kMaxSettleFrames is taken as it is).
-        const bool measuring = st.why && !st.why->result;
         if (st.trace.get() != last_trace_) {  // a new trace (one computed in the frame too) starts again
             last_trace_ = st.trace.get();
             settled_ = 0;
             settle_.reset();
         }
-        settled_ = st.trace && !st.computer->busy() && !measuring ? settled_ + 1 : 0;
+        settled_ = picture_ready(st) ? settled_ + 1 : 0;
         const bool still = layout_audit().enabled && settle_.still(layout_audit().report());
-        if (settled_ >= 3 && (still || settled_ >= kMaxSettleFrames) && st.trace.get() != reported_) {
+        if (take_frame(settled_, still) != Take::Wait && st.trace.get() != reported_) {
             settle_.reset();
             reported_ = st.trace.get();
             if (page_requests().json) headsplit_page_set_text("trace-json", trace_to_json(*st.trace).c_str());

@@ -19,6 +19,10 @@ void ask_current(AppState& st) {
 
 }  // namespace
 
+bool picture_ready(const AppState& st) {
+    return st.trace && !st.computer->busy() && !(st.why && !st.why->result);
+}
+
 void go_to_step(AppState& st, int s, double now) {
     if (!st.trace) return;
     s = std::clamp(s, 0, static_cast<int>(st.trace->steps.size()) - 1);

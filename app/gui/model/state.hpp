@@ -176,6 +176,9 @@ struct AppState {
 
 // Moves to step `s` (clamped), animating from what is on screen.
 void go_to_step(AppState& st, int s, double now);
+// The picture is ready to be taken (a screenshot, the page's settled mark): a trace is in and
+// nothing is being computed or measured for it.
+bool picture_ready(const AppState& st);
 // The heatmaps' next (+1) or previous (-1) head shown large, in a cycle over the heads and,
 // where every head fits (panels.heads_fit), "all heads" (-1) between the last and the first.
 void step_focus_head(AppState& st, int delta);

@@ -76,6 +76,12 @@ void LayoutAudit::cell(const std::string& text, float x, float y, float w, float
     report_.items.push_back(std::move(it));
 }
 
+Take take_frame(int ready_frames, bool still) {
+    if (ready_frames < 3) return Take::Wait;
+    if (still) return Take::Settled;
+    return ready_frames >= kMaxSettleFrames ? Take::StillMoving : Take::Wait;
+}
+
 bool LayoutSettle::still(const LayoutReport& r) {
     auto near = [](float a, float b) { return std::abs(a - b) <= 0.5f; };
     auto text = [](const AuditPanel& p) {

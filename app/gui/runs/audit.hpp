@@ -79,6 +79,13 @@ bool must_fit_panel(const std::string& name);
 // How many frames a layout may take to settle; one still moving then is a fault.
 constexpr int kMaxSettleFrames = 30;
 
+// Which frame of a picture the screenshot, the page's settled mark and the audit take (one
+// rule for the three): from the third frame that is ready to show (`ready_frames`, counted
+// from 1: the trace in, nothing computing), the first whose panels stood still (`still`,
+// from LayoutSettle); at kMaxSettleFrames a layout still moving is taken as it is, and said.
+enum class Take { Wait, Settled, StillMoving };
+Take take_frame(int ready_frames, bool still);
+
 class LayoutSettle {
 public:
     // Records this frame's panels: true when they are the previous frame's (to half a pixel).

@@ -209,8 +209,8 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
     const LayoutReport& r = layout_audit().report();
     // The tab switch and the layout take a frame or two, some boundaries a few more: the frame
     // checked is the first, from the third, whose panels stand where they stood the frame before.
-    const bool still = settle_.still(r);
-    if (frames_here_ < 3 || (!still && frames_here_ < kMaxSettleFrames)) return;
+    const Take take = take_frame(frames_here_, settle_.still(r));
+    if (take == Take::Wait) return;
     const Config& c = st.trace->config;
     AuditRules rules;
     // At 1920x1080 a map of up to 12 tokens is 32 px a cell (the one shown large when not every
@@ -226,7 +226,7 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
                               fb_h >= 540 * st.font_scale;
     ++frames_checked_;
     std::vector<std::string> problems = audit_problems(r, rules);
-    if (!still)
+    if (take == Take::StillMoving)
         problems.push_back("the layout was still moving after " + std::to_string(kMaxSettleFrames) + " frames (" +
                            settle_.moved() + ")");
     for (std::string& p : problems) {

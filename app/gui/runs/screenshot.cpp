@@ -25,11 +25,10 @@ bool ScreenshotRun::before_frame(AppState& st, GLFWwindow*, double now) {
 bool ScreenshotRun::frame_drawn(AppState& st, const FrameInfo& f) {
     // Real frames until the trace is in and the panels stand still (the tab switch and the
     // layout take a frame or two, some boundaries a few more), then save one.
-    const bool measuring = st.why && !st.why->result;
-    frames_settled_ = st.trace && !st.computer->busy() && !measuring ? frames_settled_ + 1 : 0;
-    const bool still = settle_.still(layout_audit().report());
-    if (frames_settled_ >= 3 && (still || frames_settled_ >= kMaxSettleFrames)) {
-        if (!still)
+    frames_settled_ = picture_ready(st) ? frames_settled_ + 1 : 0;
+    const Take take = take_frame(frames_settled_, settle_.still(layout_audit().report()));
+    if (take != Take::Wait) {
+        if (take == Take::StillMoving)
             std::cerr << "headsplit: warning: the layout was still moving after " << kMaxSettleFrames
                       << " frames (" << settle_.moved() << "); saved the last frame\n";
         save(f);
