@@ -134,8 +134,8 @@ assert labels, "no why panel in the report"
 hidden = [l["text"] for l in labels if not l["visible"]]
 assert not hidden, hidden
 texts = [l["text"] for l in labels]
-assert any("at T=1024" in t for t in texts) or any("left out: about" in t for t in texts), texts
-print("why tab on gpt2-xl:", [t for t in texts if "left out" in t or "at T=" in t])
+assert any(t.startswith("T = 8 .. 1024,") for t in texts) or any(t.startswith("T >= ") and " left out: " in t for t in texts), texts
+print("why tab on gpt2-xl:", [t for t in texts if "left out" in t or t.startswith("T = 8 ..")])
 PY
 else
   fail "--screenshot of the why tab on gpt2-xl exited $?: $(head -c 300 "$work/err")"

@@ -75,7 +75,7 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
             const double predicted = last_flops > 0 ? last_cost * flops / last_flops : 0;
             if (!out.sweep.empty() && elapsed() + predicted > seconds) {
                 char why[160];
-                std::snprintf(why, sizeof why, "T = %lld and up left out: about %.0f s more here", static_cast<long long>(t),
+                std::snprintf(why, sizeof why, "T >= %lld left out: %.0f s more", static_cast<long long>(t),
                               predicted);
                 out.sweep_end = why;
                 total = done.load();

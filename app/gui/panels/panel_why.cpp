@@ -198,14 +198,23 @@ void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
             fmem.push_back(s.flash_bytes), fms.push_back(s.flash_ms);
         }
     const bool flash_timed = !fms.empty() && *std::min_element(fms.begin(), fms.end()) > 0;
-    const SweepPoint last = r && !r->sweep.empty() ? r->sweep.back() : SweepPoint{};
-    char t[4][160];
-    std::snprintf(t[0], sizeof t[0], "split's scores, heads x T x T floats (x4 as T doubles): %s at T=%lld",
-                  human_bytes(last.score_bytes).c_str(), static_cast<long long>(last.tokens));
-    std::snprintf(t[1], sizeof t[1], "split's forward: %.2f ms", last.forward_ms);
-    std::snprintf(t[2], sizeof t[2], "flash's tile per head, m and l: %s", human_bytes(last.flash_bytes).c_str());
-    std::snprintf(t[3], sizeof t[3], "flash's forward: %.2f ms", last.flash_ms);
-    std::vector<std::pair<ImU32, std::string>> legend{{head_color(3), t[0]}, {head_color(2), t[1]}, {head_color(5), t[2]}};
+    // The axis, the names, and the longest length's figures once there are some (no zeros while
+    // measuring); short enough for a projector's panel.
+    std::string axis = "T doubling from 8", t[4] = {"split's scores (x4 a step)", "split's forward", "flash's tile, m and l",
+                                                   "flash's forward"};
+    if (r && !r->sweep.empty()) {
+        const SweepPoint& last = r->sweep.back();
+        char ms_text[2][32];
+        std::snprintf(ms_text[0], sizeof ms_text[0], ": %.2f ms", last.forward_ms);
+        std::snprintf(ms_text[1], sizeof ms_text[1], ": %.2f ms", last.flash_ms);
+        axis = "T = 8 .. " + std::to_string(last.tokens) + ", doubling; at T = " + std::to_string(last.tokens) + ":";
+        t[0] += ": " + human_bytes(last.score_bytes);
+        t[1] += ms_text[0];
+        t[2] += ": " + human_bytes(last.flash_bytes);
+        t[3] += ms_text[1];
+    }
+    std::vector<std::pair<ImU32, std::string>> legend{
+        {ImGui::GetColorU32(ImGuiCol_TextDisabled), axis}, {head_color(3), t[0]}, {head_color(2), t[1]}, {head_color(5), t[2]}};
     if (flash_timed) legend.push_back({head_color(4), t[3]});
     if (r && !r->sweep_end.empty()) legend.push_back({ImGui::GetColorU32(ImGuiCol_TextDisabled), r->sweep_end});
     legend_h = static_cast<float>(legend.size()) * ImGui::GetTextLineHeight() + 8;

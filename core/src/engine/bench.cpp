@@ -41,7 +41,8 @@ BenchResult bench_one(const Config& config, const Inputs& in, const Weights& w, 
     runner.run(options);  // warm-up: uploads the constants, allocates the buffers
     std::vector<double> ms, gemm_ms;
     double timed_ms = 0;
-    for (int i = 0; i < repeat && !(i > 0 && ((stop && *stop) || (seconds > 0 && timed_ms >= seconds * 1e3))); ++i) {
+    const auto enough = [&] { return (stop && *stop) || (seconds > 0 && timed_ms >= seconds * 1e3); };
+    for (int i = 0; i < repeat && (i == 0 || !enough()); ++i) {
         const auto t0 = std::chrono::steady_clock::now();
         const Trace t = runner.run(options);
         ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());

@@ -227,11 +227,9 @@ void validate(const Config& c) {
             throw ConfigError("sentence " + std::to_string(b + 1) +
                               " of the batch has no tokens; give every --text at least one word");
     if (c.weights_dir.empty()) {
-        if (c.batch_tokens.size() > 1)
-            for (std::size_t b = 0; b < c.batch_tokens.size(); ++b)
-                check_visible(c.batch_tokens[b], "sentence " + std::to_string(b + 1));
-        else
-            check_visible(c.tokens, "the text");
+        const std::vector<std::vector<std::string>> all = c.sentences();
+        for (std::size_t b = 0; b < all.size(); ++b)
+            check_visible(all[b], all.size() > 1 ? "sentence " + std::to_string(b + 1) : std::string("the text"));
     }
     if (c.batch * c.num_tokens() > kMaxTokens)
         throw ConfigError("the batch has " + std::to_string(c.batch) + " x " + std::to_string(c.num_tokens()) +
