@@ -12,6 +12,11 @@
 // the next slice loaded into registers during the multiply (11.0), and this code with the
 // copy split into one loop per operand and the tile height a parameter (6.9). NVIDIA's
 // compiler is sensitive to the shape of this code: time a change before keeping it.
+// Built with TILED_VEC4 defined (GlOptions::tiled_vec4, `headsplit kernels`' "tiled vec4" row),
+// a workgroup whose tile lies inside C, with both operands contiguous along k and vec4-aligned
+// (x @ W^T, Q @ K^T with head sizes of 4n), copies each whole slice with one vec4 load of A
+// and one of B per invocation and no bounds checks; the other tiles and the last partial
+// slice copy as above. Not yet timed on a GPU, so not the default.
 // On llvmpipe barrier() is costly and this kernel is slower than matmul_blocked.comp; the
 // backend chooses it where the renderer is a GPU.
 //   C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] (+ bias[n])      PyTorch: C = A @ B (+ bias)
@@ -34,6 +39,13 @@ uniform ivec4 c_layout;
 uniform ivec2 c_strides;
 uniform ivec2 bias_layout;
 uniform int use_bias;
+
+#ifdef TILED_VEC4
+// The same buffers as A and B, bound again, read a vec4 at a time.
+layout(std430, binding = 4) readonly buffer A4Buf { vec4 a4[]; };
+layout(std430, binding = 5) readonly buffer B4Buf { vec4 b4[]; };
+uniform int vec4_ok;  // A and B contiguous along k, their offsets and other strides multiples of 4
+#endif
 
 #define DEPTH 8  // k values per slice
 const int TILE = 128, COPIES = TILE * DEPTH / 256;
@@ -93,7 +105,21 @@ void main() {
          c3l = vec4(0.0), c3h = vec4(0.0), c4l = vec4(0.0), c4h = vec4(0.0), c5l = vec4(0.0), c5h = vec4(0.0),
          c6l = vec4(0.0), c6h = vec4(0.0), c7l = vec4(0.0), c7h = vec4(0.0);
 
+#ifdef TILED_VEC4
+    // Invocation tid copies row tid / 2 of each slice, its k values (tid % 2) * 4 .. +3.
+    const bool whole = vec4_ok != 0 && m0 + TILE <= M && n0 + TILE <= N;
+    const int v_row = tid >> 1, v_k = (tid & 1) * 4;
+    const int a4_at = a_at + v_row * a_strides.x + v_k, b4_at = b_at + v_row * b_strides.y + v_k;
+#endif
     for (int k0 = 0; k0 < K; k0 += DEPTH) {
+#ifdef TILED_VEC4
+        if (whole && k0 + DEPTH <= K) {
+            const vec4 av = a4[(a4_at + k0) >> 2], bv = b4[(b4_at + k0) >> 2];
+            const int q = v_row >> 2, r = v_row & 3;
+            a_tile[v_k][q][r] = av.x, a_tile[v_k + 1][q][r] = av.y, a_tile[v_k + 2][q][r] = av.z, a_tile[v_k + 3][q][r] = av.w;
+            b_tile[v_k][q][r] = bv.x, b_tile[v_k + 1][q][r] = bv.y, b_tile[v_k + 2][q][r] = bv.z, b_tile[v_k + 3][q][r] = bv.w;
+        } else
+#endif
         for (int i = 0; i < COPIES; ++i) put(i, a_value(i, k0), b_value(i, k0));
         barrier();
         for (int k = 0; k < DEPTH; ++k) {

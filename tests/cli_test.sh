@@ -36,12 +36,15 @@ done
 # 1c. `kernels` times every GL kernel and checks each product against OpenBLAS's
 # (130 x 257 spans 2 x 3 of the tiled kernel's 128 x 128 tiles; K = 21 ends in a partial slice).
 out=$("$bin" kernels --m 130 --k 21 --n 257 --repeat 1) || fail "kernels exited $?: $out"
-for row in "cpu openblas" "gl plain" "gl blocked" "gl tiled"; do
+for row in "cpu openblas" "gl plain" "gl blocked" "gl tiled" "gl tiled vec4"; do
   grep -qE "^$row +[0-9.]+ " <<<"$out" || fail "kernels has no '$row' row: $out"
 done
 want=tiled && grep -q "^GL: .*llvmpipe" <<<"$out" && want=blocked  # a software renderer keeps the blocked kernel
 grep -qF "(the GL backend uses $want here)" <<<"$out" || fail "kernels does not say the GL backend uses $want: $out"
-[ "$(grep -cE '^gl [a-z]+ .* ([0-9.]+e-0[5-9]|0[.]0e[+]00)$' <<<"$out")" = 3 ] || fail "kernels: a GL product differs from OpenBLAS's: $out"
+[ "$(grep -cE '^gl [a-z]+ .* ([0-9.]+e-0[5-9]|0[.]0e[+]00)$' <<<"$out")" = 4 ] || fail "kernels: a GL product differs from OpenBLAS's: $out"
+# Whole tiles and slices, where the vec4 copy runs (256 x 384: 2 x 3 tiles; K = 40: 5 slices).
+out=$("$bin" kernels --m 256 --k 40 --n 384 --repeat 1) || fail "kernels 256 x 40 x 384 exited $?: $out"
+grep -qE '^gl tiled vec4 .* ([0-9.]+e-0[5-9]|0[.]0e[+]00)$' <<<"$out" || fail "kernels: the vec4 copy's product differs from OpenBLAS's: $out"
 
 # 2. --help lists every option.
 help=$("$bin" trace --help) || fail "trace --help exited $?"
@@ -315,7 +318,7 @@ check_refused_gui "--font-scale 0 is not a scale" --font-scale 0
 check_refused_gui "--window width 0 is out of range" --window 0x0
 check_refused_gui "--window abc is not a size" --window abc
 check_refused_gui "--window height 99999 is out of range" --window 1024x99999
-check_refused_gui "--tab foo is not a panel; use heatmaps, weights, why, why-sweep or why-kv" --tab foo
+check_refused_gui "--tab foo is not a panel; use heatmaps, weights, weights-matmuls, weights-kv, why, why-sweep or why-kv" --tab foo
 check_refused_gui "--step 10000 does not exist; this trace has steps 0 to 11" --step 10000
 check_refused_gui "--zoom 9 is not a zoom from 1 to 8" --zoom 9
 check_refused_gui "--zoom abc is not a zoom" --zoom abc

@@ -88,17 +88,48 @@ PY
 # The heatmaps' legend measured with the numbers it draws: tiny-trained's scores reach -67.91,
 # wider than the "-9.99" the legend was measured at, so its masked swatch went to a second line
 # that lay under the panel's edge (presenter, 1280x800, text 1.5, steps 4 to 6). And the why
-# tab's three views at 1024x768, text 1.5 (a projector): every label of each inside the panel.
+# tab's three views at 1024x768, text 1.5 (a projector): every label of each inside the panel;
+# the weight split tab's three as well (its table needed scrolling sideways and down, even at
+# 1920x1080, and the audit let it: the panel was not one that must fit).
 "$bin" --screenshot "$work/tt.png" --layout-report "$work/tt.json" --present --window 1280x800 --font-scale 1.5 \
   --preset tiny-trained --step 4 2>"$work/err" || fail "presenter, tiny-trained at 1280x800: $(cat "$work/err")"
-for tab in why why-sweep why-kv; do
+for tab in why why-sweep why-kv weights weights-matmuls weights-kv; do
   "$bin" --screenshot "$work/$tab.png" --layout-report "$work/$tab.json" --window 1024x768 --font-scale 1.5 --backend cpu \
     --text "the quick brown fox jumps over the lazy dog today" --d-out 8 --heads 4 --step 7 --tab "$tab" \
     2>"$work/err" || fail "--tab $tab at 1024x768: $(cat "$work/err")"
 done
-/usr/bin/python3 - "$work/tt.json" "$work/why.json" "$work/why-sweep.json" "$work/why-kv.json" <<'PY' || fail "labels outside their panel"
+# llama3-8b's KV cache: its legend's figures (bytes a token, all layers, the cache at 4096)
+# were cut at the panel's edge; they now go on at the next line, and every one shows.
+"$bin" --screenshot "$work/kv8b.png" --layout-report "$work/kv8b.json" --window 1024x768 --font-scale 1.5 --backend cpu \
+  --preset llama3-8b --tab why-kv 2>"$work/err" || fail "--tab why-kv, llama3-8b at 1024x768: $(cat "$work/err")"
+/usr/bin/python3 - "$work/kv8b.json" <<'PY' || fail "the KV cache's legend"
 import json, sys
-for path, panel, least in zip(sys.argv[1:], ["heatmaps", "why", "why", "why"], [3, 6, 4, 3]):
+d = json.load(open(sys.argv[1]))
+text = " ".join(i["text"].strip() for i in d["items"] if i["panel"] == "why" and i["kind"] == "label")
+for figures in ["32,768 bytes a token (512.0 KiB), 128.0 MiB at 4096", "8,192 bytes a token (128.0 KiB), 32.0 MiB at 4096",
+                "1,024 bytes a token (16.0 KiB), 4.00 MiB at 4096"]:
+    assert figures in text, (figures, text)
+print("the KV legend's figures all show")
+PY
+# The timeline's row at 1024x768, text 1.5: "step 7 of 11" lay past the window's right edge
+# (a labelled speed slider took the room); the row must fit there, and every label shows whole.
+/usr/bin/python3 - "$work/why.json" <<'PY' || fail "the timeline's row"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = {q["name"]: q for q in d["panels"]}["timeline"]
+assert p["must_fit"], p
+x0, y0, x1, y1 = p["visible"]
+labels = [i for i in d["items"] if i["panel"] == "timeline"]
+assert "step 7 of 11" in [i["text"] for i in labels], labels
+for it in labels:
+    assert it["visible"] and x0 - 1 <= it["x"] and it["x"] + it["w"] <= x1 + 1, (it, p["visible"])
+print("the timeline's %d labels inside it" % len(labels))
+PY
+/usr/bin/python3 - "$work/tt.json" "$work/why.json" "$work/why-sweep.json" "$work/why-kv.json" "$work/weights.json" \
+  "$work/weights-matmuls.json" "$work/weights-kv.json" <<'PY' || fail "labels outside their panel"
+import json, sys
+for path, panel, least in zip(sys.argv[1:], ["heatmaps", "why", "why", "why", "weights", "weights", "weights"],
+                              [3, 6, 4, 3, 5, 5, 3]):
     d = json.load(open(path))
     p = {q["name"]: q for q in d["panels"]}[panel]
     assert p["must_fit"], p
@@ -107,6 +138,7 @@ for path, panel, least in zip(sys.argv[1:], ["heatmaps", "why", "why", "why"], [
     x0, y0, x1, y1 = p["visible"]
     for it in labels:
         assert it["visible"] and y0 - 1 <= it["y"] and it["y"] + it["h"] <= y1 + 1, (path, it, p["visible"])
+        assert x0 - 1 <= it["x"] and it["x"] + it["w"] <= x1 + 1, (path, it, p["visible"])
     print("%s: %d labels of %s inside it" % (path.split("/")[-1], len(labels), panel))
 PY
 # Without --screenshot the report has no frame to describe: refused in one line.

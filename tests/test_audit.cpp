@@ -13,7 +13,7 @@ LayoutReport frame() {
     LayoutAudit a;
     a.enabled = true;
     a.begin_frame(1920, 1080, 1.5f, "test");
-    a.begin_panel("weights", 100, 100, 400, 300, 100, 100, 500, 400, false, false);  // a panel that may scroll
+    a.begin_panel("timeline steps", 100, 100, 400, 300, 100, 100, 500, 400, false, false);  // a panel that may scroll
     a.label("queries", 110, 110, 80, 20);
     a.label("keys", 200, 110, 50, 20);                 // beside it: fine
     a.cell(".52", 110, 140, 40, 40, true, 30);         // shows its number
@@ -71,7 +71,7 @@ TEST_CASE("items scrolled out of the panel are not judged", "[audit]") {
     LayoutAudit a;
     a.enabled = true;
     a.begin_frame(800, 600, 1, "scrolled");
-    a.begin_panel("weights", 0, 0, 200, 100, 0, 0, 200, 100, false, true);  // a panel that may scroll
+    a.begin_panel("timeline steps", 0, 0, 200, 100, 0, 0, 200, 100, false, true);  // a panel that may scroll
     a.label("line 1", 0, 150, 60, 20);  // below the visible area
     a.label("line 1 again", 0, 150, 60, 20);
     CHECK_FALSE(a.report().items[0].visible);
@@ -98,7 +98,7 @@ TEST_CASE("a tensor's numbers show all or none", "[audit]") {
     b.begin_frame(1024, 768, 1.5f, "split");
     b.begin_panel("stage", 0, 0, 600, 400, 0, 0, 600, 400, false, false);
     b.cell(".41", 10, 10, 30, 30, true, 20, false, "queries");
-    b.begin_panel("weights", 0, 0, 600, 400, 0, 0, 600, 400, false, true);
+    b.begin_panel("timeline steps", 0, 0, 600, 400, 0, 0, 600, 400, false, true);
     b.cell(".41", 10, 10, 30, 30, true, 20, false, "W_query");
     b.cell("-.41", 10, 500, 30, 30, false, 28, false, "W_query");  // below the visible area
     b.begin_panel("heatmaps", 0, 400, 600, 300, 0, 400, 600, 700, false, false);
@@ -106,7 +106,7 @@ TEST_CASE("a tensor's numbers show all or none", "[audit]") {
     CHECK(audit_problems(b.report(), {}).empty());
 }
 
-TEST_CASE("the stage, the heatmaps, the code and the caption never need scrolling", "[audit]") {
+TEST_CASE("the stage, the heatmaps, the code, the caption and the tabs never need scrolling", "[audit]") {
     // A frame broken on purpose: the stage's strides line drawn 30 px below the panel's visible
     // area (the bug: a scroll bar appeared and the line was reachable only by scrolling).
     auto frame_with = [](const std::string& panel, float y) {
@@ -118,12 +118,12 @@ TEST_CASE("the stage, the heatmaps, the code and the caption never need scrollin
         return a.report();
     };
     CHECK(audit_problems(frame_with("stage", 200), {}).empty());
-    for (const char* panel : {"stage", "heatmaps", "code", "caption"}) {
+    for (const char* panel : {"stage", "heatmaps", "code", "caption", "why", "weights", "timeline"}) {
         const auto p = audit_problems(frame_with(panel, 290), {});
         REQUIRE(p.size() == 1);
         CHECK(p[0].find("would need scrolling") != std::string::npos);
     }
-    CHECK(audit_problems(frame_with("weights", 290), {}).empty());  // it scrolls: allowed
+    CHECK(audit_problems(frame_with("timeline steps", 290), {}).empty());  // it scrolls: allowed
     // Under the title bar (above the visible area) counts too; so does a code line cut at the
     // right edge, a line that is not whole.
     CHECK(audit_problems(frame_with("code", 10), {}).size() == 1);

@@ -22,6 +22,12 @@ Backend& gl_backend(MatmulKernel kernel = MatmulKernel::Blocked) {
     return kernel == MatmulKernel::Plain ? *plain : kernel == MatmulKernel::Tiled ? *tiled : *blocked;
 }
 
+// The tiled kernel copying whole slices with vec4 loads (GlOptions::tiled_vec4).
+Backend& tiled_vec4_backend() {
+    static std::unique_ptr<Backend> vec4 = make_gl_backend({MatmulKernel::Tiled, true, true});
+    return *vec4;
+}
+
 // Runs a case on the CPU and on GL with `kernel`; every tensor of every step must agree.
 void every_step_like_the_cpu(const test::Case& k, Mode mode, MatmulKernel kernel) {
     Config c = test::config_of(k, mode);
@@ -159,6 +165,37 @@ TEST_CASE("each GL matmul kernel against a triple loop on odd sizes", "[gl][matm
           1e-6 * static_cast<double>(K) + 1e-6);
 }
 
+TEST_CASE("the tiled kernel's vec4 copy: whole tiles, edges, a tail slice, offsets", "[gl][matmul]") {
+    // matmul_tiled.comp built with TILED_VEC4 copies the slices of a tile that lies inside C
+    // with vec4 loads when both operands run along k on vec4 boundaries. 256 x 40 x 384: 2 x 3
+    // whole tiles, 5 whole slices. 260 x 44 x 300: whole and partial tiles, and a last slice
+    // of 4 k's that goes the scalar way. b not transposed (B along n) and an A starting at
+    // element 1 (rows off the vec4 grid) must take the scalar copy and agree as well; an A
+    // starting at element 4 is still aligned.
+    const auto mkn = GENERATE(std::array<std::int64_t, 3>{256, 40, 384}, std::array<std::int64_t, 3>{260, 44, 300},
+                              std::array<std::int64_t, 3>{128, 8, 128}, std::array<std::int64_t, 3>{130, 21, 257});
+    const bool b_transposed = GENERATE(false, true);
+    const std::int64_t a_offset = GENERATE(0, 1, 4);
+    const auto [M, K, N] = mkn;
+    INFO("M=" << M << " K=" << K << " N=" << N << " b^T=" << b_transposed << " A at " << a_offset);
+    Backend& gl = tiled_vec4_backend();
+    gl.release_buffers();
+    const auto a = random_values(M * K, 11), b = random_values(K * N, 12), bias = random_values(N, 13);
+    std::vector<float> a_at(static_cast<std::size_t>(a_offset), 99.0f);  // what lies before A must not be read
+    a_at.insert(a_at.end(), a.begin(), a.end());
+    const int ab = gl.create_buffer(a_offset + M * K), bb = gl.create_buffer(K * N), cb = gl.create_buffer(M * N),
+              biasb = gl.create_buffer(N);
+    gl.write(ab, a_at);
+    gl.write(bb, b);
+    gl.write(biasb, bias);
+    const TensorDesc bias_t = contiguous(biasb, {N});
+    gl.matmul(contiguous(ab, {M, K}, a_offset), contiguous(bb, b_transposed ? Shape{N, K} : Shape{K, N}), b_transposed,
+              &bias_t, contiguous(cb, {M, N}));
+    std::vector<float> c;
+    gl.read(cb, c);
+    CHECK(test::max_abs_diff(c, triple_loop(a, b, &bias, M, K, N, b_transposed)) <= 1e-6 * static_cast<double>(K) + 1e-6);
+}
+
 TEST_CASE("each GL matmul kernel reads an A that is contiguous along M, in place", "[gl][matmul]") {
     // A = At^T with At a [K, M] buffer: A's k stride is M, so the tiled kernel copies its
     // slices walking along m instead of k. 150 x 40 x 70: two tile rows, a partial slice.
@@ -180,12 +217,13 @@ TEST_CASE("each GL matmul kernel reads an A that is contiguous along M, in place
     CHECK(test::max_abs_diff(c, triple_loop(a, b, nullptr, M, K, N, false)) <= 1e-5);
 }
 
-TEST_CASE("GL batched matmul reads transposed heads in place", "[gl][matmul]") {
-    // scores = Q @ K^T for all heads at once, Q and K being [1, T, H, hd] buffers viewed as
-    // [1, H, T, hd] (strides swapped, no copy): the case the split mode relies on.
-    const MatmulKernel kernel = GENERATE(MatmulKernel::Plain, MatmulKernel::Blocked, MatmulKernel::Tiled);
-    const std::int64_t T = 17, H = 3, hd = 5, D = H * hd;
-    Backend& gl = gl_backend(kernel);
+namespace {
+
+// scores = Q @ K^T for all heads at once, Q and K being [1, T, H, hd] buffers viewed as
+// [1, H, T, hd] (strides swapped, no copy): the case the split mode relies on. Against a
+// double-precision loop.
+void scores_of_transposed_heads(Backend& gl, std::int64_t T, std::int64_t H, std::int64_t hd) {
+    const std::int64_t D = H * hd;
     gl.release_buffers();
     const auto q = random_values(T * D, 4), k = random_values(T * D, 5);
     const int qb = gl.create_buffer(T * D), kb = gl.create_buffer(T * D), sb = gl.create_buffer(H * T * T);
@@ -205,6 +243,20 @@ TEST_CASE("GL batched matmul reads transposed heads in place", "[gl][matmul]") {
                 worst = std::max(worst, std::fabs(dot - s[(h * T + i) * T + j]));
             }
     CHECK(worst <= 1e-5);
+}
+
+}  // namespace
+
+TEST_CASE("GL batched matmul reads transposed heads in place", "[gl][matmul]") {
+    const MatmulKernel kernel = GENERATE(MatmulKernel::Plain, MatmulKernel::Blocked, MatmulKernel::Tiled);
+    INFO(matmul_kernel_name(kernel));
+    scores_of_transposed_heads(gl_backend(kernel), 17, 3, 5);
+}
+
+TEST_CASE("the tiled kernel's vec4 copy reads transposed heads in place", "[gl][matmul]") {
+    // Rows H * hd apart, head h at h * hd: with hd = 8 every row starts on a vec4, and T = 130
+    // makes the first tile of each head whole.
+    scores_of_transposed_heads(tiled_vec4_backend(), 130, 3, 8);
 }
 
 namespace {

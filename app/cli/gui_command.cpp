@@ -60,7 +60,7 @@ void GuiCommand::add_to(CLI::App& cli) {
     cli.add_option("--heatmap", f.heatmap_head, "heatmaps: head N large, every head as a thumbnail beside it (a click on its map; [ and ] step through)");
     cli.add_option("--zoom", f.zoom, "the stage's zoom, 1 to 8 (the mouse wheel's; default 1: fit the panel)");
     cli.add_option("--pan", f.pan, "TOKEN,COLUMN,HEAD: where the stage's window starts in a tensor too large to draw whole (a drag's)");
-    cli.add_option("--tab", f.tab, "bottom panel to show: heatmaps | weights | why | why-sweep | why-kv (the why tab's modes, its T sweep, its KV cache; the first two measure the shape at once)");
+    cli.add_option("--tab", f.tab, "bottom panel to show: heatmaps | weights | weights-matmuls | weights-kv | why | why-sweep | why-kv (the weight split tab's W_query, its matmul counts, its shared keys and values; the why tab's modes, its T sweep, its KV cache; the first two measure the shape at once)");
     cli.add_option("--window", f.window_size, "window size WxH, e.g. 1920x1080 (default 1600x900)");
     cli.add_option("--drive", f.drive, "drive the app for N frames of random changes, keys and resizes (a soak)");
     cli.add_option("--drive-report", f.drive_report, "where --drive writes its JSON report (default headsplit-drive.json)");
@@ -118,8 +118,10 @@ gui::GuiOptions GuiCommand::options() {
     set_view(g, f);
     if (!f.drive.empty()) g.drive_frames = static_cast<int>(app::parse_count("--drive", f.drive, 1, 10000000));
     g.drive_report = f.drive_report;
-    if (f.tab != "heatmaps" && f.tab != "weights" && f.tab != "why" && f.tab != "why-sweep" && f.tab != "why-kv")
-        throw ConfigError("--tab " + f.tab + " is not a panel; use heatmaps, weights, why, why-sweep or why-kv");
+    if (f.tab != "heatmaps" && f.tab != "weights" && f.tab != "weights-matmuls" && f.tab != "weights-kv" &&
+        f.tab != "why" && f.tab != "why-sweep" && f.tab != "why-kv")
+        throw ConfigError("--tab " + f.tab +
+                          " is not a panel; use heatmaps, weights, weights-matmuls, weights-kv, why, why-sweep or why-kv");
     g.tab = f.tab;
     g.layout_report = f.layout_report;
     g.layout_audit = f.layout_audit;

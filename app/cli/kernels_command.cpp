@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "headsplit/backends/backend_policy.hpp"
@@ -57,7 +58,7 @@ Timing time_matmul(const std::string& name, Backend& be, std::int64_t M, std::in
 
 void KernelsCommand::add_to(CLI::App& parent) {
     CLI::App* cmd = parent.add_subcommand(
-        "kernels", "time one projection matmul on OpenBLAS and on each GL kernel (plain, blocked, tiled), side by side (GFLOP/s)");
+        "kernels", "time one projection matmul on OpenBLAS and on each GL kernel (plain, blocked, tiled, tiled with vec4 loads), side by side (GFLOP/s)");
     cmd->add_option("--m", m, "rows of A: tokens (default 512)");
     cmd->add_option("--k", k, "inner size: D_in (default 768)");
     cmd->add_option("--n", n, "columns of C: 3 x D_out for a fused QKV projection (default 2304)");
@@ -71,17 +72,22 @@ int KernelsCommand::run() const {
     std::vector<Timing> rows;
     rows.push_back(time_matmul("cpu openblas", *make_cpu_backend(), M, K, N, reps));
     std::string renderer;
-    for (MatmulKernel kernel : {MatmulKernel::Plain, MatmulKernel::Blocked, MatmulKernel::Tiled}) {
+    // The tiled kernel twice: as the backend runs it, and copying its slices with vec4 loads
+    // (GlOptions::tiled_vec4), to be timed side by side on a GPU.
+    const std::pair<MatmulKernel, bool> kernels[] = {
+        {MatmulKernel::Plain, false}, {MatmulKernel::Blocked, false}, {MatmulKernel::Tiled, false}, {MatmulKernel::Tiled, true}};
+    for (const auto& [kernel, vec4] : kernels) {
         BackendRequest request;
         request.kind = BackendKind::Gl;
-        request.gl = {kernel, true};
+        request.gl = {kernel, true, vec4};
         request.notices = &std::cerr;
         const BackendChoice gl = choose_backend(request);
         if (gl.fell_back(BackendKind::Gl)) break;  // the notice is out; the CPU row is above
         if (renderer.empty())
             renderer = gl_renderer() + " (the GL backend uses " +
                        matmul_kernel_name(resolved_kernel(MatmulKernel::Auto)) + " here)";
-        rows.push_back(time_matmul(std::string("gl ") + matmul_kernel_name(kernel), *gl.backend, M, K, N, reps));
+        rows.push_back(time_matmul(std::string("gl ") + matmul_kernel_name(kernel) + (vec4 ? " vec4" : ""), *gl.backend,
+                                   M, K, N, reps));
     }
     const double gflop = 2.0 * M * N * K / 1e9;
     std::cout << "matmul C[" << M << ", " << N << "] = A[" << M << ", " << K << "] @ W[" << N << ", " << K

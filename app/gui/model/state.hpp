@@ -64,6 +64,7 @@ struct PanelState {
     bool heads_fit = true;          // the heatmaps: every head fitted at a legible size last frame
     bool heatmaps_tab = true;       // the heads panel showed the heatmaps' tab last frame
     bool why_tab = false;           // ... or the why tab
+    bool weights_tab = false;       // ... or the weight split tab
     // The stage's and the heatmaps' height that is not cells (text lines, bars), and what
     // each needs to show its cells at a legible size, last frame; -1 when not drawn. The
     // normal layout shares the height between them by these. The code: the height its whole
@@ -164,7 +165,10 @@ struct AppState {
     // The why tab's view, one at a time (a projector has room for one chart): the modes
     // measured, T doubling, the KV cache.
     enum class WhyView { Modes, Sweep, KvCache } why_view = WhyView::Modes;
-    bool open_weights = false;    // select the weight split tab once (--tab weights)
+    bool open_weights = false;    // select the weight split tab once (--tab weights, weights-matmuls, weights-kv)
+    // The weight split tab's view, one at a time: W_query's columns by head, the matmuls each
+    // mode runs, the weights and cache that shared keys and values save.
+    enum class WeightsView { Query, Matmuls, KvHeads } weights_view = WeightsView::Query;
     bool open_heatmaps = false;   // select the heatmaps tab once
     std::string gl_renderer;
     PanelState panels;

@@ -178,6 +178,7 @@ void DrawPanels(AppState& st, double now) {
                                            static_cast<double>(reinterpret_cast<std::uintptr_t>(st.trace.get())),
                                            asking ? 1.0 : 0.0, st.panels.heatmaps_tab ? 1.0 : 0.0, left, right,
                                            st.panels.why_tab ? 1.0 + static_cast<double>(st.why_view) : 0.0,
+                                           st.panels.weights_tab ? 1.0 + static_cast<double>(st.weights_view) : 0.0,
                                            st.why && st.why->result ? 1.0 : 0.0,
                                            st.stage_view.zoom, static_cast<double>(st.focus_head),
                                            static_cast<double>(st.heat_sentence), st.compare_masks ? 1.0 : 0.0});
@@ -213,17 +214,18 @@ void DrawPanels(AppState& st, double now) {
     // The heatmaps are fitted and never show a bar; the weight split may scroll; the why tab's
     // views fit the width, and scroll down only where the window is too short for their text.
     const ImGuiWindowFlags heads_scroll = st.panels.heatmaps_tab ? ImGuiWindowFlags_NoScrollbar
-                                          : st.panels.why_tab    ? ImGuiWindowFlags_None
+                                          : st.panels.why_tab || st.panels.weights_tab ? ImGuiWindowFlags_None
                                                                  : ImGuiWindowFlags_HorizontalScrollbar;
     if (!asking && ImGui::Begin("Heads", nullptr, fixed | title | heads_scroll)) {
         if (ImGui::BeginTabBar("bottom")) {
-            st.panels.heatmaps_tab = st.panels.why_tab = false;
+            st.panels.heatmaps_tab = st.panels.why_tab = st.panels.weights_tab = false;
             if (ImGui::BeginTabItem("Heatmaps", nullptr, st.open_heatmaps ? ImGuiTabItemFlags_SetSelected : 0)) {
                 st.panels.heatmaps_tab = true;
                 DrawHeatmaps(st);
                 ImGui::EndTabItem();
             }
             if (ImGui::BeginTabItem("Weight split", nullptr, st.open_weights ? ImGuiTabItemFlags_SetSelected : 0)) {
+                st.panels.weights_tab = true;
                 DrawWeightSplit(st);
                 ImGui::EndTabItem();
             }

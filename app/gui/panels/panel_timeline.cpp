@@ -1,4 +1,5 @@
 // Timeline: every step as a clickable tile (op and shape), previous / play / next, speed.
+#include <algorithm>
 #include <cstdio>
 
 #include <imgui.h>
@@ -25,6 +26,8 @@ void DrawTimeline(AppState& st, double now) {
         return;
     }
     const auto& steps = st.trace->steps;
+    // The row of buttons and where we are fits from 1024x768 at text 1.5; the strip scrolls.
+    scroll_below_projector_size(st.font_scale);
     if (ImGui::Button("< prev")) go_to_step(st, st.step - 1, now);
     audit_last_item("< prev");
     ImGui::SameLine();
@@ -38,11 +41,16 @@ void DrawTimeline(AppState& st, double now) {
     if (ImGui::Button("next >")) go_to_step(st, st.step + 1, now);
     audit_last_item("next >");
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(180 * st.font_scale);
-    ImGui::SliderFloat("s per step", &st.seconds_per_step, 0.5f, 6.0f, "%.1f s");
-    audit_last_item("s per step");
+    // The speed takes what the row leaves after where we are ("step 7 of 11", which must show:
+    // at 1024x768, text 1.5, a labelled slider pushed it past the window's edge).
+    const std::string where = "step " + std::to_string(st.step) + " of " + std::to_string(steps.size() - 1);
+    const float spacing = ImGui::GetStyle().ItemSpacing.x, where_w = ImGui::CalcTextSize(where.c_str()).x;
+    const float room = ImGui::GetContentRegionAvail().x - spacing - where_w;
+    ImGui::SetNextItemWidth(std::max(std::min(room, 230 * st.font_scale), ImGui::CalcTextSize("0.5 s a step").x +
+                                                                          2 * ImGui::GetStyle().FramePadding.x));
+    ImGui::SliderFloat("##speed", &st.seconds_per_step, 0.5f, 6.0f, "%.1f s a step");
+    audit_last_item("s a step");
     ImGui::SameLine();
-    const std::string where = "   step " + std::to_string(st.step) + " of " + std::to_string(steps.size() - 1);
     ImGui::TextDisabled("%s", where.c_str());
     audit_last_item(where);
 

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <imgui.h>
 
@@ -30,27 +33,42 @@ void plot_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& 
     for (const ImVec2& p : pts) dl->AddCircleFilled(p, 4.0f, col);
 }
 
-// Puts the next item, `w` wide, on the line of the one before where it fits.
-void next_on_line(float w) {
-    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
+using Legend = std::vector<std::pair<ImU32, std::string>>;
+
+// A legend's entries as the lines they take in a chart `width` px wide: an entry too long for
+// one line goes on at the next, indented, broken between words (at 1024x768, text 1.5, the KV
+// cache's figures were cut off at the panel's edge).
+Legend legend_lines(const Legend& legend, float width) {
+    const float room = width - 12;  // the frame's margins (chart())
+    Legend out;
+    for (const auto& [color, text] : legend) {
+        std::string line;
+        std::istringstream words(text);
+        for (std::string w; words >> w;) {
+            const std::string longer = line.empty() ? w : line + " " + w;
+            if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > room) {
+                out.push_back({color, line});
+                line = "  " + w;
+            } else {
+                line = longer;
+            }
+        }
+        out.push_back({color, line});
+    }
+    return out;
 }
 
-float radio_w(const char* label) {
-    return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
-}
-
-// A chart's frame from the cursor, as wide as the panel and `h` high, its legend (a line each,
-// cut to the frame's width) inside the top left; returns the plot's corners.
-std::pair<ImVec2, ImVec2> chart(ImDrawList* dl, float h, const std::vector<std::pair<ImU32, std::string>>& legend) {
+// A chart's frame from the cursor, as wide as the panel and `h` high, its legend's lines
+// (legend_lines()) inside the top left; returns the plot's corners.
+std::pair<ImVec2, ImVec2> chart(ImDrawList* dl, float h, const Legend& lines) {
     const ImVec2 o = ImGui::GetCursorScreenPos();
     const float w = room_left().x;
     const ImVec2 p0(o.x + 4, o.y + 4), p1(o.x + w - 4, o.y + h - 4);
     dl->AddRect({p0.x - 4, p0.y - 4}, {p1.x + 4, p1.y + 4}, ImGui::GetColorU32(ImGuiCol_Border));
     const float line = ImGui::GetTextLineHeight();
-    for (std::size_t i = 0; i < legend.size(); ++i)
-        draw_label(dl, {p0.x + 2, p0.y + static_cast<float>(i) * line}, legend[i].first,
-                   fit_text(legend[i].second, p1.x - p0.x - 4));
+    for (std::size_t i = 0; i < lines.size(); ++i)
+        draw_label(dl, {p0.x + 2, p0.y + static_cast<float>(i) * line}, lines[i].first,
+                   fit_text(lines[i].second, p1.x - p0.x - 4));
     ImGui::Dummy({w, h});
     return {p0, p1};
 }
@@ -70,8 +88,8 @@ void draw_kv_cache(ImDrawList* dl, const Config& c, float& legend_h, bool explai
     // Tokens to plot: the sequence on screen, or 4096 for the model presets (a long context).
     const std::int64_t n = c.layers > 1 ? 4096 : std::max<std::int64_t>(c.num_tokens(), 8);
     if (explain) ImGui::TextWrapped("%s", kv_cache_sentence(c).c_str());
-    std::vector<std::pair<ImU32, std::string>> legend{
-        {ImGui::GetColorU32(ImGuiCol_TextDisabled), "the cache after 0 .. " + std::to_string(n) + " tokens, one layer, float32"}};
+    Legend legend{{ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                   "the cache after 0 .. " + std::to_string(n) + " tokens, one layer, float32"}};
     std::vector<double> ends;
     for (std::int64_t kv : kvs) {
         Config v = c;
@@ -80,16 +98,19 @@ void draw_kv_cache(ImDrawList* dl, const Config& c, float& legend_h, bool explai
         // The bytes a token adds, and the cache at the end of the axis.
         legend.push_back({head_color(kv == c.heads ? 0 : kv == 1 ? 2 : 1),
                           std::string(kv == c.heads ? "MHA, " : kv == 1 ? "MQA, " : "GQA, ") + std::to_string(kv) +
-                              " KV heads: " + grouped(kv_cache_bytes_per_token(v)) + " B a token" +
+                              " KV heads: " + grouped(kv_cache_bytes_per_token(v)) + " bytes a token" +
                               (c.layers > 1 ? " (" + human_bytes(static_cast<double>(model_kv_cache_bytes_per_token(v))) + ")"
                                             : "") +
                               ", " + human_bytes(ends.back()) + " at " + std::to_string(n)});
     }
-    legend_h = static_cast<float>(legend.size()) * ImGui::GetTextLineHeight() + 8;
-    const auto [p0, p1] = chart(dl, std::max(legend_h + ImGui::GetTextLineHeight(), room_left().y), legend);
+    const Legend lines = legend_lines(legend, room_left().x);
+    legend_h = static_cast<float>(lines.size()) * ImGui::GetTextLineHeight() + 8;
+    const auto [p0, p1] = chart(dl, std::max(legend_h + ImGui::GetTextLineHeight(), room_left().y), lines);
+    // The lines under the legend, which they crossed when it took two lines an entry.
     const double top = ends.front();  // MHA's, the largest
+    const float plot_h = p1.y - (p0.y + legend_h);
     for (std::size_t i = 0; i < ends.size(); ++i)
-        dl->AddLine({p0.x, p1.y}, {p1.x, p1.y - static_cast<float>(ends[i] / top) * (p1.y - p0.y)}, legend[i + 1].first, 2.5f);
+        dl->AddLine({p0.x, p1.y}, {p1.x, p1.y - static_cast<float>(ends[i] / top) * plot_h}, legend[i + 1].first, 2.5f);
 }
 
 // The measurement: the button and what was measured on the row the view buttons began, or its
@@ -116,8 +137,9 @@ const WhyResult* measurement(AppState& st, const Config& c) {
     }
     int least = 0, most = 0;  // the timed runs behind the modes' medians
     for (const BenchResult& b : r.modes) least = least ? std::min(least, b.runs) : b.runs, most = std::max(most, b.runs);
-    std::string what = "median of " + (least < most ? std::to_string(least) + " to " : "") + std::to_string(most) +
-                       " runs, " + (r.modes.empty() ? "?" : r.modes[0].backend);
+    std::string what = (most == 1 ? std::string("1 run") :
+                        "median of " + (least < most ? std::to_string(least) + " to " : "") + std::to_string(most) + " runs") +
+                       ", " + (r.modes.empty() ? "?" : r.modes[0].backend);
     const Config& m = r.config;  // another shape than the one on screen: say which
     if (m.num_tokens() != c.num_tokens() || m.d_in != c.d_in || m.d_out != c.d_out || m.heads != c.heads ||
         m.kv_head_count() != c.kv_head_count() || m.batch != c.batch)
@@ -213,12 +235,13 @@ void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
         t[2] += ": " + human_bytes(last.flash_bytes);
         t[3] += ms_text[1];
     }
-    std::vector<std::pair<ImU32, std::string>> legend{
+    Legend legend{
         {ImGui::GetColorU32(ImGuiCol_TextDisabled), axis}, {head_color(3), t[0]}, {head_color(2), t[1]}, {head_color(5), t[2]}};
     if (flash_timed) legend.push_back({head_color(4), t[3]});
     if (r && !r->sweep_end.empty()) legend.push_back({ImGui::GetColorU32(ImGuiCol_TextDisabled), r->sweep_end});
-    legend_h = static_cast<float>(legend.size()) * ImGui::GetTextLineHeight() + 8;
-    const auto [p0, p1] = chart(dl, std::max(legend_h + ImGui::GetTextLineHeight(), room_left().y), legend);
+    const Legend lines = legend_lines(legend, room_left().x);
+    legend_h = static_cast<float>(lines.size()) * ImGui::GetTextLineHeight() + 8;
+    const auto [p0, p1] = chart(dl, std::max(legend_h + ImGui::GetTextLineHeight(), room_left().y), lines);
     const double mem_top = mem.empty() ? 0 : *std::max_element(mem.begin(), mem.end());
     double ms_top = 0;
     for (double v : ms) ms_top = std::max(ms_top, v);
@@ -237,24 +260,15 @@ void DrawWhy(AppState& st) {
     const Config& c = st.trace ? st.trace->config : st.config;
     const float line = ImGui::GetTextLineHeightWithSpacing();
     audit_panel("why");
-    // Every view fits down to 1024x768 at text 1.5 (680 x 512 px a unit of text); smaller, the
-    // panel may scroll down.
-    const ImVec2 display = ImGui::GetIO().DisplaySize;
-    if (display.x < 680 * st.font_scale || display.y < 512 * st.font_scale) layout_audit().allow_scroll();
+    scroll_below_projector_size(st.font_scale);  // every view fits from 1024x768 at text 1.5
     const float top = ImGui::GetWindowPos().y;
 
     // One row that wraps where it must: the views, the measurement's button and what it took.
-    int view = static_cast<int>(st.why_view);
-    ImGui::RadioButton("modes", &view, static_cast<int>(View::Modes));
-    next_on_line(radio_w("T sweep"));
-    ImGui::RadioButton("T sweep", &view, static_cast<int>(View::Sweep));
-    next_on_line(radio_w("KV cache"));
-    ImGui::RadioButton("KV cache", &view, static_cast<int>(View::KvCache));
-    st.why_view = static_cast<View>(view);
+    st.why_view = static_cast<View>(radio_row({"modes", "T sweep", "KV cache"}, static_cast<int>(st.why_view)));
 
     // Below: a sentence that says what the view shows where there is room for it, then the view.
     // The layout is told the room the view needs (`rigid`: its text lines, a chart's legend),
-    // and that with a chart of 6 or 8 lines (`legible`); the sentence takes what room is left
+    // and that with a chart that reads (`legible`); the sentence takes what room is left
     // over (the stage has the better claim to it).
     ImDrawList* dl = ImGui::GetWindowDrawList();
     float rigid = 0, legible = 0;
@@ -266,7 +280,7 @@ void DrawWhy(AppState& st) {
         float legend_h = 0;
         draw_kv_cache(dl, c, legend_h, explain);
         rigid = before + legend_h + line;
-        legible = before + std::max(legend_h + line, 6 * line);
+        legible = before + legend_h + 3 * line;  // the lines are drawn under the legend
     } else {
         const WhyResult* r = measurement(st, c);
         if (st.why_view == View::Modes) {

@@ -160,6 +160,26 @@ void audit_panel(const char* name) {
                   ImGui::GetScrollMaxX() > 0, ImGui::GetScrollMaxY() > 0);
 }
 
+void next_on_line(float w) {
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
+}
+
+int radio_row(std::initializer_list<const char*> labels, int current) {
+    int i = 0;
+    for (const char* label : labels) {
+        if (i > 0)
+            next_on_line(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x);
+        ImGui::RadioButton(label, &current, i++);
+    }
+    return current;
+}
+
+void scroll_below_projector_size(float font_scale) {
+    const ImVec2 display = ImGui::GetIO().DisplaySize;
+    if (display.x < 680 * font_scale || display.y < 512 * font_scale) layout_audit().allow_scroll();
+}
+
 ImVec2 room_left() {
     // ImGui's content region grows with what was drawn last frame (it includes scrolling), so
     // a panel that overflowed once would go on overflowing: measure the window itself.

@@ -1,5 +1,6 @@
 #pragma once
 // Colours and small drawing helpers shared by the panels.
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,14 @@ ImFont* cell_font();
 LayoutAudit& layout_audit();
 // Records the current window as audited panel `name` (call right after ImGui::Begin).
 void audit_panel(const char* name);
+// Puts the next item, `w` wide, on the line of the one before where it fits.
+void next_on_line(float w);
+// A row of radio buttons, one per label (its value its index), going on at the next line where
+// one does not fit; returns the index chosen (`current` when none was clicked).
+int radio_row(std::initializer_list<const char*> labels, int current);
+// Panels that must fit do so from a projector's 1024x768 at text 1.5, 680 x 512 px a unit of
+// text: in a smaller window (for its text size) the audit lets the current panel scroll.
+void scroll_below_projector_size(float font_scale);
 // The room from the cursor to the current window's inner edges (right, bottom), px: what a
 // panel that never scrolls has left to draw in.
 ImVec2 room_left();

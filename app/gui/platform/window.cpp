@@ -248,7 +248,12 @@ void set_up_state(AppState& st, const GuiOptions& o) {
                                            : AppState::WhyView::Modes;
         if (st.why_view != AppState::WhyView::KvCache) st.why = start_why(st.config);  // measured at once
     }
-    st.open_weights = o.tab == "weights";
+    if (o.tab.rfind("weights", 0) == 0) {  // weights, weights-matmuls, weights-kv: the tab and its view
+        st.open_weights = true;
+        st.weights_view = o.tab == "weights-matmuls" ? AppState::WeightsView::Matmuls
+                          : o.tab == "weights-kv"    ? AppState::WeightsView::KvHeads
+                                                     : AppState::WeightsView::Query;
+    }
 }
 
 void shut_down(AppState& st, GLFWwindow* win) {

@@ -42,7 +42,8 @@ void LayoutAudit::allow_scroll() {
 }
 
 bool must_fit_panel(const std::string& name) {
-    return name == "stage" || name == "heatmaps" || name == "code" || name == "caption" || name == "why";
+    return name == "stage" || name == "heatmaps" || name == "code" || name == "caption" || name == "why" ||
+           name == "timeline" || name == "weights";
 }
 
 bool LayoutAudit::visible(float x, float y, float w, float h) const {

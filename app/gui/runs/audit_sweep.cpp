@@ -141,7 +141,8 @@ std::string AuditSweep::describe(const AppState& st) const {
     const auto [w, h] = windows_[runs_[run_].window];
     char size[64];
     std::snprintf(size, sizeof size, " (%dx%d, text %g)", w, h, static_cast<double>(st.font_scale));
-    static const char* const tabs[] = {", why tab (modes)", ", why tab (T sweep)", ", why tab (KV cache)", ", weight split tab"};
+    static const char* const tabs[] = {", why tab (modes)",       ", why tab (T sweep)",        ", why tab (KV cache)",
+                                       ", weight split (W_query)", ", weight split (matmuls)", ", weight split (KV heads)"};
     return cases_[runs_[run_].c].name + size + (step_ < 0 ? tabs[step_ - kFirstTab] : ", step " + std::to_string(st.step)) +
            (present_ ? ", presenter mode" : "");
 }
@@ -167,7 +168,7 @@ bool AuditSweep::before_frame(AppState& st, GLFWwindow* win, double) {
     // The step (or tab) to show, in presenter mode on the second pass; animations are skipped
     // so the frame is the settled layout.
     st.presenting = present_;
-    if (step_ < -1) {
+    if (step_ < kFirstWeightsTab) {
         st.open_why = frames_here_ == 0;
         st.why_view = static_cast<AppState::WhyView>(step_ - kFirstTab);
         std::shared_ptr<WhyJob>& job = why_jobs_[runs_[run_].c];
@@ -177,8 +178,9 @@ bool AuditSweep::before_frame(AppState& st, GLFWwindow* win, double) {
             job->result = std::make_shared<WhyResult>(measure_why(here.config, 5, job->done, job->total, nullptr, 0.1));
         }
         st.why = job;
-    } else if (step_ == -1) {
+    } else if (step_ < 0) {
         st.open_weights = frames_here_ == 0;
+        st.weights_view = static_cast<AppState::WeightsView>(step_ - kFirstWeightsTab);
     } else {
         st.open_heatmaps = frames_here_ == 0;
         if (here.quiz && frames_here_ == 0 && step_ > 0) {

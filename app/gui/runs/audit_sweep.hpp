@@ -61,10 +61,11 @@ private:
     std::string report_;
     std::vector<AuditRun> runs_;
     std::size_t run_ = 0;
-    // -4, -3, -2: the why tab's views (modes, T sweep, KV cache), -1: the weight-split tab,
-    // at the step the trace opened on; then steps 0 .. (presenter mode: steps only).
+    // -6, -5, -4: the why tab's views (modes, T sweep, KV cache), -3, -2, -1: the weight split
+    // tab's (W_query, matmuls, KV heads), at the step the trace opened on; then steps 0 ..
+    // (presenter mode: steps only).
     int step_ = kFirstTab;
-    static constexpr int kFirstTab = -4;
+    static constexpr int kFirstTab = -6, kFirstWeightsTab = -3;
     // The why tab's measurement of each case, made once (a tenth of a second each: the layout
     // does not depend on the numbers) and shown at every size and font.
     std::map<std::size_t, std::shared_ptr<WhyJob>> why_jobs_;

@@ -39,7 +39,7 @@ Padded pad4(const TensorDesc& t) {
 
 class GlBackend final : public Backend {
 public:
-    explicit GlBackend(const GlOptions& options) : kernel_(options.kernel) {
+    explicit GlBackend(const GlOptions& options) : kernel_(options.kernel), tiled_vec4_(options.tiled_vec4) {
         if (options.own_context) context_ = gl::EglContext::create();
         if (epoxy_gl_version() < 43)
             throw GlError(GlError::Kind::NoContext,
@@ -58,7 +58,8 @@ public:
         plain_ = ComputeProgram("matmul_plain.comp", gl::shader_source("matmul_plain.comp"));
         blocked_ = ComputeProgram("matmul_blocked.comp", gl::shader_source("matmul_blocked.comp"));
         rowdot_ = ComputeProgram("matmul_rowdot.comp", gl::shader_source("matmul_rowdot.comp"));
-        tiled_ = ComputeProgram("matmul_tiled.comp", gl::shader_source("matmul_tiled.comp"));
+        tiled_ = ComputeProgram("matmul_tiled.comp",
+                                gl::shader_source("matmul_tiled.comp", tiled_vec4_ ? "#define TILED_VEC4\n" : ""));
         rows_ = ComputeProgram("attn_rows.comp", gl::shader_source("attn_rows.comp"));
         elementwise_ = ComputeProgram("elementwise.comp", gl::shader_source("elementwise.comp"));
         flash_ = ComputeProgram("flash.comp", gl::shader_source("flash.comp"));
@@ -203,6 +204,13 @@ public:
         else set_matrix(p, "b", b, batch.size(), b.strides[br - 2], b.strides[br - 1]);
         set_matrix(p, "c", c, batch.size(), c.strides[cr - 2], c.strides[cr - 1]);
         glUniform1i(p.uniform("use_bias"), bias ? 1 : 0);
+        if (kernel_ == MatmulKernel::Tiled && tiled_vec4_) {
+            // Whole slices as vec4s: both along k, every row starting on a vec4.
+            const bool vec4 = a_k == 1 && b_k == 1 && a_row % 4 == 0 && b_row % 4 == 0 && aligned(a) && aligned(b);
+            glUniform1i(p.uniform("vec4_ok"), vec4 ? 1 : 0);
+            bind(4, a);
+            bind(5, b);
+        }
         glUniform2i(p.uniform("bias_layout"), bias ? static_cast<GLint>(bias->offset) : 0,
                     bias ? static_cast<GLint>(bias->strides[0]) : 0);
         bind(0, a);
@@ -550,6 +558,7 @@ private:
     // Declared first so it is destroyed last, after every GL object.
     std::unique_ptr<gl::EglContext> context_;
     MatmulKernel kernel_;
+    bool tiled_vec4_ = false;
     std::int64_t max_elements_ = 0;
     ComputeProgram plain_, blocked_, rowdot_, tiled_, rows_, elementwise_, flash_;
     std::map<int, ComputeProgram> flash_chunks_;  // flash_chunk.comp by head size / 4

@@ -44,6 +44,10 @@ struct GlOptions {
     // true: create a headless EGL context and make it current while the backend works;
     // false: use the context current on this thread (it must be GL 4.3 or newer).
     bool own_context = true;
+    // The tiled kernel copies whole slices with vec4 loads where the operands allow
+    // (matmul_tiled.comp built with TILED_VEC4). Off until it is timed on a GPU: `headsplit
+    // kernels` times it beside the default ("gl tiled vec4").
+    bool tiled_vec4 = false;
 };
 
 // Throws GlError. Test hooks, to prove the failure paths: HEADSPLIT_GL_BREAK_SHADER=<file.comp>

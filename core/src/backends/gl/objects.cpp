@@ -109,7 +109,7 @@ GLint ComputeProgram::uniform(const char* name) {
     return it->second;
 }
 
-std::string shader_source(const std::string& name) {
+std::string shader_source(const std::string& name, const std::string& defines) {
     const std::string text(headsplit_shader(name));
     if (text.empty()) throw GlError(GlError::Kind::Shader, "shader " + name + " is not compiled into this build");
     const std::string include = "#include \"common.glsl\"";
@@ -119,7 +119,9 @@ std::string shader_source(const std::string& name) {
         std::size_t end = text.find('\n', start);
         if (end == std::string::npos) end = text.size();
         const std::string l = text.substr(start, end - start);
-        if (l == include) {
+        if (line == 1 && !defines.empty()) {  // after #version, which must come first
+            out += l + "\n" + defines + "#line 2 0\n";
+        } else if (l == include) {
             out += "#line 1 1\n" + std::string(headsplit_shader("common.glsl")) + "\n#line " + std::to_string(line + 1) + " 0\n";
         } else {
             out += l + "\n";

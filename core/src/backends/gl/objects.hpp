@@ -53,7 +53,8 @@ private:
 };
 
 // The source of shaders/<name> with `#include "common.glsl"` inlined and #line set so
-// that the driver's line numbers are the .comp file's own.
-std::string shader_source(const std::string& name);
+// that the driver's line numbers are the .comp file's own; `defines` ("#define X\n" lines)
+// go in after its #version line.
+std::string shader_source(const std::string& name, const std::string& defines = "");
 
 }  // namespace headsplit::gl
