@@ -13,14 +13,17 @@
 // copy split into one loop per operand and the tile height a parameter (6.9). NVIDIA's
 // compiler is sensitive to the shape of this code: time a change before keeping it.
 // Built with TILED_VEC4 defined (GlOptions::tiled_vec4, `headsplit kernels`' "tiled vec4" row),
-// a workgroup whose tile lies inside C, with both operands contiguous along k and vec4-aligned
-// (x @ W^T, Q @ K^T with head sizes of 4n), copies each whole slice with one vec4 load of A
-// and one of B per invocation and no bounds checks; the other tiles and the last partial
-// slice copy as above. Not yet timed on a GPU, so not the default.
+// a workgroup whose tile lies inside C, with both operands contiguous along k and every row on
+// a vec4 boundary (x @ W^T; Q @ K^T with a head size of 8 or more and a multiple of 4), copies
+// each whole 8-deep slice with one vec4 load of A and one of B per invocation and no bounds
+// checks (binding 4 and 5: A and B again, as vec4s; uniform vec4_ok: the operands allow it);
+// the other tiles and a last partial slice copy as above. Not yet timed on a GPU, so not
+// the default. Test hook: TILED_VEC4_PROBE also defined (HEADSPLIT_GL_VEC4_PROBE=1) makes the
+// vec4 copy load zeros, so a test can see which slices took it.
 // On llvmpipe barrier() is costly and this kernel is slower than matmul_blocked.comp; the
 // backend chooses it where the renderer is a GPU.
 //   C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] (+ bias[n])      PyTorch: C = A @ B (+ bias)
-//   Same operands and uniforms as matmul_plain.comp; any strides.
+//   Same operands and uniforms as matmul_plain.comp (and, with TILED_VEC4, the above); any strides.
 // Dispatch: (ceil(N / 128), ceil(M / 128), batch).
 layout(local_size_x = 16, local_size_y = 16) in;
 
@@ -114,7 +117,10 @@ void main() {
     for (int k0 = 0; k0 < K; k0 += DEPTH) {
 #ifdef TILED_VEC4
         if (whole && k0 + DEPTH <= K) {
-            const vec4 av = a4[(a4_at + k0) >> 2], bv = b4[(b4_at + k0) >> 2];
+            vec4 av = a4[(a4_at + k0) >> 2], bv = b4[(b4_at + k0) >> 2];
+#ifdef TILED_VEC4_PROBE
+            av = vec4(0.0), bv = vec4(0.0);
+#endif
             const int q = v_row >> 2, r = v_row & 3;
             a_tile[v_k][q][r] = av.x, a_tile[v_k + 1][q][r] = av.y, a_tile[v_k + 2][q][r] = av.z, a_tile[v_k + 3][q][r] = av.w;
             b_tile[v_k][q][r] = bv.x, b_tile[v_k + 1][q][r] = bv.y, b_tile[v_k + 2][q][r] = bv.z, b_tile[v_k + 3][q][r] = bv.w;

@@ -272,6 +272,41 @@ struct ScopedEnv {
 
 }  // namespace
 
+TEST_CASE("the tiled kernel's vec4 copy runs where it should and nowhere else", "[gl][matmul]") {
+    // The vec4 copy and the scalar one give the same product, so the products alone cannot say
+    // which ran. With HEADSPLIT_GL_VEC4_PROBE=1 the vec4 copy loads zeros: 260 x 44 x 300 has
+    // 2 x 2 whole tiles, whose 5 whole slices (k < 40) must then drop out of C, leaving the
+    // last 4 k's (copied the scalar way), while the partial tiles (rows >= 256 or columns >=
+    // 256) keep the whole product. An A off the vec4 grid (at element 1) takes no vec4 copy.
+    const std::int64_t M = 260, K = 44, N = 300, tail = 40;
+    const std::unique_ptr<Backend> gl = [] {
+        const ScopedEnv probe("HEADSPLIT_GL_VEC4_PROBE", "1");
+        return make_gl_backend({MatmulKernel::Tiled, true, true});
+    }();
+    const auto a = random_values(M * K, 21), b = random_values(N * K, 22);
+    for (const std::int64_t offset : {0, 1}) {
+        INFO("A at element " << offset);
+        std::vector<float> a_at(static_cast<std::size_t>(offset), 0.0f);
+        a_at.insert(a_at.end(), a.begin(), a.end());
+        gl->release_buffers();
+        const int ab = gl->create_buffer(offset + M * K), bb = gl->create_buffer(N * K), cb = gl->create_buffer(M * N);
+        gl->write(ab, a_at);
+        gl->write(bb, b);
+        gl->matmul(contiguous(ab, {M, K}, offset), contiguous(bb, {N, K}), true, nullptr, contiguous(cb, {M, N}));
+        std::vector<float> c;
+        gl->read(cb, c);
+        double worst = 0;
+        for (std::int64_t m = 0; m < M; ++m)
+            for (std::int64_t n = 0; n < N; ++n) {
+                const bool vec4 = offset == 0 && m < 256 && n < 256;
+                double want = 0;
+                for (std::int64_t k = vec4 ? tail : 0; k < K; ++k) want += double(a[m * K + k]) * b[n * K + k];
+                worst = std::max(worst, std::fabs(want - c[static_cast<std::size_t>(m * N + n)]));
+            }
+        CHECK(worst <= 1e-5);
+    }
+}
+
 TEST_CASE("a shader that fails to compile is reported, not crashed on", "[gl][failure]") {
     // flash_chunk.comp: compiled for a head size, with lines put in front (#line keeps its own).
     const char* shader = GENERATE("matmul_blocked.comp", "attn_rows.comp", "flash_chunk.comp");

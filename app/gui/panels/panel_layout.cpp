@@ -211,8 +211,8 @@ void DrawPanels(AppState& st, double now) {
     ImGui::End();
 
     if (!asking) place(left, H - bottom_h, W - left - right, bottom_h);
-    // The heatmaps are fitted and never show a bar; the weight split may scroll; the why tab's
-    // views fit the width, and scroll down only where the window is too short for their text.
+    // The heatmaps are fitted and never show a bar; the weight split's and the why tab's views
+    // fit the width, and scroll down only where the window is too short for their text.
     const ImGuiWindowFlags heads_scroll = st.panels.heatmaps_tab ? ImGuiWindowFlags_NoScrollbar
                                           : st.panels.why_tab || st.panels.weights_tab ? ImGuiWindowFlags_None
                                                                  : ImGuiWindowFlags_HorizontalScrollbar;

@@ -43,8 +43,10 @@ void DrawTimeline(AppState& st, double now) {
     ImGui::SameLine();
     // The speed takes what the row leaves after where we are ("step 7 of 11", which must show:
     // at 1024x768, text 1.5, a labelled slider pushed it past the window's edge).
-    const std::string where = "step " + std::to_string(st.step) + " of " + std::to_string(steps.size() - 1);
-    const float spacing = ImGui::GetStyle().ItemSpacing.x, where_w = ImGui::CalcTextSize(where.c_str()).x;
+    const std::string last = std::to_string(steps.size() - 1), where = "step " + std::to_string(st.step) + " of " + last;
+    // Measured at its widest, so that the slider keeps its width from step 9 to step 10.
+    const float spacing = ImGui::GetStyle().ItemSpacing.x,
+                where_w = ImGui::CalcTextSize(("step " + last + " of " + last).c_str()).x;
     const float room = ImGui::GetContentRegionAvail().x - spacing - where_w;
     ImGui::SetNextItemWidth(std::max(std::min(room, 230 * st.font_scale), ImGui::CalcTextSize("0.5 s a step").x +
                                                                           2 * ImGui::GetStyle().FramePadding.x));

@@ -101,7 +101,7 @@ void draw_kv_sharing(const Config& c) {
 }
 
 // W_Q in math layout [D_in, D_out]: column j belongs to head j / head_dim. Its title wraps;
-// the cells take the room left (up to 3.2 letters), and show their numbers where the room
+// the cells take the room left (up to 3.2 font heights), and show their numbers where the room
 // allows (all or none). Loop mode adds each head's own matrix under its block of columns.
 // Returns the height without cells, and `legible`: the height whose cells show a number (up
 // to D_out = 8), are 12 px (up to 64) or 3 px, for the layout.
@@ -121,16 +121,23 @@ float draw_query_weight(const Trace& tr, float& legible) {
     const float below = line + (loop ? loop_title_h + line : 0.0f);
     const float grid_rows = loop ? 2.0f * rows : static_cast<float>(rows);
     const ImVec2 room = room_left();
-    float cell = std::min(room.x / static_cast<float>(cols), (room.y - below) / grid_rows);
-    cell = std::clamp(cell, 3.0f, 3.2f * ImGui::GetFontSize());
-    const float floor_px = D <= 8 ? value_cell() : D <= 64 ? 12.0f : 3.0f;
+    // As large as the room, up to 3.2 font heights; 1 px at least (only below a projector's
+    // size, where the panel may scroll, does the room get that small).
+    const float across = room.x / static_cast<float>(cols);
+    // Square, as large as the room (a wide, short cell would have room across for a number it
+    // cannot show, and the audit's all-or-none rule reads width).
+    const float cw = std::clamp(std::min(across, (room.y - below) / grid_rows), 1.0f, 3.2f * ImGui::GetFontSize());
+    const float ch = cw;
+    // What the layout is asked for: rows of cells that show a number, 12 px or 3 px, no
+    // taller than the width lets a cell be.
+    const float floor_px = std::min(D <= 8 ? value_cell() : D <= 64 ? 12.0f : 3.0f, across);
     const float text_h = ImGui::GetCursorScreenPos().y - top + below;
     legible = text_h + grid_rows * floor_px;
 
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 o = ImGui::GetCursorScreenPos();
     const bool text = !tr.weights.w_query.empty();
-    float right = o.x + cols * cell;
+    float right = o.x + cols * cw;
     auto label = [&](ImVec2 pos, ImU32 col, const std::string& t) {
         right = std::max(right, pos.x + draw_label(dl, pos, col, t).x);
     };
@@ -141,12 +148,12 @@ float draw_query_weight(const Trace& tr, float& legible) {
     std::vector<float> shown;
     for (std::int64_t j = 0; j < cols && text; ++j)
         for (std::int64_t i = 0; i < rows; ++i) shown.push_back(weight(i, j));
-    const CellText numbers = cell_text(shown, cell - 1, cell - 1, "W_query");
+    const CellText numbers = cell_text(shown, cw - 1, ch - 1, "W_query");
     auto block = [&](float y, std::int64_t j_first, std::int64_t j_last) {  // columns [first, last) at their own x
         for (std::int64_t j = j_first; j < j_last; ++j) {
             const int h = static_cast<int>(j / hd);
             for (std::int64_t i = 0; i < rows; ++i) {
-                const ImVec2 p0(o.x + j * cell, y + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
+                const ImVec2 p0(o.x + j * cw, y + i * ch), p1(p0.x + cw - 1, p0.y + ch - 1);
                 const ImU32 col = head_color(h, 0.75f);
                 dl->AddRectFilled(p0, p1, col, 2.0f);
                 if (text) cell_value(dl, p0, p1, text_on(col), weight(i, j), numbers);
@@ -156,12 +163,12 @@ float draw_query_weight(const Trace& tr, float& legible) {
     block(o.y, 0, cols);
     // Head labels under their blocks: every k-th head when a block is narrower than its label.
     const std::int64_t heads_shown = (cols + hd - 1) / hd;
-    const float block_w = hd * cell;
+    const float block_w = hd * cw;
     const int stride = label_stride(block_w, ImGui::CalcTextSize(("h" + std::to_string(heads_shown - 1)).c_str()).x + 6);
     for (std::int64_t h = 0; h < heads_shown; h += stride)
-        label({o.x + h * block_w, o.y + rows * cell + 2}, head_color(static_cast<int>(h)),
+        label({o.x + h * block_w, o.y + rows * ch + 2}, head_color(static_cast<int>(h)),
               fit_text("h" + std::to_string(h), stride * block_w - 4));
-    float y_end = o.y + rows * cell + line;
+    float y_end = o.y + rows * ch + line;
     if (loop) {
         // The same numbers as H separate D_in x head_dim matrices, one per head, each under
         // its own block of columns.
@@ -170,13 +177,14 @@ float draw_query_weight(const Trace& tr, float& legible) {
         const float y2 = y_end + loop_title_h;
         for (std::int64_t h = 0; h < heads_shown; ++h) {
             block(y2, h * hd, std::min<std::int64_t>((h + 1) * hd, cols));
-            dl->AddRect({o.x + h * block_w - 1, y2 - 1}, {o.x + (h + 1) * block_w, y2 + rows * cell},
+            dl->AddRect({o.x + h * block_w - 1, y2 - 1},
+                        {o.x + static_cast<float>(std::min<std::int64_t>((h + 1) * hd, cols)) * cw, y2 + rows * ch},
                         head_color(static_cast<int>(h)), 2.0f, 0, 2.0f);
         }
         for (std::int64_t h = 0; h < heads_shown; h += stride)
-            label({o.x + h * block_w, y2 + rows * cell + 2}, head_color(static_cast<int>(h)),
+            label({o.x + h * block_w, y2 + rows * ch + 2}, head_color(static_cast<int>(h)),
                   fit_text("h" + std::to_string(h), stride * block_w - 4));
-        y_end = y2 + rows * cell + line;
+        y_end = y2 + rows * ch + line;
     }
     ImGui::SetCursorScreenPos(o);
     ImGui::Dummy({std::min(right - o.x, room.x), y_end - o.y});

@@ -58,8 +58,10 @@ public:
         plain_ = ComputeProgram("matmul_plain.comp", gl::shader_source("matmul_plain.comp"));
         blocked_ = ComputeProgram("matmul_blocked.comp", gl::shader_source("matmul_blocked.comp"));
         rowdot_ = ComputeProgram("matmul_rowdot.comp", gl::shader_source("matmul_rowdot.comp"));
-        tiled_ = ComputeProgram("matmul_tiled.comp",
-                                gl::shader_source("matmul_tiled.comp", tiled_vec4_ ? "#define TILED_VEC4\n" : ""));
+        // Test hook: HEADSPLIT_GL_VEC4_PROBE=1 makes the vec4 copy load zeros (matmul_tiled.comp).
+        const char* probe = std::getenv("HEADSPLIT_GL_VEC4_PROBE");
+        const std::string vec4 = std::string("#define TILED_VEC4\n") + (probe && *probe == '1' ? "#define TILED_VEC4_PROBE\n" : "");
+        tiled_ = ComputeProgram("matmul_tiled.comp", gl::shader_source("matmul_tiled.comp", tiled_vec4_ ? vec4 : ""));
         rows_ = ComputeProgram("attn_rows.comp", gl::shader_source("attn_rows.comp"));
         elementwise_ = ComputeProgram("elementwise.comp", gl::shader_source("elementwise.comp"));
         flash_ = ComputeProgram("flash.comp", gl::shader_source("flash.comp"));

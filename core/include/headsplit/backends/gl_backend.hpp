@@ -52,7 +52,8 @@ struct GlOptions {
 
 // Throws GlError. Test hooks, to prove the failure paths: HEADSPLIT_GL_BREAK_SHADER=<file.comp>
 // makes that shader's compilation fail; HEADSPLIT_GL_FAIL_DISPATCH=<kernel> ("matmul",
-// "softmax", "copy", ...) makes that kernel's dispatch raise a real GL error during a step.
+// "softmax", "copy", ...) makes that kernel's dispatch raise a real GL error during a step;
+// HEADSPLIT_GL_VEC4_PROBE=1 makes the tiled kernel's vec4 copy (tiled_vec4) load zeros.
 std::unique_ptr<Backend> make_gl_backend(const GlOptions& options = {});
 
 // The GL_RENDERER and GL_VERSION of the context current on this thread (one must be), and
