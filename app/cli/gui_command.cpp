@@ -1,5 +1,6 @@
 #include "cli/gui_command.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <tuple>
 #include <utility>
@@ -44,6 +45,9 @@ std::vector<std::string> split_list(const std::string& text) {
     out.push_back(cur);
     return out;
 }
+
+// --tab's values: the bottom panel's tabs, and the views of the two that have several.
+const std::vector<std::string> kTabs{"heatmaps", "weights", "weights-matmuls", "weights-kv", "why", "why-sweep", "why-kv"};
 
 }  // namespace
 
@@ -118,10 +122,11 @@ gui::GuiOptions GuiCommand::options() {
     set_view(g, f);
     if (!f.drive.empty()) g.drive_frames = static_cast<int>(app::parse_count("--drive", f.drive, 1, 10000000));
     g.drive_report = f.drive_report;
-    if (f.tab != "heatmaps" && f.tab != "weights" && f.tab != "weights-matmuls" && f.tab != "weights-kv" &&
-        f.tab != "why" && f.tab != "why-sweep" && f.tab != "why-kv")
-        throw ConfigError("--tab " + f.tab +
-                          " is not a panel; use heatmaps, weights, weights-matmuls, weights-kv, why, why-sweep or why-kv");
+    if (std::find(kTabs.begin(), kTabs.end(), f.tab) == kTabs.end()) {
+        std::string use;
+        for (std::size_t i = 0; i < kTabs.size(); ++i) use += (i == 0 ? "" : i + 1 < kTabs.size() ? ", " : " or ") + kTabs[i];
+        throw ConfigError("--tab " + f.tab + " is not a panel; use " + use);
+    }
     g.tab = f.tab;
     g.layout_report = f.layout_report;
     g.layout_audit = f.layout_audit;

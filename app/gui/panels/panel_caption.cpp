@@ -88,7 +88,7 @@ void DrawCaption(AppState& st) {
     audit_last_item(caption);
     ImGui::SetWindowFontScale(1.0f);
     ImGui::PushFont(code_font());
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.85f, 0.3f, 1));
+    ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
     ImGui::TextUnformatted(s->code.c_str());
     ImGui::PopStyleColor();
     audit_last_item(s->code);

@@ -36,7 +36,7 @@ void DrawQuizCard(AppState& st, double now) {
     const std::string title = "Step " + std::to_string(s.index) + ": " + op_name(s.op) +
                               (s.head >= 0 ? " (head " + std::to_string(s.head) + ")" : "") + "  -  predict the shape   (" +
                               score_line(q) + ")";  // in the title: whole at every size
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.85f, 0.3f, 1));
+    ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
     ImGui::TextWrapped("%s", title.c_str());
     ImGui::PopStyleColor();
     audit_last_item(title);

@@ -15,12 +15,10 @@ namespace headsplit::gui {
 
 namespace {
 
-const ImVec4 kCurrent(1, 0.85f, 0.3f, 1);
-
 enum class Ink { Plain, Current, Dim };  // Current: the mode or KV head count on screen
 
 ImVec4 ink_color(Ink ink) {
-    return ink == Ink::Current ? kCurrent
+    return ink == Ink::Current ? accent_color()
            : ink == Ink::Dim   ? ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled)
                                : ImGui::GetStyleColorVec4(ImGuiCol_Text);
 }
@@ -121,13 +119,11 @@ float draw_query_weight(const Trace& tr, float& legible) {
     const float below = line + (loop ? loop_title_h + line : 0.0f);
     const float grid_rows = loop ? 2.0f * rows : static_cast<float>(rows);
     const ImVec2 room = room_left();
-    // As large as the room, up to 3.2 font heights; 1 px at least (only below a projector's
-    // size, where the panel may scroll, does the room get that small).
+    // Square (a wide, short cell would have room across for a number it cannot show), as large
+    // as the room, up to 3.2 font heights; 1 px at least (only below a projector's size, where
+    // the panel may scroll, does the room get that small).
     const float across = room.x / static_cast<float>(cols);
-    // Square, as large as the room (a wide, short cell would have room across for a number it
-    // cannot show, and the audit's all-or-none rule reads width).
-    const float cw = std::clamp(std::min(across, (room.y - below) / grid_rows), 1.0f, 3.2f * ImGui::GetFontSize());
-    const float ch = cw;
+    const float cell = std::clamp(std::min(across, (room.y - below) / grid_rows), 1.0f, 3.2f * ImGui::GetFontSize());
     // What the layout is asked for: rows of cells that show a number, 12 px or 3 px, no
     // taller than the width lets a cell be.
     const float floor_px = std::min(D <= 8 ? value_cell() : D <= 64 ? 12.0f : 3.0f, across);
@@ -137,7 +133,7 @@ float draw_query_weight(const Trace& tr, float& legible) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 o = ImGui::GetCursorScreenPos();
     const bool text = !tr.weights.w_query.empty();
-    float right = o.x + cols * cw;
+    float right = o.x + cols * cell;
     auto label = [&](ImVec2 pos, ImU32 col, const std::string& t) {
         right = std::max(right, pos.x + draw_label(dl, pos, col, t).x);
     };
@@ -148,12 +144,12 @@ float draw_query_weight(const Trace& tr, float& legible) {
     std::vector<float> shown;
     for (std::int64_t j = 0; j < cols && text; ++j)
         for (std::int64_t i = 0; i < rows; ++i) shown.push_back(weight(i, j));
-    const CellText numbers = cell_text(shown, cw - 1, ch - 1, "W_query");
+    const CellText numbers = cell_text(shown, cell - 1, cell - 1, "W_query");
     auto block = [&](float y, std::int64_t j_first, std::int64_t j_last) {  // columns [first, last) at their own x
         for (std::int64_t j = j_first; j < j_last; ++j) {
             const int h = static_cast<int>(j / hd);
             for (std::int64_t i = 0; i < rows; ++i) {
-                const ImVec2 p0(o.x + j * cw, y + i * ch), p1(p0.x + cw - 1, p0.y + ch - 1);
+                const ImVec2 p0(o.x + j * cell, y + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
                 const ImU32 col = head_color(h, 0.75f);
                 dl->AddRectFilled(p0, p1, col, 2.0f);
                 if (text) cell_value(dl, p0, p1, text_on(col), weight(i, j), numbers);
@@ -163,12 +159,12 @@ float draw_query_weight(const Trace& tr, float& legible) {
     block(o.y, 0, cols);
     // Head labels under their blocks: every k-th head when a block is narrower than its label.
     const std::int64_t heads_shown = (cols + hd - 1) / hd;
-    const float block_w = hd * cw;
+    const float block_w = hd * cell;
     const int stride = label_stride(block_w, ImGui::CalcTextSize(("h" + std::to_string(heads_shown - 1)).c_str()).x + 6);
     for (std::int64_t h = 0; h < heads_shown; h += stride)
-        label({o.x + h * block_w, o.y + rows * ch + 2}, head_color(static_cast<int>(h)),
+        label({o.x + h * block_w, o.y + rows * cell + 2}, head_color(static_cast<int>(h)),
               fit_text("h" + std::to_string(h), stride * block_w - 4));
-    float y_end = o.y + rows * ch + line;
+    float y_end = o.y + rows * cell + line;
     if (loop) {
         // The same numbers as H separate D_in x head_dim matrices, one per head, each under
         // its own block of columns.
@@ -178,13 +174,13 @@ float draw_query_weight(const Trace& tr, float& legible) {
         for (std::int64_t h = 0; h < heads_shown; ++h) {
             block(y2, h * hd, std::min<std::int64_t>((h + 1) * hd, cols));
             dl->AddRect({o.x + h * block_w - 1, y2 - 1},
-                        {o.x + static_cast<float>(std::min<std::int64_t>((h + 1) * hd, cols)) * cw, y2 + rows * ch},
+                        {o.x + static_cast<float>(std::min<std::int64_t>((h + 1) * hd, cols)) * cell, y2 + rows * cell},
                         head_color(static_cast<int>(h)), 2.0f, 0, 2.0f);
         }
         for (std::int64_t h = 0; h < heads_shown; h += stride)
-            label({o.x + h * block_w, y2 + rows * ch + 2}, head_color(static_cast<int>(h)),
+            label({o.x + h * block_w, y2 + rows * cell + 2}, head_color(static_cast<int>(h)),
                   fit_text("h" + std::to_string(h), stride * block_w - 4));
-        y_end = y2 + rows * ch + line;
+        y_end = y2 + rows * cell + line;
     }
     ImGui::SetCursorScreenPos(o);
     ImGui::Dummy({std::min(right - o.x, room.x), y_end - o.y});

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -36,24 +35,21 @@ void plot_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& 
 using Legend = std::vector<std::pair<ImU32, std::string>>;
 
 // A legend's entries as the lines they take in a chart `width` px wide: an entry too long for
-// one line goes on at the next, indented, broken between words (at 1024x768, text 1.5, the KV
-// cache's figures were cut off at the panel's edge).
+// one line goes on at the next, indented, broken between words by ImGui's own word wrap (at
+// 1024x768, text 1.5, the KV cache's figures were cut off at the panel's edge).
 Legend legend_lines(const Legend& legend, float width) {
     const float room = width - 12;  // the frame's margins (chart())
+    ImFont* font = ImGui::GetFont();
+    const float scale = ImGui::GetFontSize() / font->FontSize, indent = ImGui::CalcTextSize("  ").x;
     Legend out;
     for (const auto& [color, text] : legend) {
-        std::string line;
-        std::istringstream words(text);
-        for (std::string w; words >> w;) {
-            const std::string longer = line.empty() ? w : line + " " + w;
-            if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > room) {
-                out.push_back({color, line});
-                line = "  " + w;
-            } else {
-                line = longer;
-            }
+        const char *s = text.c_str(), *end = s + text.size();
+        for (bool first = true; s < end; first = false) {
+            const char* eol = font->CalcWordWrapPositionA(scale, s, end, first ? room : room - indent);
+            if (eol == s) ++eol;  // not even a letter fits: one anyway (fit_text cuts it)
+            out.push_back({color, (first ? "" : "  ") + std::string(s, eol)});
+            for (s = eol; s < end && *s == ' ';) ++s;
         }
-        out.push_back({color, line});
     }
     return out;
 }

@@ -160,6 +160,8 @@ void audit_panel(const char* name) {
                   ImGui::GetScrollMaxX() > 0, ImGui::GetScrollMaxY() > 0);
 }
 
+ImVec4 accent_color() { return {1.0f, 0.85f, 0.3f, 1.0f}; }
+
 void next_on_line(float w) {
     const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
     if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();

@@ -24,6 +24,9 @@ ImU32 sequential_color(float v);
 // clear colour, and ImGui's window backgrounds stay transparent: on a software renderer
 // (llvmpipe) each blended quad the size of a panel costs more than the panel's contents.
 ImVec4 panel_background(bool dark);
+// Amber, for what the class should look at now: the quiz's question, the caption's code line,
+// the mode or KV head count on screen.
+ImVec4 accent_color();
 // Black or white, whichever reads on `background`.
 ImU32 text_on(ImU32 background);
 
