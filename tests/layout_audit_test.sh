@@ -42,11 +42,15 @@ assert {"timeline", "stage", "heatmaps", "code"} <= names, names
 cells = [i for i in d["items"] if i["kind"] == "cell"]
 labels = [i for i in d["items"] if i["kind"] == "label"]
 # The transpose step's keys and values (18 numbers each; queries' widest number, -1.09, needs
-# a wider cell than the panel's width gives its 25 columns at this size, so none of its 18
-# shows one and, too small for any, they are not reported) and two 3 x 3 heatmaps.
-assert len(cells) == 2 * 18 + 2 * 9, len(cells)
-assert all(c["value_shown"] for c in cells)
+# a wider cell than the panel's width gives them at this size, so none of its 18 shows one
+# and, too small for any, they are not reported); no heatmap: the weights come at step 7.
+assert len(cells) == 2 * 18, len(cells)
+assert all(c["value_shown"] and c["panel"] == "stage" for c in cells)
+assert [l["text"] for l in labels if l["panel"] == "heatmaps"] == ["the attention weights are computed at step 7"], labels
 assert any(l["text"] == "queries" and l["panel"] == "stage" for l in labels)
+# Each cell's place along its tensor's axes: [1, 2, 3, 3] after the transpose.
+assert sorted(tuple(c["index"]) for c in cells if c["tensor"] == "keys") == \
+    [(0, h, t, d) for h in range(2) for t in range(3) for d in range(3)]
 for i in d["items"]:
     assert i["w"] > 0 and i["h"] > 0, i
 print("layout report: %d panels, %d labels, %d cells" % (len(d["panels"]), len(labels), len(cells)))
@@ -140,6 +144,77 @@ for path, panel, least in zip(sys.argv[1:], ["heatmaps", "why", "why", "why", "w
         assert it["visible"] and y0 - 1 <= it["y"] and it["y"] + it["h"] <= y1 + 1, (path, it, p["visible"])
         assert x0 - 1 <= it["x"] and it["x"] + it["w"] <= x1 + 1, (path, it, p["visible"])
     print("%s: %d labels of %s inside it" % (path.split("/")[-1], len(labels), panel))
+PY
+# What each step does, from the back row (presenter mode, 1024x768, text 1.5, the default
+# example). Read from the layout report, each cell's place along its tensor's axes and where
+# it is drawn: after the view every token's cells form a panel of their own that holds both
+# heads, after the transpose every head's cells form a panel that holds every token (the two
+# pictures group their cells differently); the memory strip shows the same order of values
+# under the view, the transpose and the transpose back (no data moved), and the merge's is
+# laid out anew, token by token; every number drawn is 2.5% of the window's height (19 px).
+for step in 2 3 9 10; do
+  "$bin" --screenshot "$work/n$step.png" --layout-report "$work/n$step.json" --present --window 1024x768 \
+    --font-scale 1.5 --step $step 2>"$work/err" || fail "presenter, step $step: $(cat "$work/err")"
+done
+/usr/bin/python3 - "$work" <<'PY' || fail "what the view, the transpose and the merge draw"
+import json, sys
+work = sys.argv[1]
+report = {s: json.load(open("%s/n%d.json" % (work, s))) for s in (2, 3, 9, 10)}
+
+def panels(d):
+    # The stage's cells of its first tensor, gathered into panels: cells within a third of a
+    # cell of each other belong together (a panel's cells lie 2 px apart, panels a gap apart).
+    cells = [i for i in d["items"] if i["panel"] == "stage" and i["kind"] == "cell"]
+    cells = [c for c in cells if c["tensor"] == cells[0]["tensor"]]
+    parent = list(range(len(cells)))
+    def root(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+    for i, a in enumerate(cells):
+        for j, c in enumerate(cells[:i]):
+            near = 0.33 * a["w"]
+            if a["x"] - near < c["x"] + c["w"] and c["x"] - near < a["x"] + a["w"] and \
+               a["y"] - near < c["y"] + c["h"] and c["y"] - near < a["y"] + a["h"]:
+                parent[root(i)] = root(j)
+    groups = {}
+    for i, c in enumerate(cells):
+        groups.setdefault(root(i), []).append(c["index"])
+    return list(groups.values())
+
+def grouped_by(d, outer, inner, n_outer, n_inner):
+    # One panel per value along `outer`, each holding every value along `inner`.
+    ps = panels(d)
+    return len(ps) == n_outer and all(len({ix[outer] for ix in p}) == 1 and len({ix[inner] for ix in p}) == n_inner
+                                      for p in ps)
+
+view, transpose = report[2], report[3]
+assert grouped_by(view, 1, 2, 3, 2), ("the view: a panel per token, each holding both heads", panels(view))
+assert grouped_by(transpose, 1, 2, 2, 3), ("the transpose: a panel per head, each holding every token", panels(transpose))
+assert not grouped_by(view, 2, 1, 2, 3) and not grouped_by(transpose, 2, 1, 3, 2), "the two group their cells differently"
+assert grouped_by(report[9], 1, 2, 3, 2), "the transpose back: token panels again"
+assert len(panels(report[10])) == 1, "the merge: one [T, D_out] matrix"
+
+def strip(d):  # (token, head, feature) of the value at each address, in address order
+    cells = sorted((i for i in d["items"] if i["kind"] == "memory"), key=lambda i: (i["y"], i["x"]))
+    assert len(cells) == 18, len(cells)
+    return cells
+
+def thf(shape_axes, ix):
+    if shape_axes == "bthd": return (ix[1], ix[2], ix[3])
+    if shape_axes == "bhtd": return (ix[2], ix[1], ix[3])
+    return (ix[1], ix[2] // 3, ix[2] % 3)  # [B, T, D_out]: head h holds features 3h .. 3h + 2
+
+order = {s: [thf(a, c["index"]) for c in strip(report[s])] for s, a in ((2, "bthd"), (3, "bhtd"), (9, "bthd"), (10, "btd"))}
+assert order[2] == order[3], "the transpose moved no data: the strip is the view's"
+assert order[2] == [(t, h, d) for t in range(3) for h in range(2) for d in range(3)], order[2]
+assert order[9] == [(t, h, d) for h in range(2) for t in range(3) for d in range(3)], "context's buffer is head by head"
+assert order[10] == order[2], "the merge copies token by token"
+for s, d in report.items():
+    shown = [i for i in d["items"] if i["kind"] == "cell" and i["panel"] == "stage" and i["value_shown"]]
+    assert shown, "step %d shows no number" % s
+    assert all(i["value_h"] >= 0.025 * 768 - 0.5 for i in shown), (s, min(i["value_h"] for i in shown))
+print("the view draws token panels, the transpose head panels; the strip stays through the views and the merge lays it out anew")
 PY
 # Without --screenshot the report has no frame to describe: refused in one line.
 "$bin" --layout-report "$work/x.json" 2>"$work/err"

@@ -73,15 +73,16 @@ TEST_CASE("cells land where their index says", "[layout]") {
                 CHECK(cp.x == f);
                 CHECK(cp.y == tok);
                 CHECK(cp.head == h);
-                // view [1, 3, 2, 3]: same row, the head groups pulled apart
+                // view [1, 3, 2, 3]: one panel per token (stacked), its heads as rows under its title
                 const Cell& cv = *at[1];
-                CHECK(cv.x == Approx(h * (hd + kHeadGap) + d));
-                CHECK(cv.y == tok);
+                CHECK(cv.x == d);
+                CHECK(cv.y == Approx(tok * (kPanelTitle + H + kPanelRowGap) + kPanelTitle + h));
+                CHECK(cv.head == h);
                 CHECK(tr.steps[2].tensors[0].values()[(tok * H + h) * hd + d] == q[tok * D + f]);
                 // transpose [1, 2, 3, 3]: head panels stacked, the token a row inside its panel
                 const Cell& ct = *at[2];
                 CHECK(ct.x == d);
-                CHECK(ct.y == Approx(h * (T + kPanelGap) + tok));
+                CHECK(ct.y == Approx(h * (kPanelTitle + T + kPanelRowGap) + kPanelTitle + tok));
                 CHECK(ct.head == h);
                 CHECK(tr.steps[3].tensors[0].values()[(h * T + tok) * hd + d] == q[tok * D + f]);
                 // merge [1, 3, 6]: flat again, token row, feature column
@@ -93,6 +94,38 @@ TEST_CASE("cells land where their index says", "[layout]") {
             }
     // queries, keys and values stand side by side.
     CHECK(t.tensors[1].x == Approx(t.tensors[0].width + kTensorGap));
+    // The panels: three tokens after the view, two heads after the transpose, none for a matrix.
+    REQUIRE(v.tensors[0].panels.size() == 3);
+    CHECK(v.tensors[0].token_panels);
+    CHECK(v.tensors[0].panels[2].index == 2);
+    CHECK(v.tensors[0].panels[2].y == Approx(2 * (kPanelTitle + H + kPanelRowGap)));
+    REQUIRE(t.tensors[0].panels.size() == 2);
+    CHECK_FALSE(t.tensors[0].token_panels);
+    CHECK(t.tensors[0].panels[1].h == Approx(kPanelTitle + T));
+    CHECK(p.tensors[0].panels.empty());
+    CHECK(m.tensors[0].panels.empty());
+}
+
+TEST_CASE("a tensor's panels stand in a grid of the columns asked for", "[layout]") {
+    const Trace tr = test::run_cpu(Config{});
+    LayoutLimits lim;
+    lim.panel_cols = 2;  // three token panels: two in the first row, one under them
+    const StepLayout v = layout_step(tr.steps[2], 2, 3, lim);
+    const TensorLayout& q = v.tensors[0];
+    // Element [0, tok, h, d] of the view is at flat index (tok * 2 + h) * 3 + d.
+    const Cell* last = q.cell_at((2 * 2 + 1) * 3 + 2);  // token 2, head 1, feature 2
+    REQUIRE(last);
+    CHECK(last->x == Approx(2.0f));
+    CHECK(last->y == Approx(kPanelTitle + 2 + kPanelRowGap + kPanelTitle + 1));
+    const Cell* second = q.cell_at((1 * 2 + 0) * 3 + 0);  // token 1, head 0, feature 0: beside token 0
+    REQUIRE(second);
+    CHECK(second->x == Approx(3 + kPanelGap));
+    CHECK(second->y == Approx(kPanelTitle));
+    CHECK(q.width == Approx(2 * 3 + kPanelGap));
+    CHECK(q.height == Approx(2 * (kPanelTitle + 2) + kPanelRowGap));
+    // More columns than panels: all in one row.
+    lim.panel_cols = 16;
+    CHECK(layout_step(tr.steps[2], 2, 3, lim).tensors[0].height == Approx(kPanelTitle + 2));
 }
 
 TEST_CASE("fused: the chunk views are the qkv cells", "[layout]") {
@@ -179,11 +212,11 @@ TEST_CASE("a panned window shows the cells it starts at, and stops at the tensor
     auto at = [&](int h, int tok, int f) { return t.cell_at((h * 40 + tok) * 16 + f); };
     REQUIRE(at(2, 24, 4));
     CHECK(at(2, 24, 4)->x == 0.0f);
-    CHECK(at(2, 24, 4)->y == 0.0f);
+    CHECK(at(2, 24, 4)->y == kPanelTitle);  // under its panel's title
     CHECK(at(2, 24, 4)->head == 2);
     REQUIRE(at(5, 39, 15));  // the last element is the window's last cell
     CHECK(at(5, 39, 15)->x == 11.0f);
-    CHECK(at(5, 39, 15)->y == 3 * (16 + kPanelGap) + 15);
+    CHECK(at(5, 39, 15)->y == Approx(3 * (kPanelTitle + 16 + kPanelRowGap) + kPanelTitle + 15));
     CHECK(t.cells.back().index == (5 * 40 + 39) * 16 + 15);
     CHECK_FALSE(at(2, 23, 4));
     CHECK_FALSE(at(2, 24, 3));

@@ -31,6 +31,7 @@ void go_to_step(AppState& st, int s, double now) {
     st.from_step = st.step;
     st.anim_start = now;
     st.step = s;
+    st.live.caption.clear();  // it told the step it was made at
     ask_current(st);
 }
 

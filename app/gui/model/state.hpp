@@ -109,6 +109,8 @@ struct AppState {
     float anim_seconds = 0.7f;
 
     bool playing = false;
+    bool blank = false;      // B: the screen blanked, as a presentation does
+    bool show_keys = false;  // F1: presenter mode's caption lists the keys (step 0 always does)
     float seconds_per_step = 2.0f;
     double last_advance = 0;
 

@@ -49,7 +49,7 @@ void draw_live_strip(AppState& st) {
     if (ImGui::SmallButton(text.c_str())) open_sentence_box(st);
     audit_last_item(text);
     // How to go down, where it fits on the strip's line (the README lists the keys too).
-    const std::string hint = "Shift: down";
+    const std::string hint = st.show_keys || st.step == 0 ? "Shift: down" : "Shift: down   F1: keys";
     const float hint_w = ImGui::CalcTextSize(hint.c_str()).x + ImGui::GetStyle().ItemSpacing.x;
     if (ImGui::GetItemRectMax().x + hint_w <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) {
         ImGui::SameLine();
@@ -94,10 +94,13 @@ void DrawCaption(AppState& st) {
     audit_last_item(s->code);
     ImGui::PopFont();
     ImGui::PopTextWrapPos();
+    // The keys on the first step, a question or F1; else the stage has their lines.
+    const bool keys_shown = quiz_waiting(st) || st.show_keys || st.step == 0;
     const std::vector<std::string> keys =
         quiz_waiting(st) ? std::vector<std::string>{"1-4: answer", "Q: end the quiz", "F5 or Escape: leave presenter mode"}
-                         : std::vector<std::string>{"Left / Right: step", "Space: play", "Q: predict the shape",
-                                                    "[ ]: head", "F5 or Escape: leave presenter mode"};
+        : keys_shown     ? std::vector<std::string>{"Left / Right or Page Up / Down: step", "Space: play", "Q: predict the shape",
+                                                    "[ ]: head", "B: blank", "F1: keys", "F5 or Escape: leave presenter mode"}
+                         : std::vector<std::string>{};
     const float gap = ImGui::CalcTextSize("   ").x, right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
     for (std::size_t i = 0; i < keys.size(); ++i) {
         if (i && ImGui::GetItemRectMax().x + gap + ImGui::CalcTextSize(keys[i].c_str()).x <= right) ImGui::SameLine(0, gap);

@@ -512,6 +512,20 @@ void SentenceSlider(AppState& st) {
     ImGui::SameLine();
 }
 
+std::string heatmaps_off(const AppState& st) {
+    if (!st.trace || st.shapes_only || st.trace->config.mode == Mode::Flash) return "";
+    const std::vector<const Step*> grids = grids_for(*st.trace, st.step);
+    if (grids.empty()) return "";
+    if (grids.front()->index > st.step)
+        return "the attention weights are computed at step " + std::to_string(grids.front()->index);
+    int last_context = -1;
+    for (const Step& s : st.trace->steps)
+        if (s.op == Op::Context) last_context = s.index;
+    if (last_context >= 0 && st.step > last_context)
+        return "the attention weights were used at step " + std::to_string(last_context) + " (Left goes back to them)";
+    return "";
+}
+
 void DrawHeatmaps(AppState& st) {
     audit_panel("heatmaps");
     if (!st.trace || st.shapes_only) {
@@ -530,10 +544,12 @@ void DrawHeatmaps(AppState& st) {
         ImGui::TextDisabled("predict the shape: the heatmaps show once the class has answered");
         return;
     }
-    if (st.document && grids.front()->index > st.step) {  // a page shows nothing before it is computed
-        const std::string when = "the attention weights are computed at step " + std::to_string(grids.front()->index);
+    if (const std::string when = heatmaps_off(st); !when.empty()) {  // the stage takes the room
+        ImGui::PushTextWrapPos(0);
         ImGui::TextDisabled("%s", when.c_str());
+        ImGui::PopTextWrapPos();
         audit_last_item(when);
+        st.panels.heads_text_h = st.panels.heads_need_h = ImGui::GetCursorPosY() + ImGui::GetStyle().WindowPadding.y;
         return;
     }
     const bool weights = grids.front()->op == Op::Softmax || grids.front()->op == Op::Dropout;
@@ -580,7 +596,7 @@ void DrawHeatmaps(AppState& st) {
         if (it == formats.end()) {
             ValueRange whole;  // every block of the tensor, shown or not
             for (const ValueRange& r : block_ranges(st, m)) whole.add(r);
-            it = formats.emplace(m.t, cell_text(whole, cv.cell - 1, cv.cell - 1, "")).first;
+            it = formats.emplace(m.t, cell_text(whole, cv.cell - 1, cv.cell - 1, "", number_size_max(), number_size_min(st.presenting))).first;
         }
         CellText text = it->second;
         text.tensor = m.title;

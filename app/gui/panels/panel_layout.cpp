@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include "gui/model/why.hpp"
+#include "gui/view/layout.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/panels/style.hpp"
 
@@ -76,18 +77,20 @@ void draw_presenter(AppState& st, double now) {
     place(0, 0, W, caption_h);
     if (ImGui::Begin("Presenter", nullptr, fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar)) {
         DrawCaption(st);
-        // What it takes, for the next frame (the line on the last change keeps its room).
-        const float used = ImGui::GetCursorPosY() + style.WindowPadding.y +
-                           (st.live.caption.empty() && !quiz_waiting(st) ? ImGui::GetTextLineHeightWithSpacing() : 0.0f);
+        // What it takes, for the next frame.
+        const float used = ImGui::GetCursorPosY() + style.WindowPadding.y;
         caption_h = std::min(used, H * 0.55f);
     }
     ImGui::End();
     st.hover = Hover{};
-    // A question waiting takes the heads' room too: they show nothing until it is answered.
-    const bool asking = quiz_waiting(st);
+    // The heads show beside the steps about the attention weights (scores to context); a
+    // question waiting, and every other step, gives the stage the whole width.
+    const Step* s = st.current();
+    const bool about_weights = s && heatmaps_off(st).empty() && (is_grid_op(s->op) || s->op == Op::Context || s->op == Op::Tile);
+    const bool asking = quiz_waiting(st) || !about_weights;
     const float stage_w = asking ? W : W * st.splits.stage;
     place(0, caption_h, stage_w, H - caption_h);
-    if (ImGui::Begin("Stage", nullptr, fixed | stage_flags(st))) {
+    if (ImGui::Begin("Stage", nullptr, fixed | stage_flags(st) | ImGuiWindowFlags_NoTitleBar)) {
         audit_panel("stage");
         DrawStage(st, now);
     }
@@ -123,6 +126,10 @@ float settle_share(AppState& st, float bottom_h, std::vector<double> picture) {
 }  // namespace
 
 void DrawPanels(AppState& st, double now) {
+    if (st.blank) {  // B again brings it back
+        take_result(st, now);
+        return;
+    }
     if (st.presenting) {
         draw_presenter(st, now);
         return;

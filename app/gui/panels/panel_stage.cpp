@@ -27,8 +27,13 @@ const StepLayout& layout_of(const AppState& st, const std::shared_ptr<const Trac
     lim.head0 = std::clamp<std::int64_t>(view.head0, 0, 0xffff);
     lim.batch = std::clamp<std::int64_t>(batch, 1, 4);
     lim.batch0 = std::clamp<std::int64_t>(batch0, 0, 0xff);
-    const std::int64_t key = -1 - ((variant - kPageVariant) + 16 * (lim.token0 + 0x10000 * (lim.col0 + 0x10000 * lim.head0))) -
-                             (std::int64_t{1} << 52) * (lim.batch + 8 * lim.batch0);
+    lim.head0 = std::min<std::int64_t>(lim.head0, 0xfff);
+    // Presenter mode draws one of several tensors viewed alike, as large as it goes.
+    lim.first_only = st.presenting && alike_views(tr->steps[static_cast<std::size_t>(step)]);
+    // Negative, so never a step: variant 5 bits, token0 16, col0 16, head0 12, batch 3, batch0 8.
+    const std::int64_t key = -1 - (static_cast<std::int64_t>(variant - kPageVariant) | lim.token0 << 5 | lim.col0 << 21 |
+                                   lim.head0 << 37 | lim.batch << 49 | lim.batch0 << 52 |
+                                   std::int64_t{lim.first_only} << 60);
     if (StepLayout* hit = cache.find(tr, step, tr, key)) return *hit;
     return cache.add(tr, step, tr, key, layout_step(tr->steps[step], tr->config, lim));
 }
@@ -122,25 +127,28 @@ std::string window_text(const TensorLayout& tl, const LayoutLimits& lim, std::in
     return out;
 }
 
-// The step's heading: its number, op and what happened to memory (on a line of its own
+// The step's heading: its number and op (`titled`: not where a caption names them) and what
+// happened to memory (on a line of its own
 // when the two do not fit one), then its explanation: where nothing else shows it (presenter
 // mode, a page) when it takes no more than a third of the panel; in the normal layout when the
 // layout gave it the room (panels.stage_explains) and it takes no more than a tenth of the
 // window's height, else the inspector has it. Returns the explanation's height at this width,
 // drawn or not, and sets `drawn`.
-float draw_heading(const Step& s, bool explain_here, bool room_for_it, bool& drawn) {
+float draw_heading(const Step& s, bool explain_here, bool room_for_it, bool titled, bool& drawn) {
     const std::string title = "Step " + std::to_string(s.index) + ": " + op_name(s.op) + (s.part().empty() ? "" : " (" + s.part() + ")");
     const TensorRecord& first = s.tensors.front();
     const std::string storage = storage_sentence(first.storage);
     const ImGuiStyle& style = ImGui::GetStyle();
     const float width = room_left().x;
-    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
-    ImGui::TextUnformatted(title.c_str());
-    ImGui::PopTextWrapPos();
-    audit_last_item(title);
-    const float storage_w = ImGui::CalcTextSize(storage.c_str()).x;
-    if (ImGui::CalcTextSize(title.c_str()).x + style.ItemSpacing.x + ImGui::CalcTextSize("   ").x + storage_w <= width)
-        ImGui::SameLine(0, style.ItemSpacing.x + ImGui::CalcTextSize("   ").x);
+    if (titled) {
+        ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+        ImGui::TextUnformatted(title.c_str());
+        ImGui::PopTextWrapPos();
+        audit_last_item(title);
+        const float storage_w = ImGui::CalcTextSize(storage.c_str()).x;
+        if (ImGui::CalcTextSize(title.c_str()).x + style.ItemSpacing.x + ImGui::CalcTextSize("   ").x + storage_w <= width)
+            ImGui::SameLine(0, style.ItemSpacing.x + ImGui::CalcTextSize("   ").x);
+    }
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
     ImGui::TextColored(storage_color(first.storage), "%s", storage.c_str());
     ImGui::PopTextWrapPos();
@@ -216,10 +224,77 @@ Room measure_room(const Config& c, bool scrolls) {
     return r;
 }
 
-// The memory strip shows a step of up to 96 numbers (not a tile step, whose four tensors take
-// the room) on a stage with 10 lines of room below its heading at least.
+// Steps whose lesson is where the values lie: a view, a transpose, a copy (merge, concat,
+// repeat_kv, the split of fused qkv).
+bool memory_lesson(const Step& s) {
+    return s.op == Op::View || s.op == Op::Transpose || s.op == Op::TransposeBack || s.op == Op::Merge ||
+           s.op == Op::Split || s.op == Op::RepeatKv || s.op == Op::Concat || s.tensors.front().storage == Storage::Copy;
+}
+
+
+// The strip's rows: one row of cells 0.8 of the stage's cells (0.6 to 1.1 text lines) where it
+// holds them at 0.6 of a text line, else wrapped into rows of such cells.
+struct StripShape {
+    float cell = 0;
+    std::int64_t per_row = 1, rows = 1;
+};
+// `unit`: a wrapped row holds a multiple of it where it can (one token's run of addresses).
+StripShape strip_shape(const Room& room, std::int64_t span, float stage_cell, std::int64_t unit = 1) {
+    StripShape k;
+    const float width = std::max(room.avail.x - room.label_w - 8, 1.0f), least = 0.6f * room.font;
+    const float one_row = width / static_cast<float>(std::max<std::int64_t>(span, 1));
+    k.per_row = std::max<std::int64_t>(span, 1);
+    if (one_row >= least) {
+        k.cell = std::clamp(std::min(stage_cell * 0.8f, 1.1f * room.line), least, one_row);
+    } else {
+        k.per_row = std::max<std::int64_t>(1, static_cast<std::int64_t>(width / least));
+        k.cell = width / static_cast<float>(k.per_row);
+        if (unit > 1 && k.per_row >= unit) k.per_row -= k.per_row % unit;
+    }
+    k.rows = (span + k.per_row - 1) / k.per_row;
+    return k;
+}
+
+// The addresses from the first tensor's lowest to its highest: the strip's cells (a view into
+// a wider buffer, such as fused qkv's chunks, leaves gaps).
+std::int64_t strip_span(const TensorRecord& rec) {
+    const std::int64_t n = numel(rec.shape);
+    std::int64_t lo = INT64_MAX, hi = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t a = rec.address(i);
+        lo = std::min(lo, a), hi = std::max(hi, a);
+    }
+    return n == 0 ? 0 : hi - lo + 1;
+}
+
+// The run of addresses one token's elements take in the first tensor's buffer: the stride of
+// its token (or key) axis; 1 where it has none.
+std::int64_t token_run(const TensorRecord& rec) {
+    const int d = rec.dim_of(rec.key_rows() ? Axis::Key : Axis::Token);
+    return d >= 0 ? std::max<std::int64_t>(rec.strides[static_cast<std::size_t>(d)], 1) : 1;
+}
+
+// The height of the strip, px: its title, and each row's address ticks, cells and token marks;
+// one row's cells are 0.8 of a stage cell up to 1.1 lines, wrapped rows' cells 0.6 of a line or
+// a little more (`strip_cells`, the part that scales with the stage's cells: none).
+float strip_text_h(const Room& room, std::int64_t n, std::int64_t unit, float* strip_cells = nullptr) {
+    const std::int64_t rows = strip_shape(room, n, 1e9f, unit).rows;
+    if (strip_cells) *strip_cells = 0.0f;
+    return room.line * (2.3f + 1.3f * static_cast<float>(rows) + (rows == 1 ? 1.1f : 0.75f * static_cast<float>(rows)));
+}
+
+// The memory strip: wherever memory is the lesson (a buffer of up to 256 numbers) where it
+// takes no more than 60% of the stage's room, and on a step of up to 96 numbers (not a
+// tile step, whose four tensors take the room) on a stage with 10 lines of room below its
+// heading, in one row taking no more than a third of it.
 bool memory_strip_drawn(const Room& room, const Step& s) {
-    return numel(s.tensors.front().shape) <= 96 && s.op != Op::Tile && room.avail.y >= 10 * room.line;
+    const std::int64_t n = numel(s.tensors.front().shape);
+    if (n > 256) return false;
+    const std::int64_t span = strip_span(s.tensors.front());
+    const std::int64_t unit = token_run(s.tensors.front());
+    if (memory_lesson(s)) return span <= 256 && strip_text_h(room, span, unit) <= 0.6f * room.avail.y;
+    return n <= 96 && s.op != Op::Tile && room.avail.y >= 10 * room.line && strip_shape(room, span, 1e9f).rows == 1 &&
+           strip_text_h(room, span, unit) <= 0.35f * room.avail.y;
 }
 
 // Under the grids: the shape and the strides, and the note on a window two lines; on a short
@@ -233,26 +308,32 @@ float note_lines(const Room& room) { return tiny_stage(room) ? 0.0f : short_stag
 // The room below the heading that is not cells: the lines of names and captions, the scroll
 // bar's room, the memory strip's title and the part of its row that does not scale with the
 // cell (`strip`: the strip's cells, in stage cells).
-float text_room(const Room& room, const Step& s, const StepLayout& lay, bool across, float* strip_cells = nullptr) {
+// `asked`: for what the stage asks of the layout, which counts the strip only where memory is
+// the lesson (elsewhere it is drawn in room left over); `shortest`: the captions and the note
+// a line each, as on a short stage (the least text it can live with).
+float text_room(const Room& room, const Step& s, const StepLayout& lay, float* strip_cells = nullptr, bool asked = false,
+                bool shortest = false) {
     bool hidden = false;
     for (const TensorLayout& tl : lay.tensors) hidden |= tl.hidden > 0;
     // Above: the names (and head names) line; below: axes, strides, the note on hidden
     // cells, and the memory strip's title when it is drawn.
-    const bool strip_drawn = memory_strip_drawn(room, s);
+    const bool strip_drawn = memory_strip_drawn(room, s) && (!asked || memory_lesson(s));
     // (0.5: the room a token label centred on a small last row may reach under the grid.)
-    const float lines = 1.2f + (across ? 1.0f : 0.0f) + caption_lines(room) + (tiny_stage(room) ? 0.0f : 0.5f) + (hidden ? note_lines(room) : 0.0f) +
-                        (strip_drawn ? 2.2f : 0.0f);
-    const float strip = strip_drawn ? 0.8f : 0.0f;
+    float strip = 0;
+    const float strip_h =
+        strip_drawn ? strip_text_h(room, strip_span(s.tensors.front()), token_run(s.tensors.front()), &strip) : 0.0f;
+    const float captions = shortest ? 1.0f : caption_lines(room), notes = shortest ? 1.0f : note_lines(room);
+    const float lines = 1.2f + captions + (tiny_stage(room) && !shortest ? 0.0f : 0.5f) + (hidden ? notes : 0.0f);
     if (strip_cells) *strip_cells = strip;
     // The scroll bars' room is kept free either way, so that a bar appearing does not
     // shrink the cells and make it go away again.
-    return (room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f) + lines * room.line;
+    return (room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f) + lines * room.line + strip_h;
 }
 
 // The largest cell with which layout `lay` of step `s` fits the room.
-float fit_cell(const Room& room, const Step& s, const StepLayout& lay, bool across) {
+float fit_cell(const Room& room, const Step& s, const StepLayout& lay) {
     float strip = 0;
-    const float text = text_room(room, s, lay, across, &strip);
+    const float text = text_room(room, s, lay, &strip);
     const float bar = room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f;
     return std::min((room.avail.x - bar - room.label_w - 10) / std::max(lay.width, 1.0f),
                     (room.avail.y - text) / std::max(lay.height + strip, 1.0f));
@@ -266,7 +347,7 @@ struct Choice {
 };
 
 // The window of cells that reads best in this panel: the largest one whose cells are at
-// least 14 px, head panels stacked or side by side, whichever gives larger cells (else the
+// least 14 px, its panels in the grid that gives the largest cells (else the
 // one with the largest cells). Sentences of a batch: as many blocks as keep the cells at
 // least 14 px (down to one, the heatmaps' sentence slider choosing which).
 Choice choose_window(const AppState& st, const Room& room, const Step& s) {
@@ -278,9 +359,9 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s) {
         float best_b = -1;
         const std::int64_t b0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - b);
         // A printed page first tries a window wide enough to hold most tensors whole.
-        for (int level = st.document ? kPageVariant / 2 : 0; level < kLayoutVariants / 2 && best_b < 14.0f; ++level)
-            for (int v = 2 * level; v < 2 * level + 2; ++v) {
-                const float fit = fit_cell(room, s, layout_of(st, st.trace, st.step, v, {}, b, b0), (v & 1) == 1);
+        for (int level = st.document ? -1 : 0; level < kLayoutVariants / kArrangements && best_b < 14.0f; ++level)
+            for (int v = level * kArrangements; v < (level + 1) * kArrangements; ++v) {
+                const float fit = fit_cell(room, s, layout_of(st, st.trace, st.step, v, {}, b, b0));
                 if (fit > best_b + 0.5f) best_b = fit, v_b = v;
             }
         if (best_b >= 14.0f || b == 1) {
@@ -326,7 +407,7 @@ Motion motion_of(const AppState& st, const Choice& ch, double now) {
 // tensor too large for legible cells shows a window of them (choose_window), and numbers
 // show where their cells have room.
 float cell_size(const Room& room, const Step& s, const Choice& ch, const Motion& m, float zoom) {
-    const float cell = m.from ? std::min(ch.best, fit_cell(room, s, *m.from, (ch.variant & 1) == 1)) : ch.best;
+    const float cell = m.from ? std::min(ch.best, fit_cell(room, s, *m.from)) : ch.best;
     return std::clamp(cell, 1.0f, 4.2f * room.font) * zoom;
 }
 
@@ -337,16 +418,23 @@ struct Canvas {
     const StepLayout& L;
     const Room& room;
     int variant;
-    bool across;
-    bool document;  // a handout page: no hints on how to pan or zoom
+    bool document;
+    float number_max, number_min;  // the cell numbers' largest size and the smallest shown, px  // a handout page: no hints on how to pan or zoom
     float cell;
     ImDrawList* dl;
     ImVec2 origin, grid0;
     float label_x;        // the token names' left edge, kept in view when scrolled sideways
     float right, bottom;  // the widest and lowest things drawn, for the scroll area
 
-    ImVec2 label(ImVec2 pos, ImU32 col, const std::string& text) {
-        const ImVec2 size = draw_label(dl, pos, col, text);
+    // `token`: the whole token a label stands for, when it names one.
+    ImVec2 label(ImVec2 pos, ImU32 col, const std::string& text, const std::string& token = "") {
+        return grown(pos, draw_label(dl, pos, col, text, token));
+    }
+    // A label `size` px tall, narrowed to `max_w` (a trailing "." marks a cut).
+    ImVec2 label_sized(ImVec2 pos, ImU32 col, const std::string& text, float size, float max_w, const std::string& token) {
+        return grown(pos, draw_label(dl, pos, col, fit_text(text, max_w, size), token, size));
+    }
+    ImVec2 grown(ImVec2 pos, ImVec2 size) {
         right = std::max(right, pos.x + size.x);
         bottom = std::max(bottom, pos.y + size.y);
         return size;
@@ -366,7 +454,16 @@ void draw_tensor_captions(Canvas& cv, float below) {
         const TensorRecord& rec = s.tensors[ti];
         const float block_w = ti + 1 < cv.L.tensors.size() ? tl.width * cell + kTensorGap * cell * 0.8f
                                                            : cv.origin.x + cv.room.avail.x - (cv.grid0.x + tl.x * cell);
-        cv.label({cv.grid0.x + tl.x * cell, cv.origin.y}, ImGui::GetColorU32(ImGuiCol_Text), fit_text(rec.name, block_w));
+        // One drawn for several viewed alike: the others named beside it.
+        std::string name = rec.name;
+        if (cv.L.tensors.size() < s.tensors.size()) {
+            name += " (";
+            for (std::size_t o = cv.L.tensors.size(); o < s.tensors.size(); ++o)
+                name += (o > cv.L.tensors.size() ? ", " : "") + s.tensors[o].name;
+            name += " alike)";
+        }
+        const float name_w = cv.L.tensors.size() == 1 ? cv.origin.x + cv.room.avail.x - (cv.grid0.x + tl.x * cell) : block_w;
+        cv.label({cv.grid0.x + tl.x * cell, cv.origin.y}, ImGui::GetColorU32(ImGuiCol_Text), fit_text(name, name_w));
         if (same && ti > 0) continue;
         std::string axes = (same && s.tensors.size() > 1 ? "each " : "") + axes_text(rec, tl, cv.c);
         std::string strides = "strides " + shape_str(rec.strides) + (rec.offset ? ", offset " + std::to_string(rec.offset) : "");
@@ -423,71 +520,90 @@ ImU32 head_colour_of(const Config& c, const TensorLayout& t, std::int64_t h) {
     return head_color(static_cast<int>(t.kv_heads ? head * c.group_size() : head));
 }
 
-// Side by side: one name per head panel above it (the token names once, on the left).
-void draw_head_names(Canvas& cv, const LayoutLimits& lim) {
-    const float cell = cv.cell;
-    for (std::size_t ti = 0; ti < cv.L.tensors.size(); ++ti) {
-        const TensorLayout& t = cv.L.tensors[ti];
-        if (!(t.axes.size() == 4 && is_head_axis(t.axes[1]))) continue;
-        // Each tensor's own panels (a tile step's m and l are one column wide).
-        const std::int64_t cols = std::min<std::int64_t>(t.cols, t.axes.back() == Axis::Key ? lim.tokens : lim.features);
-        const float panel_w = (cols + kPanelGap) * cell;
-        for (std::int64_t h = 0; h < std::min<std::int64_t>(t.heads, lim.heads); ++h)
-            cv.label({cv.grid0.x + t.x * cell + h * panel_w, cv.origin.y + cv.room.line}, head_colour_of(cv.c, t, h),
-                     fit_text(head_name(t, h), panel_w - 4));
-    }
+// A token as a label: the word, led by its position where the sentence repeats it ("3:the").
+std::string token_label(const Config& c, const TensorLayout& tl, std::int64_t b, std::int64_t r) {
+    const std::string word = row_name(c, tl, b, r);
+    if (tl.batch_rows || word.empty()) return word;
+    std::vector<std::string> words;
+    if (tl.key_rows) words = c.key_tokens(std::min(b, c.batch - 1));
+    else
+        for (std::int64_t t = 0; t < c.num_tokens(); ++t) words.push_back(c.token_at(std::min(b, c.batch - 1), t));
+    return std::count(words.begin(), words.end(), word) > 1 ? std::to_string(tl.row_offset + r) + ":" + word : word;
 }
 
-// The left column: token names on every k-th row, so that two never overlap; the head name
-// on each panel's first row; a sentence's number on its block's first row when there are
-// several. Each panel's (and sentence's) first row goes first, then the other rows where
-// they do not touch a label already placed.
+// Each panel's title in its slot above it: the token of a token panel, the head of a head
+// panel (in the head's colour), as large as the slot allows up to the text's size and
+// narrowed to the panel's width; each recorded with the whole token.
+void draw_panel_titles(Canvas& cv) {
+    ImFont* font = ImGui::GetFont();
+    for (const TensorLayout& t : cv.L.tensors)
+        for (const PanelBox& box : t.panels) {
+            const std::string text = t.token_panels ? token_label(cv.c, t, box.batch, box.index - t.row_offset)
+                                                    : head_name(t, box.index - t.head0);
+            const ImU32 colour = t.token_panels ? ImGui::GetColorU32(ImGuiCol_Text)
+                                                : head_colour_of(cv.c, t, box.index - t.head0);
+            const float room_w = (box.w + kPanelGap * 0.9f) * cv.cell;
+            float size = std::min(cv.room.font, kPanelTitle * cv.cell - 2);
+            const float w = font->CalcTextSizeA(size, FLT_MAX, 0, text.c_str()).x;
+            if (w > room_w) size = std::max(size * room_w / w, std::min(size, 0.6f * cv.room.font));
+            // At the bottom of the slot, over its panel.
+            const ImVec2 pos(cv.grid0.x + box.x * cv.cell, cv.grid0.y + box.y * cv.cell + kPanelTitle * cv.cell - size - 1);
+            cv.label_sized(pos, colour, text, size, room_w, t.token_panels ? row_name(cv.c, t, box.batch, box.index - t.row_offset) : "");
+        }
+}
+
+// The left column, beside the first column of panels: each row's token (a matrix, a head
+// panel) or head (a token panel, in its colour), every k-th where the cells are smaller than
+// the text so that two never overlap, each panel's first row always; a sentence's number
+// leads its block's first label when there are several.
 void draw_row_labels(Canvas& cv) {
     const TensorLayout& tl = cv.L.tensors.front();
     const Config& c = cv.c;
-    const float cell = cv.cell, font = cv.room.font;
-    const bool across = cv.across;
-    const bool head_rows = tl.axes.size() == 4 && is_head_axis(tl.axes[1]);
-    const LayoutLimits lim = layout_variant(cv.variant);
-    const std::int64_t panels = head_rows ? std::min<std::int64_t>(tl.heads, lim.heads) : 1;
-    const std::int64_t rows = std::min<std::int64_t>(tl.rows, lim.tokens);
-    const int stride = label_stride(cell, ImGui::GetTextLineHeight());
-    const bool batched = c.batch > 1;
-    if (across) draw_head_names(cv, lim);
+    // As large as the text where the rows are, down to half of it so that every row keeps its
+    // name; smaller rows name every k-th.
+    const float cell = cv.cell, size = std::clamp(cell - 1, 0.5f * cv.room.font, cv.room.font);
+    const float label_h = ImGui::GetTextLineHeight() * size / cv.room.font;
+    const int stride = label_stride(cell, label_h);
+    const bool split = tl.axes.size() == 4;
     struct RowLabel {
         float y;
-        std::string text;
+        std::string text, token;
         ImU32 colour;
         bool first;
     };
     std::vector<RowLabel> wanted;
-    for (std::int64_t b = 0; b < tl.batches; ++b) {
-        const float block_y = cv.grid0.y + static_cast<float>(b) * (tl.block_height + kBatchGap) * cell;
-        for (std::int64_t h = 0; h < (across ? 1 : panels); ++h)
-            for (std::int64_t r = 0; r < rows; ++r) {
-                const bool first_line = r == 0 && ((head_rows && !across) || batched);
-                if (r % stride != 0 && !first_line) continue;
-                const float y = block_y + (head_rows && !across ? h * (rows + kPanelGap) + r : r) * cell + cell * 0.5f -
-                                font * 0.5f;
-                std::string name = row_name(c, tl, tl.batch0 + b, tl.token0 + r);
-                if (first_line && head_rows && !across) name = head_name(tl, h) + " " + name;
-                if (first_line && batched && h == 0) name = "s" + std::to_string(tl.batch0 + b) + " " + name;
-                const ImU32 col = head_rows && !across ? head_colour_of(c, tl, h) : ImGui::GetColorU32(ImGuiCol_Text);
-                wanted.push_back({y, name, col, first_line});
-            }
+    Shape ix;
+    std::int64_t last_block = -1;
+    for (const Cell& k : tl.cells) {
+        unravel(tl.colours.shape, k.index, ix);
+        if (ix.back() != tl.col0 || k.x - tl.x > 0.5f) continue;  // the first column of the first panels
+        const std::int64_t b = tl.batch_rows ? 0 : ix[0];
+        const bool head_row = split && tl.token_panels;
+        const std::int64_t r = tl.batch_rows ? ix[0] : split ? ix[2] : ix.size() >= 2 ? ix[1] : 0;
+        const std::int64_t rel = r - (head_row ? tl.head0 : tl.token0);
+        const bool first_line = rel == 0;
+        if (rel % stride != 0 && !first_line) continue;
+        RowLabel l;
+        l.y = cv.grid0.y + k.y * cell + cell * 0.5f - size * 0.5f;
+        l.text = head_row ? head_name(tl, r - tl.head0) : token_label(c, tl, b, r);
+        if (!head_row && !tl.batch_rows) l.token = row_name(c, tl, b, r);
+        l.colour = head_row ? head_colour_of(c, tl, r - tl.head0) : ImGui::GetColorU32(ImGuiCol_Text);
+        if (c.batch > 1 && !tl.batch_rows && b != last_block) l.text = "s" + std::to_string(b) + " " + l.text;
+        last_block = b;
+        l.first = first_line;
+        wanted.push_back(l);
     }
     std::stable_sort(wanted.begin(), wanted.end(), [](const RowLabel& a, const RowLabel& b) { return a.first > b.first; });
-    const float label_h = ImGui::GetTextLineHeight();
     // A label centred on a cell smaller than the text reaches past the grid: kept in the panel.
     const float y_max = cv.origin.y + cv.room.avail.y - label_h;
     std::vector<float> placed;
     for (const RowLabel& l : wanted) {
         const float y = std::min(l.y, y_max);
         bool clear = true;
-        for (float p : placed) clear &= std::fabs(p - y) >= label_h;
+        for (float p : placed) clear &= std::fabs(p - y) >= label_h - 0.5f;
         if (!clear) continue;
         placed.push_back(y);
-        cv.label({cv.label_x, y}, l.colour, fit_text(l.text, cv.room.label_w - 6));
+        cv.label_sized({cv.label_x, y}, l.colour, l.text, size, cv.room.label_w - 6, l.token);
     }
 }
 
@@ -508,7 +624,7 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
         std::vector<float> shown_values;
         for (const Cell& c : tl.cells)
             if (static_cast<std::size_t>(c.index) < values.size()) shown_values.push_back(values[c.index]);
-        const CellText text = cell_text(shown_values, cell - 2, cell - 2, rec.name);
+        const CellText text = cell_text(shown_values, cell - 2, cell - 2, rec.name, cv.number_max, cv.number_min);
         for (const Cell& cell_at : tl.cells) {
             const auto i = static_cast<std::size_t>(cell_at.index);
             if (i >= values.size()) break;
@@ -541,7 +657,8 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
             dl->AddRectFilled(p0, p1, fill, 3.0f);
             if (is_grid_op(s.op) && cell_at.head >= 0 && tl.axes.size() == 4)
                 dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
-            cell_value(dl, p0, p1, text_on(fill), v, text, false, cell_at.head);
+            const Shape at = unravel(rec.shape, static_cast<std::int64_t>(i));
+            cell_value(dl, p0, p1, text_on(fill), v, text, false, cell_at.head, std::vector<long long>(at.begin(), at.end()));
             if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                 st.hover = Hover{true, st.step, static_cast<int>(ti), static_cast<std::int64_t>(i)};
                 dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 3.0f, 0, 3.0f);
@@ -551,16 +668,17 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
     }
 }
 
-// Memory strip: the first tensor's buffer in address order, coloured by head. It does not
-// change across view, transpose and transpose back: no data moved. Drawn from y_mem;
-// returns where the panel's drawing ends.
+// Memory strip: the first tensor's buffer in address order, each address coloured by the head
+// of the element there, the addresses ticked above and each run of one token's elements
+// bracketed and named below. A view or a transpose leaves it as it was (no data moved); a
+// copy lays it out anew. Drawn from y_mem; returns where the panel's drawing ends.
 float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
     const Step& s = cv.s;
     const float line = cv.room.line, label_w = cv.room.label_w;
     const TensorRecord& rec = s.tensors.front();
     const TensorLayout& tl = cv.L.tensors.front();
     const std::int64_t n = numel(rec.shape);
-    if (!memory_strip_drawn(cv.room, s)) return y_mem;
+    if (!memory_strip_drawn(cv.room, s) || n == 0) return y_mem;
     std::int64_t lo = INT64_MAX, hi = 0;
     std::vector<std::int64_t> offs(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) {
@@ -569,26 +687,91 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
         hi = std::max(hi, offs[i]);
     }
     const std::int64_t span = hi - lo + 1;
-    const float mcell = std::min(cv.cell * 0.8f, (cv.room.avail.x - label_w) / static_cast<float>(std::max<std::int64_t>(span, 1)));
-    const std::string title = "memory of buffer " + std::to_string(rec.buffer) + ", " + rec.name + " (addresses " +
-                              std::to_string(lo) + " to " + std::to_string(hi) + ")";
-    cv.label({cv.origin.x + label_w, y_mem}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(title, cv.room.avail.x - label_w));
-    cv.label({cv.origin.x, y_mem + line}, ImGui::GetColorU32(ImGuiCol_TextDisabled), "memory");
+    const StripShape k = strip_shape(cv.room, span, cv.cell, token_run(rec));
+    const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    const std::string title = "memory: buffer " + std::to_string(rec.buffer) + " of " + rec.name + ", addresses " +
+                              std::to_string(lo) + " to " + std::to_string(hi) +
+                              (s.op == Op::Merge || rec.storage == Storage::Copy ? ", copied in token order" : "");
+    cv.label({cv.origin.x, y_mem}, dim, fit_text(title, cv.room.avail.x));
     y_mem += line;
-    const float strip_row = std::max(line, 0.0f);
     std::vector<int> at(static_cast<std::size_t>(span), -1);
     for (std::int64_t i = 0; i < n; ++i) at[offs[i] - lo] = static_cast<int>(i);
-    for (std::int64_t m = 0; m < span; ++m) {
-        const ImVec2 p0(cv.origin.x + label_w + m * mcell, y_mem);
-        const ImVec2 p1(p0.x + mcell - 1, p0.y + mcell - 1);
-        const int i = at[m];
-        const int head = i < 0 ? -1 : tl.colours.of_element(i);
-        const ImU32 fill = i < 0 ? IM_COL32(90, 90, 90, 80) : head >= 0 ? head_color(head, 0.85f) : neutral_color(st.dark);
-        cv.dl->AddRectFilled(p0, p1, fill, 2.0f);
-        if (st.hover.valid && st.hover.tensor == 0 && i == st.hover.index)
-            cv.dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 2.0f, 0, 3.0f);
+    const int token_dim = rec.dim_of(rec.key_rows() ? Axis::Key : Axis::Token);
+    const float x0 = cv.origin.x + label_w;
+    const float label_h = ImGui::GetTextLineHeight();
+    for (std::int64_t row = 0; row < k.rows; ++row) {
+        const std::int64_t a0 = row * k.per_row, a1 = std::min(span, a0 + k.per_row);
+        // Address ticks over the first row, every k-th address so that no two overlap (the
+        // rows under it share their columns: each starts k.per_row further, told on its left).
+        if (row == 0) {
+            const float tick_w = ImGui::CalcTextSize(std::to_string(hi).c_str()).x + 0.4f * cv.room.font;
+            const int every = label_stride(k.cell, tick_w);
+            cv.label({cv.origin.x, y_mem}, dim, "address");
+            const float right = cv.origin.x + cv.room.avail.x;
+            for (std::int64_t a = a0; a < a1; a += every) {
+                const std::string tick = std::to_string(lo + a);
+                const float x = x0 + static_cast<float>(a - a0) * k.cell;
+                if (x + ImGui::CalcTextSize(tick.c_str()).x <= right) cv.label({x, y_mem}, dim, tick);
+            }
+            y_mem += line;
+        } else {
+            cv.label({cv.origin.x, y_mem}, dim, fit_text("+" + std::to_string(lo + a0), label_w - 6));
+        }
+        const float y_cells = y_mem;
+        Shape ix;
+        for (std::int64_t a = a0; a < a1; ++a) {
+            const ImVec2 p0(x0 + static_cast<float>(a - a0) * k.cell, y_cells);
+            const ImVec2 p1(p0.x + k.cell - 1, p0.y + k.cell - 1);
+            const int i = at[static_cast<std::size_t>(a)];
+            const int head = i < 0 ? -1 : tl.colours.of_element(i);
+            const ImU32 fill = i < 0 ? IM_COL32(90, 90, 90, 80) : head >= 0 ? head_color(head, 0.85f) : neutral_color(st.dark);
+            cv.dl->AddRectFilled(p0, p1, fill, 2.0f);
+            if (st.hover.valid && st.hover.tensor == 0 && i == st.hover.index)
+                cv.dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 2.0f, 0, 3.0f);
+            std::vector<long long> index;
+            if (i >= 0) {
+                unravel(rec.shape, i, ix);
+                index.assign(ix.begin(), ix.end());
+            }
+            layout_audit().memory(p0.x, p0.y, k.cell - 1, k.cell - 1, rec.name, head, std::move(index));
+        }
+        // Under the cells: a bracket under each run of one token's elements, named where it fits.
+        const float y_marks = y_cells + k.cell + 2;
+        if (token_dim >= 0)
+            for (std::int64_t a = a0; a < a1;) {
+                const int i = at[static_cast<std::size_t>(a)];
+                std::int64_t b = a + 1;
+                std::int64_t tok = -1, batch = 0;
+                if (i >= 0) {
+                    unravel(rec.shape, i, ix);
+                    tok = ix[static_cast<std::size_t>(token_dim)], batch = rec.axes.front() == Axis::Batch ? ix[0] : 0;
+                }
+                for (; b < a1; ++b) {
+                    const int j = at[static_cast<std::size_t>(b)];
+                    if ((i < 0) != (j < 0)) break;
+                    if (j >= 0) {
+                        unravel(rec.shape, j, ix);
+                        if (ix[static_cast<std::size_t>(token_dim)] != tok) break;
+                    }
+                }
+                if (i >= 0) {
+                    const float bx0 = x0 + static_cast<float>(a - a0) * k.cell + 2, bx1 = x0 + static_cast<float>(b - a0) * k.cell - 3;
+                    const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text);
+                    cv.dl->AddLine({bx0, y_marks}, {bx1, y_marks}, ink, 2.0f);
+                    cv.dl->AddLine({bx0, y_marks - 4}, {bx0, y_marks}, ink, 2.0f);
+                    cv.dl->AddLine({bx1, y_marks - 4}, {bx1, y_marks}, ink, 2.0f);
+                    const std::int64_t r = tok - tl.row_offset;
+                    const std::string word = token_label(cv.c, tl, batch, r);
+                    const std::string name = fit_text(word, bx1 - bx0 + 2);
+                    if (!name.empty())
+                        cv.label({bx0 + std::max(0.0f, (bx1 - bx0 - ImGui::CalcTextSize(name.c_str()).x) * 0.5f), y_marks + 1},
+                                 ink, name, row_name(cv.c, tl, batch, r));
+                }
+                a = b;
+            }
+        y_mem = y_marks + label_h + 2;
     }
-    return y_mem + std::max(mcell, strip_row);
+    return y_mem;
 }
 
 }  // namespace
@@ -606,7 +789,8 @@ void DrawStage(AppState& st, double now) {
     DrawQuizVerdict(st);
     const Config& c = st.trace->config;
     bool explained = false;
-    const float explain_h = draw_heading(*s, st.presenting || st.document, st.panels.stage_explains, explained);
+    // Presenter mode's caption names the step already.
+    const float explain_h = draw_heading(*s, st.presenting || st.document, st.panels.stage_explains, !st.presenting, explained);
     if (st.shapes_only) {
         draw_shapes_only(*s, c, st.notice);
         return;
@@ -622,21 +806,22 @@ void DrawStage(AppState& st, double now) {
     const float cell = cell_size(room, *s, ch, motion, st.stage_view.zoom);
     if (st.stage_view.zoom > 1.0f) layout_audit().allow_scroll();  // zoomed in: the reader pans and scrolls
     // What of the panel's height is not cells, for the layout of the next frame.
-    st.panels.stage_text_h = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, L, (ch.variant & 1) == 1);
-    // The widest window, stacked or across, at 14 px cells; a step of up to 64 numbers (the
+    st.panels.stage_text_h = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, L, nullptr, true, true);
+    // The widest window, in the grid of panels that needs the least height, at 14 px cells; a step of up to 64 numbers (the
     // teaching example) at the size that shows them.
     std::int64_t numbers = 0;
     for (const TensorRecord& r : s->tensors) numbers += numel(r.shape);
     const float legible = numbers <= 64 ? value_cell() : 14.0f;
     st.panels.stage_need_h = 1e9f;
-    for (int v = 0; v < 2; ++v) {
+    for (int v = 0; v < kArrangements; ++v) {
         const StepLayout& wide = layout_of(st, st.trace, st.step, v, {}, ch.batch_shown, ch.batch0);
         float strip = 0;
-        const float text = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, wide, v == 1, &strip);
+        const float text = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, wide, &strip, true);
         // No taller than the width lets its cells be.
         const float cell_w = (room.avail.x - room.label_w - 10) / std::max(wide.width, 1.0f);
         const float need = text + std::min(legible, cell_w) * (wide.height + strip);
-        if (need < st.panels.stage_need_h) st.panels.stage_need_h = need, st.panels.stage_min_h = text + 4.0f * (wide.height + strip);
+        const float least = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, wide, nullptr, true, true);
+        if (need < st.panels.stage_need_h) st.panels.stage_need_h = need, st.panels.stage_min_h = least + 4.0f * (wide.height + strip);
     }
     // Told without the explanation, and its height apart: the layout decides whether it has
     // the room (and so does not swing between the two from frame to frame).
@@ -644,11 +829,9 @@ void DrawStage(AppState& st, double now) {
     if (explained) st.panels.stage_text_h -= explain_h, st.panels.stage_need_h -= explain_h, st.panels.stage_min_h -= explain_h;
     handle_view(st, L, ch.variant, cell);
 
-    const bool across = (ch.variant & 1) == 1;
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    // Side by side, the head names take a line of their own above the grids.
-    const ImVec2 grid0(origin.x + room.label_w, origin.y + room.line * (across ? 2.2f : 1.2f));
-    Canvas cv{*s, c, L, room, ch.variant, across, st.document, cell, ImGui::GetWindowDrawList(), origin, grid0,
+    const ImVec2 grid0(origin.x + room.label_w, origin.y + room.line * 1.2f);
+    Canvas cv{*s, c, L, room, ch.variant, st.document, number_size_max(), number_size_min(st.presenting), cell, ImGui::GetWindowDrawList(), origin, grid0,
               origin.x + ImGui::GetScrollX(), grid0.x + span_w * cell, grid0.y + L.height * cell};
     // Token names stay on the left edge when the panel is scrolled sideways (zoomed in), over
     // a backdrop so the cells pass under them: they are drawn on a channel above the cells.
@@ -663,12 +846,13 @@ void DrawStage(AppState& st, double now) {
     if (!tiny_stage(room)) draw_tensor_captions(cv, below);
     if (any_hidden && !tiny_stage(room)) draw_window_note(cv, below);
     if (!L.tensors.empty()) draw_row_labels(cv);
+    draw_panel_titles(cv);
     cv.dl->ChannelsSetCurrent(0);
     draw_cells(st, cv, motion);
     cv.dl->ChannelsMerge();
 
     const float y_mem = draw_memory_strip(
-        st, cv, below - 4 + (caption_lines(room) + 0.2f + (any_hidden ? note_lines(room) : 0.0f)) * room.line);
+        st, cv, below + (caption_lines(room) + (any_hidden ? note_lines(room) : 0.0f)) * room.line);
     ImGui::Dummy({std::max(cv.right, origin.x + room.label_w + span_w * cell) - origin.x + 4,
                   std::max(y_mem, cv.bottom) - origin.y + 4});
 }

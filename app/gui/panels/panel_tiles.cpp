@@ -90,6 +90,7 @@ struct TileView {
     float bound;  // one colour range for every score drawn
     int row_stride;
     ImU32 text_col, dim_col;
+    float number_min;  // the smallest number drawn, px (presenter mode's)
 
     // Value of record t ([B, H, rows, cols] or [B, H, rows]) at (sentence, head, r, col).
     float value(const TensorRecord& t, int h, std::int64_t r, std::int64_t col) const {
@@ -128,7 +129,8 @@ void draw_scores(const TileView& v, int h, float x0, float y0) {
     ImDrawList* dl = v.dl;
     std::vector<const Step*> tiles;
     for (const auto& [at, s] : v.ts.tiles) tiles.push_back(s);
-    const CellText text = cell_text(values_of(tiles, "tile_scores"), cell - 1, cell - 1, "scores h" + std::to_string(h));
+    const CellText text = cell_text(values_of(tiles, "tile_scores"), cell - 1, cell - 1, "scores h" + std::to_string(h), 0,
+                                     v.number_min);
     for (std::int64_t i = 0; i < v.N; ++i) {
         if (i % v.row_stride == 0)
             draw_label(dl, {x0 - v.label_w, y0 + i * cell + cell * 0.5f - font * 0.5f}, v.text_col,
@@ -179,8 +181,8 @@ void draw_running_stats(const AppState& st, const TileView& v, int h, float xm, 
     const float cell = v.cell;
     draw_label(v.dl, {xm, y0 - v.line_h}, v.dim_col, fit_text("m", cell));
     draw_label(v.dl, {xm + cell, y0 - v.line_h}, v.dim_col, fit_text("l", cell));
-    const CellText text[2] = {cell_text(values_of(v.ts.latest, "m"), cell - 1, cell - 1, "m h" + std::to_string(h)),
-                              cell_text(values_of(v.ts.latest, "l"), cell - 1, cell - 1, "l h" + std::to_string(h))};
+    const CellText text[2] = {cell_text(values_of(v.ts.latest, "m"), cell - 1, cell - 1, "m h" + std::to_string(h), 0, v.number_min),
+                              cell_text(values_of(v.ts.latest, "l"), cell - 1, cell - 1, "l h" + std::to_string(h), 0, v.number_min)};
     for (std::int64_t i = 0; i < v.N; ++i) {
         const int qi = static_cast<int>(i / v.blk);
         const Step* last = v.ts.latest[static_cast<std::size_t>(qi)];
@@ -232,7 +234,7 @@ void DrawFlashTiles(AppState& st) {
     const float line_h = ImGui::GetTextLineHeightWithSpacing();
     ImVec2 avail = room_left();  // the panel never scrolls
     TileView v{c, here, ts, here.op == Op::Tile, sentence, N, NS, blk, ImGui::GetWindowDrawList(), font, line_h, 0, 0, 0, 0,
-               ImGui::GetColorU32(ImGuiCol_Text), ImGui::GetColorU32(ImGuiCol_TextDisabled)};
+               ImGui::GetColorU32(ImGuiCol_Text), ImGui::GetColorU32(ImGuiCol_TextDisabled), number_size_min(st.presenting)};
     // The memory bars where the panel has 10 lines of room (the grids first).
     if (avail.y >= 10 * line_h) {
         draw_memory_bars(v, avail);

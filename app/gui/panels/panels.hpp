@@ -9,6 +9,10 @@ void DrawControls(AppState& st, double now);      // panel_controls.cpp
 void DrawTimeline(AppState& st, double now);      // panel_timeline.cpp
 void DrawStage(AppState& st, double now);         // panel_stage.cpp
 void DrawHeatmaps(AppState& st);                  // panel_heatmaps.cpp (flash mode: DrawFlashTiles)
+// panel_heatmaps.cpp: why the heatmaps show nothing at the step on screen ("" where they show
+// the weights): they are computed after it (the maps would give them away), or every context
+// that used them came before it. The stage takes their room.
+std::string heatmaps_off(const AppState& st);
 void DrawFlashTiles(AppState& st);                // panel_tiles.cpp
 void SentenceSlider(AppState& st);                // panel_heatmaps.cpp: which sentence the maps show
 void DrawCode(AppState& st);                      // panel_code.cpp

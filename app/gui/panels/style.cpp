@@ -93,10 +93,18 @@ constexpr float kCodeSizes[] = {0.85f, 0.72f, 0.62f, 0.54f};
 constexpr float kSmallestCode = 11.0f;
 }  // namespace
 
+namespace {
+// The cell numbers' usual size, px; their font is baked kCellBake times larger, so that numbers
+// grown with their cells stay sharp.
+float g_cell_size = 15.2f;
+constexpr float kCellBake = 2.5f;
+}  // namespace
+
 void add_fonts(float scale) {
     ImGuiIO& io = ImGui::GetIO();
     io.Fonts->Clear();
     const float size = 19.0f * scale;
+    g_cell_size = size * 0.8f;
     const char* sans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
     const char* mono = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
     struct stat sb;
@@ -104,13 +112,14 @@ void add_fonts(float scale) {
     if (stat(sans, &sb) == 0 && stat(mono, &sb) == 0) {
         io.Fonts->AddFontFromFileTTF(sans, size);
         io.Fonts->AddFontFromFileTTF(mono, size);          // index 1: code
-        io.Fonts->AddFontFromFileTTF(sans, size * 0.8f);   // index 2: numbers inside cells
+        io.Fonts->AddFontFromFileTTF(sans, size * 0.8f * kCellBake);  // index 2: numbers inside cells
         // 3 on: the code smaller, each baked at its own size (scaling a baked font blurs
         // it and loses thin strokes such as underscores), none under kSmallestCode px.
         for (float k : kCodeSizes)
             if (size * k >= kSmallestCode) io.Fonts->AddFontFromFileTTF(mono, size * k);
     } else {
         cfg.SizePixels = 13.0f * scale;  // ImGui's own font, scaled
+        g_cell_size = cfg.SizePixels;
         io.Fonts->AddFontDefault(&cfg);
         io.Fonts->AddFontDefault(&cfg);
         io.Fonts->AddFontDefault(&cfg);
@@ -138,6 +147,8 @@ std::vector<ImFont*> code_fonts() {
     for (int i = 3; i < a->Fonts.Size; ++i) out.push_back(a->Fonts[i]);
     return out;
 }
+
+float cell_font_size() { return g_cell_size; }
 
 ImFont* cell_font() {
     ImFontAtlas* a = ImGui::GetIO().Fonts;
@@ -190,19 +201,26 @@ ImVec2 room_left() {
     return {std::max(0.0f, pos.x + size.x - pad.x - at.x), std::max(0.0f, pos.y + size.y - pad.y - at.y)};
 }
 
-ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text) {
-    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-    dl->AddText(pos, color, text.c_str());
-    layout_audit().label(text, pos.x, pos.y, ts.x, ts.y);
+namespace {
+float text_width(const std::string& text, float size) {
+    return ImGui::GetFont()->CalcTextSizeA(size > 0 ? size : ImGui::GetFontSize(), FLT_MAX, 0, text.c_str()).x;
+}
+}  // namespace
+
+ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text, const std::string& token, float size) {
+    if (!(size > 0)) size = ImGui::GetFontSize();
+    const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, text.c_str());
+    dl->AddText(ImGui::GetFont(), size, pos, color, text.c_str());
+    layout_audit().label(text, pos.x, pos.y, ts.x, ts.y, token);
     return ts;
 }
 
-std::string fit_text(const std::string& text, float max_w) {
-    if (ImGui::CalcTextSize(text.c_str()).x <= max_w) return text;
+std::string fit_text(const std::string& text, float max_w, float size) {
+    if (text_width(text, size) <= max_w) return text;
     for (std::size_t n = text.size(); n-- > 1;) {
         if ((static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) continue;  // not inside a UTF-8 character
         const std::string cut = text.substr(0, n) + ".";
-        if (ImGui::CalcTextSize(cut.c_str()).x <= max_w) return cut;
+        if (text_width(cut, size) <= max_w) return cut;
     }
     return "";
 }
@@ -212,43 +230,57 @@ void audit_last_item(const std::string& text) {
     layout_audit().label(text, a.x, a.y, b.x - a.x, b.y - a.y);
 }
 
-CellText cell_text(const std::vector<float>& values, float cell_w, float cell_h, std::string tensor) {
-    return cell_text(value_range(values.data(), values.size()), cell_w, cell_h, std::move(tensor));
+CellText cell_text(const std::vector<float>& values, float cell_w, float cell_h, std::string tensor, float grow_to,
+                   float at_least) {
+    return cell_text(value_range(values.data(), values.size()), cell_w, cell_h, std::move(tensor), grow_to, at_least);
 }
 
-CellText cell_text(const ValueRange& range, float cell_w, float cell_h, std::string tensor) {
+CellText cell_text(const ValueRange& range, float cell_w, float cell_h, std::string tensor, float grow_to,
+                   float at_least) {
     CellText t;
     t.tensor = std::move(tensor);
     ImFont* f = cell_font();
+    const float base = cell_font_size();
+    const float least = std::max(base, at_least);
     for (int decimals : {2, 1}) {
         t.decimals = decimals;
         t.widest = 0;
         for (const std::string& s : widest_cell_texts(range, decimals))
-            t.widest = std::max(t.widest, f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, s.c_str()).x);
-        // The tolerance: float rounding of the cell size.
-        t.shown = !range.empty() && cell_w + 0.01f >= t.widest + 4 && cell_h >= f->FontSize * 0.8f;
+            t.widest = std::max(t.widest, f->CalcTextSizeA(base, FLT_MAX, 0.0f, s.c_str()).x);
+        // As large as the cell's width (the widest number and 4 px) and height allow, up to
+        // grow_to; widths scale with the size. The tolerance: float rounding of the cell size.
+        // A grown number keeps a margin of a twentieth of its width on either side.
+        const float by_width = t.widest > 0 ? std::min(base * (cell_w - 4) / t.widest, base * cell_w / (1.1f * t.widest)) : base;
+        t.size = std::min({std::max(grow_to, least), std::max(by_width, base), std::max(0.8f * cell_h, least)});
+        const float need_w = std::max(t.widest * least / base + 4, least > base ? 1.1f * t.widest * least / base : 0.0f);
+        t.need_w = need_w - 4;
+        t.shown = !range.empty() && t.size + 0.01f >= least && cell_w + 0.01f >= need_w && cell_h >= least * 0.8f;
         if (t.shown) break;
     }
+    if (!t.shown) t.size = base;
     return t;
 }
 
 bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, const CellText& t, bool heatmap,
-                int head) {
+                int head, std::vector<long long> index) {
     const float w = p1.x - p0.x, h = p1.y - p0.y;
     // Too small for any number of its tensor: nothing to draw, nothing for the audit to judge
     // (large grids have many such cells); a heatmap's cells are recorded all the same (their
     // size is what a projector's back row sees).
-    if (!t.shown && w + 0.01f < t.widest + 4) {
-        if (heatmap) layout_audit().cell(format_cell(value, t.decimals), p0.x, p0.y, w, h, false, t.widest, true, t.tensor, head);
+    if (!t.shown && w + 0.01f < t.need_w + 4) {
+        if (heatmap)
+            layout_audit().cell(format_cell(value, t.decimals), p0.x, p0.y, w, h, false, t.need_w, true, t.tensor, head, 0,
+                                std::move(index));
         return false;
     }
     const std::string text = format_cell(value, t.decimals);
     if (t.shown) {
         ImFont* f = cell_font();
-        const ImVec2 ts = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, text.c_str());
-        dl->AddText(f, f->FontSize, {(p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f}, color, text.c_str());
+        const ImVec2 ts = f->CalcTextSizeA(t.size, FLT_MAX, 0.0f, text.c_str());
+        dl->AddText(f, t.size, {(p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f}, color, text.c_str());
     }
-    layout_audit().cell(text, p0.x, p0.y, w, h, t.shown, t.widest, heatmap, t.tensor, head);
+    layout_audit().cell(text, p0.x, p0.y, w, h, t.shown, t.need_w, heatmap, t.tensor, head, digit_height(t.size),
+                        std::move(index));
     return t.shown;
 }
 
@@ -279,8 +311,19 @@ std::string parameter_line(const Config& c) {
 float value_cell() { return std::max({number_width("-0.00"), number_width("-inf"), number_width("-154")}) + 6; }
 
 float number_width(const std::string& text) {
-    ImFont* f = cell_font();
-    return f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, text.c_str()).x;
+    return cell_font()->CalcTextSizeA(cell_font_size(), FLT_MAX, 0.0f, text.c_str()).x;
+}
+
+float number_size_max() { return 1.5f * ImGui::GetFontSize(); }
+
+float number_size_min(bool presenting) {
+    return presenting ? 0.025f * std::min(ImGui::GetIO().DisplaySize.y, 1080.0f) / digit_height(1.0f) : 0.0f;
+}
+
+float digit_height(float size) {
+    // The cell font's digits stand from the baseline to the cap height: DejaVu Sans's 0.729 em,
+    // and ImGui sizes a font by its ascent + descent, 1.164 em.
+    return size * 0.729f / 1.164f;
 }
 
 }  // namespace headsplit::gui

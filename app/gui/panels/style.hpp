@@ -56,6 +56,15 @@ ImFont* code_font();
 // The code font at each size baked, largest first (code_font() first).
 std::vector<ImFont*> code_fonts();
 ImFont* cell_font();
+// The cell numbers' usual size, px (their font is baked larger, for numbers that grow).
+float cell_font_size();
+// The height of the cell font's digits drawn at `size` px.
+float digit_height(float size);
+// Numbers grow with their cells up to the size of presenter mode caption's first line, px.
+float number_size_max();
+// In presenter mode a number is drawn with digits at least 2.5% of the window's height (of 1080
+// px at most: 27 px), or not at all: the smallest size, px (0 elsewhere: the cell font's usual size).
+float number_size_min(bool presenting);
 // The audit of the frame being drawn (enabled by --layout-report / --layout-audit).
 LayoutAudit& layout_audit();
 // Records the current window as audited panel `name` (call right after ImGui::Begin).
@@ -71,11 +80,13 @@ void scroll_below_projector_size(float font_scale);
 // The room from the cursor to the current window's inner edges (right, bottom), px: what a
 // panel that never scrolls has left to draw in.
 ImVec2 room_left();
-// AddText that the audit sees; returns the text's size.
-ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text);
-// `text` cut to fit `max_w` px in the current font (a trailing "." marks the cut); "" when
-// not even one letter fits.
-std::string fit_text(const std::string& text, float max_w);
+// AddText that the audit sees, in the current font at `size` px (0: its own size), with the
+// whole token it names when it names one; returns the text's size.
+ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text, const std::string& token = "",
+                  float size = 0);
+// `text` cut to fit `max_w` px in the current font at `size` px (0: its own size; a trailing
+// "." marks the cut); "" when not even one letter fits.
+std::string fit_text(const std::string& text, float max_w, float size = 0);
 // Records the last ImGui item (a button, a line of text) as a label.
 void audit_last_item(const std::string& text);
 // How every cell of one tensor prints its number: all at `decimals`, or none, so that no
@@ -84,20 +95,26 @@ void audit_last_item(const std::string& text);
 struct CellText {
     bool shown = false;
     int decimals = 2;
-    float widest = 0;
+    float widest = 0;  // at the cell font's usual size
+    float need_w = 0;  // the width (less 4 px) a cell needs to show them at the smallest size allowed
+    float size = 0;    // the size the numbers are drawn at, px
     std::string tensor;
 };
 // The format for `values` drawn in cells of cell_w x cell_h px: two decimals when the widest
-// number fits (its width + 4 px), else one, else none.
-CellText cell_text(const std::vector<float>& values, float cell_w, float cell_h, std::string tensor);
+// number fits (its width + 4 px) at `at_least` px (the cell font's usual size when larger),
+// else one, else none; numbers grow with the cell up to `grow_to` px.
+CellText cell_text(const std::vector<float>& values, float cell_w, float cell_h, std::string tensor, float grow_to = 0,
+                   float at_least = 0);
 // The same from the values' range (value_range), for a caller that keeps it.
-CellText cell_text(const ValueRange& range, float cell_w, float cell_h, std::string tensor);
+CellText cell_text(const ValueRange& range, float cell_w, float cell_h, std::string tensor, float grow_to = 0,
+                   float at_least = 0);
 // A cell's number (format_cell at t's decimals), centred in [p0, p1] with the cell font, drawn
 // when the tensor's numbers show; recorded for the audit (a cell too small for any number is
 // not, unless it is a heatmap's), with the head its value belongs to (-1: none). Returns
 // whether it was drawn.
+// `index`: its position along every axis of its tensor, for the audit.
 bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, const CellText& t,
-                bool heatmap = false, int head = -1);
+                bool heatmap = false, int head = -1, std::vector<long long> index = {});
 // "603,979,776": thousands separated, for parameter counts.
 std::string grouped(std::int64_t n);
 // One line on the layer's attention weights: 3·D_in·D_out + D_out² (and GPT-3's 96 layers).

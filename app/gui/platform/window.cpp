@@ -100,8 +100,11 @@ void handle_keys(AppState& st, GLFWwindow* win, double now) {
     ImGuiIO& io = ImGui::GetIO();
     if (io.WantTextInput) return;
     auto pressed = [](ImGuiKey k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k)); };
-    if (pressed(ImGuiKey_RightArrow)) go_to_step(st, st.step + 1, now);
-    if (pressed(ImGuiKey_LeftArrow)) go_to_step(st, st.step - 1, now);
+    // A presentation clicker sends Page Down / Page Up (and B or . to blank the screen).
+    if (pressed(ImGuiKey_RightArrow) || pressed(ImGuiKey_PageDown)) go_to_step(st, st.step + 1, now);
+    if (pressed(ImGuiKey_LeftArrow) || pressed(ImGuiKey_PageUp)) go_to_step(st, st.step - 1, now);
+    if (ImGui::IsKeyPressed(GLFW_KEY_B) || ImGui::IsKeyPressed(GLFW_KEY_PERIOD)) st.blank = !st.blank;
+    if (ImGui::IsKeyPressed(GLFW_KEY_F1)) st.show_keys = !st.show_keys;
     if (pressed(ImGuiKey_Home)) go_to_step(st, 0, now);
     if (pressed(ImGuiKey_End) && st.trace) go_to_step(st, static_cast<int>(st.trace->steps.size()) - 1, now);
     if (pressed(ImGuiKey_Space)) {

@@ -50,18 +50,19 @@ bool LayoutAudit::visible(float x, float y, float w, float h) const {
     return x + w > clip_[0] && x < clip_[2] && y + h > clip_[1] && y < clip_[3];
 }
 
-void LayoutAudit::label(const std::string& text, float x, float y, float w, float h) {
+void LayoutAudit::label(const std::string& text, float x, float y, float w, float h, const std::string& token) {
     if (!enabled || text.empty()) return;
     AuditItem it;
     it.panel = panel_;
     it.text = text;
+    it.token = token;
     it.x = x, it.y = y, it.w = w, it.h = h;
     it.visible = visible(x, y, w, h);
     report_.items.push_back(std::move(it));
 }
 
 void LayoutAudit::cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,
-                       bool heatmap, const std::string& tensor, int head) {
+                       bool heatmap, const std::string& tensor, int head, float value_h, std::vector<long long> index) {
     if (!enabled) return;
     AuditItem it;
     it.panel = panel_;
@@ -74,6 +75,22 @@ void LayoutAudit::cell(const std::string& text, float x, float y, float w, float
     it.heatmap = heatmap;
     it.tensor = tensor;
     it.head = head;
+    it.value_h = value_shown ? value_h : 0;
+    it.index = std::move(index);
+    report_.items.push_back(std::move(it));
+}
+
+void LayoutAudit::memory(float x, float y, float w, float h, const std::string& tensor, int head,
+                         std::vector<long long> index) {
+    if (!enabled) return;
+    AuditItem it;
+    it.panel = panel_;
+    it.memory = true;
+    it.x = x, it.y = y, it.w = w, it.h = h;
+    it.visible = visible(x, y, w, h);
+    it.tensor = tensor;
+    it.head = head;
+    it.index = std::move(index);
     report_.items.push_back(std::move(it));
 }
 
@@ -125,14 +142,19 @@ std::string layout_report_json(const LayoutReport& r) {
     doc["panels"] = std::move(panels);
     nlohmann::json items = nlohmann::json::array();
     for (const AuditItem& it : r.items) {
-        nlohmann::json j = {{"panel", it.panel}, {"kind", it.cell ? "cell" : "label"}, {"text", it.text},
-                            {"x", it.x}, {"y", it.y}, {"w", it.w}, {"h", it.h}, {"visible", it.visible}};
+        nlohmann::json j = {{"panel", it.panel}, {"kind", it.cell ? "cell" : it.memory ? "memory" : "label"},
+                            {"text", it.text}, {"x", it.x}, {"y", it.y}, {"w", it.w}, {"h", it.h}, {"visible", it.visible}};
         if (it.cell) {
             j["value_shown"] = it.value_shown;
             j["value_w"] = it.value_w;
+            j["value_h"] = it.value_h;
+        }
+        if (it.cell || it.memory) {
             j["tensor"] = it.tensor;
             j["head"] = it.head;
+            j["index"] = it.index;
         }
+        if (!it.token.empty()) j["token"] = it.token;
         items.push_back(std::move(j));
     }
     doc["items"] = std::move(items);
@@ -147,7 +169,9 @@ std::string rect(const AuditItem& it) {
     return b;
 }
 
-std::string quoted(const AuditItem& it) { return (it.cell ? "cell \"" : "label \"") + it.text + "\" " + rect(it); }
+std::string quoted(const AuditItem& it) {
+    return (it.cell ? "cell \"" : it.memory ? "memory cell of \"" + it.tensor : "label \"") + it.text + "\" " + rect(it);
+}
 
 }  // namespace
 
@@ -165,10 +189,10 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
     // Labels of one panel must not overlap.
     for (std::size_t i = 0; i < r.items.size(); ++i) {
         const AuditItem& a = r.items[i];
-        if (a.cell || !a.visible) continue;
+        if (a.cell || a.memory || !a.visible) continue;
         for (std::size_t j = i + 1; j < r.items.size(); ++j) {
             const AuditItem& b = r.items[j];
-            if (b.cell || !b.visible || b.panel != a.panel) continue;
+            if (b.cell || b.memory || !b.visible || b.panel != a.panel) continue;
             const float ox = std::min(a.x + a.w, b.x + b.w) - std::max(a.x, b.x);
             const float oy = std::min(a.y + a.h, b.y + b.h) - std::max(a.y, b.y);
             if (ox > tol && oy > tol)
@@ -221,7 +245,16 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
             out.push_back(where + it.panel + ": " + quoted(it) + " does not show its number");
         if (rules.heatmap_cells_32 && it.heatmap && it.w < 32)
             out.push_back(where + it.panel + ": heatmap " + quoted(it) + " is under 32 px");
+        if (rules.number_min_h > 0 && it.value_shown && it.value_h + 0.5f < rules.number_min_h)
+            out.push_back(where + it.panel + ": " + quoted(it) + "'s number is " + std::to_string(int(it.value_h)) +
+                          " px tall, under the " + std::to_string(int(rules.number_min_h)) + " px a projector needs");
+        if (rules.no_weights && it.heatmap)
+            out.push_back(where + it.panel + ": " + quoted(it) + " shows attention weights before they are computed");
     }
+    if (rules.memory_strip && std::none_of(r.items.begin(), r.items.end(), [](const AuditItem& it) {
+            return it.memory && it.panel == "stage" && it.visible;
+        }))
+        out.push_back(where + "stage: no memory strip on a step whose lesson is where the values lie");
     // A tensor's numbers all or none: one visible cell showing and another not reads as a zero.
     std::map<std::pair<std::string, std::string>, std::pair<const AuditItem*, const AuditItem*>> seen;  // (shown, blank)
     for (const AuditItem& it : r.items) {

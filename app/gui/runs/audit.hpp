@@ -29,6 +29,10 @@ struct AuditItem {
     bool heatmap = false;       // cells: of an attention heatmap
     std::string tensor;         // cells: the tensor (or map) it belongs to, within its panel
     int head = -1;              // cells: the head its value belongs to (-1: none or mixed)
+    float value_h = 0;          // cells: the drawn height of its number's digits, px (0: not drawn)
+    std::vector<long long> index;  // cells: its position along every axis of its tensor
+    bool memory = false;        // a cell of a memory strip (kind "memory"): one element's address
+    std::string token;          // labels: the whole token it names, when it names one
 };
 
 struct LayoutReport {
@@ -49,9 +53,13 @@ public:
     // The panel's rectangle, and the part of it its content is drawn in (visible area).
     void begin_panel(const std::string& name, float x, float y, float w, float h, float clip_x0, float clip_y0,
                      float clip_x1, float clip_y1, bool scroll_x, bool scroll_y);
-    void label(const std::string& text, float x, float y, float w, float h);
+    void label(const std::string& text, float x, float y, float w, float h, const std::string& token = "");
     void cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,
-              bool heatmap = false, const std::string& tensor = "", int head = -1);
+              bool heatmap = false, const std::string& tensor = "", int head = -1, float value_h = 0,
+              std::vector<long long> index = {});
+    // A cell of a memory strip: the element at one address of tensor `tensor`'s buffer, its
+    // index in the tensor (empty: an address the tensor does not use), coloured as head `head`.
+    void memory(float x, float y, float w, float h, const std::string& tensor, int head, std::vector<long long> index);
     // The current panel shows these heads, each of which must be on screen (as a map or a
     // labelled thumbnail: a visible label "hK" or "head K ...", or a cell of map "head K").
     void expect_heads(std::vector<int> heads);
@@ -107,6 +115,9 @@ std::string layout_report_json(const LayoutReport& r);
 struct AuditRules {
     bool heatmap_cells_32 = false;   // T <= 12 at 1920x1080: heatmap cells at least 32 px
     bool every_value_shown = false;  // the default example: every visible cell shows its number
+    float number_min_h = 0;          // presenter mode: every number drawn has digits this tall, px
+    bool memory_strip = false;       // a step whose lesson is memory: the stage draws its strip
+    bool no_weights = false;         // before the weights are computed: no heatmap cell
 };
 
 // What is wrong with the frame, one line each (empty: readable). The rules: two visible

@@ -226,6 +226,19 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
     // text at least (smaller, a projector's window at text 2, the cells shrink below a number).
     rules.every_value_shown = cases_[runs_[run_].c].name == "default" && fb_w >= 900 * st.font_scale &&
                               fb_h >= 540 * st.font_scale;
+    // Presenter mode: digits 2.5% of the window's height (27 px from 1080 up); the memory strip
+    // on the steps about memory of up to 144 numbers (12 tokens x 12 features); nothing of the weights before the step
+    // that computes them (the heatmaps of the weights each context used).
+    const Step& here = st.trace->steps[static_cast<std::size_t>(st.step)];
+    rules.number_min_h = st.presenting ? 0.025f * static_cast<float>(std::min(fb_h, 1080)) : 0.0f;
+    const bool memory_step = here.op == Op::View || here.op == Op::Transpose || here.op == Op::TransposeBack ||
+                             here.op == Op::Merge;
+    rules.memory_strip = st.presenting && step_ >= 0 && memory_step && numel(here.tensors.front().shape) <= 144 &&
+                         !st.shapes_only && !quiz_waiting(st);
+    int first_weights = -1;
+    for (const Step& s : st.trace->steps)
+        if (first_weights < 0 && (s.op == Op::Scores || s.op == Op::Softmax)) first_weights = s.index;
+    rules.no_weights = step_ >= 0 && first_weights >= 0 && st.step < first_weights;
     ++frames_checked_;
     std::vector<std::string> problems = audit_problems(r, rules);
     if (take == Take::StillMoving)

@@ -173,6 +173,15 @@ void place_cells(TensorLayout& tl, const Extent& e, const LayoutLimits& lim) {
         return;
     }
 
+    // A 4-d tensor's panels: the outer axis shown (tokens of [B, T, H, X], heads of
+    // [B, H, T, X]) in a grid of `pc` columns, each panel a title slot over inner x cols.
+    const std::int64_t outer = e.head_rows ? e.heads_shown : e.rows_shown;
+    const std::int64_t inner = e.head_rows ? e.rows_shown : e.heads_shown;
+    const std::int64_t pc = std::clamp<std::int64_t>(lim.panel_cols, 1, std::max<std::int64_t>(outer, 1));
+    const float pitch_x = static_cast<float>(e.cols_shown) + kPanelGap;
+    const float pitch_y = kPanelTitle + static_cast<float>(inner) + kPanelRowGap;
+    tl.token_panels = e.split && !e.head_rows;
+    tl.panel_cols = e.split ? pc : 1;
     float w = 0, h = 0;
     std::vector<std::int64_t> batch_of;
     Shape ix = lo;
@@ -185,15 +194,12 @@ void place_cells(TensorLayout& tl, const Extent& e, const LayoutLimits& lim) {
         Cell c;
         c.index = i;
         c.head = e.split ? tl.colours.of_head(ix[hd_dim]) : tl.colours.of_column(ix.back());
-        const float fc = static_cast<float>(col), fr = static_cast<float>(row), fh = static_cast<float>(hd);
         if (!e.split) {
-            c.x = fc, c.y = fr;
-        } else if (!e.head_rows) {  // [B, T, H, F]: head groups side by side in each row
-            c.x = fh * (static_cast<float>(e.cols_shown) + kHeadGap) + fc, c.y = fr;
-        } else if (lim.heads_across) {  // [B, H, T, X]: head panels side by side
-            c.x = fh * (static_cast<float>(e.cols_shown) + kPanelGap) + fc, c.y = fr;
-        } else {  // [B, H, T, X]: head panels stacked
-            c.x = fc, c.y = fh * (static_cast<float>(e.rows_shown) + kPanelGap) + fr;
+            c.x = static_cast<float>(col), c.y = static_cast<float>(row);
+        } else {  // panel p of the grid, row r of it
+            const std::int64_t p = e.head_rows ? hd : row, r = e.head_rows ? row : hd;
+            c.x = static_cast<float>(p % pc) * pitch_x + static_cast<float>(col);
+            c.y = static_cast<float>(p / pc) * pitch_y + kPanelTitle + static_cast<float>(r);
         }
         w = std::max(w, c.x + 1);
         h = std::max(h, c.y + 1);
@@ -203,6 +209,18 @@ void place_cells(TensorLayout& tl, const Extent& e, const LayoutLimits& lim) {
         while (d >= 0 && ++ix[d] == hi[d]) ix[d] = lo[d], --d;
         if (d < 0) break;
     }
+    if (e.split)
+        for (std::int64_t b = 0; b < tl.batches; ++b)
+            for (std::int64_t p = 0; p < outer; ++p) {
+                PanelBox box;
+                box.x = tl.x + static_cast<float>(p % pc) * pitch_x;
+                box.y = tl.y + static_cast<float>(p / pc) * pitch_y + static_cast<float>(b) * (h + kBatchGap);
+                box.w = static_cast<float>(e.cols_shown);
+                box.h = kPanelTitle + static_cast<float>(inner);
+                box.index = p + (e.head_rows ? tl.head0 : tl.token0);
+                box.batch = tl.batch0 + b;
+                tl.panels.push_back(box);
+            }
     tl.hidden -= static_cast<std::int64_t>(tl.cells.size());
     // Sentence b's block sits under sentence b - 1's.
     tl.block_height = h;
@@ -217,10 +235,19 @@ void place_cells(TensorLayout& tl, const Extent& e, const LayoutLimits& lim) {
 
 }  // namespace
 
+bool alike_views(const Step& s) {
+    if (s.tensors.size() < 2) return false;
+    for (const TensorRecord& t : s.tensors)
+        if (t.storage != Storage::View || t.shape != s.tensors.front().shape || t.strides != s.tensors.front().strides)
+            return false;
+    return true;
+}
+
 StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& lim) {
     StepLayout out;
     float x0 = 0;
     for (const TensorRecord& t : s.tensors) {
+        if (lim.first_only && !out.tensors.empty()) break;
         Extent e;
         TensorLayout tl = frame_tensor(s, t, lim, e, out);
         tl.x = x0;
@@ -327,24 +354,25 @@ Pan pan_window(LayoutLimits& lim, const StepLayout& lay, float dx, float dy) {
     rest.pans_x = rest.pans_y = true;
     if (lay.max_col0 > 0)
         rest.rest_x = move(lim.col0, lay.max_col0, dx, 1.0f);
-    else if (lay.max_head0 > 0 && split && (!head_rows || lim.heads_across))
-        rest.rest_x = move(lim.head0, lay.max_head0, dx, cols_shown + (head_rows ? kPanelGap : kHeadGap));
+    else if (lay.max_head0 > 0 && head_rows && lim.panel_cols > 1)
+        rest.rest_x = move(lim.head0, lay.max_head0, dx, cols_shown + kPanelGap);
     else
         rest.pans_x = false;
     if (lay.max_token0 > 0)
         rest.rest_y = move(lim.token0, lay.max_token0, dy, 1.0f);
-    else if (lay.max_head0 > 0 && head_rows && !lim.heads_across)
-        rest.rest_y = move(lim.head0, lay.max_head0, dy, rows_shown + kPanelGap);
+    else if (lay.max_head0 > 0 && head_rows && lim.panel_cols <= 1)
+        rest.rest_y = move(lim.head0, lay.max_head0, dy, kPanelTitle + rows_shown + kPanelRowGap);
     else
         rest.pans_y = false;
     return rest;
 }
 
 LayoutLimits layout_variant(int v) {
-    static const LayoutLimits levels[] = {{16, 4, 12, false}, {12, 3, 8, false}, {8, 2, 6, false}, {6, 2, 4, false}};
-    static const LayoutLimits page{32, 12, 48, false};
-    LayoutLimits l = v < 0 ? page : levels[std::clamp(v / 2, 0, 3)];
-    l.heads_across = (v & 1) == 1;
+    static const LayoutLimits levels[] = {{16, 4, 12}, {12, 3, 8}, {8, 2, 6}, {6, 2, 4}};
+    static const LayoutLimits page{32, 12, 48};
+    const int at = v < 0 ? std::clamp(v - kPageVariant, 0, kArrangements - 1) : v % kArrangements;
+    LayoutLimits l = v < 0 ? page : levels[std::clamp(v / kArrangements, 0, 3)];
+    l.panel_cols = kPanelColumns[at];
     return l;
 }
 

@@ -2,12 +2,15 @@
 // Where each cell of a step's tensors sits on the stage, and which cell of another step it
 // is: the logic behind the animation, free of any window code so it can be unit-tested.
 //
-// Positions are in cell units (1 = one cell). Layout by axes:
-//   [B, T, F]      tokens as rows, features as columns
-//   [B, T, H, F]   tokens as rows, each row split into H groups of head_dim (a gap between)
-//   [B, H, T, F]   one panel per head, stacked: T rows x head_dim columns each
-//   [B, H, T, T']  one T x T score grid per head, stacked
+// Positions are in cell units (1 = one cell). As PyTorch prints a tensor, the outer axes are
+// panels and the last two a matrix in each:
+//   [B, T, F]      tokens as rows, features as columns: one matrix
+//   [B, T, H, F]   one panel per token, titled with it: its H heads as rows of head_dim
+//   [B, H, T, F]   one panel per head, titled with it: T token rows x head_dim columns
+//   [B, H, T, T']  one T x T score grid per head
 //   [B, S]         the key padding mask: a row per sentence
+// The panels of a tensor stand in a grid of `panel_cols` columns, each under a title slot
+// (kPanelTitle cells) that names it.
 // Several tensors of a step (queries, keys, values) stand side by side; the sentences of a
 // batch are blocks one under the other.
 #include <string>
@@ -30,7 +33,8 @@ struct LayoutLimits {
     std::int64_t tokens = 16;    // rows shown per tensor (and key columns of score grids)
     std::int64_t heads = 4;      // head groups / panels shown
     std::int64_t features = 12;  // feature columns shown (per head where split)
-    bool heads_across = false;   // [B, H, T, X]: head panels side by side instead of stacked
+    std::int64_t panel_cols = 1; // a 4-d tensor's panels per row of its grid of panels
+    bool first_only = false;     // the step's first tensor alone (the others are alike)
     std::int64_t batch = 4;      // sentences shown, one block under the other, from batch0
     std::int64_t batch0 = 0;
     // Where the window starts (panned): the first token row, column (feature or key) and head
@@ -38,12 +42,15 @@ struct LayoutLimits {
     std::int64_t token0 = 0, col0 = 0, head0 = 0;
 };
 
-// The windows the stage tries, largest first, each stacked and across: variant v is level
-// v / 2 of {16, 4, 12}, {12, 3, 8}, {8, 2, 6}, {6, 2, 4} (tokens, heads, features), across
-// when v is odd. A printed page tries a wider window first: variants kPageVariant (stacked)
-// and kPageVariant + 1 (across) are {32, 12, 48}.
-constexpr int kLayoutVariants = 8;
-constexpr int kPageVariant = -2;
+// The windows the stage tries, largest first, each with its panels in kArrangements grids:
+// variant v is level v / kArrangements of {16, 4, 12}, {12, 3, 8}, {8, 2, 6}, {6, 2, 4}
+// (tokens, heads, features), its panels in kPanelColumns[v % kArrangements] columns (16: all
+// in one row). A printed page tries a wider window first: variants kPageVariant to -1 are
+// {32, 12, 48} in the same grids.
+constexpr int kArrangements = 6;
+constexpr std::int64_t kPanelColumns[kArrangements] = {1, 2, 3, 4, 6, 16};
+constexpr int kLayoutVariants = 4 * kArrangements;
+constexpr int kPageVariant = -kArrangements;
 LayoutLimits layout_variant(int v);
 
 struct Cell {
@@ -71,6 +78,14 @@ struct HeadColours {
     int of_head(std::int64_t h) const;      // head panel or group h of a split tensor
 };
 
+// One panel of a 4-d tensor: its box (title slot and cells, cell units, relative to the step's
+// origin) and what it stands for along the outer axis.
+struct PanelBox {
+    float x = 0, y = 0, w = 0, h = 0;
+    std::int64_t index = 0;  // the token position (token panels) or the head
+    std::int64_t batch = 0;  // its sentence
+};
+
 struct TensorLayout {
     std::string name;
     std::vector<Axis> axes;
@@ -92,6 +107,11 @@ struct TensorLayout {
     // A score grid's (is_grid_op) largest finite |value|, the scale of its diverging colours,
     // found once here rather than over every value each frame; 0 otherwise, or with no values.
     float colour_scale = 0;
+    // 4-d tensors: one panel per token ([B, T, H, X]: token_panels) or per head, in a grid of
+    // panel_cols columns; the panels' inner rows are heads or tokens.
+    std::vector<PanelBox> panels;
+    bool token_panels = false;
+    std::int64_t panel_cols = 1;
 
     const Cell* cell_at(std::int64_t index) const;  // element `index`'s cell; nullptr when hidden
 };
@@ -116,10 +136,15 @@ struct Pan {
 };
 Pan pan_window(LayoutLimits& lim, const StepLayout& lay, float dx, float dy);
 
-constexpr float kHeadGap = 0.4f;    // between head groups in a row
-constexpr float kPanelGap = 0.8f;   // between stacked head panels
+constexpr float kPanelGap = 0.8f;   // between two panels of a row
+constexpr float kPanelTitle = 0.75f; // above each panel: the slot of its title
+constexpr float kPanelRowGap = 0.3f;  // between two rows of panels, above the next titles
 constexpr float kTensorGap = 1.5f;  // between tensors of one step
 constexpr float kBatchGap = 1.0f;   // between the blocks of two sentences
+
+// Whether the step's tensors are views alike (queries, keys and values viewed the same way:
+// the same shape and strides), so that one of them tells what the step does.
+bool alike_views(const Step& s);
 
 // The sizes, key/value heads, tokens and decoding rounds come from the trace's config.
 StepLayout layout_step(const Step& s, const Config& c, const LayoutLimits& limits = {});
