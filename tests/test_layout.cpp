@@ -256,7 +256,7 @@ TEST_CASE("head panels side by side pan by whole heads when every column shows",
     c.d_in = c.d_out = 48;
     c.heads = 6;  // head_dim 8: all columns of a head show
     const Trace tr = test::run_cpu(c);
-    LayoutLimits l = layout_variant(1);  // 16 tokens, 4 heads, 12 features, across
+    LayoutLimits l = layout_variant(1);  // 16 tokens, 4 heads, 12 features, panels in 2 columns
     const StepLayout L = layout_step(tr.steps[3], 6, 8, l);
     REQUIRE(L.max_col0 == 0);
     REQUIRE(L.max_head0 == 2);
@@ -351,3 +351,20 @@ TEST_CASE("one head large with thumbnails: the strip goes where the large map's 
     CHECK(s.strip <= 0.4f * (s.right ? 300 : 200) + 1e-3f);
     CHECK(s.cell > 0);
 }
+
+TEST_CASE("long lines break at spaces only, never inside a name or a number", "[layout]") {
+    const auto chars = [](const std::string& t) { return static_cast<float>(t.size()); };  // 1 a letter
+    const std::string code = "queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)";
+    const std::vector<std::string> lines = lines_at_spaces(code, 30, chars);
+    // Worked by hand: 23 letters, then 16 (16 + 1 + 14 = 31 would pass 30), then 14 + 1 + 15 = 30.
+    CHECK(lines == std::vector<std::string>{"queries, keys, values =", "self.W_query(x),", "self.W_key(x), self.W_value(x)"});
+    // Each line ends where the next word would pass the width; a word wider than it stands alone.
+    CHECK(lines_at_spaces("0.04551 x 2", 3, chars) == std::vector<std::string>{"0.04551", "x 2"});
+    // A word wider than a line: cut after its brackets and commas, then after its dots.
+    CHECK(lines_at_spaces("a = attn.masked_fill_(self.mask.bool()[:n, :n], x)", 20, chars) ==
+          std::vector<std::string>{"a =", "attn.masked_fill_(", "self.mask.bool()[:n,", ":n], x)"});
+    CHECK(lines_at_spaces("one.two.three", 8, chars) == std::vector<std::string>{"one.two.", "three"});
+    CHECK(lines_at_spaces("", 10, chars) == std::vector<std::string>{""});
+    CHECK(lines_at_spaces("a  b", 10, chars) == std::vector<std::string>{"a  b"});  // spaces kept inside a line
+}
+

@@ -51,6 +51,17 @@ TEST_CASE("the answers of the default example, worked by hand", "[quiz]") {
     CHECK(answer(Op::Scores) == Shape{1, 2, 3, 3});
     CHECK(answer(Op::TransposeBack) == Shape{1, 3, 2, 3});
     CHECK(answer(Op::Merge) == Shape{1, 3, 6});
+    // The tensor asked about is the one the code line names: queries at the view and the
+    // transpose ("queries = queries.transpose(1, 2)  # keys, values alike"), not values.
+    auto tensor = [&](Op op) {
+        for (const Step& s : tr.steps)
+            if (s.op == op) return make_question(tr, s.index, 1).tensor;
+        return std::string();
+    };
+    CHECK(tensor(Op::View) == "queries");
+    CHECK(tensor(Op::Transpose) == "queries");
+    CHECK(tensor(Op::Project) == "values");
+    CHECK(tensor(Op::Merge) == "context_vec");
     for (const Step& s : tr.steps)
         if (s.op == Op::Transpose) {
             const QuizQuestion q = make_question(tr, s.index, 1);

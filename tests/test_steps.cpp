@@ -1,6 +1,7 @@
 // The default example's steps are exactly DESIGN.md's table, and views move no data.
 #include <catch2/catch.hpp>
 
+#include "headsplit/teaching/narration.hpp"
 #include "headsplit/teaching/presets.hpp"
 #include "helpers.hpp"
 
@@ -201,4 +202,24 @@ TEST_CASE("plan: gpt3 is walked without its 2.25 GiB of weights", "[plan]") {
     CHECK(gpt3.steps[3].tensors[0].shape == Shape{1, 96, 4, 128});
     CHECK(gpt3.total_matmuls() == 6);
     CHECK(gpt3.value_bytes() == 0);
+}
+
+TEST_CASE("shapes are told with their axes' names, so that equal sizes are told apart", "[steps]") {
+    // The default example: T = head_dim = 3, so [1, 2, 3, 3] alone does not say which 3 is which.
+    const Trace tr = test::run_cpu(Config{});
+    auto named = [&](Op op) {
+        for (const Step& s : tr.steps)
+            if (s.op == op) return named_shape(s.lead());
+        return std::string();
+    };
+    CHECK(named(Op::Project) == "[1, 3 keys, 6 features]");  // values: a row per key position
+    CHECK(named(Op::View) == "[1, 3 tokens, 2 heads, 3 features]");
+    CHECK(named(Op::Transpose) == "[1, 2 heads, 3 tokens, 3 features]");
+    CHECK(named(Op::Scores) == "[1, 2 heads, 3 tokens, 3 keys]");
+    CHECK(named(Op::TransposeBack) == "[1, 3 tokens, 2 heads, 3 features]");
+    CHECK(named(Op::Merge) == "[1, 3 tokens, 6 features]");
+    Config one;
+    one.heads = 1;
+    const Trace single = test::run_cpu(one);
+    CHECK(named_shape(single.steps[3].lead()) == "[1, 1 head, 3 tokens, 6 features]");
 }

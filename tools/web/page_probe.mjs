@@ -10,7 +10,8 @@
 //   A job may also act on the settled page, in order ("actions"): {"key": "ArrowRight"} (also
 //   "Ctrl+A", "F12", "Enter", a letter), {"type": "text"}, {"paste": "text"} (a paste event
 //   carrying it), {"click": "label"} (the centre of that label in the page's layout report:
-//   the address needs layout-report=1), {"wait": ms}; "downloads": a folder where the
+//   the address needs layout-report=1), {"wait": ms}, {"tap": "PageDown"} (down and up at
+//   once, as a presentation clicker sends them); "downloads": a folder where the
 //   browser saves what the page downloads.
 //   RESULTS.json: [{"url", "settled", "refusal", "first_frame_ms", "trace_shown_ms" (the first
 //                   frame with a computed trace), "compute_ms", "steps_ms",
@@ -34,7 +35,7 @@ const chromium = spawn(process.env.CHROMIUM || "chromium", [
   "--window-size=1366,768", "about:blank"], { stdio: ["ignore", "ignore", "pipe"] });
 
 const KEYS = { ArrowRight: 39, ArrowLeft: 37, ArrowUp: 38, ArrowDown: 40, Enter: 13, Escape: 27, Home: 36, End: 35,
-  Backspace: 8, Tab: 9, F5: 116, F11: 122, F12: 123, " ": 32 };
+  Backspace: 8, Tab: 9, F5: 116, F11: 122, F12: 123, " ": 32, PageDown: 34, PageUp: 33 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const port = await new Promise((resolve, reject) => {
   let err = "";
@@ -88,8 +89,18 @@ async function key(name) {
   await sleep(60);
 }
 
+// A tap: down and up at once, as a presentation clicker or a quick finger sends them.
+async function tap(name) {
+  const code = KEYS[name] || name.toUpperCase().charCodeAt(0);
+  const common = { key: name, windowsVirtualKeyCode: code, nativeVirtualKeyCode: code };
+  await send("Input.dispatchKeyEvent", { type: "rawKeyDown", ...common });
+  await send("Input.dispatchKeyEvent", { type: "keyUp", ...common });
+  await sleep(20);
+}
+
 async function perform(act) {
   if (act.key) return key(act.key);
+  if (act.tap) return tap(act.tap);
   if (act.type) { for (const ch of act.type) await key(ch); return; }
   if (act.wait) return sleep(act.wait);
   if (act.paste !== undefined) {

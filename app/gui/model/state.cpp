@@ -70,15 +70,14 @@ void quiz_answer(AppState& st, Shape given, double now) {
     q.answered_step = question.step;
     q.answered_right = right;
     q.shown_upto = std::max(q.shown_upto, question.step);
-    const Step& s = st.trace->steps[static_cast<std::size_t>(question.step)];
+    // One line: the stage draws the answer and its heading explains the step.
     if (right) {
-        q.verdict = "Right: " + shape_str(given) + ". " + s.explain;
+        q.verdict = "Right: " + question.tensor + " is " + shape_str(given) + ".";
     } else {
         std::string slip = "is not what this step gives";
         for (const QuizOption& o : question.options)
             if (o.shape == given) slip = "is " + o.mistake;
-        q.verdict = "Not quite: " + shape_str(given) + " " + slip + "; the step gives " + shape_str(question.answer) +
-                    ". " + s.explain;
+        q.verdict = "Not quite: " + shape_str(given) + " " + slip + "; the step gives " + shape_str(question.answer) + ".";
     }
     st.anim_start = now;  // now the step is drawn, moving in from the one before
     st.last_advance = now;  // playing shows it (and the verdict) a whole step's time

@@ -110,6 +110,9 @@ struct AppState {
 
     bool playing = false;
     bool blank = false;      // B: the screen blanked, as a presentation does
+    // Presenter mode's panel beside the stage: the heatmaps, or what W (weight split), Y (why
+    // split) and I (inspector) bring up; the same key again goes back to the heatmaps.
+    enum class PresenterSide { Heads, Weights, Why, Inspector } presenter_side = PresenterSide::Heads;
     bool show_keys = false;  // F1: presenter mode's caption lists the keys (step 0 always does)
     float seconds_per_step = 2.0f;
     double last_advance = 0;

@@ -1,6 +1,7 @@
 // Presenter mode's caption: one large line with the step (a checkpoint run's layer first) and
 // its shape change, read from the trace's links (what the step's result was made from -> the
-// result), and the step's PyTorch line under it; then the live strip (heads, D_out, KV heads,
+// result, its sizes named by their axes: "[1, 2 heads, 3 tokens, 3 keys]", so that equal
+// sizes are told apart), and the step's PyTorch line under it; then the live strip (heads, D_out, KV heads,
 // mode, mask, sentence: each a button with its key) and the line on the last change.
 // Keys: Left/Right, Space, F5 or Escape to leave, and the strip's.
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include <imgui.h>
 
+#include "headsplit/teaching/narration.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/panels/style.hpp"
 
@@ -67,7 +69,7 @@ void DrawCaption(AppState& st) {
         ImGui::TextUnformatted("computing ...");
         return;
     }
-    const TensorRecord& out = s->result();
+    const TensorRecord& out = s->lead();  // the tensor the code line names
     const TensorRecord* in = out.from.empty() ? nullptr : st.trace->source(out.from.front());
     // A checkpoint run names its layer: the same steps run on every layer's weights.
     const Config& c = st.trace->config;
@@ -76,7 +78,7 @@ void DrawCaption(AppState& st) {
                           "Step " + std::to_string(s->index) + " of " + std::to_string(st.trace->steps.size() - 1) + ": " +
                           op_name(s->op) + (s->part().empty() ? "" : " (" + s->part() + ")") + "   " +
                           (in ? shape_str(in->shape) + " -> " : "") +
-                          (quiz_hides(st, s->index) ? std::string("?") : shape_str(out.shape));
+                          (quiz_hides(st, s->index) ? std::string("?") : named_shape(out));
     if (st.quiz.on) caption += "   (score " + std::to_string(st.quiz.right) + " / " + std::to_string(st.quiz.asked) + ")";
     // The step line 1.5 times as large where it fits the width, as large as fits down to the
     // text size, else wrapped; the code line wrapped at its spaces; the keys each whole.
@@ -89,9 +91,8 @@ void DrawCaption(AppState& st) {
     ImGui::SetWindowFontScale(1.0f);
     ImGui::PushFont(code_font());
     ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
-    ImGui::TextUnformatted(s->code.c_str());
+    text_at_spaces(s->code);  // never inside "self.W_value(x)"
     ImGui::PopStyleColor();
-    audit_last_item(s->code);
     ImGui::PopFont();
     ImGui::PopTextWrapPos();
     // The keys on the first step, a question or F1; else the stage has their lines.
@@ -99,7 +100,8 @@ void DrawCaption(AppState& st) {
     const std::vector<std::string> keys =
         quiz_waiting(st) ? std::vector<std::string>{"1-4: answer", "Q: end the quiz", "F5 or Escape: leave presenter mode"}
         : keys_shown     ? std::vector<std::string>{"Left / Right or Page Up / Down: step", "Space: play", "Q: predict the shape",
-                                                    "[ ]: head", "B: blank", "F1: keys", "F5 or Escape: leave presenter mode"}
+                                                    "[ ]: head", "W: weight split", "Y: why split", "I: inspector", "B: blank",
+                                                    "F1: keys", "F5 or Escape: leave presenter mode"}
                          : std::vector<std::string>{};
     const float gap = ImGui::CalcTextSize("   ").x, right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
     for (std::size_t i = 0; i < keys.size(); ++i) {

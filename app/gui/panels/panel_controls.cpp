@@ -179,8 +179,9 @@ bool draw_sizes(AppState& st, bool checkpoint) {
                 if (!why.empty()) st.notice = why;
                 changed = true;
             }
-            ImGui::TextDisabled("head_dim = %lld / %lld = %lld", static_cast<long long>(c.d_out),
-                                static_cast<long long>(c.heads), static_cast<long long>(c.head_dim()));
+            // Wrapped at its spaces: cut at the panel's edge, "head_dim = 6" would read as a wrong size.
+            dim_wrapped("head_dim = " + std::to_string(c.d_out) + " / " + std::to_string(c.heads) + " = " +
+                        std::to_string(c.head_dim()));
         }
         // Why the others are missing, with the numbers.
         for (std::int64_t h = 2; h <= std::min<std::int64_t>(c.d_out, 8); ++h) {

@@ -259,6 +259,7 @@ struct Canvas {
     MapTiling tiling;
     float bound;  // scores: the symmetric colour range the heads share
     int row_stride, key_stride;
+    float row_size, key_size;  // the token labels' text size, px: down to half the text's before any is left out
     float map_w, map_h;
     ImU32 text_col, dim_col;
     // One head large, every head as a thumbnail in a strip: when the maps do not all fit at a
@@ -346,11 +347,17 @@ Canvas place_maps(const AppState& st, const Grids& g, const std::vector<Map>& ma
     cv.dl = ImGui::GetWindowDrawList();
     cv.text_col = ImGui::GetColorU32(ImGuiCol_Text), cv.dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
 
-    // Labels: every k-th row / key when the cells are smaller than a label.
-    cv.row_stride = label_stride(cv.cell, font);
-    float key_need = 0;
-    for (std::int64_t j = 0; j < N; ++j) key_need = std::max(key_need, ImGui::CalcTextSize(g.key_token(j).substr(0, 3).c_str()).x);
-    cv.key_stride = label_stride(cv.cell, key_need + 4);
+    // Labels: smaller where the cells are (to half the text size), then every k-th row / key
+    // when the cells are smaller than a label; keys whole where they fit, else their first three letters.
+    cv.row_size = std::clamp(cv.cell - 1, 0.5f * font, font);
+    cv.row_stride = label_stride(cv.cell, cv.row_size);
+    float key_whole = 0, key_need = 0;
+    for (std::int64_t j = 0; j < N; ++j) {
+        key_whole = std::max(key_whole, ImGui::CalcTextSize(g.key_token(j).c_str()).x);
+        key_need = std::max(key_need, ImGui::CalcTextSize(g.key_token(j).substr(0, 3).c_str()).x);
+    }
+    cv.key_size = std::clamp(font * (cv.cell - 4) / std::max(key_whole, 1.0f), 0.5f * font, font);
+    cv.key_stride = label_stride(cv.cell, key_need * cv.key_size / font + 4);
     cv.map_w = label_w + N * cv.cell + cv.gap, cv.map_h = 2 * line_h + NR * cv.cell + cv.gap;
     return cv;
 }
@@ -379,7 +386,7 @@ float row_max_of(const float* row, std::int64_t T) {
 void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std::size_t mi, const CellText& text,
               int click_to) {
     const std::int64_t R = g.R, T = g.T, N = g.N, NR = g.NR;
-    const float cell = cv.cell, font = cv.font, label_w = cv.label_w;
+    const float cell = cv.cell, label_w = cv.label_w;
     ImDrawList* dl = cv.dl;
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     const int col = static_cast<int>(mi) % cv.tiling.columns, row = static_cast<int>(mi) / cv.tiling.columns;
@@ -393,8 +400,8 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
         const float* row_v = &m.t->values()[static_cast<std::size_t>(m.block * R * T + i * T)];
         const float row_max = row_max_of(row_v, T);
         if (i % cv.row_stride == 0)
-            draw_label(dl, {x0 - label_w, y0 + i * cell + cell * 0.5f - font * 0.5f}, cv.text_col,
-                       fit_text(g.query_token(i), label_w - 6));
+            draw_label(dl, {x0 - label_w, y0 + i * cell + cell * 0.5f - cv.row_size * 0.5f}, cv.text_col,
+                       fit_text(g.query_token(i), label_w - 6, cv.row_size), g.query_token(i), cv.row_size);
         for (std::int64_t j = 0; j < N; ++j) {
             const float v = row_v[j];
             const ImVec2 p0(x0 + j * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
@@ -421,7 +428,8 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
     // Key tokens along the bottom, every k-th, cut to the room they have.
     for (std::int64_t j = 0; j < N; j += cv.key_stride)
         draw_label(dl, {x0 + j * cell + 1, y0 + NR * cell + 2}, cv.dim_col,
-                   fit_text(g.key_token(j), std::min<std::int64_t>(cv.key_stride, N - j) * cell - 4));
+                   fit_text(g.key_token(j), std::min<std::int64_t>(cv.key_stride, N - j) * cell - 4, cv.key_size),
+                   g.key_token(j), cv.key_size);
 }
 
 // Every head as a thumbnail in the strip beside (or under) the large map: its name, its grid
@@ -596,7 +604,7 @@ void DrawHeatmaps(AppState& st) {
         if (it == formats.end()) {
             ValueRange whole;  // every block of the tensor, shown or not
             for (const ValueRange& r : block_ranges(st, m)) whole.add(r);
-            it = formats.emplace(m.t, cell_text(whole, cv.cell - 1, cv.cell - 1, "", number_size_max(), number_size_min(st.presenting))).first;
+            it = formats.emplace(m.t, cell_text(whole, cv.cell - 1, cv.cell - 1, "", number_size_max(), number_size_min(st.presenting, st.document))).first;
         }
         CellText text = it->second;
         text.tensor = m.title;

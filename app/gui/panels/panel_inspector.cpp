@@ -31,7 +31,7 @@ void DrawInspector(const AppState& st) {
     ImFont* mono = code_font();
     for (const std::string& line : e.lines) {
         if (mono && line.rfind("= ", 0) == 0) ImGui::PushFont(mono);
-        ImGui::TextWrapped("%s", line.c_str());
+        text_at_spaces(line);  // a number is never broken ("0." / "04551")
         if (mono && line.rfind("= ", 0) == 0) ImGui::PopFont();
     }
 }

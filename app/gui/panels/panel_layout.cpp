@@ -85,9 +85,14 @@ void draw_presenter(AppState& st, double now) {
     st.hover = Hover{};
     // The heads show beside the steps about the attention weights (scores to context); a
     // question waiting, and every other step, gives the stage the whole width.
+    // --tab weights and --tab why open presenter mode beside their view.
+    using Side = AppState::PresenterSide;
+    if (st.open_weights) st.presenter_side = Side::Weights;
+    if (st.open_why) st.presenter_side = Side::Why;
+    st.open_weights = st.open_why = false;
     const Step* s = st.current();
     const bool about_weights = s && heatmaps_off(st).empty() && (is_grid_op(s->op) || s->op == Op::Context || s->op == Op::Tile);
-    const bool asking = quiz_waiting(st) || !about_weights;
+    const bool asking = quiz_waiting(st) || (!about_weights && st.presenter_side == Side::Heads);
     const float stage_w = asking ? W : W * st.splits.stage;
     place(0, caption_h, stage_w, H - caption_h);
     if (ImGui::Begin("Stage", nullptr, fixed | stage_flags(st) | ImGuiWindowFlags_NoTitleBar)) {
@@ -97,7 +102,20 @@ void draw_presenter(AppState& st, double now) {
     ImGui::End();
     if (asking) return;
     place(stage_w, caption_h, W - stage_w, H - caption_h);
-    if (ImGui::Begin("Heads", nullptr, fixed | ImGuiWindowFlags_NoScrollbar)) DrawHeatmaps(st);  // fitted
+    switch (st.presenter_side) {
+        case Side::Heads:
+            if (ImGui::Begin("Heads", nullptr, fixed | ImGuiWindowFlags_NoScrollbar)) DrawHeatmaps(st);  // fitted
+            break;
+        case Side::Weights:
+            if (ImGui::Begin("Weight split", nullptr, fixed)) DrawWeightSplit(st);
+            break;
+        case Side::Why:
+            if (ImGui::Begin("Why split", nullptr, fixed)) DrawWhy(st);
+            break;
+        case Side::Inspector:
+            if (ImGui::Begin("Inspector", nullptr, fixed)) DrawInspector(st);
+            break;
+    }
     ImGui::End();
     handle_splitters(st.panels.dragging_splitter, {{5, true, stage_w, caption_h, H, &st.splits.stage, 0, W, 0.3f, 0.8f}});
 }

@@ -26,7 +26,7 @@ void DrawQuizCard(AppState& st, double now) {
     QuizState& q = st.quiz;
     const QuizQuestion& question = *q.pending;
     const Step& s = st.trace->steps[static_cast<std::size_t>(question.step)];
-    const TensorRecord& out = s.tensors.back();
+    const TensorRecord& out = s.lead();  // the tensor the code line names
     const TensorRecord* in = out.from.empty() ? nullptr : st.trace->source(out.from.front());
 
     // The title and the choices 1.25 times as large, read from the back row, where the panel
@@ -47,12 +47,9 @@ void DrawQuizCard(AppState& st, double now) {
         audit_last_item(from);
     }
     ImGui::PushFont(code_font());
-    ImGui::PushTextWrapPos(0.0f);  // a long line breaks at its spaces: it is read whole
-    ImGui::TextUnformatted(s.code.c_str());
-    ImGui::PopTextWrapPos();
-    audit_last_item(s.code);
+    text_at_spaces(s.code);  // a long line breaks at its spaces: it is read whole
     ImGui::PopFont();
-    const std::string ask = "What shape is " + out.name + " after this line?";
+    const std::string ask = "What shape is " + question.tensor + " after this line?";
     ImGui::TextWrapped("%s", ask.c_str());
     audit_last_item(ask);
     ImGui::Spacing();

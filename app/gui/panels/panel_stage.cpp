@@ -28,8 +28,8 @@ const StepLayout& layout_of(const AppState& st, const std::shared_ptr<const Trac
     lim.batch = std::clamp<std::int64_t>(batch, 1, 4);
     lim.batch0 = std::clamp<std::int64_t>(batch0, 0, 0xff);
     lim.head0 = std::min<std::int64_t>(lim.head0, 0xfff);
-    // Presenter mode draws one of several tensors viewed alike, as large as it goes.
-    lim.first_only = st.presenting && alike_views(tr->steps[static_cast<std::size_t>(step)]);
+    // Presenter mode and a handout draw one of several tensors viewed alike, as large as it goes.
+    lim.first_only = (st.presenting || st.document) && alike_views(tr->steps[static_cast<std::size_t>(step)]);
     // Negative, so never a step: variant 5 bits, token0 16, col0 16, head0 12, batch 3, batch0 8.
     const std::int64_t key = -1 - (static_cast<std::int64_t>(variant - kPageVariant) | lim.token0 << 5 | lim.col0 << 21 |
                                    lim.head0 << 37 | lim.batch << 49 | lim.batch0 << 52 |
@@ -284,17 +284,19 @@ float strip_text_h(const Room& room, std::int64_t n, std::int64_t unit, float* s
 }
 
 // The memory strip: wherever memory is the lesson (a buffer of up to 256 numbers) where it
-// takes no more than 60% of the stage's room, and on a step of up to 96 numbers (not a
-// tile step, whose four tensors take the room) on a stage with 10 lines of room below its
-// heading, in one row taking no more than a third of it.
+// takes no more than 60% of the stage's room and leaves the grid 2 lines, and on a step of up
+// to 96 numbers (not a tile step, whose four tensors take the room) on a stage with 10 lines
+// of room below its heading, in one row taking no more than 35% of it.
 bool memory_strip_drawn(const Room& room, const Step& s) {
     const std::int64_t n = numel(s.tensors.front().shape);
     if (n > 256) return false;
     const std::int64_t span = strip_span(s.tensors.front());
     const std::int64_t unit = token_run(s.tensors.front());
-    if (memory_lesson(s)) return span <= 256 && strip_text_h(room, span, unit) <= 0.6f * room.avail.y;
+    // (3.7 lines: the stage's other text without a note on hidden cells; 2 more for the grid.)
+    const float strip_h = strip_text_h(room, span, unit);
+    if (memory_lesson(s)) return span <= 256 && strip_h <= 0.6f * room.avail.y && strip_h + 5.7f * room.line <= room.avail.y;
     return n <= 96 && s.op != Op::Tile && room.avail.y >= 10 * room.line && strip_shape(room, span, 1e9f).rows == 1 &&
-           strip_text_h(room, span, unit) <= 0.35f * room.avail.y;
+           strip_h <= 0.35f * room.avail.y;
 }
 
 // Under the grids: the shape and the strides, and the note on a window two lines; on a short
@@ -306,8 +308,8 @@ float caption_lines(const Room& room) { return tiny_stage(room) ? 0.0f : short_s
 float note_lines(const Room& room) { return tiny_stage(room) ? 0.0f : short_stage(room) ? 1.0f : 2.0f; }
 
 // The room below the heading that is not cells: the lines of names and captions, the scroll
-// bar's room, the memory strip's title and the part of its row that does not scale with the
-// cell (`strip`: the strip's cells, in stage cells).
+// bar's room and the memory strip (`strip_cells`: the part of it that scales with the cells,
+// in stage cells: none, the strip's cells are sized by the text).
 // `asked`: for what the stage asks of the layout, which counts the strip only where memory is
 // the lesson (elsewhere it is drawn in room left over); `shortest`: the captions and the note
 // a line each, as on a short stage (the least text it can live with).
@@ -346,6 +348,17 @@ struct Choice {
     std::int64_t batch_shown = 1, batch0 = 0;
 };
 
+// Whether arrangement `a` lays a step out otherwise than those before it (`first`: its
+// arrangement 0): a step without panels has one arrangement, and columns beyond its most
+// panels repeat the last.
+bool arrangement_differs(const StepLayout& first, int a) {
+    if (a == 0) return true;
+    std::size_t most = 0;
+    for (const TensorLayout& t : first.tensors)
+        most = std::max(most, t.panels.size() / static_cast<std::size_t>(std::max<std::int64_t>(t.batches, 1)));
+    return static_cast<std::int64_t>(most) > kPanelColumns[a - 1];
+}
+
 // The window of cells that reads best in this panel: the largest one whose cells are at
 // least 14 px, its panels in the grid that gives the largest cells (else the
 // one with the largest cells). Sentences of a batch: as many blocks as keep the cells at
@@ -361,6 +374,8 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s) {
         // A printed page first tries a window wide enough to hold most tensors whole.
         for (int level = st.document ? -1 : 0; level < kLayoutVariants / kArrangements && best_b < 14.0f; ++level)
             for (int v = level * kArrangements; v < (level + 1) * kArrangements; ++v) {
+                const StepLayout& first = layout_of(st, st.trace, st.step, level * kArrangements, {}, b, b0);
+                if (!arrangement_differs(first, v - level * kArrangements)) continue;
                 const float fit = fit_cell(room, s, layout_of(st, st.trace, st.step, v, {}, b, b0));
                 if (fit > best_b + 0.5f) best_b = fit, v_b = v;
             }
@@ -418,8 +433,8 @@ struct Canvas {
     const StepLayout& L;
     const Room& room;
     int variant;
-    bool document;
-    float number_max, number_min;  // the cell numbers' largest size and the smallest shown, px  // a handout page: no hints on how to pan or zoom
+    bool document;                 // a handout page: no hints on how to pan or zoom
+    float number_max, number_min;  // the cell numbers' largest size and the smallest shown, px
     float cell;
     ImDrawList* dl;
     ImVec2 origin, grid0;
@@ -538,7 +553,7 @@ void draw_panel_titles(Canvas& cv) {
     ImFont* font = ImGui::GetFont();
     for (const TensorLayout& t : cv.L.tensors)
         for (const PanelBox& box : t.panels) {
-            const std::string text = t.token_panels ? token_label(cv.c, t, box.batch, box.index - t.row_offset)
+            const std::string text = t.token_panels ? token_label(cv.c, t, box.batch, box.index)
                                                     : head_name(t, box.index - t.head0);
             const ImU32 colour = t.token_panels ? ImGui::GetColorU32(ImGuiCol_Text)
                                                 : head_colour_of(cv.c, t, box.index - t.head0);
@@ -546,9 +561,10 @@ void draw_panel_titles(Canvas& cv) {
             float size = std::min(cv.room.font, kPanelTitle * cv.cell - 2);
             const float w = font->CalcTextSizeA(size, FLT_MAX, 0, text.c_str()).x;
             if (w > room_w) size = std::max(size * room_w / w, std::min(size, 0.6f * cv.room.font));
+            if (size < 0.4f * cv.room.font) continue;  // cells of a few pixels: the colours tell the panels
             // At the bottom of the slot, over its panel.
             const ImVec2 pos(cv.grid0.x + box.x * cv.cell, cv.grid0.y + box.y * cv.cell + kPanelTitle * cv.cell - size - 1);
-            cv.label_sized(pos, colour, text, size, room_w, t.token_panels ? row_name(cv.c, t, box.batch, box.index - t.row_offset) : "");
+            cv.label_sized(pos, colour, text, size, room_w, t.token_panels ? row_name(cv.c, t, box.batch, box.index) : "");
         }
 }
 
@@ -657,8 +673,12 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
             dl->AddRectFilled(p0, p1, fill, 3.0f);
             if (is_grid_op(s.op) && cell_at.head >= 0 && tl.axes.size() == 4)
                 dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
-            const Shape at = unravel(rec.shape, static_cast<std::int64_t>(i));
-            cell_value(dl, p0, p1, text_on(fill), v, text, false, cell_at.head, std::vector<long long>(at.begin(), at.end()));
+            std::vector<long long> index;  // for the audit only: no allocation a cell a frame otherwise
+            if (layout_audit().enabled) {
+                const Shape at = unravel(rec.shape, static_cast<std::int64_t>(i));
+                index.assign(at.begin(), at.end());
+            }
+            cell_value(dl, p0, p1, text_on(fill), v, text, false, cell_at.head, std::move(index));
             if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                 st.hover = Hover{true, st.step, static_cast<int>(ti), static_cast<std::int64_t>(i)};
                 dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 3.0f, 0, 3.0f);
@@ -715,7 +735,7 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
             }
             y_mem += line;
         } else {
-            cv.label({cv.origin.x, y_mem}, dim, fit_text("+" + std::to_string(lo + a0), label_w - 6));
+            cv.label({cv.origin.x, y_mem}, dim, fit_text("+" + std::to_string(a0), label_w - 6));
         }
         const float y_cells = y_mem;
         Shape ix;
@@ -728,12 +748,14 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
             cv.dl->AddRectFilled(p0, p1, fill, 2.0f);
             if (st.hover.valid && st.hover.tensor == 0 && i == st.hover.index)
                 cv.dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 2.0f, 0, 3.0f);
-            std::vector<long long> index;
-            if (i >= 0) {
-                unravel(rec.shape, i, ix);
-                index.assign(ix.begin(), ix.end());
+            if (layout_audit().enabled) {
+                std::vector<long long> index;
+                if (i >= 0) {
+                    unravel(rec.shape, i, ix);
+                    index.assign(ix.begin(), ix.end());
+                }
+                layout_audit().memory(p0.x, p0.y, k.cell - 1, k.cell - 1, rec.name, head, std::move(index));
             }
-            layout_audit().memory(p0.x, p0.y, k.cell - 1, k.cell - 1, rec.name, head, std::move(index));
         }
         // Under the cells: a bracket under each run of one token's elements, named where it fits.
         const float y_marks = y_cells + k.cell + 2;
@@ -742,16 +764,17 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
                 const int i = at[static_cast<std::size_t>(a)];
                 std::int64_t b = a + 1;
                 std::int64_t tok = -1, batch = 0;
+                const bool batched = rec.axes.front() == Axis::Batch;
                 if (i >= 0) {
                     unravel(rec.shape, i, ix);
-                    tok = ix[static_cast<std::size_t>(token_dim)], batch = rec.axes.front() == Axis::Batch ? ix[0] : 0;
+                    tok = ix[static_cast<std::size_t>(token_dim)], batch = batched ? ix[0] : 0;
                 }
-                for (; b < a1; ++b) {
+                for (; b < a1; ++b) {  // one token of one sentence
                     const int j = at[static_cast<std::size_t>(b)];
                     if ((i < 0) != (j < 0)) break;
                     if (j >= 0) {
                         unravel(rec.shape, j, ix);
-                        if (ix[static_cast<std::size_t>(token_dim)] != tok) break;
+                        if (ix[static_cast<std::size_t>(token_dim)] != tok || (batched && ix[0] != batch)) break;
                     }
                 }
                 if (i >= 0) {
@@ -760,7 +783,7 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
                     cv.dl->AddLine({bx0, y_marks}, {bx1, y_marks}, ink, 2.0f);
                     cv.dl->AddLine({bx0, y_marks - 4}, {bx0, y_marks}, ink, 2.0f);
                     cv.dl->AddLine({bx1, y_marks - 4}, {bx1, y_marks}, ink, 2.0f);
-                    const std::int64_t r = tok - tl.row_offset;
+                    const std::int64_t r = tok;
                     const std::string word = token_label(cv.c, tl, batch, r);
                     const std::string name = fit_text(word, bx1 - bx0 + 2);
                     if (!name.empty())
@@ -814,6 +837,7 @@ void DrawStage(AppState& st, double now) {
     const float legible = numbers <= 64 ? value_cell() : 14.0f;
     st.panels.stage_need_h = 1e9f;
     for (int v = 0; v < kArrangements; ++v) {
+        if (!arrangement_differs(layout_of(st, st.trace, st.step, 0, {}, ch.batch_shown, ch.batch0), v)) continue;
         const StepLayout& wide = layout_of(st, st.trace, st.step, v, {}, ch.batch_shown, ch.batch0);
         float strip = 0;
         const float text = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, wide, &strip, true);
@@ -831,7 +855,7 @@ void DrawStage(AppState& st, double now) {
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 grid0(origin.x + room.label_w, origin.y + room.line * 1.2f);
-    Canvas cv{*s, c, L, room, ch.variant, st.document, number_size_max(), number_size_min(st.presenting), cell, ImGui::GetWindowDrawList(), origin, grid0,
+    Canvas cv{*s, c, L, room, ch.variant, st.document, number_size_max(), number_size_min(st.presenting, st.document), cell, ImGui::GetWindowDrawList(), origin, grid0,
               origin.x + ImGui::GetScrollX(), grid0.x + span_w * cell, grid0.y + L.height * cell};
     // Token names stay on the left edge when the panel is scrolled sideways (zoomed in), over
     // a backdrop so the cells pass under them: they are drawn on a channel above the cells.

@@ -103,7 +103,7 @@ void draw_kv_sharing(const Config& c) {
 // allows (all or none). Loop mode adds each head's own matrix under its block of columns.
 // Returns the height without cells, and `legible`: the height whose cells show a number (up
 // to D_out = 8), are 12 px (up to 64) or 3 px, for the layout.
-float draw_query_weight(const Trace& tr, float& legible) {
+float draw_query_weight(const Trace& tr, float& legible, float number_min) {
     const Config& c = tr.config;
     const std::int64_t Di = c.d_in, D = c.d_out, hd = c.head_dim();
     const std::int64_t rows = std::min<std::int64_t>(Di, 12), cols = std::min<std::int64_t>(D, 64);
@@ -144,7 +144,7 @@ float draw_query_weight(const Trace& tr, float& legible) {
     std::vector<float> shown;
     for (std::int64_t j = 0; j < cols && text; ++j)
         for (std::int64_t i = 0; i < rows; ++i) shown.push_back(weight(i, j));
-    const CellText numbers = cell_text(shown, cell - 1, cell - 1, "W_query");
+    const CellText numbers = cell_text(shown, cell - 1, cell - 1, "W_query", 0, number_min);
     auto block = [&](float y, std::int64_t j_first, std::int64_t j_last) {  // columns [first, last) at their own x
         for (std::int64_t j = j_first; j < j_last; ++j) {
             const int h = static_cast<int>(j / hd);
@@ -204,7 +204,7 @@ void DrawWeightSplit(AppState& st) {
     const float before = ImGui::GetCursorScreenPos().y - top;
     float rigid = 0, legible = 0;
     if (st.weights_view == View::Query) {
-        rigid = before + draw_query_weight(*st.trace, legible);
+        rigid = before + draw_query_weight(*st.trace, legible, number_size_min(st.presenting));
         legible += before;
     } else {
         if (st.weights_view == View::Matmuls) draw_counts(st.mode_counts, c);

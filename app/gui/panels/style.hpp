@@ -63,8 +63,10 @@ float digit_height(float size);
 // Numbers grow with their cells up to the size of presenter mode caption's first line, px.
 float number_size_max();
 // In presenter mode a number is drawn with digits at least 2.5% of the window's height (of 1080
-// px at most: 27 px), or not at all: the smallest size, px (0 elsewhere: the cell font's usual size).
-float number_size_min(bool presenting);
+// px at most: 27 px), on a handout's picture 26 px (3 mm when its 1600 px are printed across
+// A4's 186 mm between margins), or not at all: the smallest size, px (0 elsewhere: the cell
+// font's usual size).
+float number_size_min(bool presenting, bool document = false);
 // The audit of the frame being drawn (enabled by --layout-report / --layout-audit).
 LayoutAudit& layout_audit();
 // Records the current window as audited panel `name` (call right after ImGui::Begin).
@@ -89,6 +91,9 @@ ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& te
 std::string fit_text(const std::string& text, float max_w, float size = 0);
 // Records the last ImGui item (a button, a line of text) as a label.
 void audit_last_item(const std::string& text);
+// `text` at the cursor, broken at its spaces only to the current window's right edge
+// (lines_at_spaces), each line recorded for the audit.
+void text_at_spaces(const std::string& text);
 // How every cell of one tensor prints its number: all at `decimals`, or none, so that no
 // blank cell beside a number reads as a zero. `widest`: the width its widest number needs at
 // the format chosen (at one decimal when none fits); `tensor` names it for the audit.

@@ -1,11 +1,15 @@
 #include "gui/platform/window.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "gui/platform/gl.hpp"
@@ -94,6 +98,13 @@ void handle_live_keys(AppState& st) {
     if (ImGui::IsKeyPressed(GLFW_KEY_M)) live_change(st, LiveChange::NextMode);
     if (ImGui::IsKeyPressed(GLFW_KEY_C)) live_change(st, LiveChange::Causal);
     if (ImGui::IsKeyPressed(GLFW_KEY_T)) open_sentence_box(st);
+    using Side = AppState::PresenterSide;
+    const struct {
+        int key;
+        Side side;
+    } sides[] = {{GLFW_KEY_W, Side::Weights}, {GLFW_KEY_Y, Side::Why}, {GLFW_KEY_I, Side::Inspector}};
+    for (const auto& k : sides)
+        if (ImGui::IsKeyPressed(k.key)) st.presenter_side = st.presenter_side == k.side ? Side::Heads : k.side;
 }
 
 void handle_keys(AppState& st, GLFWwindow* win, double now) {
@@ -148,6 +159,44 @@ void apply_fullscreen(AppState& st, GLFWwindow* win, Shown& shown) {
     }
     shown.fullscreen = st.fullscreen;
 }
+
+// A key pressed and let go between two frames (a presentation clicker's tap, a quick finger;
+// the page gets many) would never be seen down: ImGui 1.86 reads the keys' state once a
+// frame. Such a release waits for the end of the frame that sees the press, and what the key
+// does after it waits its turn: each press is seen down by a frame of its own.
+struct KeyTaps {
+    struct Event {
+        int action, scancode, mods;
+    };
+    static inline std::map<int, std::deque<Event>> waiting;  // per key, in order
+    static inline std::set<int> fresh;                       // pressed since the last frame began
+    static void callback(GLFWwindow* w, int key, int scancode, int action, int mods) {
+        std::deque<Event>& q = waiting[key];
+        if (action != GLFW_REPEAT && (!q.empty() || (action == GLFW_RELEASE && fresh.count(key)))) {
+            q.push_back({action, scancode, mods});
+            return;
+        }
+        if (action == GLFW_PRESS) fresh.insert(key);
+        ImGui_ImplGlfw_KeyCallback(w, key, scancode, action, mods);
+    }
+    static void frame_begins() { fresh.clear(); }
+    // The frame has seen the presses: the releases that waited go through, and a press after
+    // one is made now, for the next frame to see.
+    static void frame_ended(GLFWwindow* w) {
+        for (auto& [key, q] : waiting) {
+            if (q.empty()) continue;
+            const Event up = q.front();
+            q.pop_front();
+            ImGui_ImplGlfw_KeyCallback(w, key, up.scancode, up.action, up.mods);
+            while (!q.empty() && q.front().action != GLFW_PRESS) q.pop_front();  // nothing to see before it
+            if (q.empty()) continue;
+            const Event down = q.front();
+            q.pop_front();
+            ImGui_ImplGlfw_KeyCallback(w, key, down.scancode, down.action, down.mods);
+            fresh.insert(key);
+        }
+    }
+};
 
 // Events: an idle interactive window waits for one (up to 0.1 s) instead of drawing frames
 // no one looks at; animations, play, a computation under way and the unattended runs draw
@@ -282,6 +331,7 @@ public:
         IMGUI_CHECKVERSION();
         ImGui::CreateContext();
         ImGui_ImplGlfw_InitForOpenGL(win_, true);
+        glfwSetKeyCallback(win_, KeyTaps::callback);  // ImGui's own, short taps kept
         ImGui_ImplOpenGL3_Init(kGlslVersion);
         // The splitters are kept in the user's settings folder, never in the working folder;
         // the unattended runs (screenshots, audits, soaks) and the page neither read nor write
@@ -310,8 +360,10 @@ public:
         apply_fullscreen(st_, win_, shown_);
         if (run_ && !run_->before_frame(st_, win_, now)) return false;
 
+        KeyTaps::frame_begins();
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
+        if (run_ && run_->pointer_away()) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
         // Two frames within the clock's resolution (the browser's is coarse) give a zero
         // frame time, which ImGui refuses.
         ImGui::GetIO().DeltaTime = std::max(ImGui::GetIO().DeltaTime, 1e-4f);
@@ -323,6 +375,7 @@ public:
         serve_requests(st_, frame.fb_w, frame.fb_h);
         if (run_ && !run_->frame_drawn(st_, frame)) return false;  // a frame to save is read before it is shown
         glfwSwapBuffers(win_);
+        KeyTaps::frame_ended(win_);
         if (run_) run_->after_frame(st_, frame);
         return true;
     }

@@ -227,13 +227,17 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
     rules.every_value_shown = cases_[runs_[run_].c].name == "default" && fb_w >= 900 * st.font_scale &&
                               fb_h >= 540 * st.font_scale;
     // Presenter mode: digits 2.5% of the window's height (27 px from 1080 up); the memory strip
-    // on the steps about memory of up to 144 numbers (12 tokens x 12 features); nothing of the weights before the step
+    // on the steps about memory of up to 144 numbers (12 tokens x 12 features) up to text 1.5; nothing of the weights before the step
     // that computes them (the heatmaps of the weights each context used).
     const Step& here = st.trace->steps[static_cast<std::size_t>(st.step)];
-    rules.number_min_h = st.presenting ? 0.025f * static_cast<float>(std::min(fb_h, 1080)) : 0.0f;
+    rules.number_min_h = st.presenting ? 0.025f * std::min(ImGui::GetIO().DisplaySize.y, 1080.0f) : 0.0f;
     const bool memory_step = here.op == Op::View || here.op == Op::Transpose || here.op == Op::TransposeBack ||
                              here.op == Op::Merge;
-    rules.memory_strip = st.presenting && step_ >= 0 && memory_step && numel(here.tensors.front().shape) <= 144 &&
+    const TensorRecord& first = here.tensors.front();
+    std::int64_t lo = INT64_MAX, hi = -1;  // the strip's addresses (a chunk of fused qkv leaves gaps)
+    for (std::int64_t i = 0; i < numel(first.shape); ++i) lo = std::min(lo, first.address(i)), hi = std::max(hi, first.address(i));
+    rules.memory_strip = st.presenting && st.font_scale <= 1.5f && step_ >= 0 && memory_step &&
+                         numel(first.shape) <= 144 && hi - lo < 256 &&
                          !st.shapes_only && !quiz_waiting(st);
     int first_weights = -1;
     for (const Step& s : st.trace->steps)

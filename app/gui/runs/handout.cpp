@@ -90,15 +90,20 @@ public:
         ImGui::NewFrame();
         const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                        ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoScrollbar;
-        const float stage_h = kHeight * 0.56f;
+        // The whole picture for the stage where the heatmaps have nothing to show (before the
+        // weights are computed, after their last use): no half-blank picture on paper.
+        const bool heatmaps = heatmaps_off(st).empty();
+        const float stage_h = heatmaps ? kHeight * 0.56f : static_cast<float>(kHeight);
         ImGui::SetNextWindowPos({0, 0});
         ImGui::SetNextWindowSize({kWidth, stage_h});
         if (ImGui::Begin("Stage", nullptr, fixed)) DrawStage(st, 0.0);
         ImGui::End();
-        ImGui::SetNextWindowPos({0, stage_h});
-        ImGui::SetNextWindowSize({kWidth, kHeight - stage_h});
-        if (ImGui::Begin("Attention heatmaps", nullptr, fixed)) DrawHeatmaps(st);
-        ImGui::End();
+        if (heatmaps) {
+            ImGui::SetNextWindowPos({0, stage_h});
+            ImGui::SetNextWindowSize({kWidth, kHeight - stage_h});
+            if (ImGui::Begin("Attention heatmaps", nullptr, fixed)) DrawHeatmaps(st);
+            ImGui::End();
+        }
         ImGui::Render();
         glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
         glViewport(0, 0, kWidth, kHeight);
@@ -188,11 +193,11 @@ section.step { page-break-inside: avoid; break-inside: avoid; border-top: 1px so
 section.step h2 { font-size: 1.15em; margin: 0 0 0.3em 0; }
 .shape { font-family: "DejaVu Sans Mono", monospace; font-weight: bold; }
 pre { background: #f3f3f3; padding: 0.3em 0.6em; margin: 0.3em 0; white-space: pre-wrap; }
-.moved { color: #a11; } .view { color: #161; }
-img { width: 100%; max-height: 42vh; object-fit: contain; border: 1px solid #ccc; }
+.view { color: #14733a; } .inplace { color: #8c5900; } .copy { color: #b8241f; } .computed { color: #1f59bf; }
+img { width: 100%; height: auto; border: 1px solid #ccc; }
 table.counts { border-collapse: collapse; } table.counts td, table.counts th { border: 1px solid #999; padding: 0.2em 0.8em; }
 @page { margin: 12mm; }
-@media print { body { max-width: none; margin: 0; padding: 0; } section.step { box-sizing: border-box; } img { max-height: 27vh; } }
+@media print { body { max-width: none; margin: 0; padding: 0; } section.step { box-sizing: border-box; break-before: page; page-break-before: always; } }
 </style>
 </head>
 <body>
@@ -211,14 +216,16 @@ table.counts { border-collapse: collapse; } table.counts td, table.counts th { b
 
     for (const Step& s : tr.steps) {
         const TensorRecord& out = s.result();
-        const bool moved = out.storage == Storage::New || out.storage == Storage::Copy;
+        // What happened to memory, in the app's colours: a view green, in place amber, a copy red, computed blue.
+        const char* kind = out.storage == Storage::View ? "view" : out.storage == Storage::InPlace ? "inplace"
+                           : out.storage == Storage::Copy ? "copy" : "computed";
         h += "<section class=\"step\">\n<h2>Step " + std::to_string(s.index) + ": " + op_name(s.op) +
              (s.part().empty() ? "" : " (" + s.part() + ")") + " &nbsp; <span class=\"shape\">" +
              shape_change(tr, s) + "</span></h2>\n";
         h += "<pre>" + html_escape(s.code) + "</pre>\n";
         h += "<p>" + html_escape(s.explain) + "</p>\n";
         h += "<p>" + html_escape(out.name) + ": strides <span class=\"shape\">" + shape_str(out.strides) + "</span>; <span class=\"" +
-             std::string(moved ? "moved" : "view") + "\">" + html_escape(storage_sentence(out.storage)) + "</span></p>\n";
+             std::string(kind) + "\">" + html_escape(storage_sentence(out.storage)) + "</span></p>\n";
         h += "<img src=\"" + picture_name(s.index) + "\" alt=\"step " + std::to_string(s.index) + ": the stage and the heatmaps\">\n";
         h += "</section>\n";
     }

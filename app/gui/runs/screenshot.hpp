@@ -20,6 +20,8 @@ public:
     // after 300 s without a trace.
     bool frame_drawn(AppState& st, const FrameInfo& f) override;
     int finish() override { return exit_code_; }
+    // A screenshot carries no hover state from wherever the pointer rests.
+    bool pointer_away() const override { return true; }
 
 private:
     void save(const FrameInfo& f);

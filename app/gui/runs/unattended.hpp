@@ -34,6 +34,8 @@ public:
     virtual bool frame_drawn(AppState&, const FrameInfo&) { return true; }
     // The frame is on screen.
     virtual void after_frame(AppState&, const FrameInfo&) {}
+    // The pointer is kept off the window: the frames show no hover (a saved picture).
+    virtual bool pointer_away() const { return false; }
     // After the last frame: writes what the run reports. The process's exit code: 0, or 1
     // with the reason on stderr (one line).
     virtual int finish() = 0;

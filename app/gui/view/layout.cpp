@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 
 namespace headsplit::gui {
@@ -351,17 +352,25 @@ Pan pan_window(LayoutLimits& lim, const StepLayout& lay, float dx, float dy) {
     };
     const float cols_shown = static_cast<float>(std::min(t.cols, t.axes.back() == Axis::Key ? lim.tokens : lim.features));
     const float rows_shown = static_cast<float>(std::min(t.rows, lim.tokens));
+    const float heads_shown = static_cast<float>(std::min(t.heads, lim.heads));
+    // The panels' axis (heads, or tokens of token panels) and the rows' axis inside them.
+    const bool token_panels = split && !head_rows;
+    std::int64_t& outer0 = token_panels ? lim.token0 : lim.head0;
+    std::int64_t& inner0 = token_panels ? lim.head0 : lim.token0;
+    const std::int64_t outer_max = token_panels ? lay.max_token0 : lay.max_head0;
+    const std::int64_t inner_max = token_panels ? lay.max_head0 : lay.max_token0;
+    const float inner_shown = token_panels ? heads_shown : rows_shown;
     rest.pans_x = rest.pans_y = true;
     if (lay.max_col0 > 0)
         rest.rest_x = move(lim.col0, lay.max_col0, dx, 1.0f);
-    else if (lay.max_head0 > 0 && head_rows && lim.panel_cols > 1)
-        rest.rest_x = move(lim.head0, lay.max_head0, dx, cols_shown + kPanelGap);
+    else if (split && outer_max > 0 && lim.panel_cols > 1)  // panels side by side: a panel at a time
+        rest.rest_x = move(outer0, outer_max, dx, cols_shown + kPanelGap);
     else
         rest.pans_x = false;
-    if (lay.max_token0 > 0)
-        rest.rest_y = move(lim.token0, lay.max_token0, dy, 1.0f);
-    else if (lay.max_head0 > 0 && head_rows && lim.panel_cols <= 1)
-        rest.rest_y = move(lim.head0, lay.max_head0, dy, kPanelTitle + rows_shown + kPanelRowGap);
+    if (inner_max > 0)  // the rows: tokens (heads in token panels)
+        rest.rest_y = move(inner0, inner_max, dy, 1.0f);
+    else if (split && outer_max > 0 && lim.panel_cols <= 1)  // panels stacked: a panel at a time
+        rest.rest_y = move(outer0, outer_max, dy, kPanelTitle + inner_shown + kPanelRowGap);
     else
         rest.pans_y = false;
     return rest;
@@ -374,6 +383,58 @@ LayoutLimits layout_variant(int v) {
     LayoutLimits l = v < 0 ? page : levels[std::clamp(v / kArrangements, 0, 3)];
     l.panel_cols = kPanelColumns[at];
     return l;
+}
+
+namespace {
+
+// `word` cut after any of `marks`: "self.mask.bool()[:n," at "([," is "self.mask.bool(", ")[", ":n,".
+std::vector<std::string> cut_after(const std::string& word, const char* marks) {
+    std::vector<std::string> pieces;
+    std::string piece;
+    for (char ch : word) {
+        piece += ch;
+        if (std::strchr(marks, ch)) pieces.push_back(std::move(piece)), piece.clear();
+    }
+    if (!piece.empty()) pieces.push_back(piece);
+    return pieces;
+}
+
+// Appends `pieces` (joined by `sep`) to `lines`, the last line of which is being filled.
+void fill(std::vector<std::string>& lines, const std::vector<std::string>& pieces, const std::string& sep, float width,
+          const std::function<float(const std::string&)>& measure, bool first_joins) {
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+        std::string& line = lines.back();
+        const std::string longer = line.empty() ? pieces[i] : line + (i == 0 && !first_joins ? " " : sep) + pieces[i];
+        if (!line.empty() && measure(longer) > width) lines.push_back(pieces[i]);
+        else line = longer;
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> lines_at_spaces(const std::string& text, float width,
+                                         const std::function<float(const std::string&)>& measure) {
+    std::vector<std::string> lines{""};
+    std::size_t at = 0;
+    bool first = true;
+    while (at <= text.size()) {
+        std::size_t end = text.find(' ', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string word = text.substr(at, end - at);
+        const bool number = !word.empty() && word.find_first_not_of("0123456789.-+e") == std::string::npos;
+        if (measure(word) <= width || number) {  // a number is never cut
+            fill(lines, {word}, " ", width, measure, first);
+        } else {  // too wide for any line: after a bracket or a comma, else after a dot
+            std::vector<std::string> pieces;
+            for (const std::string& p : cut_after(word, "([,"))
+                for (const std::string& q : measure(p) <= width ? std::vector<std::string>{p} : cut_after(p, "."))
+                    pieces.push_back(q);
+            fill(lines, pieces, "", width, measure, first);
+        }
+        first = false;
+        at = end + 1;
+    }
+    return lines;
 }
 
 int label_stride(float pitch, float need) {

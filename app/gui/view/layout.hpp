@@ -13,6 +13,7 @@
 // (kPanelTitle cells) that names it.
 // Several tensors of a step (queries, keys, values) stand side by side; the sentences of a
 // batch are blocks one under the other.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -82,7 +83,7 @@ struct HeadColours {
 // origin) and what it stands for along the outer axis.
 struct PanelBox {
     float x = 0, y = 0, w = 0, h = 0;
-    std::int64_t index = 0;  // the token position (token panels) or the head
+    std::int64_t index = 0;  // its token's row in the tensor (token panels) or its head
     std::int64_t batch = 0;  // its sentence
 };
 
@@ -125,9 +126,10 @@ struct StepLayout {
 };
 
 // A pan by (dx, dy) cells of the window (content follows the pointer: dragging right shows
-// earlier columns), clamped to the layout's maxima. Horizontal moves columns, or heads when
-// all columns show and head panels or groups stand side by side; vertical moves token rows,
-// or heads of stacked panels. Whole steps move; the fraction of a step left over is returned
+// earlier columns), clamped to the layout's maxima. Horizontal moves columns, or whole panels
+// (heads, or tokens of token panels) when all columns show and panels stand side by side;
+// vertical moves the panels' rows (tokens, or heads of token panels), or whole panels when
+// all rows show and panels are stacked. Whole steps move; the fraction of a step left over is returned
 // for the next drag event. An axis whose window already shows everything does not pan (the
 // panel scrolls instead: pans_x / pans_y false).
 struct Pan {
@@ -161,6 +163,13 @@ std::string row_name(const Config& c, const TensorLayout& tl, std::int64_t b, st
 // ops), or, across a copy, the element the copy read, found through the tensor's `from`
 // links into `from` (merge: row-major order; concat: head h's output into block h).
 std::vector<int> match_cells(const Step& from, const Step& to);
+
+// `text` broken into lines no wider than `width` (as `measure` gives a text's width) at its
+// spaces: ImGui's own wrap also breaks after '.' and ',', inside "self.W_value(x)" or
+// "0.04551". Only a word wider than a line is cut: after a bracket or a comma, else after a
+// dot (a number never; a piece wider still stands alone on its line).
+std::vector<std::string> lines_at_spaces(const std::string& text, float width,
+                                         const std::function<float(const std::string&)>& measure);
 
 // Labels along an axis, `pitch` px apart, each needing `need` px: draw every k-th, the
 // smallest k (>= 1) with k * pitch >= need, so that no two drawn labels overlap.

@@ -346,4 +346,22 @@ std::string loop_header() { return "for h in range(self.num_heads):"; }
 
 std::string module_return(const Config& c) { return std::string("return ") + (c.out_proj ? "output" : "context_vec"); }
 
+std::string named_shape(const TensorRecord& t) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < t.shape.size(); ++i) {
+        const std::int64_t n = t.shape[i];
+        std::string what;
+        if (i < t.axes.size()) switch (t.axes[i]) {
+                case Axis::Batch: break;
+                case Axis::Head: what = n == 1 ? "head" : "heads"; break;
+                case Axis::KvHead: what = n == 1 ? "kv head" : "kv heads"; break;
+                case Axis::Token: what = n == 1 ? "token" : "tokens"; break;
+                case Axis::Key: what = n == 1 ? "key" : "keys"; break;
+                case Axis::Feature: what = n == 1 ? "feature" : "features"; break;
+            }
+        out += (i ? ", " : "") + std::to_string(n) + (what.empty() ? "" : " " + what);
+    }
+    return out + "]";
+}
+
 }  // namespace headsplit

@@ -74,7 +74,8 @@ QuizQuestion make_question(const Trace& tr, int step, std::uint64_t seed) {
     QuizQuestion q;
     q.step = step;
     const Step& s = tr.steps.at(static_cast<std::size_t>(step));
-    const TensorRecord& out = s.result();
+    const TensorRecord& out = s.lead();
+    q.tensor = out.name;
     q.answer = out.shape;
     if (!out.from.empty())
         if (const TensorRecord* in = tr.source(out.from.front())) q.input = in->shape;

@@ -151,6 +151,14 @@ struct Step {
     // What the step gives: its last tensor (dropout records its mask before the weights),
     // except the input step's, which is x (the context and the key padding mask follow it).
     const TensorRecord& result() const { return op == Op::Input ? tensors.front() : tensors.back(); }
+    // The tensor the step's code line is about: the first of several views alike (queries, the
+    // line says keys and values are alike: the same shape and strides), else the result.
+    const TensorRecord& lead() const {
+        for (const TensorRecord& t : tensors)
+            if (t.storage != Storage::View || t.shape != tensors.front().shape || t.strides != tensors.front().strides)
+                return result();
+        return tensors.front();
+    }
     // Which part of the pass the step belongs to, for people: "head 1", "prefill", "round 2",
     // "query block 1, key block 0" (a flash tile), or "" for a step of the whole pass.
     // The position of row r of tensor `t`: a key position for key rows, a token's otherwise.

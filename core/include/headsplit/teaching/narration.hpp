@@ -21,6 +21,11 @@ struct Narration {
 // head (`self.heads[h]`), as inside the for loop.
 Narration narrate(const Step& s, const Config& c);
 
+// A tensor's shape with each size named by its axis, for a class that must tell equal sizes
+// apart: "[1, 2 heads, 3 tokens, 3 keys]" (the batch a plain number, a score grid's columns
+// its keys, "1 head" for one).
+std::string named_shape(const TensorRecord& t);
+
 // The PyTorch module for c.mode up to `def forward(self, x):` (class, __init__, layers).
 std::vector<std::string> module_header(const Config& c);
 // The forward loop's header in loop mode (the lines of per-head steps are indented below it).

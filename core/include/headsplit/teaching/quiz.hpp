@@ -21,7 +21,8 @@ struct QuizOption {
 struct QuizQuestion {
     int step = 0;
     Shape input;   // what the step's result was made from (its first link), empty when none
-    Shape answer;  // the step's result, as recorded
+    std::string tensor;  // the tensor asked about: the one the step's code line names (Step::lead)
+    Shape answer;        // its shape, as recorded
     std::vector<QuizOption> options;  // 4, distinct, the answer among them exactly once
     int right = 0;                    // index of the answer in options
 };
