@@ -31,7 +31,7 @@ void DrawInspector(const AppState& st) {
     ImFont* mono = code_font();
     for (const std::string& line : e.lines) {
         if (mono && line.rfind("= ", 0) == 0) ImGui::PushFont(mono);
-        text_at_spaces(line);  // a number is never broken ("0." / "04551")
+        text_at_spaces(line, false);  // a number is never broken ("0." / "04551")
         if (mono && line.rfind("= ", 0) == 0) ImGui::PopFont();
     }
 }

@@ -240,12 +240,12 @@ void audit_last_item(const std::string& text) {
     layout_audit().label(text, a.x, a.y, b.x - a.x, b.y - a.y);
 }
 
-void text_at_spaces(const std::string& text) {
+void text_at_spaces(const std::string& text, bool audited) {
     const float width = ImGui::GetContentRegionAvail().x;
     const auto measure = [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; };
     for (const std::string& line : lines_at_spaces(text, width, measure)) {
         ImGui::TextUnformatted(line.c_str());
-        audit_last_item(line);
+        if (audited) audit_last_item(line);
     }
 }
 

@@ -92,8 +92,9 @@ std::string fit_text(const std::string& text, float max_w, float size = 0);
 // Records the last ImGui item (a button, a line of text) as a label.
 void audit_last_item(const std::string& text);
 // `text` at the cursor, broken at its spaces only to the current window's right edge
-// (lines_at_spaces), each line recorded for the audit.
-void text_at_spaces(const std::string& text);
+// (lines_at_spaces), each line recorded for the audit when `audited` (a panel the audit
+// knows: the inspector is not one).
+void text_at_spaces(const std::string& text, bool audited = true);
 // How every cell of one tensor prints its number: all at `decimals`, or none, so that no
 // blank cell beside a number reads as a zero. `widest`: the width its widest number needs at
 // the format chosen (at one decimal when none fits); `tensor` names it for the audit.
