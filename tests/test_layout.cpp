@@ -366,5 +366,6 @@ TEST_CASE("long lines break at spaces only, never inside a name or a number", "[
     CHECK(lines_at_spaces("one.two.three", 8, chars) == std::vector<std::string>{"one.two.", "three"});
     CHECK(lines_at_spaces("", 10, chars) == std::vector<std::string>{""});
     CHECK(lines_at_spaces("a  b", 10, chars) == std::vector<std::string>{"a  b"});  // spaces kept inside a line
+    CHECK(lines_at_spaces("abc  def", 3, chars) == std::vector<std::string>{"abc", "def"});  // no empty line at a break
 }
 

@@ -89,12 +89,12 @@ void DrawCaption(AppState& st) {
     ImGui::TextUnformatted(caption.c_str());
     audit_last_item(caption);
     ImGui::SetWindowFontScale(1.0f);
+    ImGui::PopTextWrapPos();  // the code breaks where text_at_spaces says, not again inside a name
     ImGui::PushFont(code_font());
     ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
     text_at_spaces(s->code);  // never inside "self.W_value(x)"
     ImGui::PopStyleColor();
     ImGui::PopFont();
-    ImGui::PopTextWrapPos();
     // The keys on the first step, a question or F1; else the stage has their lines.
     const bool keys_shown = quiz_waiting(st) || st.show_keys || st.step == 0;
     const std::vector<std::string> keys =

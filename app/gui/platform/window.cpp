@@ -162,38 +162,38 @@ void apply_fullscreen(AppState& st, GLFWwindow* win, Shown& shown) {
 
 // A key pressed and let go between two frames (a presentation clicker's tap, a quick finger;
 // the page gets many) would never be seen down: ImGui 1.86 reads the keys' state once a
-// frame. Such a release waits for the end of the frame that sees the press, and what the key
-// does after it waits its turn: each press is seen down by a frame of its own.
+// frame. So each change of a key (down, up) gets a frame of its own: a change that comes
+// while the key has already changed since the last frame began waits, and one waiting
+// change a key goes through at the end of each frame.
 struct KeyTaps {
     struct Event {
         int action, scancode, mods;
     };
     static inline std::map<int, std::deque<Event>> waiting;  // per key, in order
-    static inline std::set<int> fresh;                       // pressed since the last frame began
+    static inline std::set<int> changed;                     // keys changed since the last frame began
     static void callback(GLFWwindow* w, int key, int scancode, int action, int mods) {
-        std::deque<Event>& q = waiting[key];
-        if (action != GLFW_REPEAT && (!q.empty() || (action == GLFW_RELEASE && fresh.count(key)))) {
-            q.push_back({action, scancode, mods});
-            return;
+        if (action != GLFW_REPEAT) {
+            std::deque<Event>& q = waiting[key];
+            if (!q.empty() || changed.count(key)) {
+                q.push_back({action, scancode, mods});
+                return;
+            }
+            changed.insert(key);
         }
-        if (action == GLFW_PRESS) fresh.insert(key);
         ImGui_ImplGlfw_KeyCallback(w, key, scancode, action, mods);
     }
-    static void frame_begins() { fresh.clear(); }
-    // The frame has seen the presses: the releases that waited go through, and a press after
-    // one is made now, for the next frame to see.
+    static void frame_begins() { changed.clear(); }
+    // While text is typed, the waiting presses go (replayed after the box closed, a doubled
+    // letter would become a command): the releases alone go through.
     static void frame_ended(GLFWwindow* w) {
+        const bool typing = ImGui::GetIO().WantTextInput;
         for (auto& [key, q] : waiting) {
+            while (typing && !q.empty() && q.front().action == GLFW_PRESS) q.pop_front();
             if (q.empty()) continue;
-            const Event up = q.front();
+            const Event e = q.front();
             q.pop_front();
-            ImGui_ImplGlfw_KeyCallback(w, key, up.scancode, up.action, up.mods);
-            while (!q.empty() && q.front().action != GLFW_PRESS) q.pop_front();  // nothing to see before it
-            if (q.empty()) continue;
-            const Event down = q.front();
-            q.pop_front();
-            ImGui_ImplGlfw_KeyCallback(w, key, down.scancode, down.action, down.mods);
-            fresh.insert(key);
+            ImGui_ImplGlfw_KeyCallback(w, key, e.scancode, e.action, e.mods);
+            changed.insert(key);
         }
     }
 };

@@ -405,8 +405,11 @@ void fill(std::vector<std::string>& lines, const std::vector<std::string>& piece
     for (std::size_t i = 0; i < pieces.size(); ++i) {
         std::string& line = lines.back();
         const std::string longer = line.empty() ? pieces[i] : line + (i == 0 && !first_joins ? " " : sep) + pieces[i];
-        if (!line.empty() && measure(longer) > width) lines.push_back(pieces[i]);
-        else line = longer;
+        if (!line.empty() && measure(longer) > width) {
+            if (!pieces[i].empty()) lines.push_back(pieces[i]);  // a space at the break goes, no empty line
+        } else {
+            line = longer;
+        }
     }
 }
 
