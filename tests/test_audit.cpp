@@ -67,6 +67,41 @@ TEST_CASE("the default example's numbers and the 32 px heatmap cells", "[audit]"
     CHECK(audit_problems(a.report(), {}).empty());
 }
 
+TEST_CASE("presenter mode's rules: numbers 2.5% of the height, the memory strip, no weights before they exist", "[audit]") {
+    LayoutAudit a;
+    a.enabled = true;
+    a.begin_frame(1024, 768, 1.5f, "presenter");
+    a.begin_panel("stage", 0, 0, 1024, 600, 0, 0, 1024, 600, false, false);
+    a.cell(".52", 10, 10, 70, 70, true, 40, false, "queries", 0, 20.0f, {0, 0, 0, 0});  // digits of 20 px
+    a.cell("-1.1", 80, 10, 70, 70, true, 40, false, "queries", 1, 18.0f, {0, 0, 1, 0});  // 18 px: under 19.2
+    AuditRules presenter;
+    presenter.number_min_h = 0.025f * 768;
+    auto p = audit_problems(a.report(), presenter);
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].find("\"-1.1\"") != std::string::npos);
+    CHECK(p[0].find("18 px tall, under the 19 px") != std::string::npos);
+    CHECK(audit_problems(a.report(), {}).empty());  // the normal layout keeps no such rule
+
+    AuditRules memory;
+    memory.memory_strip = true;
+    p = audit_problems(a.report(), memory);  // a view step drawn without its strip
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].find("no memory strip") != std::string::npos);
+    a.memory(10, 300, 20, 20, "queries", 0, {0, 0, 0, 0});
+    CHECK(audit_problems(a.report(), memory).empty());
+    CHECK(a.report().items.back().memory);
+    CHECK(a.report().items.back().index == std::vector<long long>{0, 0, 0, 0});
+
+    AuditRules ahead;
+    ahead.no_weights = true;
+    CHECK(audit_problems(a.report(), ahead).empty());  // the stage's cells are not weights
+    a.begin_panel("heatmaps", 600, 0, 424, 600, 600, 0, 1024, 600, false, false);
+    a.cell(".33", 610, 10, 70, 70, true, 40, true, "head 0");
+    p = audit_problems(a.report(), ahead);
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].find("before they are computed") != std::string::npos);
+}
+
 TEST_CASE("items scrolled out of the panel are not judged", "[audit]") {
     LayoutAudit a;
     a.enabled = true;

@@ -50,26 +50,28 @@ bool LayoutAudit::visible(float x, float y, float w, float h) const {
     return x + w > clip_[0] && x < clip_[2] && y + h > clip_[1] && y < clip_[3];
 }
 
-void LayoutAudit::label(const std::string& text, float x, float y, float w, float h, const std::string& token) {
-    if (!enabled || text.empty()) return;
+AuditItem LayoutAudit::placed(float x, float y, float w, float h) const {
     AuditItem it;
     it.panel = panel_;
-    it.text = text;
-    it.token = token;
     it.x = x, it.y = y, it.w = w, it.h = h;
     it.visible = visible(x, y, w, h);
+    return it;
+}
+
+void LayoutAudit::label(const std::string& text, float x, float y, float w, float h, const std::string& token) {
+    if (!enabled || text.empty()) return;
+    AuditItem it = placed(x, y, w, h);
+    it.text = text;
+    it.token = token;
     report_.items.push_back(std::move(it));
 }
 
 void LayoutAudit::cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,
                        bool heatmap, const std::string& tensor, int head, float value_h, std::vector<long long> index) {
     if (!enabled) return;
-    AuditItem it;
-    it.panel = panel_;
+    AuditItem it = placed(x, y, w, h);
     it.cell = true;
     it.text = text;
-    it.x = x, it.y = y, it.w = w, it.h = h;
-    it.visible = visible(x, y, w, h);
     it.value_shown = value_shown;
     it.value_w = value_w;
     it.heatmap = heatmap;
@@ -83,11 +85,8 @@ void LayoutAudit::cell(const std::string& text, float x, float y, float w, float
 void LayoutAudit::memory(float x, float y, float w, float h, const std::string& tensor, int head,
                          std::vector<long long> index) {
     if (!enabled) return;
-    AuditItem it;
-    it.panel = panel_;
+    AuditItem it = placed(x, y, w, h);
     it.memory = true;
-    it.x = x, it.y = y, it.w = w, it.h = h;
-    it.visible = visible(x, y, w, h);
     it.tensor = tensor;
     it.head = head;
     it.index = std::move(index);

@@ -70,6 +70,7 @@ public:
 
 private:
     bool visible(float x, float y, float w, float h) const;
+    AuditItem placed(float x, float y, float w, float h) const;  // in the current panel, its visibility found
     LayoutReport report_;
     std::string panel_;
     float clip_[4] = {0, 0, 0, 0};
