@@ -129,11 +129,12 @@ void Driver::random_change(AppState& st, GLFWwindow* win, double now) {
             break;
         }
         default: {
-            // Keys through GLFW's callback, as a keyboard would send them.
+            // Keys through GLFW's callback, as a keyboard would send them: down for this frame,
+            // up before the next (sent together, no frame would see the key down).
+            if (held_key_ >= 0) return;
             const int keys[] = {GLFW_KEY_RIGHT, GLFW_KEY_LEFT, GLFW_KEY_HOME, GLFW_KEY_END, GLFW_KEY_SPACE};
-            const int key = keys[pick(5)];
-            ImGui_ImplGlfw_KeyCallback(win, key, glfwGetKeyScancode(key), GLFW_PRESS, 0);
-            ImGui_ImplGlfw_KeyCallback(win, key, glfwGetKeyScancode(key), GLFW_RELEASE, 0);
+            held_key_ = keys[pick(5)];
+            ImGui_ImplGlfw_KeyCallback(win, held_key_, glfwGetKeyScancode(held_key_), GLFW_PRESS, 0);
             ++keys_;
             return;
         }
@@ -222,6 +223,10 @@ void Driver::stage_gesture(AppState& st, GLFWwindow* win) {
 
 bool Driver::before_frame(AppState& st, GLFWwindow* win, double now) {
     changed_this_frame_ = false;
+    if (held_key_ >= 0) {  // the key pressed for the frame before is let go
+        ImGui_ImplGlfw_KeyCallback(win, held_key_, glfwGetKeyScancode(held_key_), GLFW_RELEASE, 0);
+        held_key_ = -1;
+    }
     if (gesture_frame_ >= 0) stage_gesture(st, win);
     const AppState::StageView& v = st.stage_view;
     if (v.zoom != last_view_.zoom || v.token0 != last_view_.token0 || v.col0 != last_view_.col0 || v.head0 != last_view_.head0)

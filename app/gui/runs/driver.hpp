@@ -40,6 +40,7 @@ private:
     bool arrival_frame_ = false;
     std::vector<double> all_ms_, change_ms_, change_compute_ms_, big_ms_;
     std::int64_t changes_ = 0, keys_ = 0, resizes_ = 0, gl_errors_ = 0, refused_ = 0;
+    int held_key_ = -1;  // the key pressed for the last frame, let go before the next
     std::int64_t bad_values_ = 0, mishandled_ = 0;
     std::optional<Config> restore_;      // the good config to go back to after a bad value
     // An over-budget configuration (gpt2-xl, T = 8192): when it went in (-1: none waiting for
