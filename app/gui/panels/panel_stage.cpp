@@ -29,7 +29,7 @@ const StepLayout& layout_of(const AppState& st, const std::shared_ptr<const Trac
     lim.batch0 = std::clamp<std::int64_t>(batch0, 0, 0xff);
     lim.head0 = std::min<std::int64_t>(lim.head0, 0xfff);
     // Presenter mode and a handout draw one of several tensors viewed alike, as large as it goes.
-    lim.first_only = (st.presenting || st.document) && alike_views(tr->steps[static_cast<std::size_t>(step)]);
+    lim.first_only = (st.presenting || st.document) && tr->steps[static_cast<std::size_t>(step)].views_alike();
     // Negative, so never a step: variant 5 bits, token0 16, col0 16, head0 12, batch 3, batch0 8.
     const std::int64_t key = -1 - (static_cast<std::int64_t>(variant - kPageVariant) | lim.token0 << 5 | lim.col0 << 21 |
                                    lim.head0 << 37 | lim.batch << 49 | lim.batch0 << 52 |
@@ -128,8 +128,7 @@ std::string window_text(const TensorLayout& tl, const LayoutLimits& lim, std::in
 }
 
 // The step's heading: its number and op (`titled`: not where a caption names them) and what
-// happened to memory (on a line of its own
-// when the two do not fit one), then its explanation: where nothing else shows it (presenter
+// happened to memory (on a line of its own when the two do not fit one), then its explanation: where nothing else shows it (presenter
 // mode, a page) when it takes no more than a third of the panel; in the normal layout when the
 // layout gave it the room (panels.stage_explains) and it takes no more than a tenth of the
 // window's height, else the inspector has it. Returns the explanation's height at this width,
@@ -276,10 +275,9 @@ std::int64_t token_run(const TensorRecord& rec) {
 
 // The height of the strip, px: its title, and each row's address ticks, cells and token marks;
 // one row's cells are 0.8 of a stage cell up to 1.1 lines, wrapped rows' cells 0.6 of a line or
-// a little more (`strip_cells`, the part that scales with the stage's cells: none).
-float strip_text_h(const Room& room, std::int64_t n, std::int64_t unit, float* strip_cells = nullptr) {
+// a little more: sized by the text, not by the stage's cells.
+float strip_text_h(const Room& room, std::int64_t n, std::int64_t unit) {
     const std::int64_t rows = strip_shape(room, n, 1e9f, unit).rows;
-    if (strip_cells) *strip_cells = 0.0f;
     return room.line * (2.3f + 1.3f * static_cast<float>(rows) + (rows == 1 ? 1.1f : 0.75f * static_cast<float>(rows)));
 }
 
@@ -308,12 +306,11 @@ float caption_lines(const Room& room) { return tiny_stage(room) ? 0.0f : short_s
 float note_lines(const Room& room) { return tiny_stage(room) ? 0.0f : short_stage(room) ? 1.0f : 2.0f; }
 
 // The room below the heading that is not cells: the lines of names and captions, the scroll
-// bar's room and the memory strip (`strip_cells`: the part of it that scales with the cells,
-// in stage cells: none, the strip's cells are sized by the text).
+// bar's room and the memory strip.
 // `asked`: for what the stage asks of the layout, which counts the strip only where memory is
 // the lesson (elsewhere it is drawn in room left over); `shortest`: the captions and the note
 // a line each, as on a short stage (the least text it can live with).
-float text_room(const Room& room, const Step& s, const StepLayout& lay, float* strip_cells = nullptr, bool asked = false,
+float text_room(const Room& room, const Step& s, const StepLayout& lay, bool asked = false,
                 bool shortest = false) {
     bool hidden = false;
     for (const TensorLayout& tl : lay.tensors) hidden |= tl.hidden > 0;
@@ -321,12 +318,10 @@ float text_room(const Room& room, const Step& s, const StepLayout& lay, float* s
     // cells, and the memory strip's title when it is drawn.
     const bool strip_drawn = memory_strip_drawn(room, s) && (!asked || memory_lesson(s));
     // (0.5: the room a token label centred on a small last row may reach under the grid.)
-    float strip = 0;
     const float strip_h =
-        strip_drawn ? strip_text_h(room, strip_span(s.tensors.front()), token_run(s.tensors.front()), &strip) : 0.0f;
+        strip_drawn ? strip_text_h(room, strip_span(s.tensors.front()), token_run(s.tensors.front())) : 0.0f;
     const float captions = shortest ? 1.0f : caption_lines(room), notes = shortest ? 1.0f : note_lines(room);
     const float lines = 1.2f + captions + (tiny_stage(room) && !shortest ? 0.0f : 0.5f) + (hidden ? notes : 0.0f);
-    if (strip_cells) *strip_cells = strip;
     // The scroll bars' room is kept free either way, so that a bar appearing does not
     // shrink the cells and make it go away again.
     return (room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f) + lines * room.line + strip_h;
@@ -334,11 +329,10 @@ float text_room(const Room& room, const Step& s, const StepLayout& lay, float* s
 
 // The largest cell with which layout `lay` of step `s` fits the room.
 float fit_cell(const Room& room, const Step& s, const StepLayout& lay) {
-    float strip = 0;
-    const float text = text_room(room, s, lay, &strip);
+    const float text = text_room(room, s, lay);
     const float bar = room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f;
     return std::min((room.avail.x - bar - room.label_w - 10) / std::max(lay.width, 1.0f),
-                    (room.avail.y - text) / std::max(lay.height + strip, 1.0f));
+                    (room.avail.y - text) / std::max(lay.height, 1.0f));
 }
 
 // The window of cells chosen for this frame.
@@ -829,7 +823,7 @@ void DrawStage(AppState& st, double now) {
     const float cell = cell_size(room, *s, ch, motion, st.stage_view.zoom);
     if (st.stage_view.zoom > 1.0f) layout_audit().allow_scroll();  // zoomed in: the reader pans and scrolls
     // What of the panel's height is not cells, for the layout of the next frame.
-    st.panels.stage_text_h = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, L, nullptr, true, true);
+    st.panels.stage_text_h = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, L, true, true);
     // The widest window, in the grid of panels that needs the least height, at 14 px cells; a step of up to 64 numbers (the
     // teaching example) at the size that shows them.
     std::int64_t numbers = 0;
@@ -839,13 +833,12 @@ void DrawStage(AppState& st, double now) {
     for (int v = 0; v < kArrangements; ++v) {
         if (!arrangement_differs(layout_of(st, st.trace, st.step, 0, {}, ch.batch_shown, ch.batch0), v)) continue;
         const StepLayout& wide = layout_of(st, st.trace, st.step, v, {}, ch.batch_shown, ch.batch0);
-        float strip = 0;
-        const float text = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, wide, &strip, true);
+        const float text = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, wide, true);
         // No taller than the width lets its cells be.
         const float cell_w = (room.avail.x - room.label_w - 10) / std::max(wide.width, 1.0f);
-        const float need = text + std::min(legible, cell_w) * (wide.height + strip);
-        const float least = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, wide, nullptr, true, true);
-        if (need < st.panels.stage_need_h) st.panels.stage_need_h = need, st.panels.stage_min_h = least + 4.0f * (wide.height + strip);
+        const float need = text + std::min(legible, cell_w) * wide.height;
+        const float least = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, wide, true, true);
+        if (need < st.panels.stage_need_h) st.panels.stage_need_h = need, st.panels.stage_min_h = least + 4.0f * wide.height;
     }
     // Told without the explanation, and its height apart: the layout decides whether it has
     // the room (and so does not swing between the two from frame to frame).

@@ -236,14 +236,6 @@ void place_cells(TensorLayout& tl, const Extent& e, const LayoutLimits& lim) {
 
 }  // namespace
 
-bool alike_views(const Step& s) {
-    if (s.tensors.size() < 2) return false;
-    for (const TensorRecord& t : s.tensors)
-        if (t.storage != Storage::View || t.shape != s.tensors.front().shape || t.strides != s.tensors.front().strides)
-            return false;
-    return true;
-}
-
 StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& lim) {
     StepLayout out;
     float x0 = 0;

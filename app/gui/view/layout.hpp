@@ -144,10 +144,6 @@ constexpr float kPanelRowGap = 0.3f;  // between two rows of panels, above the n
 constexpr float kTensorGap = 1.5f;  // between tensors of one step
 constexpr float kBatchGap = 1.0f;   // between the blocks of two sentences
 
-// Whether the step's tensors are views alike (queries, keys and values viewed the same way:
-// the same shape and strides), so that one of them tells what the step does.
-bool alike_views(const Step& s);
-
 // The sizes, key/value heads, tokens and decoding rounds come from the trace's config.
 StepLayout layout_step(const Step& s, const Config& c, const LayoutLimits& limits = {});
 // The same for a plain multi-head configuration of `heads` heads of `head_dim`.
