@@ -41,10 +41,9 @@ names = {p["name"] for p in d["panels"]}
 assert {"timeline", "stage", "heatmaps", "code"} <= names, names
 cells = [i for i in d["items"] if i["kind"] == "cell"]
 labels = [i for i in d["items"] if i["kind"] == "label"]
-# The transpose step's keys and values (18 numbers each; queries' widest number, -1.09, needs
-# a wider cell than the panel's width gives them at this size, so none of its 18 shows one
-# and, too small for any, they are not reported); no heatmap: the weights come at step 7.
-assert len(cells) == 2 * 18, len(cells)
+# The transpose step's queries, keys and values (18 numbers each; queries' widest number,
+# -1.09, shown with one decimal); no heatmap: the weights come at step 7.
+assert len(cells) == 3 * 18, len(cells)
 assert all(c["value_shown"] and c["panel"] == "stage" for c in cells)
 assert [l["text"] for l in labels if l["panel"] == "heatmaps"] == ["the attention weights are computed at step 7"], labels
 assert any(l["text"] == "queries" and l["panel"] == "stage" for l in labels)
@@ -215,6 +214,41 @@ for s, d in report.items():
     assert shown, "step %d shows no number" % s
     assert all(i["value_h"] >= 0.025 * 768 - 0.5 for i in shown), (s, min(i["value_h"] for i in shown))
 print("the view draws token panels, the transpose head panels; the strip stays through the views and the merge lays it out anew")
+PY
+# Every token named whole on a projector: ten words with 4 heads at 1024x768, text 1.5, the
+# softmax step. Read from the report, not from what the window says it left out: the heatmap
+# of the head shown large names every key and every query position ("the" twice, each with
+# its place), each label holds its whole token, and the stage names every row; the project
+# step of the default example shows every number of its three tensors.
+ten="the quick brown fox jumps over the lazy dog today"
+"$bin" --screenshot "$work/w10.png" --layout-report "$work/w10.json" --present --window 1024x768 --font-scale 1.5 \
+  --step 7 --text "$ten" --heads 4 --d-out 8 --d-in 8 2>"$work/err" || fail "presenter, ten words: $(cat "$work/err")"
+"$bin" --screenshot "$work/p1.png" --layout-report "$work/p1.json" --present --window 1024x768 --font-scale 1.5 \
+  --step 1 2>"$work/err" || fail "presenter, step 1: $(cat "$work/err")"
+/usr/bin/python3 - "$work/w10.json" "$work/p1.json" "$ten" <<'PY' || fail "the labels of ten words, the project step's numbers"
+import json, sys
+d = json.load(open(sys.argv[1]))
+words = sys.argv[3].split()
+labels = [i for i in d["items"] if i["kind"] == "label" and i.get("token") and i["visible"]]
+for l in labels:
+    assert l["token"] in l["text"], ("cut", l)
+def named(panel, along):
+    # Labels of one line of a panel: the same left edge (rows) or the same top (keys).
+    ls = [l for l in labels if l["panel"] == panel]
+    lines = {}
+    for l in ls:
+        lines.setdefault(round(l[along]), []).append(l)
+    return max(lines.values(), key=len) if lines else []
+for panel, along in (("heatmaps", "x"), ("heatmaps", "y"), ("stage", "x")):
+    line = named(panel, along)
+    assert {l["token"] for l in line} == set(words), (panel, along, [l["text"] for l in line])
+    assert {l["text"] for l in line if l["token"] == "the"} == {"0:the", "6:the"}, (panel, along, [l["text"] for l in line])
+p1 = json.load(open(sys.argv[2]))
+cells = [i for i in p1["items"] if i["kind"] == "cell" and i["panel"] == "stage"]
+assert {c["tensor"] for c in cells} == {"queries", "keys", "values"}, {c["tensor"] for c in cells}
+assert len(cells) == 54 and all(c["value_shown"] and c["value_h"] >= 0.025 * 768 - 0.5 for c in cells), \
+    [(c["tensor"], c["value_shown"], c["value_h"]) for c in cells if not c["value_shown"]][:5]
+print("ten words: every key and query named whole; the project step: 54 numbers of 19 px or more")
 PY
 # Without --screenshot the report has no frame to describe: refused in one line.
 "$bin" --layout-report "$work/x.json" 2>"$work/err"

@@ -189,7 +189,7 @@ TEST_CASE("large traces compute off the UI thread; gpt3 shows shapes only", "[gu
     CHECK(st.quiz.pending->answer == Shape{1, 96, 4, 128});
     quiz_answer(st, {1, 4, 96, 128}, 2.0);  // the view's shape: as if nothing changed
     CHECK(st.quiz.verdict.find("Not quite: [1, 4, 96, 128] is as if the step changed no shape") == 0);
-    CHECK(st.quiz.verdict.find("the step gives [1, 96, 4, 128]") != std::string::npos);
+    CHECK(st.quiz.verdict.find("the step gives [1, 96 heads, 4 tokens, 128 features]") != std::string::npos);
 }
 
 TEST_CASE("the window's traces hold the inputs and weights they ran on", "[gui]") {
@@ -336,7 +336,7 @@ TEST_CASE("quiz: the next step is asked before it is drawn, scored, and explaine
     CHECK(st.anim_start == 2.0);  // the step animates in now
     CHECK(st.quiz.verdict.find("Not quite") == 0);
     CHECK(st.quiz.verdict.find(slip) != std::string::npos);
-    CHECK(st.quiz.verdict.find("[1, 3, 2, 3]") != std::string::npos);
+    CHECK(st.quiz.verdict.find("[1, 3 tokens, 2 heads, 3 features]") != std::string::npos);
     // One line: the stage's heading explains the step, the verdict does not repeat it.
     CHECK(st.quiz.verdict.find(st.trace->steps[2].explain) == std::string::npos);
     CHECK(st.quiz.verdict.find('\n') == std::string::npos);
@@ -374,7 +374,8 @@ TEST_CASE("quiz: the next step is asked before it is drawn, scored, and explaine
     const QuizOption& chosen = st.quiz.pending->options[static_cast<std::size_t>(st.quiz.pending->right)];
     quiz_answer(st, chosen.shape, 8.0);
     CHECK(st.quiz.answered_right);
-    CHECK(st.quiz.verdict == "Right: attn_scores is " + shape_str(right_one) + ".");
+    CHECK(right_one == Shape{1, 3, 3, 3});
+    CHECK(st.quiz.verdict == "Right: attn_scores is [1, 3 heads, 3 tokens, 3 keys].");
 
     // The score stays until reset; off, nothing is hidden.
     quiz_reset_score(st);
@@ -589,16 +590,16 @@ TEST_CASE("presenter mode's live changes say what changed and what followed", "[
     // The issue's own example, worked by hand: 3 heads of 6 / 3 = 2 features.
     CHECK(live_change(st, LiveChange::HeadsUp));
     settle(st);
-    CHECK(st.live.caption == "heads 2 -> 3: head_dim 3 -> 2, attn_scores [1, 3, 3, 3]");
+    CHECK(st.live.caption == "heads 2 -> 3: head_dim 3 -> 2, attn_scores [1, 3 heads, 3 tokens, 3 keys]");
     CHECK(st.trace->config.heads == 3);
     // D_out by one feature per head: 9 = 3 heads of 3.
     CHECK(live_change(st, LiveChange::DOutUp));
     settle(st);
-    CHECK(st.live.caption == "D_out 6 -> 9: head_dim 2 -> 3, attn_scores [1, 3, 3, 3]");
+    CHECK(st.live.caption == "D_out 6 -> 9: head_dim 2 -> 3, attn_scores [1, 3 heads, 3 tokens, 3 keys]");
     // Fewer heads: 1 (the divisor of 9 below 3); the KV heads follow nothing here.
     CHECK(live_change(st, LiveChange::HeadsDown));
     settle(st);
-    CHECK(st.live.caption == "heads 3 -> 1: head_dim 3 -> 9, attn_scores [1, 1, 3, 3]");
+    CHECK(st.live.caption == "heads 3 -> 1: head_dim 3 -> 9, attn_scores [1, 1 head, 3 tokens, 3 keys]");
     // No divisor further down: nothing asked, the caption says why.
     CHECK_FALSE(live_change(st, LiveChange::HeadsDown));
     CHECK(st.live.caption == "heads stays 1: no fewer heads divide D_out = 9");
@@ -607,7 +608,7 @@ TEST_CASE("presenter mode's live changes say what changed and what followed", "[
     settle(st);
     CHECK(live_change(st, LiveChange::KvHeadsDown));
     settle(st);
-    CHECK(st.live.caption == "KV heads 3 -> 1: attn_scores [1, 3, 3, 3]");
+    CHECK(st.live.caption == "KV heads 3 -> 1: attn_scores [1, 3 heads, 3 tokens, 3 keys]");
     // The mask off, then a mode the configuration refuses: the model on screen stays.
     CHECK(live_change(st, LiveChange::Causal));
     settle(st);

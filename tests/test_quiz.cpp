@@ -60,7 +60,7 @@ TEST_CASE("the answers of the default example, worked by hand", "[quiz]") {
     };
     CHECK(tensor(Op::View) == "queries");
     CHECK(tensor(Op::Transpose) == "queries");
-    CHECK(tensor(Op::Project) == "values");
+    CHECK(tensor(Op::Project) == "queries");  // the first of three made alike
     CHECK(tensor(Op::Merge) == "context_vec");
     for (const Step& s : tr.steps)
         if (s.op == Op::Transpose) {
@@ -74,7 +74,7 @@ TEST_CASE("the answers of the default example, worked by hand", "[quiz]") {
 
 TEST_CASE("the answer is the trace's shape, not a table: a changed trace changes it", "[quiz]") {
     Trace tr = test::run_cpu(Config{});
-    tr.steps[2].tensors.back().shape = {1, 3, 3, 2};  // a corrupted view
+    tr.steps[2].tensors.front().shape = {1, 3, 3, 2};  // a corrupted view of the queries, the tensor asked about
     const QuizQuestion q = make_question(tr, 2, 3);
     CHECK(q.answer == Shape{1, 3, 3, 2});
     CHECK(q.options[static_cast<std::size_t>(q.right)].shape == Shape{1, 3, 3, 2});
@@ -135,11 +135,11 @@ TEST_CASE("the variants' steps are asked too, with their own slips", "[quiz][var
             std::set<Shape> distinct;
             for (const QuizOption& o : q.options) {
                 distinct.insert(o.shape);
-                CHECK(o.mistake.empty() == (o.shape == s.result().shape));
+                CHECK(o.mistake.empty() == (o.shape == s.lead().shape));
                 slips.insert(o.mistake);
             }
             CHECK(distinct.size() == 4);
-            CHECK(q.answer == s.result().shape);
+            CHECK(q.answer == s.lead().shape);
             ++asked;
         }
     }

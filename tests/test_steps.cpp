@@ -212,7 +212,7 @@ TEST_CASE("shapes are told with their axes' names, so that equal sizes are told 
             if (s.op == op) return named_shape(s.lead());
         return std::string();
     };
-    CHECK(named(Op::Project) == "[1, 3 keys, 6 features]");  // values: a row per key position
+    CHECK(named(Op::Project) == "[1, 3 tokens, 6 features]");  // queries: a row per token
     CHECK(named(Op::View) == "[1, 3 tokens, 2 heads, 3 features]");
     CHECK(named(Op::Transpose) == "[1, 2 heads, 3 tokens, 3 features]");
     CHECK(named(Op::Scores) == "[1, 2 heads, 3 tokens, 3 keys]");
@@ -222,4 +222,28 @@ TEST_CASE("shapes are told with their axes' names, so that equal sizes are told 
     one.heads = 1;
     const Trace single = test::run_cpu(one);
     CHECK(named_shape(single.steps[3].lead()) == "[1, 1 head, 3 tokens, 6 features]");
+}
+
+TEST_CASE("two axes of one size are pointed out once, on the first step that shows them", "[steps]") {
+    // The default example: T = head_dim = 3. View [1, 3 tokens, 2 heads, 3 features] is the
+    // first to show two 3s; the transpose shows the same pair; the scores add tokens and keys.
+    const Trace tr = test::run_cpu(Config{});
+    std::vector<std::string> said;
+    for (const Step& s : tr.steps) said.push_back(size_collision(tr, s.index));
+    REQUIRE(tr.steps[2].op == Op::View);
+    CHECK(said[0].empty());
+    CHECK(said[1].empty());
+    CHECK(said[2] == "Both 3 here: tokens and features");
+    CHECK(said[3].empty());
+    REQUIRE(tr.steps[4].op == Op::Scores);
+    CHECK(said[4] == "Both 3 here: tokens and keys");
+    int lines = 0;
+    for (const std::string& line : said) lines += !line.empty();
+    CHECK(lines == 2);
+    // Three heads of head_dim 2: three tokens and three heads.
+    Config three;
+    three.heads = 3;
+    const Trace t3 = test::run_cpu(three);
+    CHECK(size_collision(t3, 2) == "Both 3 here: tokens and heads");
+    CHECK(size_collision(t3, 99).empty());
 }

@@ -7,6 +7,7 @@
 
 #include "gui/model/state.hpp"
 #include "headsplit/engine/config_edit.hpp"
+#include "headsplit/teaching/narration.hpp"
 
 namespace headsplit::gui {
 
@@ -148,7 +149,7 @@ std::string live_caption(const std::string& what, const Config& before, const Co
         if (name == "KV heads" && !before.grouped() && !after.grouped()) continue;
         if (was != now && what.rfind(name + " ", 0) != 0) followed.push_back(name + " " + was + " -> " + now);
     }
-    if (step) followed.push_back(step->result().name + " " + shape_str(step->result().shape));
+    if (step) followed.push_back(step->lead().name + " " + named_shape(step->lead()));
     std::string out = what;
     for (std::size_t i = 0; i < followed.size(); ++i) out += (i == 0 ? ": " : ", ") + followed[i];
     return out;

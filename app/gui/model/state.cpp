@@ -72,12 +72,12 @@ void quiz_answer(AppState& st, Shape given, double now) {
     q.shown_upto = std::max(q.shown_upto, question.step);
     // One line: the stage draws the answer and its heading explains the step.
     if (right) {
-        q.verdict = "Right: " + question.tensor + " is " + shape_str(given) + ".";
+        q.verdict = "Right: " + question.tensor + " is " + question.answer_named + ".";
     } else {
         std::string slip = "is not what this step gives";
         for (const QuizOption& o : question.options)
             if (o.shape == given) slip = "is " + o.mistake;
-        q.verdict = "Not quite: " + shape_str(given) + " " + slip + "; the step gives " + shape_str(question.answer) + ".";
+        q.verdict = "Not quite: " + shape_str(given) + " " + slip + "; the step gives " + question.answer_named + ".";
     }
     st.anim_start = now;  // now the step is drawn, moving in from the one before
     st.last_advance = now;  // playing shows it (and the verdict) a whole step's time

@@ -73,12 +73,17 @@ void DrawCaption(AppState& st) {
     const TensorRecord* in = out.from.empty() ? nullptr : st.trace->source(out.from.front());
     // A checkpoint run names its layer: the same steps run on every layer's weights.
     const Config& c = st.trace->config;
-    std::string caption = (c.weights_dir.empty() ? std::string()
-                                                 : "Layer " + std::to_string(c.layer) + " (0-" + std::to_string(c.layers - 1) + "), ") +
-                          "Step " + std::to_string(s->index) + " of " + std::to_string(st.trace->steps.size() - 1) + ": " +
-                          op_name(s->op) + (s->part().empty() ? "" : " (" + s->part() + ")") + "   " +
-                          (in ? shape_str(in->shape) + " -> " : "") +
-                          (quiz_hides(st, s->index) ? std::string("?") : named_shape(out));
+    // The result's axes named; the input's too where the line still fits the width.
+    const auto line = [&](bool named_in) {
+        return (c.weights_dir.empty() ? std::string()
+                                      : "Layer " + std::to_string(c.layer) + " (0-" + std::to_string(c.layers - 1) + "), ") +
+               "Step " + std::to_string(s->index) + " of " + std::to_string(st.trace->steps.size() - 1) + ": " +
+               op_name(s->op) + (s->part().empty() ? "" : " (" + s->part() + ")") + "   " +
+               (in ? (named_in ? named_shape(*in) : shape_str(in->shape)) + " -> " : "") +
+               (quiz_hides(st, s->index) ? std::string("?") : named_shape(out));
+    };
+    std::string caption = line(true);
+    if (ImGui::CalcTextSize(caption.c_str()).x > ImGui::GetContentRegionAvail().x) caption = line(false);
     if (st.quiz.on) caption += "   (score " + std::to_string(st.quiz.right) + " / " + std::to_string(st.quiz.asked) + ")";
     // The step line 1.5 times as large where it fits the width, as large as fits down to the
     // text size, else wrapped; the code line wrapped at its spaces; the keys each whole.
@@ -95,6 +100,16 @@ void DrawCaption(AppState& st) {
     text_at_spaces(s->code);  // never inside "self.W_value(x)"
     ImGui::PopStyleColor();
     ImGui::PopFont();
+    // Two axes of one size, the first step that shows them: which is which, said once.
+    if (!quiz_hides(st, s->index)) {
+        const std::string same = size_collision(*st.trace, s->index);
+        if (!same.empty()) {
+            ImGui::PushTextWrapPos(0.0f);
+            ImGui::TextUnformatted(same.c_str());
+            ImGui::PopTextWrapPos();
+            audit_last_item(same);
+        }
+    }
     // The keys on the first step, a question or F1; else the stage has their lines.
     const bool keys_shown = quiz_waiting(st) || st.show_keys || st.step == 0;
     const std::vector<std::string> keys =

@@ -146,6 +146,13 @@ struct Grids {
     std::string key_token(std::int64_t j) const {
         return j < static_cast<std::int64_t>(keys.size()) ? keys[static_cast<std::size_t>(j)] : "";
     }
+    // As labels: a repeated word led by its position ("6:the").
+    std::string query_label(std::int64_t i) const {
+        std::vector<std::string> words;
+        for (std::int64_t t = 0; t < c.num_tokens(); ++t) words.push_back(c.token_at(sentence, t));
+        return word_label(words, static_cast<std::size_t>(row0 + i), row0 + i);
+    }
+    std::string key_label(std::int64_t j) const { return word_label(keys, static_cast<std::size_t>(j), j); }
     // A masked key: padding (the key padding mask says so) or the future (the causal mask).
     bool is_padding(std::int64_t j) const {
         const std::size_t at = static_cast<std::size_t>(sentence * c.num_keys() + j);
@@ -259,7 +266,7 @@ struct Canvas {
     MapTiling tiling;
     float bound;  // scores: the symmetric colour range the heads share
     int row_stride, key_stride;
-    float row_size, key_size;  // the token labels' text size, px: down to half the text's before any is left out
+    float row_size, key_size;  // the token labels' text size, px: down to kSmallestLabel of the text before any is left out
     float map_w, map_h;
     ImU32 text_col, dim_col;
     // One head large, every head as a thumbnail in a strip: when the maps do not all fit at a
@@ -272,6 +279,9 @@ struct Canvas {
     bool legend = true;  // drawn (a panel too short gives its room to the maps)
     float legend_need = 0;  // its height when drawn
     float legible = 0;  // the cell below which not every map is shown
+    float key_band = 0;        // the key labels' height under a map
+    bool keys_on_end = false;  // the key labels stand on end, reading upwards
+    bool keys_staggered = false;  // across, every other one a line lower (twice the width each)
 };
 
 // The colour bar's width: 12 letters, or less on a narrow panel.
@@ -280,50 +290,29 @@ float legend_bar(const Canvas& cv) { return std::min(cv.avail.x * 0.3f, 12.0f * 
 // The room between two thumbnails.
 float thumb_gap(float font) { return 0.5f * font; }
 
-// `focus`: the head chosen (-1: none); `heads_fit` is set to whether every map fits legibly.
-Canvas place_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps, int focus, bool& heads_fit) {
-    Canvas cv;
-    cv.font = ImGui::GetFontSize();
-    cv.line_h = ImGui::GetTextLineHeightWithSpacing();
-    cv.origin = ImGui::GetCursorScreenPos();
-    const float font = cv.font, line_h = cv.line_h;
-    const std::int64_t N = g.N, NR = g.NR;
-    // The panel never scrolls: the maps take the room left in it.
-    cv.avail = room_left();
-    // Row labels: the widest token, cut to 8 letters at most.
-    float label_w = 0;
-    for (std::int64_t i = 0; i < NR; ++i)
-        label_w = std::max(label_w, ImGui::CalcTextSize(g.query_token(i).substr(0, 8).c_str()).x);
-    cv.label_w = label_w = std::min(label_w, 6.0f * font) + 6;
-    cv.gap = font;
-    // Scores share one symmetric colour range across the heads.
-    cv.bound = 0;
-    if (!g.weights)
-        for (const Map& m : maps) cv.bound = std::max(cv.bound, range_of(st, m).magnitude());
-    // The legend's lines, its range's numbers as wide as they are drawn (at "-67.91" for
-    // tiny-trained's scores the masked swatch goes to a second line).
-    const float legend_h = cv.legend_h = line_h * legend_lines(legend_parts(g, cv.bound, legend_bar(cv), font),
-                                                 cv.avail.x, font) + 4;
-    // Tiled as square maps of the larger side, so that 1 x t rows of a round stay readable.
-    // Too short for a map's title, key labels and 4 px cells beside the legend: the legend
-    // gives its room to the maps.
-    cv.legend = cv.avail.y - legend_h >= 2 * line_h + cv.gap + 4.0f * static_cast<float>(std::max(N, NR));
-    cv.legend_need = legend_h;
-    if (!cv.legend) cv.legend_h = 0;
-    const float maps_h = cv.avail.y - cv.legend_h;
+// The maps' tiling in `maps_h` px (one head large where they do not all fit legibly, or one was
+// chosen), each map's title and key labels (cv.key_band) taking room beside its cells.
+void place_tiling(Canvas& cv, const std::vector<Map>& maps, std::int64_t N, std::int64_t NR, float maps_h, int focus,
+                  const Grids& g) {
+    const float font = cv.font, line_h = cv.line_h, label_w = cv.label_w;
+    cv.thumbs_only = false;
     cv.tiling = tile_maps(static_cast<int>(maps.size()), std::max(N, NR), cv.avail.x, maps_h, label_w,
-                          2 * line_h /* title, key labels */, cv.gap);
+                          line_h + cv.key_band, cv.gap);
     // Legible: up to 4 tokens the size that shows a number, up to 12 tokens 32 px drawn (a
-    // projector's back row), beyond that a third of a letter. Smaller, one head is shown large
+    // projector's back row), up to 16 room for each token's name at kSmallestLabel of the text, beyond
+    // that a third of a letter. Smaller, one head is shown large
     // with every head as a thumbnail; a page shows every map, as large as fits.
-    const float legible = cv.legible = std::max(N, NR) <= 4 ? value_cell() : std::max(N, NR) <= 12 ? 33.0f : std::max(8.0f, font / 3);
+    const float legible = cv.legible = std::max(N, NR) <= 4    ? value_cell()
+                                       : std::max(N, NR) <= 12 ? 33.0f
+                                       : std::max(N, NR) <= 16 ? kSmallestLabel * font + 4
+                                                               : std::max(8.0f, font / 3);
     const bool fit = cv.tiling.cell >= legible || maps.size() == 1;
     cv.focus = -1;
     if (!g.document && !g.comparing && maps.size() > 1 && (!fit || focus >= 0)) {
         cv.focus = std::clamp(focus, 0, static_cast<int>(maps.size()) - 1);
         cv.thumb = std::clamp(0.1f * std::min(cv.avail.x, maps_h), 1.2f * font, 3.0f * font);
         cv.thumb_w = ImGui::CalcTextSize(("h" + std::to_string(maps.size() - 1)).c_str()).x;
-        cv.strip = focus_tiling(static_cast<int>(maps.size()), std::max(N, NR), cv.avail.x, maps_h, label_w, 2 * line_h,
+        cv.strip = focus_tiling(static_cast<int>(maps.size()), std::max(N, NR), cv.avail.x, maps_h, label_w, line_h + cv.key_band,
                                 cv.gap, cv.thumb, cv.thumb_w, line_h, thumb_gap(font));
         cv.tiling = {1, 1, cv.strip.cell};
         cv.thumb = cv.strip.thumb;
@@ -342,23 +331,88 @@ Canvas place_maps(const AppState& st, const Grids& g, const std::vector<Map>& ma
             }
         }
     }
+}
+
+// `focus`: the head chosen (-1: none); `heads_fit` is set to whether every map fits legibly.
+Canvas place_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps, int focus, bool& heads_fit) {
+    Canvas cv;
+    cv.font = ImGui::GetFontSize();
+    cv.line_h = ImGui::GetTextLineHeightWithSpacing();
+    cv.origin = ImGui::GetCursorScreenPos();
+    const float font = cv.font, line_h = cv.line_h;
+    const std::int64_t N = g.N, NR = g.NR;
+    // The panel never scrolls: the maps take the room left in it.
+    cv.avail = room_left();
+    // Row labels: the widest token, cut to 8 letters at most.
+    float label_w = 0;
+    for (std::int64_t i = 0; i < NR; ++i)
+        label_w = std::max(label_w, ImGui::CalcTextSize(g.query_label(i).substr(0, 8).c_str()).x);
+    cv.label_w = label_w = std::min(label_w, 6.0f * font) + 6;
+    cv.gap = font;
+    // Scores share one symmetric colour range across the heads.
+    cv.bound = 0;
+    if (!g.weights)
+        for (const Map& m : maps) cv.bound = std::max(cv.bound, range_of(st, m).magnitude());
+    // The legend's lines, its range's numbers as wide as they are drawn (at "-67.91" for
+    // tiny-trained's scores the masked swatch goes to a second line).
+    const float legend_h = cv.legend_h = line_h * legend_lines(legend_parts(g, cv.bound, legend_bar(cv), font),
+                                                 cv.avail.x, font) + 4;
+    // Tiled as square maps of the larger side, so that 1 x t rows of a round stay readable.
+    // Too short for a map's title, key labels and 4 px cells beside the legend: the legend
+    // gives its room to the maps.
+    cv.legend = cv.avail.y - legend_h >= 2 * line_h + cv.gap + 4.0f * static_cast<float>(std::max(N, NR));
+    cv.legend_need = legend_h;
+    if (!cv.legend) cv.legend_h = 0;
+    const float maps_h = cv.avail.y - cv.legend_h;
+    // Key labels under each map: whole across their column where they fit it at half the text
+    // size or more; else on end, as tall as the longest (up to 6 letters' width) and as large
+    // as the column is wide, or across on two lines where the band on end would take legible
+    // maps below their legible size; then every k-th.
+    float key_whole = 0, key_need = 0;
+    for (std::int64_t j = 0; j < N; ++j) {
+        key_whole = std::max(key_whole, ImGui::CalcTextSize(g.key_label(j).c_str()).x);
+        key_need = std::max(key_need, ImGui::CalcTextSize(g.key_label(j).substr(0, 3).c_str()).x);
+    }
+    cv.key_band = line_h;
+    place_tiling(cv, maps, N, NR, maps_h, focus, g);
+    if (font * (cv.tiling.cell - 4) / std::max(key_whole, 1.0f) < 0.5f * font) {
+        // (Not where the band would take legible maps below the legible size.)
+        const MapTiling across = cv.tiling;
+        const float size = std::clamp(cv.tiling.cell - 4, kSmallestLabel * font, font);
+        cv.key_band = std::max(line_h, std::min(key_whole, 6.0f * font) * size / font + 6);
+        place_tiling(cv, maps, N, NR, maps_h, focus, g);
+        cv.keys_on_end = true;
+        if (across.cell >= cv.legible && cv.tiling.cell < cv.legible) {  // across on two lines
+            cv.keys_on_end = false;
+            cv.keys_staggered = true;
+            const float small = std::clamp(font * (2 * across.cell - 6) / std::max(key_whole, 1.0f), kSmallestLabel * font, font);
+            cv.key_band = std::max(line_h, 2 * small + 6);
+            place_tiling(cv, maps, N, NR, maps_h, focus, g);
+        }
+    }
+    const bool fit = cv.tiling.cell >= cv.legible || maps.size() == 1;
     heads_fit = fit;
     cv.cell = std::clamp(cv.tiling.cell, 1.0f, 5.0f * font);
     cv.dl = ImGui::GetWindowDrawList();
     cv.text_col = ImGui::GetColorU32(ImGuiCol_Text), cv.dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
 
-    // Labels: smaller where the cells are (to half the text size), then every k-th row / key
-    // when the cells are smaller than a label; keys whole where they fit, else their first three letters.
-    cv.row_size = std::clamp(cv.cell - 1, 0.5f * font, font);
+    // Labels: smaller where the cells are (to kSmallestLabel of the text), then every k-th row / key
+    // when the cells are smaller than a label.
+    cv.row_size = std::clamp(cv.cell - 1, kSmallestLabel * font, font);
     cv.row_stride = label_stride(cv.cell, cv.row_size);
-    float key_whole = 0, key_need = 0;
-    for (std::int64_t j = 0; j < N; ++j) {
-        key_whole = std::max(key_whole, ImGui::CalcTextSize(g.key_token(j).c_str()).x);
-        key_need = std::max(key_need, ImGui::CalcTextSize(g.key_token(j).substr(0, 3).c_str()).x);
+    if (cv.keys_staggered) {
+        cv.key_size = std::clamp(std::min(font * (2 * cv.cell - 6) / std::max(key_whole, 1.0f), (cv.key_band - 6) / 2),
+                                 kSmallestLabel * font, font);
+        cv.key_stride = 1;
+    } else if (cv.keys_on_end) {  // no larger than the band holds the longest
+        cv.key_size = std::clamp(std::min(cv.cell - 4, font * (cv.key_band - 6) / std::max(std::min(key_whole, 6.0f * font), 1.0f)),
+                                 kSmallestLabel * font, font);
+        cv.key_stride = label_stride(cv.cell, cv.key_size);  // a line's height holds its own spacing
+    } else {
+        cv.key_size = std::clamp(font * (cv.cell - 4) / std::max(key_whole, 1.0f), kSmallestLabel * font, font);
+        cv.key_stride = label_stride(cv.cell, key_need * cv.key_size / font + 4);
     }
-    cv.key_size = std::clamp(font * (cv.cell - 4) / std::max(key_whole, 1.0f), 0.5f * font, font);
-    cv.key_stride = label_stride(cv.cell, key_need * cv.key_size / font + 4);
-    cv.map_w = label_w + N * cv.cell + cv.gap, cv.map_h = 2 * line_h + NR * cv.cell + cv.gap;
+    cv.map_w = label_w + N * cv.cell + cv.gap, cv.map_h = line_h + cv.key_band + NR * cv.cell + cv.gap;
     return cv;
 }
 
@@ -401,7 +455,7 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
         const float row_max = row_max_of(row_v, T);
         if (i % cv.row_stride == 0)
             draw_label(dl, {x0 - label_w, y0 + i * cell + cell * 0.5f - cv.row_size * 0.5f}, cv.text_col,
-                       fit_text(g.query_token(i), label_w - 6, cv.row_size), g.query_token(i), cv.row_size);
+                       fit_text(g.query_label(i), label_w - 6, cv.row_size), g.query_token(i), cv.row_size);
         for (std::int64_t j = 0; j < N; ++j) {
             const float v = row_v[j];
             const ImVec2 p0(x0 + j * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
@@ -425,11 +479,28 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
             }
         }
     }
-    // Key tokens along the bottom, every k-th, cut to the room they have.
-    for (std::int64_t j = 0; j < N; j += cv.key_stride)
+    // Key tokens along the bottom, every k-th: across their columns cut to the room they have,
+    // on end, centred on the column, cut to the band, or across on two lines.
+    if (cv.key_stride > 1) layout_audit().thinned("key labels every " + std::to_string(cv.key_stride) + "th");
+    if (cv.row_stride > 1) layout_audit().thinned("row labels every " + std::to_string(cv.row_stride) + "th");
+    for (std::int64_t j = 0; j < N; j += cv.key_stride) {
+        if (cv.keys_on_end) {  // within the band and the panel
+            const float y = y0 + NR * cell + 2, room = std::min(cv.key_band - 6, cv.origin.y + cv.avail.y - y);
+            draw_label_on_end(dl, {x0 + j * cell + (cell - 1 - cv.key_size) * 0.5f, y}, cv.dim_col,
+                              fit_text(g.key_label(j), room, cv.key_size), g.key_token(j), cv.key_size);
+            continue;
+        }
+        if (cv.keys_staggered) {  // centred on the column, every other one a line lower
+            const std::string text = fit_text(g.key_label(j), 2 * cell - 6, cv.key_size);
+            const float w = ImGui::GetFont()->CalcTextSizeA(cv.key_size, FLT_MAX, 0, text.c_str()).x;
+            draw_label(dl, {x0 + j * cell + (cell - w) * 0.5f, y0 + NR * cell + 2 + (j % 2 ? cv.key_size + 2 : 0.0f)},
+                       cv.dim_col, text, g.key_token(j), cv.key_size);
+            continue;
+        }
         draw_label(dl, {x0 + j * cell + 1, y0 + NR * cell + 2}, cv.dim_col,
-                   fit_text(g.key_token(j), std::min<std::int64_t>(cv.key_stride, N - j) * cell - 4, cv.key_size),
+                   fit_text(g.key_label(j), std::min<std::int64_t>(cv.key_stride, N - j) * cell - 4, cv.key_size),
                    g.key_token(j), cv.key_size);
+    }
 }
 
 // Every head as a thumbnail in the strip beside (or under) the large map: its name, its grid
@@ -588,14 +659,14 @@ void DrawHeatmaps(AppState& st) {
     const Canvas cv = place_maps(st, g, maps, comparing ? -1 : st.focus_head, st.panels.heads_fit);
     // What of the panel's height is not cells (for the layout of the next frame): above the
     // maps, the legend, a map's title and key labels.
-    st.panels.heads_text_h = cv.origin.y - ImGui::GetWindowPos().y + cv.legend_need + 2 * cv.line_h + cv.gap +
+    st.panels.heads_text_h = cv.origin.y - ImGui::GetWindowPos().y + cv.legend_need + cv.line_h + cv.key_band + cv.gap +
                              ImGui::GetStyle().WindowPadding.y;
     // Legible cells at the steps the maps are about (scores to dropout) and wherever a map is
     // small enough to show its numbers (up to 4 tokens); at the others, where they show the
     // weights each context used beside the stage's lesson, 16 px will do.
     const bool about_maps = is_grid_op(tr.steps[static_cast<std::size_t>(st.step)].op) || std::max(g.N, g.NR) <= 4;
     const float want = about_maps ? cv.legible : std::min(cv.legible, 16.0f);
-    st.panels.heads_need_h = st.panels.heads_text_h + want * static_cast<float>(std::max(g.N, g.NR));
+    st.panels.heads_need_h = st.panels.heads_text_h + want * static_cast<float>(std::max(g.N, g.NR)) + 1;  // 1: rounding
     // One number format for every cell of a grid (all its heads), or none: worked out once per
     // grid tensor, not once per map.
     std::map<const TensorRecord*, CellText> formats;

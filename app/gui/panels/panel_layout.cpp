@@ -186,7 +186,12 @@ void DrawPanels(AppState& st, double now) {
         // The stage's explanation where both fit with it (the inspector shows it anyway).
         st.panels.stage_explains = ps.stage_need_h + ps.stage_explain_h + ps.heads_need_h <= column;
         const float stage_need = ps.stage_need_h + (ps.stage_explains ? ps.stage_explain_h : 0.0f);
-        if (stage_need + ps.heads_need_h <= column) {
+        // The heatmaps showing a line alone (no weights yet, or none any more): the stage has
+        // the rest.
+        const bool heads_idle = st.panels.heatmaps_tab && !heatmaps_off(st).empty();
+        if (stage_need + ps.heads_need_h <= column && heads_idle) {
+            bottom_h = ps.heads_need_h;
+        } else if (stage_need + ps.heads_need_h <= column) {
             split_origin = timeline_h + stage_need, split_span = column - stage_need - ps.heads_need_h;
             bottom_h = ps.heads_need_h + split_span * (1.0f - st.splits.stage);
         } else if (ps.heads_need_h + ps.stage_min_h <= column) {

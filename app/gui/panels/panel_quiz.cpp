@@ -7,6 +7,7 @@
 
 #include <imgui.h>
 
+#include "headsplit/teaching/narration.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/panels/style.hpp"
 
@@ -42,7 +43,7 @@ void DrawQuizCard(AppState& st, double now) {
     audit_last_item(title);
     ImGui::SetWindowFontScale(1.0f);
     if (in) {
-        const std::string from = "made from " + in->name + " " + shape_str(in->shape) + " by";
+        const std::string from = "made from " + in->name + " " + named_shape(*in) + " by";
         ImGui::TextWrapped("%s", from.c_str());
         audit_last_item(from);
     }

@@ -1,7 +1,9 @@
 // Stage: the current step's tensors as grids of cells, coloured by head, moving from where
 // they stood in the previous step; below, the buffer as it lies in memory.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <functional>
 #include <list>
 #include <memory>
 
@@ -28,12 +30,13 @@ const StepLayout& layout_of(const AppState& st, const std::shared_ptr<const Trac
     lim.batch = std::clamp<std::int64_t>(batch, 1, 4);
     lim.batch0 = std::clamp<std::int64_t>(batch0, 0, 0xff);
     lim.head0 = std::min<std::int64_t>(lim.head0, 0xfff);
-    // Presenter mode and a handout draw one of several tensors viewed alike, as large as it goes.
-    lim.first_only = (st.presenting || st.document) && tr->steps[static_cast<std::size_t>(step)].views_alike();
-    // Negative, so never a step: variant 5 bits, token0 16, col0 16, head0 12, batch 3, batch0 8.
-    const std::int64_t key = -1 - (static_cast<std::int64_t>(variant - kPageVariant) | lim.token0 << 5 | lim.col0 << 21 |
-                                   lim.head0 << 37 | lim.batch << 49 | lim.batch0 << 52 |
-                                   std::int64_t{lim.first_only} << 60);
+    // Presenter mode and a handout draw one of several tensors viewed together, as large as it goes.
+    lim.first_only = (st.presenting || st.document) && tr->steps[static_cast<std::size_t>(step)].views();
+    // Negative, so never a step: variant 7 bits, token0 16, col0 16, head0 12, batch 3, batch0 8.
+    static_assert(kLayoutVariants - kPageVariant <= 128, "the variant's 7 bits");
+    const std::int64_t key = -1 - (static_cast<std::int64_t>(variant - kPageVariant) | lim.token0 << 7 | lim.col0 << 23 |
+                                   lim.head0 << 39 | lim.batch << 51 | lim.batch0 << 54 |
+                                   std::int64_t{lim.first_only} << 62);
     if (StepLayout* hit = cache.find(tr, step, tr, key)) return *hit;
     return cache.add(tr, step, tr, key, layout_step(tr->steps[step], tr->config, lim));
 }
@@ -56,9 +59,9 @@ const std::vector<int>& match_of(const AppState& st, const std::shared_ptr<const
 
 float ease(float t) { return t < 0.5f ? 2 * t * t : 1 - std::pow(-2 * t + 2, 2.0f) / 2; }
 
-std::string axes_text(const TensorRecord& t, const TensorLayout& tl, const Config& c) {
+std::string axes_text(const TensorRecord& t, const Config& c) {
     const std::int64_t head_dim = c.head_dim();
-    const std::vector<Axis>& axes = tl.axes;
+    const Axes axes = layout_axes(t);
     std::string s = "[";
     for (std::size_t i = 0; i < std::min(axes.size(), t.shape.size()); ++i) {  // m, l: [B, H, rows]
         std::string a = axis_label(axes[i]);
@@ -128,12 +131,14 @@ std::string window_text(const TensorLayout& tl, const LayoutLimits& lim, std::in
 }
 
 // The step's heading: its number and op (`titled`: not where a caption names them) and what
-// happened to memory (on a line of its own when the two do not fit one), then its explanation: where nothing else shows it (presenter
-// mode, a page) when it takes no more than a third of the panel; in the normal layout when the
-// layout gave it the room (panels.stage_explains) and it takes no more than a tenth of the
-// window's height, else the inspector has it. Returns the explanation's height at this width,
-// drawn or not, and sets `drawn`.
-float draw_heading(const Step& s, bool explain_here, bool room_for_it, bool titled, bool& drawn) {
+// happened to memory (on a line of its own when the two do not fit one), then its explanation:
+// where nothing else shows it (presenter mode, a page) when it takes no more than a third of
+// the panel and leaves the cells legible (`cramps`: whether an explanation that tall would
+// not); in the normal layout when the layout gave it the room (panels.stage_explains) and it
+// takes no more than a tenth of the window's height, else the inspector has it. Returns the
+// explanation's height at this width, drawn or not, and sets `drawn`.
+float draw_heading(const Step& s, bool explain_here, bool room_for_it, bool titled, const std::function<bool(float)>& cramps,
+                   bool& drawn) {
     const std::string title = "Step " + std::to_string(s.index) + ": " + op_name(s.op) + (s.part().empty() ? "" : " (" + s.part() + ")");
     const TensorRecord& first = s.tensors.front();
     const std::string storage = storage_sentence(first.storage);
@@ -153,7 +158,7 @@ float draw_heading(const Step& s, bool explain_here, bool room_for_it, bool titl
     ImGui::PopTextWrapPos();
     audit_last_item(storage);
     const float text_h = ImGui::CalcTextSize(s.explain.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y;
-    drawn = explain_here ? text_h <= ImGui::GetWindowHeight() / 3
+    drawn = explain_here ? text_h <= ImGui::GetWindowHeight() / 3 && !cramps(text_h)
                          : room_for_it && text_h <= 0.1f * ImGui::GetIO().DisplaySize.y;
     if (!drawn) return text_h;
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
@@ -194,11 +199,23 @@ void draw_shapes_only(const Step& s, const Config& c, const std::string& notice)
 struct Room {
     ImVec2 avail;
     bool scrolls = false;  // zoomed in: the panel may show scroll bars, whose room is kept
+    bool spare_strip = true;   // the strip may be drawn where memory is not the lesson
+    bool lesson_strip = true;  // the strip may be drawn where memory is the lesson
     float line, font, label_w;
+    float captions_w = 0;  // the shared captions' width; 0 where the tensors differ
+    float token_w = 0;     // the widest token (up to 8 letters) at the text's size
 };
 
+// The shape with its axes' names and the strides, under the grid once for all the step's
+// tensors: {"each [B, T, D] = [1, 3, 6]", "strides [18, 6, 1]"}.
+std::array<std::string, 2> shared_captions(const Step& s, const Config& c) {
+    const TensorRecord& rec = s.tensors.front();
+    return {(s.tensors.size() > 1 ? "each " : "") + axes_text(rec, c),
+            "strides " + shape_str(rec.strides) + (rec.offset ? ", offset " + std::to_string(rec.offset) : "")};
+}
+
 // `scrolls`: the panel may show scroll bars (zoomed in).
-Room measure_room(const Config& c, bool scrolls) {
+Room measure_room(const Step& s, const Config& c, bool scrolls) {
     Room r;
     r.line = ImGui::GetTextLineHeightWithSpacing();
     r.font = ImGui::GetFontSize();
@@ -218,8 +235,13 @@ Room measure_room(const Config& c, bool scrolls) {
     measure(c.tokens);
     for (std::int64_t b = 0; b < std::min<std::int64_t>(c.batch, 4); ++b) measure(c.key_tokens(b));
     measure({"<pad>"});
+    r.token_w = widest;
     const float prefix = ImGui::CalcTextSize(c.batch > 1 ? "s0 kv0 " : "kv0 ").x;
     r.label_w = std::min(5.5f * r.font, widest + prefix + 6);
+    bool same = true;
+    for (const TensorRecord& t : s.tensors) same &= t.shape == s.tensors.front().shape && t.strides == s.tensors.front().strides;
+    if (same && !s.tensors.empty())
+        for (const std::string& line : shared_captions(s, c)) r.captions_w = std::max(r.captions_w, ImGui::CalcTextSize(line.c_str()).x);
     return r;
 }
 
@@ -273,18 +295,28 @@ std::int64_t token_run(const TensorRecord& rec) {
     return d >= 0 ? std::max<std::int64_t>(rec.strides[static_cast<std::size_t>(d)], 1) : 1;
 }
 
-// The height of the strip, px: its title, and each row's address ticks, cells and token marks;
-// one row's cells are 0.8 of a stage cell up to 1.1 lines, wrapped rows' cells 0.6 of a line or
-// a little more: sized by the text, not by the stage's cells.
+// Whether the tokens' names under the strip's brackets (`unit` cells each) take two lines,
+// every other one lower with twice the width: where the widest at half the text's size is
+// wider than a bracket.
+bool names_staggered(const Room& room, const StripShape& k, std::int64_t unit) {
+    return 0.5f * room.token_w > static_cast<float>(unit) * k.cell - 3;
+}
+
+// The height of the strip, px: its title and address ticks, then each row's cells and token
+// names (two lines of them where staggered), at the largest cells the strip takes (one row's
+// 1.1 lines at most, wrapped rows' 0.6 of a line or a little more): sized by the text, not by
+// the stage's cells.
 float strip_text_h(const Room& room, std::int64_t n, std::int64_t unit) {
-    const std::int64_t rows = strip_shape(room, n, 1e9f, unit).rows;
-    return room.line * (2.3f + 1.3f * static_cast<float>(rows) + (rows == 1 ? 1.1f : 0.75f * static_cast<float>(rows)));
+    const StripShape k = strip_shape(room, n, 1e9f, unit);
+    const float names = (names_staggered(room, k, unit) ? 2.0f : 1.0f) * room.font;
+    return room.line * 2.3f + static_cast<float>(k.rows) * (k.cell + 6 + names);
 }
 
 // The memory strip: wherever memory is the lesson (a buffer of up to 256 numbers) where it
 // takes no more than 60% of the stage's room and leaves the grid 2 lines, and on a step of up
 // to 96 numbers (not a tile step, whose four tensors take the room) on a stage with 10 lines
-// of room below its heading, in one row taking no more than 35% of it.
+// of room below its heading, in one row taking no more than 35% of it; each where the room
+// allows it (lesson_strip, spare_strip).
 bool memory_strip_drawn(const Room& room, const Step& s) {
     const std::int64_t n = numel(s.tensors.front().shape);
     if (n > 256) return false;
@@ -292,8 +324,10 @@ bool memory_strip_drawn(const Room& room, const Step& s) {
     const std::int64_t unit = token_run(s.tensors.front());
     // (3.7 lines: the stage's other text without a note on hidden cells; 2 more for the grid.)
     const float strip_h = strip_text_h(room, span, unit);
-    if (memory_lesson(s)) return span <= 256 && strip_h <= 0.6f * room.avail.y && strip_h + 5.7f * room.line <= room.avail.y;
-    return n <= 96 && s.op != Op::Tile && room.avail.y >= 10 * room.line && strip_shape(room, span, 1e9f).rows == 1 &&
+    if (memory_lesson(s))
+        return room.lesson_strip && span <= 256 && strip_h <= 0.6f * room.avail.y && strip_h + 5.7f * room.line <= room.avail.y;
+    return room.spare_strip && n <= 96 && s.op != Op::Tile && room.avail.y >= 10 * room.line &&
+           strip_shape(room, span, 1e9f).rows == 1 &&
            strip_h <= 0.35f * room.avail.y;
 }
 
@@ -309,9 +343,10 @@ float note_lines(const Room& room) { return tiny_stage(room) ? 0.0f : short_stag
 // bar's room and the memory strip.
 // `asked`: for what the stage asks of the layout, which counts the strip only where memory is
 // the lesson (elsewhere it is drawn in room left over); `shortest`: the captions and the note
-// a line each, as on a short stage (the least text it can live with).
+// a line each, as on a short stage (the least text it can live with); `beside`: the captions
+// stand beside the last row of tensors (captions_beside).
 float text_room(const Room& room, const Step& s, const StepLayout& lay, bool asked = false,
-                bool shortest = false) {
+                bool shortest = false, bool beside = false) {
     bool hidden = false;
     for (const TensorLayout& tl : lay.tensors) hidden |= tl.hidden > 0;
     // Above: the names (and head names) line; below: axes, strides, the note on hidden
@@ -320,19 +355,41 @@ float text_room(const Room& room, const Step& s, const StepLayout& lay, bool ask
     // (0.5: the room a token label centred on a small last row may reach under the grid.)
     const float strip_h =
         strip_drawn ? strip_text_h(room, strip_span(s.tensors.front()), token_run(s.tensors.front())) : 0.0f;
-    const float captions = shortest ? 1.0f : caption_lines(room), notes = shortest ? 1.0f : note_lines(room);
+    const float captions = beside ? 0.0f : shortest ? 1.0f : caption_lines(room);
+    const float notes = shortest ? 1.0f : note_lines(room);
     const float lines = 1.2f + captions + (tiny_stage(room) && !shortest ? 0.0f : 0.5f) + (hidden ? notes : 0.0f);
     // The scroll bars' room is kept free either way, so that a bar appearing does not
     // shrink the cells and make it go away again.
     return (room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f) + lines * room.line + strip_h;
 }
 
-// The largest cell with which layout `lay` of step `s` fits the room.
-float fit_cell(const Room& room, const Step& s, const StepLayout& lay) {
-    const float text = text_room(room, s, lay);
+// Where the shared captions may stand beside the last row of tensors, cell units from the
+// grid's left: right of a later row's last tensor; 0 with one row.
+float beside_x(const StepLayout& lay) {
+    if (lay.tensors.empty() || lay.tensors.back().y <= 0) return 0.0f;
+    return lay.tensors.back().x + lay.tensors.back().width + kTensorGap;
+}
+
+// Whether the shared captions stand beside the last row of tensors at cells of `cell` px,
+// where the rows leave them the width (their lines then take no room under the grid).
+bool captions_beside(const Room& room, const StepLayout& lay, float cell) {
     const float bar = room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f;
-    return std::min((room.avail.x - bar - room.label_w - 10) / std::max(lay.width, 1.0f),
-                    (room.avail.y - text) / std::max(lay.height, 1.0f));
+    return beside_x(lay) > 0 && room.captions_w > 0 && !short_stage(room) &&
+           room.avail.x - bar - room.label_w - 10 - beside_x(lay) * cell >= room.captions_w;
+}
+
+// The largest cell with which layout `lay` of step `s` fits the room: with the captions
+// beside the last row of tensors where that gives larger cells and they fit there.
+float fit_cell(const Room& room, const Step& s, const StepLayout& lay) {
+    const float bar = room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f;
+    const float by_w = (room.avail.x - bar - room.label_w - 10) / std::max(lay.width, 1.0f);
+    const auto by_h = [&](bool beside) { return (room.avail.y - text_room(room, s, lay, false, false, beside)) / std::max(lay.height, 1.0f); };
+    const float below = std::min(by_w, by_h(false));
+    // Rows of tensors only where the gap between them holds their names at 0.6 of the text.
+    if (beside_x(lay) > 0 && kTensorRowGap * below - 3 < 0.6f * room.font) return 0.0f;
+    if (beside_x(lay) <= 0) return below;
+    const float beside = std::min(by_w, by_h(true));
+    return beside > below && captions_beside(room, lay, beside) ? beside : below;
 }
 
 // The window of cells chosen for this frame.
@@ -343,20 +400,34 @@ struct Choice {
 };
 
 // Whether arrangement `a` lays a step out otherwise than those before it (`first`: its
-// arrangement 0): a step without panels has one arrangement, and columns beyond its most
-// panels repeat the last.
-bool arrangement_differs(const StepLayout& first, int a) {
-    if (a == 0) return true;
-    std::size_t most = 0;
+// arrangement 0): columns beyond a step's most panels repeat the last, and rows of tensors
+// that hold as many tensors each as the arrangement before. Tensors stand in rows only where
+// they share their captions (`shared`: each row's would lie in the names' slot of the next).
+bool arrangement_differs(const StepLayout& first, int a, bool shared) {
+    const std::size_t n = first.tensors.size();
+    if (!shared && kTensorRows[a / 6] > 1) return false;
+    std::int64_t most = 0;
     for (const TensorLayout& t : first.tensors)
-        most = std::max(most, t.panels.size() / static_cast<std::size_t>(std::max<std::int64_t>(t.batches, 1)));
-    return static_cast<std::int64_t>(most) > kPanelColumns[a - 1];
+        most = std::max<std::int64_t>(most, static_cast<std::int64_t>(t.panels.size()) / std::max<std::int64_t>(t.batches, 1));
+    // What an arrangement amounts to for this step: panels per row, tensors per row.
+    const auto effect = [&](int k) {
+        return std::make_pair(std::min(kPanelColumns[k % 6], std::max<std::int64_t>(most, 1)), tensors_per_row(n, kTensorRows[k / 6]));
+    };
+    for (int b = 0; b < a; ++b)
+        if (effect(b) == effect(a) && (shared || kTensorRows[b / 6] == 1)) return false;
+    return true;
 }
 
-// The window of cells that reads best in this panel: the largest one whose cells are at
-// least 14 px, its panels in the grid that gives the largest cells (else the
-// one with the largest cells). Sentences of a batch: as many blocks as keep the cells at
-// least 14 px (down to one, the heatmaps' sentence slider choosing which).
+// The smallest cell a window may have: 14 px, and room for its row's token and a token
+// panel's title (in its slot and the gap above) at kSmallestLabel of the text.
+float legible_cell(const Room& room) {
+    return std::max({14.0f, kSmallestLabel * room.font + 1, (kSmallestLabel * room.font + 2) / (kPanelTitle + kPanelRowGap)});
+}
+
+// The window of cells that reads best in this panel: the largest one whose cells are
+// legible_cell(), its panels in the grid that gives the largest cells (else the one with the
+// largest cells). Sentences of a batch: as many blocks as keep the cells legible (down to
+// one, the heatmaps' sentence slider choosing which).
 Choice choose_window(const AppState& st, const Room& room, const Step& s) {
     const Config& c = st.trace->config;
     Choice ch;
@@ -366,14 +437,14 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s) {
         float best_b = -1;
         const std::int64_t b0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - b);
         // A printed page first tries a window wide enough to hold most tensors whole.
-        for (int level = st.document ? -1 : 0; level < kLayoutVariants / kArrangements && best_b < 14.0f; ++level)
+        for (int level = st.document ? -1 : 0; level < kLayoutVariants / kArrangements && best_b < legible_cell(room); ++level)
             for (int v = level * kArrangements; v < (level + 1) * kArrangements; ++v) {
                 const StepLayout& first = layout_of(st, st.trace, st.step, level * kArrangements, {}, b, b0);
-                if (!arrangement_differs(first, v - level * kArrangements)) continue;
+                if (!arrangement_differs(first, v - level * kArrangements, room.captions_w > 0)) continue;
                 const float fit = fit_cell(room, s, layout_of(st, st.trace, st.step, v, {}, b, b0));
                 if (fit > best_b + 0.5f) best_b = fit, v_b = v;
             }
-        if (best_b >= 14.0f || b == 1) {
+        if (best_b >= legible_cell(room) || b == 1) {
             ch.variant = v_b, ch.best = best_b, ch.batch_shown = b;
             break;
         }
@@ -411,13 +482,15 @@ Motion motion_of(const AppState& st, const Choice& ch, double now) {
     return m;
 }
 
+constexpr float kMaxCellFonts = 4.2f;  // the largest cell, in font heights
+
 // Sizes the cells to the space (the chosen window's fit, and the step animated from, so
 // that both fit while cells glide), times the reader's zoom. Nothing scrolls at zoom 1: a
 // tensor too large for legible cells shows a window of them (choose_window), and numbers
 // show where their cells have room.
 float cell_size(const Room& room, const Step& s, const Choice& ch, const Motion& m, float zoom) {
     const float cell = m.from ? std::min(ch.best, fit_cell(room, s, *m.from)) : ch.best;
-    return std::clamp(cell, 1.0f, 4.2f * room.font) * zoom;
+    return std::clamp(cell, 1.0f, kMaxCellFonts * room.font) * zoom;
 }
 
 // Where this frame's cells and labels go, and how far the drawing has reached.
@@ -451,8 +524,9 @@ struct Canvas {
 };
 
 // Tensor names above each block, cut to the block; shape with axis names and strides
-// below, once for the step when its tensors share them.
-void draw_tensor_captions(Canvas& cv, float below) {
+// below, once for the step when its tensors share them (`beside`: beside the last row of
+// tensors instead).
+void draw_tensor_captions(Canvas& cv, float below, bool beside) {
     const Step& s = cv.s;
     const TensorRecord& first = s.tensors.front();
     const float cell = cv.cell;
@@ -461,29 +535,41 @@ void draw_tensor_captions(Canvas& cv, float below) {
     for (std::size_t ti = 0; ti < cv.L.tensors.size(); ++ti) {
         const TensorLayout& tl = cv.L.tensors[ti];
         const TensorRecord& rec = s.tensors[ti];
-        const float block_w = ti + 1 < cv.L.tensors.size() ? tl.width * cell + kTensorGap * cell * 0.8f
-                                                           : cv.origin.x + cv.room.avail.x - (cv.grid0.x + tl.x * cell);
-        // One drawn for several viewed alike: the others named beside it.
+        const bool row_ends = ti + 1 == cv.L.tensors.size() || cv.L.tensors[ti + 1].y != tl.y;
+        const float block_w = !row_ends ? tl.width * cell + kTensorGap * cell * 0.8f
+                                        : cv.origin.x + cv.room.avail.x - (cv.grid0.x + tl.x * cell);
+        // One drawn for several viewed together: the others named beside it, and their key/value
+        // heads where they have fewer.
         std::string name = rec.name;
         if (cv.L.tensors.size() < s.tensors.size()) {
             name += " (";
             for (std::size_t o = cv.L.tensors.size(); o < s.tensors.size(); ++o)
                 name += (o > cv.L.tensors.size() ? ", " : "") + s.tensors[o].name;
-            name += " alike)";
+            const TensorRecord& other = s.tensors.back();
+            const int kv = other.dim_of(Axis::KvHead);
+            name += kv >= 0 && other.shape != rec.shape
+                        ? " alike, with " + std::to_string(other.shape[static_cast<std::size_t>(kv)]) + " kv heads)"
+                        : " alike)";
         }
         const float name_w = cv.L.tensors.size() == 1 ? cv.origin.x + cv.room.avail.x - (cv.grid0.x + tl.x * cell) : block_w;
-        cv.label({cv.grid0.x + tl.x * cell, cv.origin.y}, ImGui::GetColorU32(ImGuiCol_Text), fit_text(name, name_w));
+        if (tl.y == 0) {
+            cv.label({cv.grid0.x + tl.x * cell, cv.origin.y}, ImGui::GetColorU32(ImGuiCol_Text), fit_text(name, name_w));
+        } else {  // a later row of tensors: in the gap above it, as large as the gap allows up to the text
+            const float size = std::min(cv.room.font, kTensorRowGap * cell - 3);
+            const ImVec2 pos(cv.grid0.x + tl.x * cell, cv.grid0.y + tl.y * cell - size - 2);
+            cv.label_sized(pos, ImGui::GetColorU32(ImGuiCol_Text), name, size, name_w, "");
+        }
         if (same && ti > 0) continue;
-        std::string axes = (same && s.tensors.size() > 1 ? "each " : "") + axes_text(rec, tl, cv.c);
-        std::string strides = "strides " + shape_str(rec.strides) + (rec.offset ? ", offset " + std::to_string(rec.offset) : "");
+        std::string axes = shared_captions(s, cv.c).front(), strides = shared_captions(s, cv.c).back();
         if (!same) {
             axes = fit_text(rec.name + " " + shape_str(rec.shape), block_w);
             strides = "";
         }
         // From under the grid, or from the panel's left edge (under the token names) when that
         // keeps them whole.
-        const float x = cv.grid0.x + (same ? 0 : tl.x * cell);
+        const float x = cv.grid0.x + (beside ? beside_x(cv.L) * cell : same ? 0 : tl.x * cell);
         const float right = cv.origin.x + cv.room.avail.x;
+        if (beside) below = cv.grid0.y + cv.L.tensors.back().y * cell;
         auto place = [&](const std::string& text, float y) {
             const float w = ImGui::CalcTextSize(text.c_str()).x;
             const float at = x + w <= right || !same ? x : cv.origin.x;
@@ -495,8 +581,8 @@ void draw_tensor_captions(Canvas& cv, float below) {
 }
 
 // A note on hidden cells: where the window stands (PyTorch prints "..." for the rest), and
-// how to move it.
-void draw_window_note(Canvas& cv, float below) {
+// how to move it; under the captions, or in their place where they stand beside the grid.
+void draw_window_note(Canvas& cv, float below, bool beside) {
     std::string note;
     for (const TensorLayout& tl : cv.L.tensors)
         if (tl.hidden > 0) {
@@ -517,7 +603,7 @@ void draw_window_note(Canvas& cv, float below) {
                 break;
             }
     const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-    const float y = below + caption_lines(cv.room) * cv.room.line;
+    const float y = below + (beside ? 0.0f : caption_lines(cv.room)) * cv.room.line;  // under the captions
     cv.label({cv.origin.x, y}, dim, fit_text(note, note_w));
     if (!second.empty() && note_lines(cv.room) > 1) cv.label({cv.origin.x, y + cv.room.line}, dim, fit_text(second, note_w));
 }
@@ -537,7 +623,7 @@ std::string token_label(const Config& c, const TensorLayout& tl, std::int64_t b,
     if (tl.key_rows) words = c.key_tokens(std::min(b, c.batch - 1));
     else
         for (std::int64_t t = 0; t < c.num_tokens(); ++t) words.push_back(c.token_at(std::min(b, c.batch - 1), t));
-    return std::count(words.begin(), words.end(), word) > 1 ? std::to_string(tl.row_offset + r) + ":" + word : word;
+    return word_label(words, static_cast<std::size_t>(tl.row_offset + r), tl.row_offset + r);  // row_name's word
 }
 
 // Each panel's title in its slot above it: the token of a token panel, the head of a head
@@ -552,36 +638,35 @@ void draw_panel_titles(Canvas& cv) {
             const ImU32 colour = t.token_panels ? ImGui::GetColorU32(ImGuiCol_Text)
                                                 : head_colour_of(cv.c, t, box.index - t.head0);
             const float room_w = (box.w + kPanelGap * 0.9f) * cv.cell;
+            // Small cells: the title reaches into the gap above its slot (the names' line
+            // above the first row) to stay kSmallestLabel of the text.
             float size = std::min(cv.room.font, kPanelTitle * cv.cell - 2);
+            if (size < kSmallestLabel * cv.room.font)
+                size = std::min(kSmallestLabel * cv.room.font, (kPanelTitle + kPanelRowGap) * cv.cell - 2);
             const float w = font->CalcTextSizeA(size, FLT_MAX, 0, text.c_str()).x;
             if (w > room_w) size = std::max(size * room_w / w, std::min(size, 0.6f * cv.room.font));
-            if (size < 0.4f * cv.room.font) continue;  // cells of a few pixels: the colours tell the panels
+            if (size + 0.01f < kSmallestLabel * cv.room.font) {  // cells of a few pixels: the colours tell the panels
+                if (t.token_panels) layout_audit().thinned("token panels untitled");
+                continue;
+            }
             // At the bottom of the slot, over its panel.
             const ImVec2 pos(cv.grid0.x + box.x * cv.cell, cv.grid0.y + box.y * cv.cell + kPanelTitle * cv.cell - size - 1);
             cv.label_sized(pos, colour, text, size, room_w, t.token_panels ? row_name(cv.c, t, box.batch, box.index) : "");
         }
 }
 
-// The left column, beside the first column of panels: each row's token (a matrix, a head
-// panel) or head (a token panel, in its colour), every k-th where the cells are smaller than
-// the text so that two never overlap, each panel's first row always; a sentence's number
-// leads its block's first label when there are several.
-void draw_row_labels(Canvas& cv) {
-    const TensorLayout& tl = cv.L.tensors.front();
+// A row's name at the grid's left: `first` for a tensor's first row, kept before the others.
+struct RowLabel {
+    float y;
+    std::string text, token;
+    ImU32 colour;
+    bool first;
+};
+
+// The names tensor `tl`'s rows want (every `stride`-th, and the first), `size` px tall.
+void want_row_labels(const Canvas& cv, const TensorLayout& tl, float size, int stride, std::vector<RowLabel>& wanted) {
     const Config& c = cv.c;
-    // As large as the text where the rows are, down to half of it so that every row keeps its
-    // name; smaller rows name every k-th.
-    const float cell = cv.cell, size = std::clamp(cell - 1, 0.5f * cv.room.font, cv.room.font);
-    const float label_h = ImGui::GetTextLineHeight() * size / cv.room.font;
-    const int stride = label_stride(cell, label_h);
     const bool split = tl.axes.size() == 4;
-    struct RowLabel {
-        float y;
-        std::string text, token;
-        ImU32 colour;
-        bool first;
-    };
-    std::vector<RowLabel> wanted;
     Shape ix;
     std::int64_t last_block = -1;
     for (const Cell& k : tl.cells) {
@@ -594,7 +679,7 @@ void draw_row_labels(Canvas& cv) {
         const bool first_line = rel == 0;
         if (rel % stride != 0 && !first_line) continue;
         RowLabel l;
-        l.y = cv.grid0.y + k.y * cell + cell * 0.5f - size * 0.5f;
+        l.y = cv.grid0.y + k.y * cv.cell + cv.cell * 0.5f - size * 0.5f;
         l.text = head_row ? head_name(tl, r - tl.head0) : token_label(c, tl, b, r);
         if (!head_row && !tl.batch_rows) l.token = row_name(c, tl, b, r);
         l.colour = head_row ? head_colour_of(c, tl, r - tl.head0) : ImGui::GetColorU32(ImGuiCol_Text);
@@ -603,7 +688,23 @@ void draw_row_labels(Canvas& cv) {
         l.first = first_line;
         wanted.push_back(l);
     }
+}
+
+// The left column, beside the first column of panels: each row's token (a matrix, a head
+// panel) or head (a token panel, in its colour), every k-th where the cells are smaller than
+// the text so that two never overlap, each panel's first row always; a sentence's number
+// leads its block's first label when there are several.
+void draw_row_labels(Canvas& cv) {
+    // As large as the text where the rows are, down to kSmallestLabel of it so that every row keeps its
+    // name; smaller rows name every k-th.
+    const float cell = cv.cell, size = std::clamp(cell - 1, kSmallestLabel * cv.room.font, cv.room.font);
+    const float label_h = ImGui::GetTextLineHeight() * size / cv.room.font;
+    const int stride = label_stride(cell, label_h);
+    std::vector<RowLabel> wanted;
+    for (const TensorLayout& tl : cv.L.tensors)
+        if (tl.x == 0) want_row_labels(cv, tl, size, stride, wanted);  // the first tensor of each row of tensors
     std::stable_sort(wanted.begin(), wanted.end(), [](const RowLabel& a, const RowLabel& b) { return a.first > b.first; });
+    if (stride > 1) layout_audit().thinned("row labels every " + std::to_string(stride) + "th");
     // A label centred on a cell smaller than the text reaches past the grid: kept in the panel.
     const float y_max = cv.origin.y + cv.room.avail.y - label_h;
     std::vector<float> placed;
@@ -611,7 +712,10 @@ void draw_row_labels(Canvas& cv) {
         const float y = std::min(l.y, y_max);
         bool clear = true;
         for (float p : placed) clear &= std::fabs(p - y) >= label_h - 0.5f;
-        if (!clear) continue;
+        if (!clear) {
+            layout_audit().thinned("row label \"" + l.text + "\" left out: it would overlap another");
+            continue;
+        }
         placed.push_back(y);
         cv.label_sized({cv.label_x, y}, l.colour, l.text, size, cv.room.label_w - 6, l.token);
     }
@@ -753,6 +857,8 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
         }
         // Under the cells: a bracket under each run of one token's elements, named where it fits.
         const float y_marks = y_cells + k.cell + 2;
+        const bool stagger = names_staggered(cv.room, strip_shape(cv.room, span, 1e9f, token_run(rec)), token_run(rec));
+        int brackets = 0;
         if (token_dim >= 0)
             for (std::int64_t a = a0; a < a1;) {
                 const int i = at[static_cast<std::size_t>(a)];
@@ -777,16 +883,25 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
                     cv.dl->AddLine({bx0, y_marks}, {bx1, y_marks}, ink, 2.0f);
                     cv.dl->AddLine({bx0, y_marks - 4}, {bx0, y_marks}, ink, 2.0f);
                     cv.dl->AddLine({bx1, y_marks - 4}, {bx1, y_marks}, ink, 2.0f);
-                    const std::int64_t r = tok;
-                    const std::string word = token_label(cv.c, tl, batch, r);
-                    const std::string name = fit_text(word, bx1 - bx0 + 2);
-                    if (!name.empty())
-                        cv.label({bx0 + std::max(0.0f, (bx1 - bx0 - ImGui::CalcTextSize(name.c_str()).x) * 0.5f), y_marks + 1},
-                                 ink, name, row_name(cv.c, tl, batch, r));
+                    // As large as the bracket allows down to kSmallestLabel of the text, then in the width of
+                    // two (every other name a line lower), cut only beyond that.
+                    const std::string word = token_label(cv.c, tl, batch, tok);
+                    const float font = cv.room.font, word_w = ImGui::CalcTextSize(word.c_str()).x;
+                    const bool lower = stagger && (brackets++ % 2 == 1);
+                    const float room_w = stagger ? 2.0f * (bx1 - bx0 + 2) - 6 : bx1 - bx0 + 2;
+                    const float size = std::clamp(font * room_w / std::max(word_w, 1.0f), kSmallestLabel * font, font);
+                    const std::string name = fit_text(word, room_w, size);
+                    const float name_w = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, name.c_str()).x;
+                    const float mid = (bx0 + bx1) * 0.5f;
+                    const float x = std::clamp(mid - name_w * 0.5f, cv.origin.x, std::max(cv.origin.x, cv.origin.x + cv.room.avail.x - name_w));
+                    if (name.empty()) layout_audit().thinned("the strip's token \"" + word + "\" unnamed");
+                    else
+                        cv.label_sized({x, y_marks + 1 + (lower ? label_h : 0.0f)}, ink, name, size, room_w,
+                                       row_name(cv.c, tl, batch, tok));
                 }
                 a = b;
             }
-        y_mem = y_marks + label_h + 2;
+        y_mem = y_marks + (stagger ? 2.0f : 1.0f) * label_h + 2;
     }
     return y_mem;
 }
@@ -807,14 +922,34 @@ void DrawStage(AppState& st, double now) {
     const Config& c = st.trace->config;
     bool explained = false;
     // Presenter mode's caption names the step already.
-    const float explain_h = draw_heading(*s, st.presenting || st.document, st.panels.stage_explains, !st.presenting, explained);
+    const auto cramps = [&](float h) {
+        Room with = measure_room(*s, c, st.stage_view.zoom > 1.0f);
+        const Room without = with;
+        with.avail.y -= h;
+        return choose_window(st, with, *s).best < legible_cell(with) && choose_window(st, without, *s).best >= legible_cell(without);
+    };
+    const float explain_h =
+        draw_heading(*s, st.presenting || st.document, st.panels.stage_explains, !st.presenting, cramps, explained);
     if (st.shapes_only) {
         draw_shapes_only(*s, c, st.notice);
         return;
     }
 
-    const Room room = measure_room(c, st.stage_view.zoom > 1.0f);
-    const Choice ch = choose_window(st, room, *s);
+    Room room = measure_room(*s, c, st.stage_view.zoom > 1.0f);
+    Choice ch = choose_window(st, room, *s);
+    // A strip where memory is not the lesson is drawn only where it costs the cells a tenth of
+    // their size at most (up to the largest they are drawn); where it is, in the normal layout,
+    // only where the cells stay legible (presenter mode and a page always draw it).
+    if (memory_strip_drawn(room, *s) && (!memory_lesson(*s) || (!st.presenting && !st.document))) {
+        Room bare = room;
+        bare.spare_strip = false;
+        bare.lesson_strip = memory_lesson(*s) ? false : room.lesson_strip;
+        const Choice without = choose_window(st, bare, *s);
+        const float most = kMaxCellFonts * room.font;
+        const bool costly = memory_lesson(*s) ? ch.best < legible_cell(room) && without.best >= legible_cell(room)
+                                              : std::min(ch.best, most) < 0.9f * std::min(without.best, most);
+        if (costly) room = bare, ch = without;
+    }
     const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
     const Motion motion = motion_of(st, ch, now);
     const float span_w = std::max(L.width, motion.from ? motion.from->width : 0.0f);
@@ -824,14 +959,15 @@ void DrawStage(AppState& st, double now) {
     if (st.stage_view.zoom > 1.0f) layout_audit().allow_scroll();  // zoomed in: the reader pans and scrolls
     // What of the panel's height is not cells, for the layout of the next frame.
     st.panels.stage_text_h = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, L, true, true);
-    // The widest window, in the grid of panels that needs the least height, at 14 px cells; a step of up to 64 numbers (the
+    // The widest window, in the grid of panels that needs the least height, at legible cells; a step of up to 64 numbers (the
     // teaching example) at the size that shows them.
     std::int64_t numbers = 0;
     for (const TensorRecord& r : s->tensors) numbers += numel(r.shape);
-    const float legible = numbers <= 64 ? value_cell() : 14.0f;
+    const float legible = numbers <= 64 ? value_cell() : legible_cell(room);
     st.panels.stage_need_h = 1e9f;
     for (int v = 0; v < kArrangements; ++v) {
-        if (!arrangement_differs(layout_of(st, st.trace, st.step, 0, {}, ch.batch_shown, ch.batch0), v)) continue;
+        if (!arrangement_differs(layout_of(st, st.trace, st.step, 0, {}, ch.batch_shown, ch.batch0), v, room.captions_w > 0))
+            continue;
         const StepLayout& wide = layout_of(st, st.trace, st.step, v, {}, ch.batch_shown, ch.batch0);
         const float text = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, wide, true);
         // No taller than the width lets its cells be.
@@ -860,8 +996,9 @@ void DrawStage(AppState& st, double now) {
                              ImGui::ColorConvertFloat4ToU32(panel_background(st.dark)));
     // Under the grid, and under a token label that reaches below its small last row.
     const float below = grid0.y + L.height * cell + 4 + std::clamp((ImGui::GetTextLineHeight() - cell) * 0.5f - 3.0f, 0.0f, 0.3f * room.line);
-    if (!tiny_stage(room)) draw_tensor_captions(cv, below);
-    if (any_hidden && !tiny_stage(room)) draw_window_note(cv, below);
+    const bool beside = captions_beside(room, L, cell);
+    if (!tiny_stage(room)) draw_tensor_captions(cv, below, beside);
+    if (any_hidden && !tiny_stage(room)) draw_window_note(cv, below, beside);
     if (!L.tensors.empty()) draw_row_labels(cv);
     draw_panel_titles(cv);
     cv.dl->ChannelsSetCurrent(0);
@@ -869,7 +1006,7 @@ void DrawStage(AppState& st, double now) {
     cv.dl->ChannelsMerge();
 
     const float y_mem = draw_memory_strip(
-        st, cv, below + (caption_lines(room) + (any_hidden ? note_lines(room) : 0.0f)) * room.line);
+        st, cv, below + ((beside ? 0.0f : caption_lines(room)) + (any_hidden ? note_lines(room) : 0.0f)) * room.line);
     ImGui::Dummy({std::max(cv.right, origin.x + room.label_w + span_w * cell) - origin.x + 4,
                   std::max(y_mem, cv.bottom) - origin.y + 4});
 }

@@ -225,6 +225,32 @@ ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& te
     return ts;
 }
 
+ImVec2 draw_label_on_end(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text, const std::string& token,
+                         float size) {
+    ImFont* font = ImGui::GetFont();
+    const ImVec2 ts = font->CalcTextSizeA(size, FLT_MAX, 0, text.c_str());
+    // Drawn across at pos, then each vertex turned a quarter anticlockwise about the box: a
+    // point (dx, dy) from pos goes to (dy, w - dx), so the text's left end is at the bottom.
+    // The clip covers both boxes, so no glyph is dropped before it is turned.
+    dl->PushClipRect(pos, {pos.x + std::max(ts.x, ts.y), pos.y + std::max(ts.x, ts.y)}, false);
+    const int first = dl->VtxBuffer.Size;
+    dl->AddText(font, size, pos, color, text.c_str());
+    for (int i = first; i < dl->VtxBuffer.Size; ++i) {
+        ImVec2& p = dl->VtxBuffer[i].pos;
+        const float dx = p.x - pos.x, dy = p.y - pos.y;
+        p = {pos.x + dy, pos.y + ts.x - dx};
+    }
+    dl->PopClipRect();
+    layout_audit().label(text, pos.x, pos.y, ts.y, ts.x, token);
+    return {ts.y, ts.x};
+}
+
+std::string word_label(const std::vector<std::string>& words, std::size_t i, std::int64_t at) {
+    if (i >= words.size()) return "";
+    const std::string& w = words[i];
+    return !w.empty() && std::count(words.begin(), words.end(), w) > 1 ? std::to_string(at) + ":" + w : w;
+}
+
 std::string fit_text(const std::string& text, float max_w, float size) {
     if (text_width(text, size) <= max_w) return text;
     for (std::size_t n = text.size(); n-- > 1;) {

@@ -86,6 +86,15 @@ ImVec2 room_left();
 // whole token it names when it names one; returns the text's size.
 ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text, const std::string& token = "",
                   float size = 0);
+// The same on end, reading upwards, its box's top-left at `pos`: returns the box's size
+// (the text's height across, its width down).
+ImVec2 draw_label_on_end(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text, const std::string& token = "",
+                         float size = 0);
+// The smallest a token's label is drawn, as a part of the text size, before labels are left
+// out (every k-th) or cut.
+constexpr float kSmallestLabel = 0.4f;
+// Word `i` of `words` as a label: led by its position `at` where the words repeat it ("6:the").
+std::string word_label(const std::vector<std::string>& words, std::size_t i, std::int64_t at);
 // `text` cut to fit `max_w` px in the current font at `size` px (0: its own size; a trailing
 // "." marks the cut); "" when not even one letter fits.
 std::string fit_text(const std::string& text, float max_w, float size = 0);

@@ -66,6 +66,10 @@ void LayoutAudit::label(const std::string& text, float x, float y, float w, floa
     report_.items.push_back(std::move(it));
 }
 
+void LayoutAudit::thinned(const std::string& what) {
+    if (enabled) report_.thinned.emplace_back(panel_, what);
+}
+
 void LayoutAudit::cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,
                        bool heatmap, const std::string& tensor, int head, float value_h, std::vector<long long> index) {
     if (!enabled) return;
@@ -157,6 +161,9 @@ std::string layout_report_json(const LayoutReport& r) {
         items.push_back(std::move(j));
     }
     doc["items"] = std::move(items);
+    nlohmann::json thinned = nlohmann::json::array();
+    for (const auto& [panel, what] : r.thinned) thinned.push_back({{"panel", panel}, {"what", what}});
+    doc["thinned"] = std::move(thinned);
     return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -249,6 +256,17 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
                           " px tall, under the " + std::to_string(int(rules.number_min_h)) + " px a projector needs");
         if (rules.no_weights && it.heatmap)
             out.push_back(where + it.panel + ": " + quoted(it) + " shows attention weights before they are computed");
+    }
+    // Up to 16 tokens each is named whole: a label that names a token holds all of it ("6:the"
+    // holds "the"; "qu." cuts "quick"), and no panel leaves token labels out.
+    if (rules.whole_labels) {
+        const auto judged = [&](const std::string& panel) { return rules.labels_panel.empty() || panel == rules.labels_panel; };
+        for (const AuditItem& it : r.items)
+            if (!it.cell && !it.memory && it.visible && !it.token.empty() && it.text.find(it.token) == std::string::npos &&
+                judged(it.panel))
+                out.push_back(where + it.panel + ": " + quoted(it) + " cuts the token \"" + it.token + "\"");
+        for (const auto& [panel, what] : r.thinned)
+            if (judged(panel)) out.push_back(where + panel + ": " + what + " (up to 16 tokens, every one is named)");
     }
     if (rules.memory_strip && std::none_of(r.items.begin(), r.items.end(), [](const AuditItem& it) {
             return it.memory && it.panel == "stage" && it.visible;

@@ -41,6 +41,8 @@ struct LayoutReport {
     std::string what;  // the configuration and step, for messages
     std::vector<AuditPanel> panels;
     std::vector<AuditItem> items;
+    // Token labels left out or cut short for want of room ("key labels every 2nd"), by panel.
+    std::vector<std::pair<std::string, std::string>> thinned;
 };
 
 // Collects one frame. Panels call begin_panel() once, then label() and cell() for what they
@@ -60,6 +62,9 @@ public:
     // A cell of a memory strip: the element at one address of tensor `tensor`'s buffer, its
     // index in the tensor (empty: an address the tensor does not use), coloured as head `head`.
     void memory(float x, float y, float w, float h, const std::string& tensor, int head, std::vector<long long> index);
+    // Labels of tokens the current panel leaves out for want of room: every k-th drawn, or
+    // one left out where it would overlap another.
+    void thinned(const std::string& what);
     // The current panel shows these heads, each of which must be on screen (as a map or a
     // labelled thumbnail: a visible label "hK" or "head K ...", or a cell of map "head K").
     void expect_heads(std::vector<int> heads);
@@ -119,6 +124,8 @@ struct AuditRules {
     float number_min_h = 0;          // presenter mode: every number drawn has digits this tall, px
     bool memory_strip = false;       // a step whose lesson is memory: the stage draws its strip
     bool no_weights = false;         // before the weights are computed: no heatmap cell
+    bool whole_labels = false;       // up to 16 tokens: every token labelled, none cut short
+    std::string labels_panel;        // whole_labels in this panel alone ("": every panel)
 };
 
 // What is wrong with the frame, one line each (empty: readable). The rules: two visible

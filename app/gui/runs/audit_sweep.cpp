@@ -223,9 +223,11 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
                              (st.presenting || st.font_scale <= 1.25f) && step_ >= 0 &&
                              is_grid_op(st.trace->steps[static_cast<std::size_t>(st.step)].op);
     // The default example shows every number where the window has 900 x 540 px per unit of
-    // text at least (smaller, a projector's window at text 2, the cells shrink below a number).
-    rules.every_value_shown = cases_[runs_[run_].c].name == "default" && fb_w >= 900 * st.font_scale &&
-                              fb_h >= 540 * st.font_scale;
+    // text at least (smaller, a projector's window at text 2, the cells shrink below a number),
+    // and on the stage in presenter mode from 1024x768 up to text 1.5.
+    rules.every_value_shown = cases_[runs_[run_].c].name == "default" &&
+                              ((fb_w >= 900 * st.font_scale && fb_h >= 540 * st.font_scale) ||
+                               (st.presenting && fb_w >= 1024 && fb_h >= 768 && st.font_scale <= 1.5f));
     // Presenter mode: digits 2.5% of the window's height (27 px from 1080 up); the memory strip
     // on the steps about memory of up to 144 numbers (12 tokens x 12 features) up to text 1.5; nothing of the weights before the step
     // that computes them (the heatmaps of the weights each context used).
@@ -243,6 +245,15 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
     for (const Step& s : st.trace->steps)
         if (first_weights < 0 && (s.op == Op::Scores || s.op == Op::Softmax)) first_weights = s.index;
     rules.no_weights = step_ >= 0 && first_weights >= 0 && st.step < first_weights;
+    // Every token named whole, in the classroom's windows, text up to 1.5: presenter mode from
+    // 1024x768 up to 16 tokens (every panel); the normal layout from 1366x768, one sentence of
+    // up to 10 tokens, in the panel the step is about (the heatmaps from the scores to the
+    // dropout, else the stage).
+    const std::int64_t most = std::max(c.num_tokens(), c.num_keys());
+    const bool classroom = st.presenting ? fb_w >= 1024 && fb_h >= 768 && most <= 16
+                                         : fb_w >= 1366 && fb_h >= 768 && most <= 10 && c.batch == 1;
+    rules.whole_labels = st.font_scale <= 1.5f && classroom && step_ >= 0;
+    if (!st.presenting) rules.labels_panel = is_grid_op(here.op) ? "heatmaps" : "stage";
     ++frames_checked_;
     std::vector<std::string> problems = audit_problems(r, rules);
     if (take == Take::StillMoving)

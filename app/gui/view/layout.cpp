@@ -236,21 +236,30 @@ void place_cells(TensorLayout& tl, const Extent& e, const LayoutLimits& lim) {
 
 }  // namespace
 
+std::size_t tensors_per_row(std::size_t n, std::int64_t rows) {
+    const std::size_t r = static_cast<std::size_t>(std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(static_cast<std::int64_t>(n), 1)));
+    return std::max<std::size_t>((n + r - 1) / r, 1);
+}
+
 StepLayout layout_step(const Step& s, const Config& config, const LayoutLimits& lim) {
     StepLayout out;
-    float x0 = 0;
-    for (const TensorRecord& t : s.tensors) {
-        if (lim.first_only && !out.tensors.empty()) break;
+    const std::size_t n = lim.first_only ? std::min<std::size_t>(s.tensors.size(), 1) : s.tensors.size();
+    const std::size_t per_row = tensors_per_row(n, lim.tensor_rows);
+    float x0 = 0, y0 = 0, row_h = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        const TensorRecord& t = s.tensors[k];
+        if (k > 0 && k % per_row == 0) y0 += row_h + kTensorRowGap, x0 = 0, row_h = 0;
         Extent e;
         TensorLayout tl = frame_tensor(s, t, lim, e, out);
-        tl.x = x0;
+        tl.x = x0, tl.y = y0;
         tl.colours = head_colours(s, tl, e, config);
         if (is_grid_op(s.op) && t.has_values())
             tl.colour_scale = value_range(t.values().data(), t.values().size()).magnitude();
         place_cells(tl, e, lim);
         x0 += tl.width + kTensorGap;
-        out.width = tl.x + tl.width;
-        out.height = std::max(out.height, tl.height);
+        row_h = std::max(row_h, tl.height);
+        out.width = std::max(out.width, tl.x + tl.width);
+        out.height = std::max(out.height, tl.y + tl.height);
         out.tensors.push_back(std::move(tl));
     }
     return out;
@@ -373,7 +382,8 @@ LayoutLimits layout_variant(int v) {
     static const LayoutLimits page{32, 12, 48};
     const int at = v < 0 ? std::clamp(v - kPageVariant, 0, kArrangements - 1) : v % kArrangements;
     LayoutLimits l = v < 0 ? page : levels[std::clamp(v / kArrangements, 0, 3)];
-    l.panel_cols = kPanelColumns[at];
+    l.panel_cols = kPanelColumns[at % 6];
+    l.tensor_rows = kTensorRows[at / 6];
     return l;
 }
 

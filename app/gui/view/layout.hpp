@@ -11,8 +11,9 @@
 //   [B, S]         the key padding mask: a row per sentence
 // The panels of a tensor stand in a grid of `panel_cols` columns, each under a title slot
 // (kPanelTitle cells) that names it.
-// Several tensors of a step (queries, keys, values) stand side by side; the sentences of a
-// batch are blocks one under the other.
+// Several tensors of a step (queries, keys, values) stand side by side, or in rows of
+// tensors (`tensor_rows`) with a gap for their names between; the sentences of a batch are
+// blocks one under the other.
 #include <functional>
 #include <string>
 #include <vector>
@@ -35,6 +36,7 @@ struct LayoutLimits {
     std::int64_t heads = 4;      // head groups / panels shown
     std::int64_t features = 12;  // feature columns shown (per head where split)
     std::int64_t panel_cols = 1; // a 4-d tensor's panels per row of its grid of panels
+    std::int64_t tensor_rows = 1; // the step's tensors in this many rows, left to right
     bool first_only = false;     // the step's first tensor alone (the others are alike)
     std::int64_t batch = 4;      // sentences shown, one block under the other, from batch0
     std::int64_t batch0 = 0;
@@ -43,16 +45,20 @@ struct LayoutLimits {
     std::int64_t token0 = 0, col0 = 0, head0 = 0;
 };
 
-// The windows the stage tries, largest first, each with its panels in kArrangements grids:
-// variant v is level v / kArrangements of {16, 4, 12}, {12, 3, 8}, {8, 2, 6}, {6, 2, 4}
-// (tokens, heads, features), its panels in kPanelColumns[v % kArrangements] columns (16: all
-// in one row). A printed page tries a wider window first: variants kPageVariant to -1 are
-// {32, 12, 48} in the same grids.
-constexpr int kArrangements = 6;
-constexpr std::int64_t kPanelColumns[kArrangements] = {1, 2, 3, 4, 6, 16};
+// The windows the stage tries, largest first, each in kArrangements arrangements: variant v
+// is level v / kArrangements of {16, 4, 12}, {12, 3, 8}, {8, 2, 6}, {6, 2, 4} (tokens, heads,
+// features); arrangement a = v % kArrangements puts the panels in kPanelColumns[a % 6]
+// columns (16: all in one row) and the tensors in kTensorRows[a / 6] rows. A printed page
+// tries a wider window first: variants kPageVariant to -1 are {32, 12, 48} in the same
+// arrangements.
+constexpr std::int64_t kPanelColumns[6] = {1, 2, 3, 4, 6, 16};
+constexpr std::int64_t kTensorRows[3] = {1, 2, 3};
+constexpr int kArrangements = 6 * 3;
 constexpr int kLayoutVariants = 4 * kArrangements;
 constexpr int kPageVariant = -kArrangements;
 LayoutLimits layout_variant(int v);
+// Tensors in each row when n tensors stand in `rows` rows (the first rows full).
+std::size_t tensors_per_row(std::size_t n, std::int64_t rows);
 
 struct Cell {
     float x = 0, y = 0;  // top-left, cell units, relative to the step's origin
@@ -142,6 +148,7 @@ constexpr float kPanelGap = 0.8f;   // between two panels of a row
 constexpr float kPanelTitle = 0.75f; // above each panel: the slot of its title
 constexpr float kPanelRowGap = 0.3f;  // between two rows of panels, above the next titles
 constexpr float kTensorGap = 1.5f;  // between tensors of one step
+constexpr float kTensorRowGap = 0.75f;  // between two rows of tensors: the slot of their names
 constexpr float kBatchGap = 1.0f;   // between the blocks of two sentences
 
 // The sizes, key/value heads, tokens and decoding rounds come from the trace's config.

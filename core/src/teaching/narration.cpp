@@ -1,5 +1,6 @@
 #include "headsplit/teaching/narration.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "headsplit/teaching/numbers.hpp"
@@ -346,22 +347,65 @@ std::string loop_header() { return "for h in range(self.num_heads):"; }
 
 std::string module_return(const Config& c) { return std::string("return ") + (c.out_proj ? "output" : "context_vec"); }
 
+namespace {
+
+// What a size along axis `a` counts, in the plural ("" for the batch, a plain number).
+std::string axis_words(Axis a) {
+    switch (a) {
+        case Axis::Batch: return "";
+        case Axis::Head: return "heads";
+        case Axis::KvHead: return "kv heads";
+        case Axis::Token: return "tokens";
+        case Axis::Key: return "keys";
+        case Axis::Feature: return "features";
+    }
+    return "";
+}
+
+std::string counted(std::int64_t n, Axis a) {
+    std::string what = axis_words(a);
+    if (n == 1 && !what.empty()) what.pop_back();  // "1 head"
+    return std::to_string(n) + (what.empty() ? "" : " " + what);
+}
+
+// Two named axes of `t` at one size, the first such pair: {words, words, size}, or nothing.
+struct Collision {
+    std::string a, b;
+    std::int64_t n = 0;
+    bool operator==(const Collision& o) const { return a == o.a && b == o.b && n == o.n; }
+};
+std::vector<Collision> collisions(const TensorRecord& t) {
+    std::vector<Collision> out;
+    const std::size_t rank = std::min(t.shape.size(), t.axes.size());
+    for (std::size_t i = 0; i < rank; ++i)
+        for (std::size_t j = i + 1; j < rank; ++j) {
+            const std::string a = axis_words(t.axes[i]), b = axis_words(t.axes[j]);
+            if (!a.empty() && !b.empty() && a != b && t.shape[i] == t.shape[j]) out.push_back({a, b, t.shape[i]});
+        }
+    return out;
+}
+
+}  // namespace
+
 std::string named_shape(const TensorRecord& t) {
     std::string out = "[";
-    for (std::size_t i = 0; i < t.shape.size(); ++i) {
-        const std::int64_t n = t.shape[i];
-        std::string what;
-        if (i < t.axes.size()) switch (t.axes[i]) {
-                case Axis::Batch: break;
-                case Axis::Head: what = n == 1 ? "head" : "heads"; break;
-                case Axis::KvHead: what = n == 1 ? "kv head" : "kv heads"; break;
-                case Axis::Token: what = n == 1 ? "token" : "tokens"; break;
-                case Axis::Key: what = n == 1 ? "key" : "keys"; break;
-                case Axis::Feature: what = n == 1 ? "feature" : "features"; break;
-            }
-        out += (i ? ", " : "") + std::to_string(n) + (what.empty() ? "" : " " + what);
-    }
+    for (std::size_t i = 0; i < t.shape.size(); ++i)
+        out += (i ? ", " : "") + (i < t.axes.size() ? counted(t.shape[i], t.axes[i]) : std::to_string(t.shape[i]));
     return out + "]";
+}
+
+std::string size_collision(const Trace& tr, int step) {
+    if (step < 0 || step >= static_cast<int>(tr.steps.size())) return "";
+    for (const Collision& c : collisions(tr.steps[static_cast<std::size_t>(step)].lead())) {
+        bool before = false;
+        for (int k = 0; k < step && !before; ++k) {
+            const std::vector<Collision> earlier = collisions(tr.steps[static_cast<std::size_t>(k)].lead());
+            before = std::find(earlier.begin(), earlier.end(), c) != earlier.end();
+        }
+        if (!before)
+            return "Both " + std::to_string(c.n) + " here: " + c.a + " and " + c.b;
+    }
+    return "";
 }
 
 }  // namespace headsplit

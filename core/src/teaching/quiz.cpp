@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "headsplit/engine/inputs.hpp"
+#include "headsplit/teaching/narration.hpp"
 
 namespace headsplit {
 
@@ -77,6 +78,7 @@ QuizQuestion make_question(const Trace& tr, int step, std::uint64_t seed) {
     const TensorRecord& out = s.lead();
     q.tensor = out.name;
     q.answer = out.shape;
+    q.answer_named = named_shape(out);
     if (!out.from.empty())
         if (const TensorRecord* in = tr.source(out.from.front())) q.input = in->shape;
     std::vector<QuizOption> opts{{q.answer, ""}};

@@ -151,18 +151,27 @@ struct Step {
     // What the step gives: its last tensor (dropout records its mask before the weights),
     // except the input step's, which is x (the context and the key padding mask follow it).
     const TensorRecord& result() const { return op == Op::Input ? tensors.front() : tensors.back(); }
-    // Several tensors viewed alike (queries, keys and values: views of the same shape and
+    // Several tensors made alike (queries, keys and values: of one storage kind, shape and
     // strides), so that one of them tells what the step does.
-    bool views_alike() const {
+    bool alike() const {
         if (tensors.size() < 2) return false;
         for (const TensorRecord& t : tensors)
-            if (t.storage != Storage::View || t.shape != tensors.front().shape || t.strides != tensors.front().strides)
+            if (t.storage != tensors.front().storage || t.shape != tensors.front().shape ||
+                t.strides != tensors.front().strides)
                 return false;
         return true;
     }
-    // The tensor the step's code line is about: the first of several views alike (the line says
-    // keys and values are alike), else the result.
-    const TensorRecord& lead() const { return views_alike() ? tensors.front() : result(); }
+    // Several views made by one line (queries, keys and values; grouped-query attention's keys
+    // and values with fewer heads than the queries).
+    bool views() const {
+        if (tensors.size() < 2) return false;
+        for (const TensorRecord& t : tensors)
+            if (t.storage != Storage::View) return false;
+        return true;
+    }
+    // The tensor the step's code line is about: the first of several alike or viewed together
+    // (queries, where the line makes keys and values the same way), else the result.
+    const TensorRecord& lead() const { return alike() || views() ? tensors.front() : result(); }
     // Which part of the pass the step belongs to, for people: "head 1", "prefill", "round 2",
     // "query block 1, key block 0" (a flash tile), or "" for a step of the whole pass.
     // The position of row r of tensor `t`: a key position for key rows, a token's otherwise.

@@ -26,6 +26,10 @@ Narration narrate(const Step& s, const Config& c);
 // its keys, "1 head" for one).
 std::string named_shape(const TensorRecord& t);
 
+// On the first step whose tensor (Step::lead) has two axes of one size that no step before it
+// showed at that size ("3 tokens" and "3 features"), a line saying so; "" on every other step.
+std::string size_collision(const Trace& tr, int step);
+
 // The PyTorch module for c.mode up to `def forward(self, x):` (class, __init__, layers).
 std::vector<std::string> module_header(const Config& c);
 // The forward loop's header in loop mode (the lines of per-head steps are indented below it).

@@ -23,6 +23,7 @@ struct QuizQuestion {
     Shape input;   // what the step's result was made from (its first link), empty when none
     std::string tensor;  // the tensor asked about: the one the step's code line names (Step::lead)
     Shape answer;        // its shape, as recorded
+    std::string answer_named;  // the answer with its axes named (named_shape)
     std::vector<QuizOption> options;  // 4, distinct, the answer among them exactly once
     int right = 0;                    // index of the answer in options
 };
