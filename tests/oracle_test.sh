@@ -68,10 +68,11 @@ configs=(
   "--text \"one two three four five\" --text \"six seven\" --no-out-proj --mode fused --kv-heads 1"
   "--context-tokens 9 --d-context 16 --tokens 2 --d-in 12 --d-out 12 --heads 4 --kv-heads 2 --mode loop --dropout 0.2 --scale-first"
   "--tokens 7 --decode-from 6 --d-in 8 --d-out 16 --heads 8 --kv-heads 4 --qkv-bias"
-  # flash: tiles of 1, a partial last block, one tile, no mask, GQA read in place, padding,
-  # cross-attention, a long pass
+  # flash: tiles of 1, a partial last block, one tile, the default block (2 x 2 tiles at
+  # T = 3), no mask, GQA read in place, padding, cross-attention, a long pass
   "--mode flash --block 1"
   "--mode flash --block 2 --qkv-bias --scale-first"
+  "--mode flash --block 3"
   "--mode flash"
   "--tokens 11 --d-in 12 --d-out 12 --heads 4 --mode flash --block 4 --no-causal"
   "--tokens 13 --d-in 12 --d-out 12 --heads 6 --kv-heads 2 --mode flash --block 5"

@@ -244,6 +244,44 @@ TEST_CASE("flash at T = 8192 fits the budget that split's score grid breaks", "[
     CHECK(tiles == 128 * 129 / 2);  // 8192 / 64 = 128 query blocks, causal
 }
 
+TEST_CASE("the default block gives 2 x 2 tiles from two tokens and keys, 64 for long sequences", "[flash]") {
+    // T = 3: block ceil(3 / 2) = 2, blocks {0-1, 2} of queries and of keys; causal, tile
+    // (0, 1) lies above the diagonal: 3 of 4 run.
+    Config c = small(3, 6, 2, 0);
+    CHECK(c.flash_block() == 2);
+    CHECK(c.query_blocks() == 2);
+    CHECK(c.key_blocks() == 2);
+    CHECK(c.tiles_run() == 3);
+    CHECK(test::run_cpu(c).steps.size() == test::run_cpu(small(3, 6, 2, 2)).steps.size());
+    // T = 1: nothing to split, one tile of one.
+    c = small(1, 6, 2, 0);
+    CHECK(c.flash_block() == 1);
+    CHECK(c.tiles_run() == 1);
+    // T = 2: blocks of one, 2 x 2.
+    CHECK(small(2, 6, 2, 0).flash_block() == 1);
+    // T = 127 rounds up to 64; T = 1000: 64, ceil(1000 / 64) = 16 blocks.
+    CHECK(small(127, 6, 2, 0).flash_block() == 64);
+    c = small(1000, 6, 2, 0);
+    CHECK(c.flash_block() == 64);
+    CHECK(c.query_blocks() == 16);
+    // Cross-attention: the shorter side decides. 10 queries and 3 keys: block 2, 5 x 2 tiles;
+    // 3 queries and 10 keys: block 2, 2 x 5.
+    Config cross = small(10, 6, 2, 0);
+    cross.causal = false;
+    cross.context = {synthetic_tokens(3)};
+    CHECK(cross.flash_block() == 2);
+    CHECK(cross.query_blocks() == 5);
+    CHECK(cross.key_blocks() == 2);
+    cross.set_sentences({synthetic_tokens(3)});
+    cross.context = {synthetic_tokens(10)};
+    CHECK(cross.flash_block() == 2);
+    CHECK(cross.key_blocks() == 5);
+    REQUIRE_NOTHROW(check_config(cross));
+    // A block given is kept (at most T).
+    CHECK(small(3, 6, 2, 3).flash_block() == 3);
+    CHECK(small(1000, 6, 2, 100).flash_block() == 100);
+}
+
 TEST_CASE("flash refuses what it cannot show, in one line", "[flash][validation]") {
     Config c = small(3, 6, 2, 4);
     CHECK_THAT(error_of(c), Contains("block = 4 is outside 1 to T = 3"));

@@ -327,7 +327,8 @@ void BenchCommand::add_to(CLI::App& parent) {
     cmd->add_option("--tokens", tokens,
                     "tokens for --preset, one count or a list such as 128,512,1024 (default 128 for the GPT presets)");
     cmd->add_option("--modes", modes, "the modes to time, a list (default loop,split,fused,flash)");
-    cmd->add_option("--block", block, "flash mode's tile side (default " + std::to_string(kDefaultFlashBlock) + ")");
+    cmd->add_option("--block", block,
+                    "flash mode's tile side (default " + std::to_string(kDefaultFlashBlock) + ", or ceil(T / 2) when smaller)");
     cmd->add_option("--backend", backend, "cpu | gl | all (default all)");
     cmd->add_option("--dropout", dropout, "attention dropout p in [0, 1) for every shape (default 0)");
     cmd->add_option("--kv-heads", kv_heads,

@@ -102,7 +102,7 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o) {
     cmd.add_option("--mode", o.mode, "loop | split (default) | fused | flash");
     cmd.add_option("--block", o.block,
                    "flash mode's tile side: queries and keys go in blocks of N (1 to T; default " +
-                       std::to_string(kDefaultFlashBlock) + ", at most T)");
+                       std::to_string(kDefaultFlashBlock) + ", or ceil(min(T, keys) / 2) when smaller)");
     cmd.add_option("--backend", o.backend, "cpu (default) | gl");
     cmd.add_option("--dropout", o.dropout, "attention dropout probability p in [0, 1) (default 0)");
     cmd.add_flag("--no-out-proj", o.no_out_proj, "leave out the output projection");

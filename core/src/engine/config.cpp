@@ -29,8 +29,9 @@ const char* backend_name(BackendKind b) {
 const char* const kPadToken = "<pad>";
 
 std::int64_t Config::flash_block() const {
-    const std::int64_t b = block > 0 ? block : kDefaultFlashBlock;
-    return std::max<std::int64_t>(1, std::min(b, num_tokens()));
+    if (block > 0) return std::max<std::int64_t>(1, std::min(block, num_tokens()));
+    const std::int64_t shorter = std::min(num_tokens(), num_keys());
+    return std::max<std::int64_t>(1, std::min(kDefaultFlashBlock, (shorter + 1) / 2));
 }
 std::int64_t Config::query_blocks() const { return (num_tokens() + flash_block() - 1) / flash_block(); }
 std::int64_t Config::key_blocks() const { return (num_keys() + flash_block() - 1) / flash_block(); }

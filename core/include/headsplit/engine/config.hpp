@@ -28,8 +28,10 @@ constexpr std::uint64_t kDefaultMemoryBudget = 2ull << 30;  // 2 GiB
 constexpr double kDefaultTimeBudget = 60;
 constexpr std::int64_t kMaxDim = 65536;                     // D_in, D_out
 constexpr std::int64_t kMaxTokens = 1 << 20;
-// Flash mode's tile side when none is given (capped at T): what measured best on this
-// machine's CPU at gpt2-small sizes (README: Bench).
+// Flash mode's tile side when none is given: what measured best on this machine's CPU at
+// gpt2-small sizes (README: Bench). Below 128 queries or keys the default is half the shorter
+// of the two, rounded up, so that a sentence of two tokens or more shows 2 x 2 tiles
+// (Config::flash_block).
 constexpr std::int64_t kDefaultFlashBlock = 64;
 // The most tiles (steps) a flash trace may have: T = 8192 at the default block makes 8,256.
 constexpr std::int64_t kMaxFlashTiles = 65536;
@@ -69,7 +71,7 @@ struct Config {
     std::vector<int> token_ids;
     bool causal = true;
     Mode mode = Mode::Split;
-    // Flash mode: queries and keys go in tiles of `block` rows (0: kDefaultFlashBlock, at most T).
+    // Flash mode: queries and keys go in tiles of `block` rows (0: flash_block()'s default).
     std::int64_t block = 0;
     BackendKind backend = BackendKind::Cpu;
     std::uint64_t seed = 0;
@@ -106,7 +108,9 @@ struct Config {
     std::int64_t key_length(std::int64_t b) const;  // real (unpadded) keys of batch element b
     bool padded() const;
     bool decoding() const { return decode_from > 0; }
-    // Flash mode's tiles: their side, and how many blocks of queries (T) and keys (S).
+    // Flash mode's tiles: their side, and how many blocks of queries (T) and keys (S). The
+    // side is `block`, at most T; by default kDefaultFlashBlock, at most ceil(min(T, S) / 2),
+    // and 1 at least.
     std::int64_t flash_block() const;
     std::int64_t query_blocks() const;
     std::int64_t key_blocks() const;
