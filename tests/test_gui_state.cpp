@@ -262,7 +262,9 @@ TEST_CASE("why weight splits: the modes measured and a T sweep growing as T^2, f
     CHECK(r.modes[0].matmuls == 11);
     CHECK(r.modes[1].matmuls == 6);
     CHECK(r.modes[2].matmuls == 4);
-    if (c.dropout == 0) CHECK(r.modes[3].matmuls == 3 + 2 * 3 + 1);  // T = 3 in blocks of 2: 3 tiles
+    // Timed at T = 256 (timing_config): blocks of 64, 4 + 3 + 2 + 1 tiles under the mask.
+    REQUIRE(r.timed.num_tokens() == 256);
+    if (c.dropout == 0) CHECK(r.modes[3].matmuls == 3 + 2 * 10 + 1);
     for (const BenchResult& b : r.modes) CHECK(b.median_ms > 0);
     REQUIRE(r.sweep.size() >= 4);
     for (std::size_t i = 1; i < r.sweep.size(); ++i) {
@@ -277,6 +279,68 @@ TEST_CASE("why weight splits: the modes measured and a T sweep growing as T^2, f
     CHECK(last.flash_bytes < last.score_bytes / 2);
 }
 
+TEST_CASE("why weight splits times a shape too quick to time at a longer length, and says which", "[gui][why]") {
+    // The cat example: D = 6, 2 heads of 3, causal, with the output projection. Its forward's
+    // FLOPs (necessary_flops) at length T: projections 4 x 2 T 6 6 = 288 T, QK^T and P @ V
+    // 2 x 2 x 2 T T 3, halved by the mask: 12 T^2. T = 3: 972; T = 128: 233,472; T = 256:
+    // 860,160, the first of 8, 16, ... past kWhyMinFlops.
+    Config c;
+    REQUIRE(necessary_flops(c) == 972);
+    REQUIRE(necessary_flops(at_length(c, 128)) < kWhyMinFlops);
+    REQUIRE(necessary_flops(at_length(c, 256)) >= kWhyMinFlops);
+    Config timed = timing_config(c);
+    CHECK(timed.num_tokens() == 256);
+    CHECK(timed.heads == c.heads);
+    CHECK(timed.d_in == c.d_in);
+    CHECK(timed.d_out == c.d_out);
+    CHECK(timed.causal == c.causal);
+    CHECK(timing_note(c, timed) == "timed at T = 256: T = 3 is too quick");
+    // The mode on screen is kept, its block left to the default (a block of 1 chosen for
+    // three tokens would make 32,896 tiles at 256).
+    c.mode = Mode::Flash, c.block = 1;
+    timed = timing_config(c);
+    CHECK(timed.mode == Mode::Flash);
+    CHECK(timed.block == 0);
+    REQUIRE_NOTHROW(check_config(timed));
+    // A batch keeps its sentences, each with its context; decoding, its share of the tokens
+    // read at once (2 of 3: 170 of 256). Each the same sentence.
+    Config two;
+    two.set_sentences({split_words("the cat sleeps"), split_words("a dog")});
+    two.context = {split_words("le chat dort"), split_words("un chien")};
+    two.causal = false;
+    timed = timing_config(two);
+    CHECK(timed.batch == 2);
+    CHECK(timed.context == two.context);
+    // Its keys stay 3: 2 sentences x (Q and output projections 2 x 2 T 6 6, scores and
+    // P @ V 2 x 2 x 2 T 3 3) + K and V 2 x 2 x 2 x 3 x 6 x 6 = 432 T + 864 FLOPs, under
+    // kWhyMinFlops even at kWhyLongest: the longest it is.
+    CHECK(timed.num_tokens() == kWhyLongest);
+    CHECK(necessary_flops(timed) == 432 * kWhyLongest + 864);
+    CHECK(timing_note(two, timed) == "timed at T = 1024: T = 3 is too quick");
+    REQUIRE_NOTHROW(check_config(timed));
+    Config decoding;
+    decoding.decode_from = 2;
+    timed = timing_config(decoding);
+    CHECK(timed.decode_from == 170);
+    REQUIRE_NOTHROW(check_config(timed));
+    // A shape whose forward is long enough is timed as it is: gpt2-small's sizes at T = 3
+    // (4 x 2 x 3 x 768 x 768 FLOPs of projections alone).
+    Config wide;
+    wide.d_in = wide.d_out = 768;
+    wide.heads = 12;
+    REQUIRE(necessary_flops(wide) >= kWhyMinFlops);
+    CHECK(timing_config(wide).num_tokens() == 3);
+    CHECK(timing_note(wide, timing_config(wide)).empty());
+    // So is one already at the longest length, and one the memory budget keeps from growing.
+    Config long_one;
+    long_one.set_sentences({synthetic_tokens(kWhyLongest)});
+    long_one.d_in = long_one.d_out = 2, long_one.heads = 1;
+    CHECK(timing_config(long_one).num_tokens() == kWhyLongest);
+    Config tight;
+    tight.memory_budget = static_cast<std::uint64_t>(estimate_memory(tight).total()) + 1;
+    CHECK(timing_config(tight).num_tokens() == 3);
+}
+
 TEST_CASE("why weight splits keeps to its time: fewer timed runs and a shorter sweep, said", "[gui][why]") {
     Config c;
     c.backend = BackendKind::Cpu;
@@ -285,7 +349,9 @@ TEST_CASE("why weight splits keeps to its time: fewer timed runs and a shorter s
     std::atomic<int> done{0}, total{0};
     const WhyResult full = measure_why(c, 5, done, total, nullptr, 86400);
     REQUIRE(full.error.empty());
-    for (const BenchResult& b : full.modes) CHECK(b.runs == 5);
+    for (const BenchResult& b : full.modes) CHECK(b.runs >= 5 + kWhyRounds - 1);  // a run a round at least
+    REQUIRE(full.rounds.size() == full.modes.size());
+    for (int rounds : full.rounds) CHECK(rounds == kWhyRounds);
     REQUIRE_FALSE(full.sweep.empty());
     CHECK(full.sweep.back().tokens == 1024);
     CHECK(full.sweep_end.empty());
@@ -300,7 +366,8 @@ TEST_CASE("why weight splits keeps to its time: fewer timed runs and a shorter s
     CHECK(cut.sweep[0].tokens == 8);
     CHECK(cut.sweep_end.rfind("T >= 16 left out: ", 0) == 0);
     CHECK(done2 == total2);
-    CHECK(total2 == 4 + 2);
+    CHECK(total2 == 4 * kWhyRounds + 2);  // every round counted, the skipped ones too
+    for (int rounds : cut.rounds) CHECK(rounds == 1);
 }
 
 TEST_CASE("quiz: the next step is asked before it is drawn, scored, and explained", "[gui][quiz]") {

@@ -1,12 +1,62 @@
 #include "gui/model/why.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
 #include "headsplit/backends/backend_policy.hpp"
 #include "headsplit/engine/engine.hpp"
+#include "headsplit/teaching/numbers.hpp"
 
 namespace headsplit::gui {
+
+Config at_length(const Config& config, std::int64_t t) {
+    Config c = config;
+    c.set_sentences({synthetic_tokens(t)});
+    if (c.context.size() > 1) c.context = {c.context.front()};  // one sentence: one context
+    c.embeddings.clear();
+    c.decode_from = 0;
+    c.mode = Mode::Split;
+    c.block = 0;
+    if (c.cross() && c.causal && c.num_keys() != t) c.causal = false;
+    return c;
+}
+
+namespace {
+
+bool fits_budget(const Config& c) { return estimate_memory(c).total() <= static_cast<double>(c.memory_budget); }
+
+}  // namespace
+
+Config timing_config(const Config& c) {
+    if (necessary_flops(c) >= kWhyMinFlops) return c;
+    // at_length, keeping every sentence (each of t tokens, with its own context) and the
+    // share of the tokens that decoding reads at once; flash's block the default at t.
+    const auto longer = [&](std::int64_t t) {
+        Config l = at_length(c, t);
+        l.set_sentences(std::vector<std::vector<std::string>>(static_cast<std::size_t>(c.batch), synthetic_tokens(t)));
+        l.context = c.context;
+        l.causal = c.causal && !(l.cross() && l.num_keys() != t);
+        if (c.decoding()) l.decode_from = std::max<std::int64_t>(1, t * c.decode_from / c.num_tokens());
+        l.mode = c.mode;
+        return l;
+    };
+    std::int64_t length = 0;
+    for (std::int64_t t = 8; t <= kWhyLongest; t *= 2) {
+        if (t <= c.num_tokens()) continue;
+        const Config l = longer(t);
+        if (!fits_budget(l)) break;
+        length = t;
+        if (necessary_flops(l) >= kWhyMinFlops) break;
+    }
+    return length > 0 ? longer(length) : c;
+}
+
+std::string timing_note(const Config& shown, const Config& timed) {
+    if (timed.num_tokens() == shown.num_tokens()) return "";
+    return "timed at T = " + std::to_string(timed.num_tokens()) + ": T = " + std::to_string(shown.num_tokens()) +
+           " is too quick";
+}
 
 WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, std::atomic<int>& total,
                       const std::atomic<bool>* cancel, double seconds) {
@@ -20,26 +70,17 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
         out.error = e.what();
         return out;
     }
+    out.timed = timing_config(config);
+    out.timed_note = timing_note(config, out.timed);
     // The sweep: T doubling from 8 while the run fits the memory budget and stays quick.
     std::vector<std::int64_t> sweep;
-    // One sentence of t synthetic tokens, all at once (the sweep is about the score grid).
-    const auto at_length = [&](std::int64_t t) {
-        Config c = config;
-        c.set_sentences({synthetic_tokens(t)});
-        if (c.context.size() > 1) c.context = {c.context.front()};  // one sentence: one context
-        c.embeddings.clear();
-        c.decode_from = 0;
-        c.mode = Mode::Split;
-        if (c.cross() && c.causal && c.num_keys() != t) c.causal = false;
-        return c;
-    };
-    for (std::int64_t t = 8; t <= 1024; t *= 2) {
-        const Config c = at_length(t);
-        if (estimate_memory(c).total() > static_cast<double>(c.memory_budget)) break;
+    for (std::int64_t t = 8; t <= kWhyLongest; t *= 2) {
+        const Config c = at_length(config, t);
+        if (!fits_budget(c)) break;
         if (2.0 * c.heads * t * t * c.head_dim() + 8.0 * t * c.d_in * c.d_out > 4e10) break;  // ~ a second or more
         sweep.push_back(t);
     }
-    total = 4 + 2 * static_cast<int>(sweep.size());
+    total = 4 * kWhyRounds + 2 * static_cast<int>(sweep.size());
     try {
         BackendRequest request;  // a worker thread: it may make a headless GL context of its own
         request.kind = config.backend;
@@ -47,30 +88,70 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
         BackendChoice choice = choose_backend(request);
         out.notice = choice.notice;
         Backend* be = choice.backend;
-        const Inputs in = make_inputs(config);
-        const Weights w = make_weights(config);
+        const Config& timed = out.timed;
+        const Inputs in = make_inputs(timed);
+        const Weights w = make_weights(timed);
         const auto stopped = [&] {
             if (cancel && *cancel) throw std::runtime_error("stopped: the measurement was no longer wanted");
         };
+        struct Timing {
+            Config config;
+            std::vector<BenchResult> rounds;  // the first: `repeat` runs, for the time a run takes
+            double spent = 0;                 // seconds, warm-ups included
+        };
+        std::vector<Timing> timings;
         for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused, Mode::Flash}) {
-            stopped();
-            Config in_mode = config;
+            Config in_mode = timed;
             in_mode.mode = m;
-            in_mode.block = m == Mode::Flash ? config.block : 0;
+            // The block on screen at the length on screen; at a longer one, the default.
+            in_mode.block = m == Mode::Flash && timed.num_tokens() == config.num_tokens() ? config.block : 0;
             try {  // a mode the configuration cannot take (fused cross-attention, loop decoding) is left out
                 validate(in_mode);
             } catch (const ConfigError& e) {
                 out.notice += std::string(out.notice.empty() ? "" : "; ") + mode_name(m) + " left out: " + e.what();
-                ++done;
+                done += kWhyRounds;
                 continue;
             }
-            out.modes.push_back(bench_one(in_mode, in, w, m, Stage::Forward, *be, repeat, cancel, seconds / 8));
-            ++done;
+            timings.push_back({in_mode, {}, 0});
+        }
+        const double share = seconds / 8;  // a mode's time, every round
+        for (int round = 0; round < kWhyRounds; ++round)
+            for (Timing& t : timings) {
+                stopped();
+                const double left = share - t.spent;
+                if (round > 0 && left <= 0) {
+                    ++done;
+                    continue;
+                }
+                int runs = repeat;
+                if (round > 0) {
+                    const double run_s = std::max(1e-7, t.rounds.front().median_ms / 1e3);
+                    runs = static_cast<int>(std::clamp(kWhyModeSeconds / kWhyRounds / run_s, 1.0, 1e6));
+                }
+                const double round_started = elapsed();
+                t.rounds.push_back(bench_one(t.config, in, w, t.config.mode, Stage::Forward, *be, runs, cancel, left));
+                t.spent += elapsed() - round_started;
+                ++done;
+            }
+        for (const Timing& t : timings) {
+            BenchResult b = t.rounds.back();
+            std::vector<double> best, gemm;
+            b.runs = 0;
+            for (const BenchResult& r : t.rounds) {
+                best.push_back(r.min_ms), gemm.push_back(r.gemm_median_ms);
+                b.min_ms = std::min(b.min_ms, r.min_ms), b.max_ms = std::max(b.max_ms, r.max_ms);
+                b.runs += r.runs;
+            }
+            // One round: the median of its runs. More: the median of their fastest runs.
+            if (t.rounds.size() > 1) b.median_ms = spread(best).median;
+            b.gemm_median_ms = spread(gemm).median;
+            out.modes.push_back(b);
+            out.rounds.push_back(static_cast<int>(t.rounds.size()));
         }
         double last_cost = 0, last_flops = 0;  // the length before: its seconds, its FLOPs
         for (std::int64_t t : sweep) {
             stopped();
-            const Config c = at_length(t);
+            const Config c = at_length(config, t);
             const double flops = necessary_flops(c);
             const double predicted = last_flops > 0 ? last_cost * flops / last_flops : 0;
             if (!out.sweep.empty() && elapsed() + predicted > seconds) {

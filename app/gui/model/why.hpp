@@ -22,7 +22,10 @@ struct SweepPoint {
 
 struct WhyResult {
     Config config;
+    Config timed;            // what the modes ran: timing_config(config)
+    std::string timed_note;  // timing_note(config, timed): which length, and why
     std::vector<BenchResult> modes;  // loop, split, fused, flash: forward stage (those the shape takes)
+    std::vector<int> rounds;         // the rounds behind each of `modes` (kWhyRounds)
     std::vector<SweepPoint> sweep;
     std::string sweep_end;  // why the sweep stopped where it did, when the time did it
     std::string error;
@@ -34,6 +37,38 @@ struct WhyResult {
 // (from the length before, by the FLOPs) would end past it. gpt2-xl on llvmpipe took two
 // minutes without it.
 constexpr double kWhySeconds = 10;
+
+// A forward of fewer FLOPs than this (necessary_flops) is too quick to time: it takes some tens
+// of microseconds, most of them the work every step pays whatever its size (the step's
+// record, the call into the backend), so its modes' ratios would compare that bookkeeping and
+// change from one run to the next. Such a shape is timed at a longer length instead.
+constexpr double kWhyMinFlops = 5e5;
+// The longest length the modes are moved to, and the sweep's last.
+constexpr std::int64_t kWhyLongest = 1024;
+// The modes are timed in turns, a round timing each mode once, so that a change in the
+// machine's load falls on every mode alike. A mode's figure is the median of its rounds'
+// fastest runs (another program busy on the machine only ever makes a run slower, and a
+// round's median took its slowness from it; its fastest run seldom does). The first round
+// has `repeat` runs (a run's time); each after it about kWhyModeSeconds / kWhyRounds a
+// mode, as long as each mode's share of the whole time lasts. With one round only, the
+// figure is the median of its runs.
+constexpr int kWhyRounds = 20;
+constexpr double kWhyModeSeconds = 0.4;
+
+// One sentence of `t` synthetic tokens through the same layer as `c` (heads, sizes, mask,
+// variants, backend) in split mode: the sweep's lengths. A batch becomes one sentence with
+// one context; decoding, all tokens at once; causal cross-attention, unmasked where the keys
+// are not as many as the queries.
+Config at_length(const Config& c, std::int64_t t);
+// The configuration the modes are timed at: `c` itself, or where its forward is under
+// kWhyMinFlops, the same batch of sentences t synthetic tokens long, each with its context,
+// decoding (where `c` decodes) the same share of them at once, for the first t doubling from 8
+// that reaches it (the longest that fits the memory budget, up to kWhyLongest, where none
+// does; `c` where none longer fits).
+Config timing_config(const Config& c);
+// What the modes view says when `timed` is not as long as `shown`: "timed at T = 256: T = 3
+// is too quick" (one line at 1024x768, text 1.5); "" otherwise.
+std::string timing_note(const Config& shown, const Config& timed);
 
 // Measures `c` (its backend; GL makes its own headless context on the calling thread).
 // `done` counts finished measurements out of `total` (set first, lowered when the sweep ends

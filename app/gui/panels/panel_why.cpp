@@ -12,6 +12,7 @@
 #include "gui/panels/panels.hpp"
 #include "gui/panels/style.hpp"
 #include "gui/model/why.hpp"
+#include "gui/view/layout.hpp"
 
 namespace headsplit::gui {
 
@@ -76,14 +77,14 @@ std::string kv_cache_sentence(const Config& c) {
 
 // What generation keeps: the KV cache growing by one token's keys and values per token, for
 // MHA, this configuration's grouped-query attention and MQA. From the configuration alone.
-// Its sentence where there is room; the chart takes the rest of the panel, its legend at least.
-void draw_kv_cache(ImDrawList* dl, const Config& c, float& legend_h, bool explain) {
+// Its sentence (`explain_h` px high) where the chart's legend and a line still fit under it,
+// and six lines at least; the chart takes the rest of the panel, its legend at least.
+void draw_kv_cache(ImDrawList* dl, const Config& c, float& legend_h, float explain_h) {
     std::vector<std::int64_t> kvs{c.heads};
     if (c.grouped() && c.kv_head_count() > 1) kvs.push_back(c.kv_head_count());
     if (c.heads > 1) kvs.push_back(1);
     // Tokens to plot: the sequence on screen, or 4096 for the model presets (a long context).
     const std::int64_t n = c.layers > 1 ? 4096 : std::max<std::int64_t>(c.num_tokens(), 8);
-    if (explain) ImGui::TextWrapped("%s", kv_cache_sentence(c).c_str());
     Legend legend{{ImGui::GetColorU32(ImGuiCol_TextDisabled),
                    "the cache after 0 .. " + std::to_string(n) + " tokens, one layer, float32"}};
     std::vector<double> ends;
@@ -101,6 +102,9 @@ void draw_kv_cache(ImDrawList* dl, const Config& c, float& legend_h, bool explai
     }
     const Legend lines = legend_lines(legend, room_left().x);
     legend_h = static_cast<float>(lines.size()) * ImGui::GetTextLineHeight() + 8;
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    if (room_left().y >= explain_h + std::max(6 * line, legend_h + line))
+        ImGui::TextWrapped("%s", kv_cache_sentence(c).c_str());
     const auto [p0, p1] = chart(dl, std::max(legend_h + ImGui::GetTextLineHeight(), room_left().y), lines);
     // The lines under the legend, which they crossed when it took two lines an entry.
     const double top = ends.front();  // MHA's, the largest
@@ -131,10 +135,23 @@ const WhyResult* measurement(AppState& st, const Config& c) {
         ImGui::TextColored({1, 0.4f, 0.4f, 1}, "%s", r.error.c_str());
         return nullptr;
     }
-    int least = 0, most = 0;  // the timed runs behind the modes' medians
-    for (const BenchResult& b : r.modes) least = least ? std::min(least, b.runs) : b.runs, most = std::max(most, b.runs);
-    std::string what = (most == 1 ? std::string("1 run") :
-                        "median of " + (least < most ? std::to_string(least) + " to " : "") + std::to_string(most) + " runs") +
+    // The rounds behind the modes' figures (each round's fastest run), or the timed runs where
+    // the time allowed one round.
+    const auto range = [](const std::vector<int>& counts) {
+        int least = 0, most = 0;
+        for (int n : counts) least = least ? std::min(least, n) : n, most = std::max(most, n);
+        return std::make_pair(least, most);
+    };
+    std::vector<int> runs;
+    for (const BenchResult& b : r.modes) runs.push_back(b.runs);
+    const auto [least_runs, most_runs] = range(runs);
+    const auto [least_rounds, most_rounds] = range(r.rounds);
+    const auto from_to = [](int least, int most) {
+        return (least < most ? std::to_string(least) + " to " : "") + std::to_string(most);
+    };
+    std::string what = (most_rounds > 1   ? "median of " + from_to(least_rounds, most_rounds) + " rounds"
+                        : most_runs == 1 ? std::string("1 run")
+                                         : "median of " + from_to(least_runs, most_runs) + " runs") +
                        ", " + (r.modes.empty() ? "?" : r.modes[0].backend);
     const Config& m = r.config;  // another shape than the one on screen: say which
     if (m.num_tokens() != c.num_tokens() || m.d_in != c.d_in || m.d_out != c.d_out || m.heads != c.heads ||
@@ -204,9 +221,41 @@ int ratio_lines(float width) {
     return lines;
 }
 
+// An axis from 0 to `top` (the data's largest value, > 0) with at most `most` steps between
+// labelled ticks: the step the smallest of 1, 2 or 5 times a power of ten that needs no more,
+// the axis up to the tick at or above `top`.
+struct Axis {
+    double step = 1, top = 1;
+};
+Axis axis_for(double top, int most) {
+    Axis a;
+    if (!std::isfinite(top) || top <= 0) return a;
+    for (double decade = std::pow(10.0, std::floor(std::log10(top / most)) - 1);; decade *= 10)
+        for (double m : {1.0, 2.0, 5.0})
+            if (top / (m * decade) <= most + 1e-9) {
+                a.step = m * decade;
+                a.top = std::ceil(top / a.step - 1e-9) * a.step;
+                return a;
+            }
+}
+
+// A tick's label: the value with `unit`, "0" at the foot.
+std::string tick_text(double v, const char* unit) {
+    if (v == 0) return "0";
+    char t[32];
+    std::snprintf(t, sizeof t, "%g %s", v, unit);
+    return t;
+}
+
+// The rows the sweep's axes take under its legend: half a line above the plot (its top
+// label), a line for T's values under it, and the plot's least: a line, its top labels
+// alone (from two lines, its foot's too).
+constexpr float kAxesLines = 1.5f, kLeastPlotLines = 1;
+
 // The sweep, its chart taking the rest of the panel: score memory (T^2) and forward time
-// against T, memory lines on one scale (split's grid at the longest T), time lines on another;
-// the legend gives the longest length's figures, and where the time stopped the sweep.
+// against T, memory on the left axis (split's grid and flash's tile), time on the right (both
+// forwards), T along the foot; the legend above the plot gives the longest length's figures,
+// and where the time stopped the sweep.
 void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
     std::vector<double> xs, mem, ms, fmem, fms;
     if (r)
@@ -216,7 +265,7 @@ void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
             fmem.push_back(s.flash_bytes), fms.push_back(s.flash_ms);
         }
     const bool flash_timed = !fms.empty() && *std::min_element(fms.begin(), fms.end()) > 0;
-    // The axis, the names, and the longest length's figures once there are some (no zeros while
+    // The names, and the longest length's figures once there are some (no zeros while
     // measuring); short enough for a projector's panel.
     std::string axis = "T doubling from 8", t[4] = {"split's scores (x4 a step)", "split's forward", "flash's tile, m and l",
                                                    "flash's forward"};
@@ -231,21 +280,88 @@ void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
         t[2] += ": " + human_bytes(last.flash_bytes);
         t[3] += ms_text[1];
     }
+    // Memory's lines first, then time's: the order of the axes, left to right.
     Legend legend{
-        {ImGui::GetColorU32(ImGuiCol_TextDisabled), axis}, {head_color(3), t[0]}, {head_color(2), t[1]}, {head_color(5), t[2]}};
+        {ImGui::GetColorU32(ImGuiCol_TextDisabled), axis}, {head_color(3), t[0]}, {head_color(5), t[2]}, {head_color(2), t[1]}};
     if (flash_timed) legend.push_back({head_color(4), t[3]});
     if (r && !r->sweep_end.empty()) legend.push_back({ImGui::GetColorU32(ImGuiCol_TextDisabled), r->sweep_end});
     const Legend lines = legend_lines(legend, room_left().x);
-    legend_h = static_cast<float>(lines.size()) * ImGui::GetTextLineHeight() + 8;
-    const auto [p0, p1] = chart(dl, std::max(legend_h + ImGui::GetTextLineHeight(), room_left().y), lines);
-    const double mem_top = mem.empty() ? 0 : *std::max_element(mem.begin(), mem.end());
-    double ms_top = 0;
+    const float line = ImGui::GetTextLineHeight();
+    legend_h = static_cast<float>(lines.size()) * line + 8;
+    const auto [p0, p1] =
+        chart(dl, std::max(legend_h + (kAxesLines + kLeastPlotLines) * line, room_left().y), lines);
+    if (xs.size() < 2) return;
+
+    // Measure, then place: the plot's height gives the ticks, their labels the side columns.
+    // A chart the layout left no line for under its legend has the legend alone.
+    const float top = p0.y + legend_h + line / 2, foot = p1.y - line;
+    if (foot - top < line) return;
+    const int most = std::clamp(static_cast<int>((foot - top) / (1.5f * line)), 1, 4);
+    double mem_top = 0, ms_top = 0;
+    for (double v : mem) mem_top = std::max(mem_top, v);
     for (double v : ms) ms_top = std::max(ms_top, v);
     for (double v : fms) ms_top = std::max(ms_top, v);
-    plot_line(dl, p0, p1, xs, mem, head_color(3), mem_top);
-    plot_line(dl, p0, p1, xs, ms, head_color(2), ms_top);
-    plot_line(dl, p0, p1, xs, fmem, head_color(5), mem_top);
-    if (flash_timed) plot_line(dl, p0, p1, xs, fms, head_color(4), ms_top);
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    double per_unit = 1;
+    while (u < 4 && mem_top >= 1024 * per_unit) ++u, per_unit *= 1024;
+    const Axis mem_axis = axis_for(std::max(mem_top / per_unit, 1e-9), most);
+    const Axis ms_axis = axis_for(std::max(ms_top, 1e-9), most);
+    // A tick's labels from the foot up: where the plot has room for one step only and not for
+    // two labels, the top's alone.
+    const bool both_ends = foot - top >= 2 * line;
+    const auto ticks = [&](const Axis& a, const char* unit) {
+        std::vector<std::pair<double, std::string>> out;
+        const int n = static_cast<int>(std::lround(a.top / a.step));
+        for (int i = both_ends ? 0 : n; i <= n; ++i) out.push_back({i * a.step, tick_text(i * a.step, unit)});
+        return out;
+    };
+    const auto mem_ticks = ticks(mem_axis, units[u]), ms_ticks = ticks(ms_axis, "ms");
+    const float gap = ImGui::CalcTextSize(" ").x;
+    const std::string last_t = std::to_string(static_cast<long long>(xs.back()));
+    float left_w = ImGui::CalcTextSize("T").x, right_w = ImGui::CalcTextSize(last_t.c_str()).x / 2;
+    for (const auto& [v, text] : mem_ticks) left_w = std::max(left_w, ImGui::CalcTextSize(text.c_str()).x);
+    for (const auto& [v, text] : ms_ticks) right_w = std::max(right_w, ImGui::CalcTextSize(text.c_str()).x);
+    const ImVec2 q0(p0.x + left_w + gap, top), q1(p1.x - right_w - gap, foot);
+    if (q1.x - q0.x < 4 * gap) return;  // no room for a plot: the legend says it all
+
+    // The axes: memory's on the left, time's on the right, T's at the foot.
+    const ImU32 axis_col = ImGui::GetColorU32(ImGuiCol_Border), text_col = ImGui::GetColorU32(ImGuiCol_Text);
+    dl->AddLine(q0, {q0.x, q1.y}, axis_col);
+    dl->AddLine({q1.x, q0.y}, q1, axis_col);
+    dl->AddLine({q0.x, q1.y}, q1, axis_col);
+    const auto tick_y = [&](double v, const Axis& a) { return q1.y - static_cast<float>(v / a.top) * (q1.y - q0.y); };
+    // A label beside its tick, kept within the plot's height (the foot's above it, the top's below).
+    const auto label_y = [&](float y) { return std::max(q0.y, std::min(y - line / 2, q1.y - line)); };
+    for (const auto& [v, text] : mem_ticks) {
+        const float y = tick_y(v, mem_axis);
+        dl->AddLine({q0.x - gap / 2, y}, {q0.x, y}, axis_col);
+        draw_label(dl, {q0.x - gap - ImGui::CalcTextSize(text.c_str()).x, label_y(y)}, text_col, text);
+    }
+    for (const auto& [v, text] : ms_ticks) {
+        const float y = tick_y(v, ms_axis);
+        dl->AddLine({q1.x, y}, {q1.x + gap / 2, y}, axis_col);
+        draw_label(dl, {q1.x + gap, label_y(y)}, text_col, text);
+    }
+    // T's values under their points, from the longest back, each drawn where it clears the one
+    // to its right by a space and the axis's name.
+    const double x_max = xs.back();
+    float free_right = p1.x;
+    const float name_right = p0.x + left_w + gap / 2;
+    draw_label(dl, {p0.x, q1.y}, text_col, "T");
+    for (std::size_t i = xs.size(); i-- > 0;) {
+        const std::string text = std::to_string(static_cast<long long>(xs[i]));
+        const float w = ImGui::CalcTextSize(text.c_str()).x;
+        const float x = q0.x + static_cast<float>(xs[i] / x_max) * (q1.x - q0.x);
+        if (x + w / 2 > free_right || x - w / 2 < name_right) continue;
+        dl->AddLine({x, q1.y}, {x, q1.y + gap / 2}, axis_col);
+        draw_label(dl, {x - w / 2, q1.y}, text_col, text);
+        free_right = x - w / 2 - gap;
+    }
+    plot_line(dl, q0, q1, xs, mem, head_color(3), mem_axis.top * per_unit);
+    plot_line(dl, q0, q1, xs, fmem, head_color(5), mem_axis.top * per_unit);
+    plot_line(dl, q0, q1, xs, ms, head_color(2), ms_axis.top);
+    if (flash_timed) plot_line(dl, q0, q1, xs, fms, head_color(4), ms_axis.top);
 }
 
 }  // namespace
@@ -271,10 +387,9 @@ void DrawWhy(AppState& st) {
     if (st.why_view == View::KvCache) {
         const float explain_h = ImGui::CalcTextSize(kv_cache_sentence(c).c_str(), nullptr, false, room_left().x).y +
                                 ImGui::GetStyle().ItemSpacing.y;
-        const bool explain = room_left().y >= explain_h + 6 * line;
         const float before = ImGui::GetCursorScreenPos().y - top;
         float legend_h = 0;
-        draw_kv_cache(dl, c, legend_h, explain);
+        draw_kv_cache(dl, c, legend_h, explain_h);
         rigid = before + legend_h + line;
         legible = before + legend_h + 3 * line;  // the lines are drawn under the legend
     } else {
@@ -282,20 +397,33 @@ void DrawWhy(AppState& st) {
         if (st.why_view == View::Modes) {
             const char* about = "One big matmul per projection and a reshape, against a small matmul per head: measured "
                                 "here, on this machine, for the shape on screen.";
-            // Four modes and their ratios, whether measured yet or not.
-            const float bars_h = static_cast<float>(4 + ratio_lines(room_left().x)) * line + 4;
+            // Four modes and their ratios, whether measured yet or not, under the length they
+            // were timed at where it is not the one on screen (its lines kept before the result).
+            const std::string note = r ? r->timed_note : timing_note(c, timing_config(c));
+            const auto measure = [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; };
+            const float note_h =
+                static_cast<float>(note.empty() ? 0 : lines_at_spaces(note, room_left().x, measure).size()) * line;
+            const float bars_h = note_h + static_cast<float>(4 + ratio_lines(room_left().x)) * line + 4;
             const float about_h = ImGui::CalcTextSize(about, nullptr, false, room_left().x).y + ImGui::GetStyle().ItemSpacing.y;
             const float before = ImGui::GetCursorScreenPos().y - top;
             if (room_left().y >= about_h + bars_h) ImGui::TextWrapped("%s", about);
+            const float note_top = ImGui::GetCursorScreenPos().y;
+            if (r && !note.empty()) {
+                ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+                text_at_spaces(note);
+                ImGui::PopStyleColor();
+            }
+            ImGui::SetCursorScreenPos({ImGui::GetCursorScreenPos().x, note_top + note_h});
             if (r) draw_mode_bars(dl, *r);
-            ImGui::Dummy({room_left().x, bars_h});
+            ImGui::Dummy({room_left().x, bars_h - note_h});
             rigid = legible = before + bars_h;
         } else {
             const float before = ImGui::GetCursorScreenPos().y - top;
             float legend_h = 0;
             draw_sweep(dl, r, legend_h);
-            rigid = before + legend_h + line;
-            legible = before + std::max(legend_h + line, 8 * line);
+            const float text_line = ImGui::GetTextLineHeight();
+            rigid = before + legend_h + (kAxesLines + kLeastPlotLines) * text_line;
+            legible = before + legend_h + (kAxesLines + 6) * text_line;  // a plot of three ticks
         }
     }
     // For the layout's share of the column (as the heatmaps tell theirs).
