@@ -366,8 +366,8 @@ Canvas place_maps(const AppState& st, const Grids& g, const std::vector<Map>& ma
     const float maps_h = cv.avail.y - cv.legend_h;
     // Key labels under each map: whole across their column where they fit it at half the text
     // size or more; else on end, as tall as the longest (up to 6 letters' width) and as large
-    // as the column is wide, or across on two lines where the band on end would take legible
-    // maps below their legible size; then every k-th.
+    // as the column is wide, or, where the band on end would take legible maps below their
+    // legible size, across on two lines in one line's height; then every k-th.
     float key_whole = 0, key_need = 0;
     for (std::int64_t j = 0; j < N; ++j) {
         key_whole = std::max(key_whole, ImGui::CalcTextSize(g.key_label(j).c_str()).x);
@@ -382,11 +382,10 @@ Canvas place_maps(const AppState& st, const Grids& g, const std::vector<Map>& ma
         cv.key_band = std::max(line_h, std::min(key_whole, 6.0f * font) * size / font + 6);
         place_tiling(cv, maps, N, NR, maps_h, focus, g);
         cv.keys_on_end = true;
-        if (across.cell >= cv.legible && cv.tiling.cell < cv.legible) {  // across on two lines
+        if (across.cell >= cv.legible && cv.tiling.cell < cv.legible) {  // across on two lines in a line's band
             cv.keys_on_end = false;
             cv.keys_staggered = true;
-            const float small = std::clamp(font * (2 * across.cell - 6) / std::max(key_whole, 1.0f), kSmallestLabel * font, font);
-            cv.key_band = std::max(line_h, 2 * small + 6);
+            cv.key_band = line_h;
             place_tiling(cv, maps, N, NR, maps_h, focus, g);
         }
     }
