@@ -128,6 +128,33 @@ TEST_CASE("a tensor's panels stand in a grid of the columns asked for", "[layout
     CHECK(layout_step(tr.steps[2], 2, 3, lim).tensors[0].height == Approx(kPanelTitle + 2));
 }
 
+TEST_CASE("tensors of a step stand in the rows of tensors asked for", "[layout]") {
+    CHECK(tensors_per_row(3, 1) == 3);
+    CHECK(tensors_per_row(3, 2) == 2);  // queries and keys, values under them
+    CHECK(tensors_per_row(3, 3) == 1);
+    CHECK(tensors_per_row(4, 3) == 2);  // the first rows full: 2 + 2
+    CHECK(tensors_per_row(0, 2) == 1);
+    const Trace tr = test::run_cpu(Config{});
+    LayoutLimits lim;
+    lim.tensor_rows = 2;
+    const StepLayout p = layout_step(tr.steps[1], 2, 3, lim);  // the project step: three [1, 3, 6]
+    REQUIRE(p.tensors.size() == 3);
+    CHECK(p.tensors[0].x == 0);
+    CHECK(p.tensors[0].y == 0);
+    CHECK(p.tensors[1].x == Approx(6 + kTensorGap));
+    CHECK(p.tensors[1].y == 0);
+    CHECK(p.tensors[2].x == 0);
+    CHECK(p.tensors[2].y == Approx(3 + kTensorRowGap));  // under a row 3 cells tall and the names' gap
+    CHECK(p.width == Approx(6 + kTensorGap + 6));
+    CHECK(p.height == Approx(3 + kTensorRowGap + 3));
+    // Values' first cell (token 0, feature 0) stands at the start of the second row.
+    REQUIRE(p.tensors[2].cell_at(0));
+    CHECK(p.tensors[2].cell_at(0)->x == 0);
+    CHECK(p.tensors[2].cell_at(0)->y == Approx(3 + kTensorRowGap));
+    lim.tensor_rows = 1;
+    CHECK(layout_step(tr.steps[1], 2, 3, lim).height == Approx(3));
+}
+
 TEST_CASE("fused: the chunk views are the qkv cells", "[layout]") {
     Config c;
     c.mode = Mode::Fused;

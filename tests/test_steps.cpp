@@ -155,6 +155,8 @@ TEST_CASE("switches add or drop or reorder steps", "[steps]") {
         CHECK(d.op == Op::Dropout);
         REQUIRE(d.find("dropout_mask"));
         REQUIRE(d.find("attn_weights"));
+        // The mask and the weights share a shape, but the line is about the weights.
+        CHECK(d.lead().name == "attn_weights");
         const auto& before = tr.steps[7].tensors[0].values();
         const auto& mask = d.find("dropout_mask")->values();
         const auto& after = d.find("attn_weights")->values();

@@ -235,7 +235,10 @@ Room measure_room(const Step& s, const Config& c, bool scrolls) {
     measure(c.tokens);
     for (std::int64_t b = 0; b < std::min<std::int64_t>(c.batch, 4); ++b) measure(c.key_tokens(b));
     measure({"<pad>"});
-    r.token_w = widest;
+    bool repeats = false;  // a repeated word is named with its position: "10:the"
+    for (std::size_t i = 0; i < c.tokens.size() && i < 64 && !repeats; ++i)
+        repeats = std::count(c.tokens.begin(), c.tokens.begin() + static_cast<std::ptrdiff_t>(i), c.tokens[i]) > 0;
+    r.token_w = widest + (repeats ? ImGui::CalcTextSize("10:").x : 0.0f);
     const float prefix = ImGui::CalcTextSize(c.batch > 1 ? "s0 kv0 " : "kv0 ").x;
     r.label_w = std::min(5.5f * r.font, widest + prefix + 6);
     bool same = true;
@@ -297,9 +300,10 @@ std::int64_t token_run(const TensorRecord& rec) {
 
 // Whether the tokens' names under the strip's brackets (`unit` cells each) take two lines,
 // every other one lower with twice the width: where the widest at half the text's size is
-// wider than a bracket.
-bool names_staggered(const Room& room, const StripShape& k, std::int64_t unit) {
-    return 0.5f * room.token_w > static_cast<float>(unit) * k.cell - 3;
+// wider than a bracket of the smallest cells the strip draws (0.6 of the text), whatever the
+// stage's cells, so that the room kept and the strip drawn agree.
+bool names_staggered(const Room& room, std::int64_t unit) {
+    return 0.5f * room.token_w > static_cast<float>(unit) * 0.6f * room.font - 3;
 }
 
 // The height of the strip, px: its title and address ticks, then each row's cells and token
@@ -308,7 +312,7 @@ bool names_staggered(const Room& room, const StripShape& k, std::int64_t unit) {
 // the stage's cells.
 float strip_text_h(const Room& room, std::int64_t n, std::int64_t unit) {
     const StripShape k = strip_shape(room, n, 1e9f, unit);
-    const float names = (names_staggered(room, k, unit) ? 2.0f : 1.0f) * room.font;
+    const float names = (names_staggered(room, unit) ? 2.0f : 1.0f) * room.font;
     return room.line * 2.3f + static_cast<float>(k.rows) * (k.cell + 6 + names);
 }
 
@@ -371,11 +375,18 @@ float beside_x(const StepLayout& lay) {
 }
 
 // Whether the shared captions stand beside the last row of tensors at cells of `cell` px,
-// where the rows leave them the width (their lines then take no room under the grid).
+// where the rows leave them the width and the last row the height (their lines then take no
+// room under the grid).
 bool captions_beside(const Room& room, const StepLayout& lay, float cell) {
     const float bar = room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f;
     return beside_x(lay) > 0 && room.captions_w > 0 && !short_stage(room) &&
-           room.avail.x - bar - room.label_w - 10 - beside_x(lay) * cell >= room.captions_w;
+           room.avail.x - bar - room.label_w - 10 - beside_x(lay) * cell >= room.captions_w &&
+           (lay.height - lay.tensors.back().y) * cell >= caption_lines(room) * room.line;
+}
+
+// Rows of tensors only where the gap between them holds their names at 0.6 of the text.
+bool rows_named(const Room& room, const StepLayout& lay, float cell) {
+    return beside_x(lay) <= 0 || kTensorRowGap * cell - 3 >= 0.6f * room.font;
 }
 
 // The largest cell with which layout `lay` of step `s` fits the room: with the captions
@@ -385,8 +396,6 @@ float fit_cell(const Room& room, const Step& s, const StepLayout& lay) {
     const float by_w = (room.avail.x - bar - room.label_w - 10) / std::max(lay.width, 1.0f);
     const auto by_h = [&](bool beside) { return (room.avail.y - text_room(room, s, lay, false, false, beside)) / std::max(lay.height, 1.0f); };
     const float below = std::min(by_w, by_h(false));
-    // Rows of tensors only where the gap between them holds their names at 0.6 of the text.
-    if (beside_x(lay) > 0 && kTensorRowGap * below - 3 < 0.6f * room.font) return 0.0f;
     if (beside_x(lay) <= 0) return below;
     const float beside = std::min(by_w, by_h(true));
     return beside > below && captions_beside(room, lay, beside) ? beside : below;
@@ -441,8 +450,9 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s) {
             for (int v = level * kArrangements; v < (level + 1) * kArrangements; ++v) {
                 const StepLayout& first = layout_of(st, st.trace, st.step, level * kArrangements, {}, b, b0);
                 if (!arrangement_differs(first, v - level * kArrangements, room.captions_w > 0)) continue;
-                const float fit = fit_cell(room, s, layout_of(st, st.trace, st.step, v, {}, b, b0));
-                if (fit > best_b + 0.5f) best_b = fit, v_b = v;
+                const StepLayout& lay = layout_of(st, st.trace, st.step, v, {}, b, b0);
+                const float fit = fit_cell(room, s, lay);
+                if (fit > best_b + 0.5f && rows_named(room, lay, fit)) best_b = fit, v_b = v;
             }
         if (best_b >= legible_cell(room) || b == 1) {
             ch.variant = v_b, ch.best = best_b, ch.batch_shown = b;
@@ -555,7 +565,7 @@ void draw_tensor_captions(Canvas& cv, float below, bool beside) {
         if (tl.y == 0) {
             cv.label({cv.grid0.x + tl.x * cell, cv.origin.y}, ImGui::GetColorU32(ImGuiCol_Text), fit_text(name, name_w));
         } else {  // a later row of tensors: in the gap above it, as large as the gap allows up to the text
-            const float size = std::min(cv.room.font, kTensorRowGap * cell - 3);
+            const float size = std::max(kSmallestLabel * cv.room.font, std::min(cv.room.font, kTensorRowGap * cell - 3));
             const ImVec2 pos(cv.grid0.x + tl.x * cell, cv.grid0.y + tl.y * cell - size - 2);
             cv.label_sized(pos, ImGui::GetColorU32(ImGuiCol_Text), name, size, name_w, "");
         }
@@ -857,7 +867,7 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
         }
         // Under the cells: a bracket under each run of one token's elements, named where it fits.
         const float y_marks = y_cells + k.cell + 2;
-        const bool stagger = names_staggered(cv.room, strip_shape(cv.room, span, 1e9f, token_run(rec)), token_run(rec));
+        const bool stagger = names_staggered(cv.room, token_run(rec));
         int brackets = 0;
         if (token_dim >= 0)
             for (std::int64_t a = a0; a < a1;) {
@@ -923,6 +933,7 @@ void DrawStage(AppState& st, double now) {
     bool explained = false;
     // Presenter mode's caption names the step already.
     const auto cramps = [&](float h) {
+        if (st.shapes_only) return false;
         Room with = measure_room(*s, c, st.stage_view.zoom > 1.0f);
         const Room without = with;
         with.avail.y -= h;

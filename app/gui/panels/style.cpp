@@ -227,11 +227,14 @@ ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& te
 
 ImVec2 draw_label_on_end(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text, const std::string& token,
                          float size) {
+    if (!(size > 0)) size = ImGui::GetFontSize();
     ImFont* font = ImGui::GetFont();
     const ImVec2 ts = font->CalcTextSizeA(size, FLT_MAX, 0, text.c_str());
     // Drawn across at pos, then each vertex turned a quarter anticlockwise about the box: a
     // point (dx, dy) from pos goes to (dy, w - dx), so the text's left end is at the bottom.
-    // The clip covers both boxes, so no glyph is dropped before it is turned.
+    // The text is laid out under a clip that covers both boxes, so no glyph is dropped before
+    // it is turned; its command then clips to the turned box within the window's clip.
+    const ImVec2 outer0 = dl->GetClipRectMin(), outer1 = dl->GetClipRectMax();
     dl->PushClipRect(pos, {pos.x + std::max(ts.x, ts.y), pos.y + std::max(ts.x, ts.y)}, false);
     const int first = dl->VtxBuffer.Size;
     dl->AddText(font, size, pos, color, text.c_str());
@@ -240,6 +243,9 @@ ImVec2 draw_label_on_end(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::str
         const float dx = p.x - pos.x, dy = p.y - pos.y;
         p = {pos.x + dy, pos.y + ts.x - dx};
     }
+    if (!dl->CmdBuffer.empty())
+        dl->CmdBuffer.back().ClipRect = {std::max(outer0.x, pos.x), std::max(outer0.y, pos.y),
+                                         std::min(outer1.x, pos.x + ts.y), std::min(outer1.y, pos.y + ts.x)};
     dl->PopClipRect();
     layout_audit().label(text, pos.x, pos.y, ts.y, ts.x, token);
     return {ts.y, ts.x};

@@ -37,7 +37,7 @@ struct LayoutLimits {
     std::int64_t features = 12;  // feature columns shown (per head where split)
     std::int64_t panel_cols = 1; // a 4-d tensor's panels per row of its grid of panels
     std::int64_t tensor_rows = 1; // the step's tensors in this many rows, left to right
-    bool first_only = false;     // the step's first tensor alone (the others are alike)
+    bool first_only = false;     // the step's first tensor alone (the others viewed with it)
     std::int64_t batch = 4;      // sentences shown, one block under the other, from batch0
     std::int64_t batch0 = 0;
     // Where the window starts (panned): the first token row, column (feature or key) and head

@@ -151,10 +151,12 @@ struct Step {
     // What the step gives: its last tensor (dropout records its mask before the weights),
     // except the input step's, which is x (the context and the key padding mask follow it).
     const TensorRecord& result() const { return op == Op::Input ? tensors.front() : tensors.back(); }
-    // Several tensors made alike (queries, keys and values: of one storage kind, shape and
-    // strides), so that one of them tells what the step does.
+    // Several tensors one line makes alike (the projection's, the split's, a view's or a
+    // transpose's queries, keys and values, repeat_kv's keys and values: of one storage kind,
+    // shape and strides), so that one of them tells what the step does.
     bool alike() const {
-        if (tensors.size() < 2) return false;
+        const bool one_line = op == Op::Project || op == Op::Split || op == Op::View || op == Op::Transpose || op == Op::RepeatKv;
+        if (tensors.size() < 2 || !one_line) return false;
         for (const TensorRecord& t : tensors)
             if (t.storage != tensors.front().storage || t.shape != tensors.front().shape ||
                 t.strides != tensors.front().strides)
