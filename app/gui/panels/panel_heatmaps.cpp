@@ -141,17 +141,14 @@ struct Grids {
     bool weights, comparing;
     int heads_here;       // the maps of the trace on screen, before focus or comparison
     bool document;        // a handout page: it cannot scroll, so every map fits it
+    std::vector<std::string> words;  // the sentence's tokens, the rows' words
 
     std::string query_token(std::int64_t i) const { return c.token_at(sentence, row0 + i); }
     std::string key_token(std::int64_t j) const {
         return j < static_cast<std::int64_t>(keys.size()) ? keys[static_cast<std::size_t>(j)] : "";
     }
     // As labels: a repeated word led by its position ("6:the").
-    std::string query_label(std::int64_t i) const {
-        std::vector<std::string> words;
-        for (std::int64_t t = 0; t < c.num_tokens(); ++t) words.push_back(c.token_at(sentence, t));
-        return word_label(words, static_cast<std::size_t>(row0 + i), row0 + i);
-    }
+    std::string query_label(std::int64_t i) const { return word_label(words, static_cast<std::size_t>(row0 + i), row0 + i); }
     std::string key_label(std::int64_t j) const { return word_label(keys, static_cast<std::size_t>(j), j); }
     // A masked key: padding (the key padding mask says so) or the future (the causal mask).
     bool is_padding(std::int64_t j) const {
@@ -650,8 +647,10 @@ void DrawHeatmaps(AppState& st) {
     // Up to 48 tokens per map are drawn (the first ones, said in the header line): beyond
     // that a cell is a few pixels and drawing every one costs more than a frame.
     const std::int64_t N = std::min<std::int64_t>(T, 48), NR = std::min<std::int64_t>(R, 48);
+    std::vector<std::string> words;
+    for (std::int64_t t = 0; t < c.num_tokens(); ++t) words.push_back(c.token_at(sentence, t));
     const Grids g{c, sentence, row0, R, T, N, NR, c.key_tokens(sentence), tr.inputs.key_padding_mask, weights, comparing,
-                  heads_here, st.document};
+                  heads_here, st.document, std::move(words)};
 
     // One line of controls and what is shown, then the maps, then the legend line.
     draw_header(st, g, *grids.front());

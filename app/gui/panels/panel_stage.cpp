@@ -570,7 +570,8 @@ void draw_tensor_captions(Canvas& cv, float below, bool beside) {
             cv.label_sized(pos, ImGui::GetColorU32(ImGuiCol_Text), name, size, name_w, "");
         }
         if (same && ti > 0) continue;
-        std::string axes = shared_captions(s, cv.c).front(), strides = shared_captions(s, cv.c).back();
+        const std::array<std::string, 2> shared = shared_captions(s, cv.c);
+        std::string axes = shared[0], strides = shared[1];
         if (!same) {
             axes = fit_text(rec.name + " " + shape_str(rec.shape), block_w);
             strides = "";
