@@ -252,3 +252,34 @@ TEST_CASE("the frame taken: from the third ready frame the first that stood stil
     CHECK(take_frame(30, true) == Take::Settled);
     CHECK(take_frame(0, false) == Take::Wait);
 }
+
+TEST_CASE("the layout from one step to the next: panels and maps keep their place", "[audit]") {
+    auto two_panels = [](float split, float cell, int cells) {
+        LayoutAudit a;
+        a.enabled = true;
+        a.begin_frame(1366, 768, 1.5f, "step");
+        a.begin_panel("stage", 0, 0, 800, split, 0, 0, 800, split, false, false);
+        a.begin_panel("heatmaps", 0, split, 800, 768 - split, 0, split, 800, 768, false, false);
+        for (int i = 0; i < cells; ++i) a.cell(".1", 10 + cell * static_cast<float>(i), split + 40, cell, cell, true, 20, true, "head 0");
+        return a.report();
+    };
+    const LayoutReport before = two_panels(400, 40, 9);
+    CHECK(layout_shifts(before, before, 30).empty());
+    CHECK(layout_shifts(before, two_panels(425, 40, 9), 30).empty());  // within a line of text
+    // The share moved by more than a line: the stage and the heatmaps both say so.
+    const std::vector<std::string> moved = layout_shifts(before, two_panels(460, 40, 9), 30);
+    REQUIRE(moved.size() == 2);
+    CHECK(moved[0].find("stage: 800 x 400 at (0, 0) on step, 800 x 460 at (0, 0) here") != std::string::npos);
+    // A head's map drawn at another size (a quarter smaller), but not one that gained a key.
+    const std::vector<std::string> smaller = layout_shifts(before, two_panels(400, 30, 9), 30);
+    REQUIRE(smaller.size() == 1);
+    CHECK(smaller[0] == "heatmaps: head 0's cells 40 px on step, 30 px here");
+    CHECK(layout_shifts(before, two_panels(400, 33, 9), 30).empty());  // within a fifth
+    CHECK(layout_shifts(before, two_panels(400, 30, 10), 30).empty());
+    // A panel shown on one step only.
+    LayoutReport fewer = before;
+    fewer.panels.pop_back();
+    const std::vector<std::string> gone = layout_shifts(before, fewer, 30);
+    REQUIRE(gone.size() == 1);
+    CHECK(gone[0] == "heatmaps: shown on step, not here");
+}

@@ -61,6 +61,13 @@ struct PanelState {
     bool fonts_built = false;       // the renderer's font texture exists: a new font rebuilds only it
     int timeline_step = -1;         // the step the timeline last brought into view
     float caption_h = 0;            // presenter mode: the caption's height last frame (its lines wrap)
+    // Presenter mode: the tallest any step's lines make the caption (its step line, code and
+    // note) for the picture `caption_for` stands for, so that every step's caption is as tall.
+    float caption_tallest = 0;
+    std::string caption_for;
+    float tiles_line_h = 0;         // the flash tiles' line: the tallest any step's is ...
+    std::string tiles_for;          // ... for the picture this stands for
+    bool f1_listed = false;         // presenter mode: the caption's keys said "F1: keys" this frame
     bool heads_fit = true;          // the heatmaps: every head fitted at a legible size last frame
     bool heatmaps_tab = true;       // the heads panel showed the heatmaps' tab last frame
     bool why_tab = false;           // ... or the why tab

@@ -5,6 +5,9 @@
 // mode, mask, sentence: each a button with its key) and the line on the last change.
 // Keys: Left/Right, Space, F5 or Escape to leave, and the strip's.
 #include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -51,13 +54,69 @@ void draw_live_strip(AppState& st) {
     if (ImGui::SmallButton(text.c_str())) open_sentence_box(st);
     audit_last_item(text);
     // How to go down, where it fits on the strip's line (the README lists the keys too).
-    const std::string hint = st.show_keys || st.step == 0 ? "Shift: down" : "Shift: down   F1: keys";
+    const std::string hint = st.panels.f1_listed ? "Shift: down" : "Shift: down   F1: keys";
     const float hint_w = ImGui::CalcTextSize(hint.c_str()).x + ImGui::GetStyle().ItemSpacing.x;
     if (ImGui::GetItemRectMax().x + hint_w <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", hint.c_str());
         audit_last_item(hint);
     }
+}
+
+// One step's part of the caption: its line (as large as fits, up to 1.5 times the text), its
+// PyTorch line broken at spaces, and the note on two axes of one size.
+struct StepLines {
+    std::string line;
+    float scale = 1;
+    std::vector<std::string> code;
+    std::string same;
+};
+
+// (`asked`: the step waits as a question: its result's shape is "?".)
+StepLines step_lines(const AppState& st, const Step& s, float width, bool asked) {
+    const TensorRecord& out = s.lead();  // the tensor the code line names
+    const TensorRecord* in = out.from.empty() ? nullptr : st.trace->source(out.from.front());
+    // A checkpoint run names its layer: the same steps run on every layer's weights.
+    const Config& c = st.trace->config;
+    // The result's axes named; the input's too where the line still fits the width.
+    const auto line = [&](bool named_in) {
+        return (c.weights_dir.empty() ? std::string()
+                                      : "Layer " + std::to_string(c.layer) + " (0-" + std::to_string(c.layers - 1) + "), ") +
+               "Step " + std::to_string(s.index) + " of " + std::to_string(st.trace->steps.size() - 1) + ": " +
+               op_name(s.op) + (s.part().empty() ? "" : " (" + s.part() + ")") + "   " +
+               (in ? (named_in ? named_shape(*in) : shape_str(in->shape)) + " -> " : "") +
+               (asked ? std::string("?") : named_shape(out));
+    };
+    StepLines out_lines;
+    out_lines.line = line(true);
+    if (ImGui::CalcTextSize(out_lines.line.c_str()).x > width) out_lines.line = line(false);
+    if (st.quiz.on) out_lines.line += "   (score " + std::to_string(st.quiz.right) + " / " + std::to_string(st.quiz.asked) + ")";
+    out_lines.scale = std::clamp(width / std::max(ImGui::CalcTextSize(out_lines.line.c_str()).x, 1.0f), 1.0f, 1.5f);
+    ImGui::PushFont(code_font());
+    out_lines.code = lines_at_spaces(s.code, width, [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; });
+    ImGui::PopFont();
+    if (!asked) out_lines.same = size_collision(*st.trace, s.index);
+    return out_lines;
+}
+
+// Whether the note on sizes fits beside the code's last line.
+bool same_beside(const StepLines& l, float width) {
+    if (l.code.empty() || l.same.empty()) return false;
+    ImGui::PushFont(code_font());
+    const float code_w = ImGui::CalcTextSize(l.code.back().c_str()).x;
+    ImGui::PopFont();
+    return code_w + ImGui::CalcTextSize("   ").x + ImGui::CalcTextSize(l.same.c_str()).x <= width;
+}
+
+// Their height at this width, px, as drawn below (each item's advance is whole pixels).
+float step_lines_h(const StepLines& l, float width) {
+    const float gap = ImGui::GetStyle().ItemSpacing.y;
+    float h = std::floor(l.scale * ImGui::CalcTextSize(l.line.c_str(), nullptr, false, width / l.scale).y + gap);
+    ImGui::PushFont(code_font());
+    h += static_cast<float>(l.code.size()) * std::floor(ImGui::GetTextLineHeight() + gap);
+    ImGui::PopFont();
+    if (!l.same.empty() && !same_beside(l, width)) h += std::floor(ImGui::CalcTextSize(l.same.c_str(), nullptr, false, width).y + gap);
+    return h;
 }
 
 }  // namespace
@@ -69,61 +128,73 @@ void DrawCaption(AppState& st) {
         ImGui::TextUnformatted("computing ...");
         return;
     }
-    const TensorRecord& out = s->lead();  // the tensor the code line names
-    const TensorRecord* in = out.from.empty() ? nullptr : st.trace->source(out.from.front());
-    // A checkpoint run names its layer: the same steps run on every layer's weights.
-    const Config& c = st.trace->config;
-    // The result's axes named; the input's too where the line still fits the width.
-    const auto line = [&](bool named_in) {
-        return (c.weights_dir.empty() ? std::string()
-                                      : "Layer " + std::to_string(c.layer) + " (0-" + std::to_string(c.layers - 1) + "), ") +
-               "Step " + std::to_string(s->index) + " of " + std::to_string(st.trace->steps.size() - 1) + ": " +
-               op_name(s->op) + (s->part().empty() ? "" : " (" + s->part() + ")") + "   " +
-               (in ? (named_in ? named_shape(*in) : shape_str(in->shape)) + " -> " : "") +
-               (quiz_hides(st, s->index) ? std::string("?") : named_shape(out));
-    };
-    std::string caption = line(true);
-    if (ImGui::CalcTextSize(caption.c_str()).x > ImGui::GetContentRegionAvail().x) caption = line(false);
-    if (st.quiz.on) caption += "   (score " + std::to_string(st.quiz.right) + " / " + std::to_string(st.quiz.asked) + ")";
     // The step line 1.5 times as large where it fits the width, as large as fits down to the
     // text size, else wrapped; the code line wrapped at its spaces; the keys each whole.
     const float width = ImGui::GetContentRegionAvail().x;
-    const float caption_w = ImGui::CalcTextSize(caption.c_str()).x;
-    ImGui::SetWindowFontScale(std::clamp(width / std::max(caption_w, 1.0f), 1.0f, 1.5f));
+    const StepLines here = step_lines(st, *s, width, quiz_hides(st, s->index));
+    ImGui::SetWindowFontScale(here.scale);
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(caption.c_str());
-    audit_last_item(caption);
+    ImGui::TextUnformatted(here.line.c_str());
+    audit_last_item(here.line);
     ImGui::SetWindowFontScale(1.0f);
-    ImGui::PopTextWrapPos();  // the code breaks where text_at_spaces says, not again inside a name
+    ImGui::PopTextWrapPos();  // the code breaks where lines_at_spaces said, not again inside a name
     ImGui::PushFont(code_font());
     ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
-    text_at_spaces(s->code);  // never inside "self.W_value(x)"
+    for (const std::string& l : here.code) {  // never inside "self.W_value(x)"
+        ImGui::TextUnformatted(l.c_str());
+        audit_last_item(l);
+    }
     ImGui::PopStyleColor();
     ImGui::PopFont();
-    // Two axes of one size, the first step that shows them: which is which, said once.
-    if (!quiz_hides(st, s->index)) {
-        const std::string same = size_collision(*st.trace, s->index);
-        if (!same.empty()) {
-            ImGui::PushTextWrapPos(0.0f);
-            ImGui::TextUnformatted(same.c_str());
-            ImGui::PopTextWrapPos();
-            audit_last_item(same);
-        }
+    // Two axes of one size, the first step that shows them: which is which, said once (beside
+    // the code where it fits).
+    if (!here.same.empty()) {
+        if (same_beside(here, width)) ImGui::SameLine(0, ImGui::CalcTextSize("   ").x);
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextUnformatted(here.same.c_str());
+        ImGui::PopTextWrapPos();
+        audit_last_item(here.same);
     }
-    // The keys on the first step, a question or F1; else the stage has their lines.
-    const bool keys_shown = quiz_waiting(st) || st.show_keys || st.step == 0;
+    // Every step's caption as tall as the tallest, so that the stage stands still from step to
+    // step: the room this step's lines leave is kept, and the first step's keys have a line
+    // of it at least.
+    char key[160];
+    std::snprintf(key, sizeof key, "%p %.1f %.2f %d %d/%d", static_cast<const void*>(st.trace.get()), width,
+                  ImGui::GetFontSize(), st.quiz.on ? 1 : 0, st.quiz.right, st.quiz.asked);
+    if (st.panels.caption_for != key) {
+        st.panels.caption_tallest = 0;
+        for (const Step& other : st.trace->steps)
+            st.panels.caption_tallest =
+                std::max(st.panels.caption_tallest, step_lines_h(step_lines(st, other, width, false), width) +
+                                                        (other.index == 0 ? ImGui::GetTextLineHeightWithSpacing() : 0.0f));
+        st.panels.caption_for = key;
+    }
+    const float spare = std::max(st.panels.caption_tallest - step_lines_h(here, width), 0.0f);
+    const float keys_top = ImGui::GetCursorPosY();
+    // The keys on a question or F1, and on the first step as many lines of them as its room
+    // left holds (with "F1: keys"); else the stage has their lines.
+    const bool asked = quiz_waiting(st) || st.show_keys;
     const std::vector<std::string> keys =
         quiz_waiting(st) ? std::vector<std::string>{"1-4: answer", "Q: end the quiz", "F5 or Escape: leave presenter mode"}
-        : keys_shown     ? std::vector<std::string>{"Left / Right or Page Up / Down: step", "Space: play", "Q: predict the shape",
-                                                    "[ ]: head", "W: weight split", "Y: why split", "I: inspector", "B: blank",
-                                                    "F1: keys", "F5 or Escape: leave presenter mode"}
-                         : std::vector<std::string>{};
+        : asked || st.step == 0
+            ? std::vector<std::string>{"Left / Right or Page Up / Down: step", "F1: keys", "Space: play",
+                                       "Q: predict the shape", "[ ]: head", "W: weight split", "Y: why split",
+                                       "I: inspector", "B: blank", "F5 or Escape: leave presenter mode"}
+            : std::vector<std::string>{};
+    const int lines_free = asked ? INT_MAX : static_cast<int>((spare + 0.5f) / ImGui::GetTextLineHeightWithSpacing());
     const float gap = ImGui::CalcTextSize("   ").x, right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-        if (i && ImGui::GetItemRectMax().x + gap + ImGui::CalcTextSize(keys[i].c_str()).x <= right) ImGui::SameLine(0, gap);
-        ImGui::TextDisabled("%s", keys[i].c_str());
-        audit_last_item(keys[i]);
+    int lines = 0;
+    std::size_t shown = 0;
+    for (; shown < keys.size(); ++shown) {
+        const bool beside = shown && ImGui::GetItemRectMax().x + gap + ImGui::CalcTextSize(keys[shown].c_str()).x <= right;
+        if (!beside && lines == lines_free) break;
+        if (beside) ImGui::SameLine(0, gap);
+        else ++lines;
+        ImGui::TextDisabled("%s", keys[shown].c_str());
+        audit_last_item(keys[shown]);
     }
+    st.panels.f1_listed = !quiz_waiting(st) && shown >= 2;  // "F1: keys" is the second
+    if (ImGui::GetCursorPosY() < keys_top + spare) ImGui::SetCursorPosY(keys_top + spare);
     if (quiz_waiting(st)) return;  // the question first
     draw_live_strip(st);
     if (!st.live.caption.empty()) {

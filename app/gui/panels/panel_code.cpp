@@ -169,7 +169,12 @@ void DrawCode(AppState& st) {
     {
         ImFont* mid = fonts[std::min<std::size_t>(2, fonts.size() - 1)];
         std::size_t widest = 0;
-        for (const Line& l : lines) widest = std::max(widest, l.text.size() + (l.shape.empty() ? 0 : l.shape.size() + 2));
+        // (A shape the quiz hides counts whole: the column keeps its width when it shows.)
+        for (const Line& l : lines) {
+            const std::size_t shape = l.step >= 0 ? shape_str(st.trace->steps[static_cast<std::size_t>(l.step)].result().shape).size()
+                                                  : l.shape.size();
+            widest = std::max(widest, l.text.size() + (l.shape.empty() ? 0 : std::max(shape, l.shape.size()) + 2));
+        }
         st.panels.code_need_w = widest * mid->CalcTextSizeA(mid->FontSize, FLT_MAX, 0.0f, "M").x +
                                 2 * ImGui::GetStyle().WindowPadding.x + 2;
     }

@@ -142,6 +142,7 @@ struct Grids {
     int heads_here;       // the maps of the trace on screen, before focus or comparison
     bool document;        // a handout page: it cannot scroll, so every map fits it
     std::vector<std::string> words;  // the sentence's tokens, the rows' words
+    bool steady = false;  // the maps' own steps (scores to dropout): the legend keeps its lines across them
 
     std::string query_token(std::int64_t i) const { return c.token_at(sentence, row0 + i); }
     std::string key_token(std::int64_t j) const {
@@ -189,8 +190,11 @@ void draw_header(AppState& st, const Grids& g, const Step& first) {
         if (ImGui::SliderInt("head", &head, 0, g.heads_here - 1)) st.focus_head = head;
         audit_last_item("head");
     }
-    if (g.weights) same_line_if(ImGui::CalcTextSize("each row to its max colour scale").x + ImGui::GetFrameHeight() * 2.5f);
-    if (g.weights) {
+    // The colour scale is the weights': at the scores' steps it stands greyed out, so that the
+    // header keeps its lines from step to step.
+    same_line_if(ImGui::CalcTextSize("each row to its max colour scale").x + ImGui::GetFrameHeight() * 2.5f);
+    {
+        ImGui::BeginDisabled(!g.weights);
         ImGui::SetNextItemWidth(std::min(ImGui::CalcTextSize("each row to its max").x + ImGui::GetFrameHeight() * 1.5f,
                                          ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("colour scale").x -
                                              ImGui::GetStyle().ItemInnerSpacing.x));
@@ -199,6 +203,7 @@ void draw_header(AppState& st, const Grids& g, const Step& first) {
                 if (ImGui::Selectable(scale_name(s), s == st.heat_scale)) st.heat_scale = s;
             ImGui::EndCombo();
         }
+        ImGui::EndDisabled();
         audit_last_item("colour scale");
     }
     // What is shown goes beside the controls when it fits, else on its own line, where the
@@ -208,16 +213,26 @@ void draw_header(AppState& st, const Grids& g, const Step& first) {
     draw_what(st, g, first);
 }
 
-// What the maps show: the step's grid or the weights each context used, and which part.
-void draw_what(const AppState& st, const Grids& g, const Step& first) {
-    const Config& c = g.c;
-    std::string what = is_grid_op(st.trace->steps[st.step].op)
+// What the maps show at step `at` (its grid `first`): the step's grid or the weights each
+// context used, and which part.
+std::string what_text(const Trace& tr, const Grids& g, int at, const Step& first) {
+    std::string what = is_grid_op(tr.steps[static_cast<std::size_t>(at)].op)
                            ? std::string(op_name(first.op)) + ", step " + std::to_string(first.index)
                            : "the weights each head's context used";
     if (g.N < g.T) what += " (the first " + std::to_string(g.N) + " of " + std::to_string(g.T) + " tokens)";
-    if (c.batch > 1) what += ", sentence " + std::to_string(g.sentence);
+    if (g.c.batch > 1) what += ", sentence " + std::to_string(g.sentence);
     if (first.round > 0) what += ", round " + std::to_string(first.round);
-    if (ImGui::CalcTextSize(what.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+    return what;
+}
+
+void draw_what(const AppState& st, const Grids& g, const Step& first) {
+    const std::string what = what_text(*st.trace, g, st.step, first);
+    // On a line of its own where the widest any map step says would not fit beside the
+    // controls, so that the maps keep their place from step to step.
+    float widest = ImGui::CalcTextSize(what.c_str()).x;
+    for (const Step& s : st.trace->steps)
+        if (is_grid_op(s.op)) widest = std::max(widest, ImGui::CalcTextSize(what_text(*st.trace, g, s.index, s).c_str()).x);
+    if (widest > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
     ImGui::PushTextWrapPos(0.0f);  // at the panel's edge: told whole
     ImGui::TextDisabled("%s", what.c_str());
     ImGui::PopTextWrapPos();
@@ -237,6 +252,9 @@ std::vector<LegendPart> legend_parts(const Grids& g, float bound, float bar_w, f
     const std::string lo = g.weights ? "0" : format_cell(-bound), hi = g.weights ? "1" : format_cell(bound);
     out.push_back({LegendPart::Scale, lo + "|" + hi,
                    ImGui::CalcTextSize(lo.c_str()).x + ImGui::CalcTextSize(hi.c_str()).x + bar_w + 12});
+    // (On the maps' own steps the range's numbers take the room of "-00.00" at least: a step
+    // whose range is shorter keeps the lines of the others.)
+    if (g.steady) out.back().w = std::max(out.back().w, ImGui::CalcTextSize("-00.00").x + ImGui::CalcTextSize("00.00").x + bar_w + 12);
     const std::string masked = g.c.padded() ? "-inf (future)" : "-inf (masked)";
     out.push_back({LegendPart::Masked, masked, font + ImGui::CalcTextSize(masked.c_str()).x});
     if (g.c.padded()) out.push_back({LegendPart::Padding, "-inf (padding)", font + ImGui::CalcTextSize("-inf (padding)").x});
@@ -650,7 +668,7 @@ void DrawHeatmaps(AppState& st) {
     std::vector<std::string> words;
     for (std::int64_t t = 0; t < c.num_tokens(); ++t) words.push_back(c.token_at(sentence, t));
     const Grids g{c, sentence, row0, R, T, N, NR, c.key_tokens(sentence), tr.inputs.key_padding_mask, weights, comparing,
-                  heads_here, st.document, std::move(words)};
+                  heads_here, st.document, std::move(words), is_grid_op(tr.steps[static_cast<std::size_t>(st.step)].op)};
 
     // One line of controls and what is shown, then the maps, then the legend line.
     draw_header(st, g, *grids.front());

@@ -183,9 +183,8 @@ void DrawPanels(AppState& st, double now) {
     float bottom_h = column * (1.0f - st.splits.stage);
     float split_origin = timeline_h, split_span = column;  // what the splitter's fraction is of
     if (ps.stage_need_h > 0 && ps.heads_need_h > 0) {
-        // The stage's explanation where both fit with it (the inspector shows it anyway).
-        st.panels.stage_explains = ps.stage_need_h + ps.stage_explain_h + ps.heads_need_h <= column;
-        const float stage_need = ps.stage_need_h + (ps.stage_explains ? ps.stage_explain_h : 0.0f);
+        // (The stage's explanation is not asked for: it has the room left, below.)
+        const float stage_need = ps.stage_need_h;
         // The heatmaps showing a line alone (no weights yet, or none any more): the stage has
         // the rest.
         const bool heads_idle = st.panels.heatmaps_tab && !heatmaps_off(st).empty();
@@ -202,6 +201,9 @@ void DrawPanels(AppState& st, double now) {
             bottom_h = ps.heads_text_h + cells * want_h / (want_s + want_h);
         }
     }
+    // The stage's explanation where the room the stage was given holds it beside the cells'
+    // need (the inspector shows it anyway): so the share does not change with its length.
+    if (ps.stage_need_h > 0) st.panels.stage_explains = column - bottom_h - ps.stage_need_h >= ps.stage_explain_h;
     st.panels.stage_text_h = st.panels.heads_text_h = st.panels.stage_need_h = st.panels.heads_need_h = -1;
     if (asking) bottom_h = 0;
     bottom_h = settle_share(st, bottom_h, {W, H, st.font_scale, static_cast<double>(st.step), st.splits.stage,

@@ -130,6 +130,30 @@ std::string window_text(const TensorLayout& tl, const LayoutLimits& lim, std::in
     return out;
 }
 
+std::string heading_title(const Step& s) {
+    return "Step " + std::to_string(s.index) + ": " + op_name(s.op) + (s.part().empty() ? "" : " (" + s.part() + ")");
+}
+
+// Whether the heading's line on memory fits beside its title.
+bool storage_beside(const std::string& title, const std::string& storage, float width) {
+    return ImGui::CalcTextSize(title.c_str()).x + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize("   ").x +
+               ImGui::CalcTextSize(storage.c_str()).x <=
+           width;
+}
+
+// The height of step s's heading without its explanation at this width, px, as drawn below
+// (`titled`: with its title).
+float heading_h(const Step& s, float width, bool titled) {
+    const float gap = ImGui::GetStyle().ItemSpacing.y;
+    const std::string storage = storage_sentence(s.tensors.front().storage), title = heading_title(s);
+    float h = 0;
+    if (titled) {
+        h += std::floor(ImGui::CalcTextSize(title.c_str(), nullptr, false, width).y + gap);
+        if (storage_beside(title, storage, width)) return h;
+    }
+    return h + std::floor(ImGui::CalcTextSize(storage.c_str(), nullptr, false, width).y + gap);
+}
+
 // The step's heading: its number and op (`titled`: not where a caption names them) and what
 // happened to memory (on a line of its own when the two do not fit one), then its explanation:
 // where nothing else shows it (presenter mode, a page) when it takes no more than a third of
@@ -139,7 +163,7 @@ std::string window_text(const TensorLayout& tl, const LayoutLimits& lim, std::in
 // explanation's height at this width, drawn or not, and sets `drawn`.
 float draw_heading(const Step& s, bool explain_here, bool room_for_it, bool titled, const std::function<bool(float)>& cramps,
                    bool& drawn) {
-    const std::string title = "Step " + std::to_string(s.index) + ": " + op_name(s.op) + (s.part().empty() ? "" : " (" + s.part() + ")");
+    const std::string title = heading_title(s);
     const TensorRecord& first = s.tensors.front();
     const std::string storage = storage_sentence(first.storage);
     const ImGuiStyle& style = ImGui::GetStyle();
@@ -149,9 +173,7 @@ float draw_heading(const Step& s, bool explain_here, bool room_for_it, bool titl
         ImGui::TextUnformatted(title.c_str());
         ImGui::PopTextWrapPos();
         audit_last_item(title);
-        const float storage_w = ImGui::CalcTextSize(storage.c_str()).x;
-        if (ImGui::CalcTextSize(title.c_str()).x + style.ItemSpacing.x + ImGui::CalcTextSize("   ").x + storage_w <= width)
-            ImGui::SameLine(0, style.ItemSpacing.x + ImGui::CalcTextSize("   ").x);
+        if (storage_beside(title, storage, width)) ImGui::SameLine(0, style.ItemSpacing.x + ImGui::CalcTextSize("   ").x);
     }
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
     ImGui::TextColored(storage_color(first.storage), "%s", storage.c_str());
@@ -938,10 +960,20 @@ void DrawStage(AppState& st, double now) {
         Room with = measure_room(*s, c, st.stage_view.zoom > 1.0f);
         const Room without = with;
         with.avail.y -= h;
-        return choose_window(st, with, *s).best < legible_cell(with) && choose_window(st, without, *s).best >= legible_cell(without);
+        // The strip first where it shows a view's or a merge's lesson.
+        const bool reshape = s->op == Op::View || s->op == Op::Transpose || s->op == Op::TransposeBack || s->op == Op::Merge;
+        if (reshape && memory_strip_drawn(without, *s) && !memory_strip_drawn(with, *s)) return true;
+        return choose_window(st, with, *s).best < legible_cell(with);  // the cells first
     };
+    const float heading_w = room_left().x;
     const float explain_h =
         draw_heading(*s, st.presenting || st.document, st.panels.stage_explains, !st.presenting, cramps, explained);
+    // What the layout is told assumes the tallest heading of any step, so that the stage and
+    // the heatmaps share the height alike from step to step (the other tabs stay as they are).
+    float heading_most = 0;
+    for (const Step& other : st.trace->steps) heading_most = std::max(heading_most, heading_h(other, heading_w, !st.presenting));
+    const float heading_more =
+        st.panels.heatmaps_tab ? std::max(heading_most - heading_h(*s, heading_w, !st.presenting), 0.0f) : 0.0f;
     if (st.shapes_only) {
         draw_shapes_only(*s, c, st.notice);
         return;
@@ -991,7 +1023,8 @@ void DrawStage(AppState& st, double now) {
     // Told without the explanation, and its height apart: the layout decides whether it has
     // the room (and so does not swing between the two from frame to frame).
     st.panels.stage_explain_h = explain_h;
-    if (explained) st.panels.stage_text_h -= explain_h, st.panels.stage_need_h -= explain_h, st.panels.stage_min_h -= explain_h;
+    const float told = heading_more - (explained ? explain_h : 0.0f);
+    st.panels.stage_text_h += told, st.panels.stage_need_h += told, st.panels.stage_min_h += told;
     handle_view(st, L, ch.variant, cell);
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();

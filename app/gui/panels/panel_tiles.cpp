@@ -5,6 +5,7 @@
 // the current step; below, the memory strip: one tile held per head against split's T x S.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include <imgui.h>
@@ -225,10 +226,26 @@ void DrawFlashTiles(AppState& st) {
     if (N < T || NS < S) what += " (the first " + std::to_string(std::max(N, NS)) + " tokens)";
     if (c.heads > 4) what += ", heads 0-3 of " + std::to_string(c.heads);
     if (ImGui::CalcTextSize(what.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+    const float what_top = ImGui::GetCursorPosY(), what_w = ImGui::GetContentRegionAvail().x;
     ImGui::PushTextWrapPos(0.0f);  // at the panel's edge: the line is told whole
     ImGui::TextDisabled("%s", what.c_str());
     ImGui::PopTextWrapPos();
     audit_last_item(what);
+    // As many lines as the longest any step says (up to 200 steps), so that the tiles keep
+    // their place from step to step.
+    char key[96];
+    std::snprintf(key, sizeof key, "%p %.1f %.2f", static_cast<const void*>(st.trace.get()), what_w, ImGui::GetFontSize());
+    if (st.panels.tiles_for != key) {
+        st.panels.tiles_line_h = 0;
+        if (tr.steps.size() <= 200)
+            for (const Step& s : tr.steps)
+                st.panels.tiles_line_h = std::max(
+                    st.panels.tiles_line_h,
+                    ImGui::CalcTextSize(tiles_line(c, s, tile_steps(tr, s.index, N, NS, blk), blk).c_str(), nullptr, false, what_w).y);
+        st.panels.tiles_for = key;
+    }
+    const float what_end = what_top + std::floor(st.panels.tiles_line_h + ImGui::GetStyle().ItemSpacing.y);
+    if (ImGui::GetCursorPosY() < what_end) ImGui::SetCursorPosY(what_end);
 
     const float font = ImGui::GetFontSize();
     const float line_h = ImGui::GetTextLineHeightWithSpacing();

@@ -287,4 +287,51 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
     return out;
 }
 
+std::vector<std::string> layout_shifts(const LayoutReport& before, const LayoutReport& after, float tolerance) {
+    std::vector<std::string> out;
+    auto panel_in = [](const LayoutReport& r, const std::string& name) -> const AuditPanel* {
+        for (const AuditPanel& p : r.panels)
+            if (p.name == name) return &p;
+        return nullptr;
+    };
+    auto text = [](const AuditPanel& p) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%.0f x %.0f at (%.0f, %.0f)", p.w, p.h, p.x, p.y);
+        return std::string(buf);
+    };
+    const std::string from = before.what.empty() ? "the step before" : before.what;
+    for (const AuditPanel& a : before.panels) {
+        const AuditPanel* b = panel_in(after, a.name);
+        if (!b) {
+            out.push_back(a.name + ": shown on " + from + ", not here");
+            continue;
+        }
+        auto moved = [&](float u, float v) { return std::abs(u - v) > std::max(tolerance, 1.0f); };
+        if (moved(a.x, b->x) || moved(a.y, b->y) || moved(a.x + a.w, b->x + b->w) || moved(a.y + a.h, b->y + b->h))
+            out.push_back(a.name + ": " + text(a) + " on " + from + ", " + text(*b) + " here");
+    }
+    for (const AuditPanel& b : after.panels)
+        if (!panel_in(before, b.name)) out.push_back(b.name + ": shown here, not on " + from);
+    // Each heatmap's cell size (its first cell) and cell count, by panel and map: a map of as
+    // many cells is drawn as large (a decoding round's map grows by a key).
+    auto maps = [](const LayoutReport& r) {
+        std::map<std::pair<std::string, std::string>, std::pair<float, int>> out;
+        for (const AuditItem& it : r.items)
+            if (it.cell && it.heatmap) {
+                auto [at, fresh] = out.emplace(std::make_pair(it.panel, it.tensor), std::make_pair(it.w, 0));
+                ++at->second.second;
+            }
+        return out;
+    };
+    const auto was = maps(before), is = maps(after);
+    for (const auto& [key, size] : was) {
+        const auto now = is.find(key);
+        const float w = size.first;
+        if (now != is.end() && now->second.second == size.second && std::abs(now->second.first - w) > std::max(0.2f * w, 2.0f))
+            out.push_back(key.first + ": " + key.second + "'s cells " + std::to_string(int(w)) + " px on " + from + ", " +
+                          std::to_string(int(now->second.first)) + " px here");
+    }
+    return out;
+}
+
 }  // namespace headsplit::gui

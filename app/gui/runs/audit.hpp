@@ -135,4 +135,11 @@ struct AuditRules {
 // numbers and others do not; and the two optional rules above.
 std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules& rules);
 
+// How the layout chosen for one frame differs from the frame of the step before, one line
+// each (empty: the same choice): a panel shown in one frame only, a panel's edge moved by more
+// than `tolerance` px (lines of text said on one step only), a head's heatmap drawn at a cell
+// size a fifth larger or smaller. The stage's own arrangement is the step's picture and is not
+// compared.
+std::vector<std::string> layout_shifts(const LayoutReport& before, const LayoutReport& after, float tolerance);
+
 }  // namespace headsplit::gui

@@ -12,6 +12,7 @@
 
 #include "headsplit/teaching/presets.hpp"
 #include "headsplit/io/trace_json.hpp"
+#include "gui/panels/panels.hpp"
 #include "gui/panels/style.hpp"
 #include "gui/view/layout.hpp"
 
@@ -256,6 +257,27 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
     if (!st.presenting) rules.labels_panel = is_grid_op(here.op) ? "heatmaps" : "stage";
     ++frames_checked_;
     std::vector<std::string> problems = audit_problems(r, rules);
+    // The layout chosen stays from step to step of one configuration while the steps are about
+    // one thing: before the weights, the maps' steps (scores to dropout), the steps that use
+    // the weights, after the last use; a question waiting; a decoding round.
+    // (Checked where a class watches: presenter mode from 1024x768, the normal layout from
+    // 1366x768, text up to 1.5; one sentence, not in flash mode nor decoding: their tiles,
+    // sentence notes and rounds still move the share.)
+    const bool watched = st.font_scale <= 1.5f && fb_h >= 768 && fb_w >= (st.presenting ? 1024 : 1366) &&
+                         c.batch == 1 && c.mode != Mode::Flash && !c.decoding();
+    // An edge may move by a line of text said on one step only.
+    const float lines_moved = 1.0f;
+    if (step_ >= 0 && watched) {
+        const std::string phase = heatmaps_off(st) + (quiz_waiting(st) ? "asked" : "") + std::to_string(here.round) +
+                                  (is_grid_op(here.op)                           ? "maps"
+                                   : here.op == Op::Context || here.op == Op::Tile ? "uses"
+                                                                                   : "");
+        if (step_ > 0 && before_step_ == step_ - 1 && phase == before_phase_)
+            for (std::string& s : layout_shifts(before_, r, lines_moved * ImGui::GetTextLineHeightWithSpacing())) problems.push_back("the layout changed: " + std::move(s));
+        before_ = r;
+        before_step_ = step_;
+        before_phase_ = phase;
+    }
     if (take == Take::StillMoving)
         problems.push_back("the layout was still moving after " + std::to_string(kMaxSettleFrames) + " frames (" +
                            settle_.moved() + ")");
@@ -270,6 +292,7 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
         ++step_;
         return;
     }
+    before_step_ = -1;
     if (!present_) {  // every step again in presenter mode
         present_ = true;
         step_ = 0;

@@ -71,6 +71,9 @@ private:
     std::map<std::size_t, std::shared_ptr<WhyJob>> why_jobs_;
     int frames_here_ = 0;    // frames drawn since this (case, step) was set up
     LayoutSettle settle_;    // whether this (case, step)'s panels have come to rest
+    LayoutReport before_;    // the frame checked at step before_step_ of this case and pass
+    int before_step_ = -1;
+    std::string before_phase_;  // what its step was about (see after_frame)
     bool present_ = false;   // the second pass over the steps, in presenter mode
     bool set_up_ = false;    // the current case's size, font and config are applied
     std::int64_t frames_checked_ = 0;
