@@ -1,6 +1,7 @@
 # HeadSplit: the two set-up commands.
 #   make run    install missing Debian packages, build, run the app
 #   make test   install missing Debian packages, build, run every test through CTest
+#   make quick-test  the inner loop: build the app (no page), run the unit and CLI tests only
 #   make package  build, then the Debian package $(BUILD_DIR)/headsplit_<version>_<arch>.deb
 #   make tiny-model  retrain assets/tiny-gpt2 (the tiny-trained preset's model; about 42 min)
 #   make web    the page: $(WEB_DIR)/site (index.html, sw.js, app.js, app.wasm, app.data, app.worker.js)
@@ -38,7 +39,7 @@ WEB_PORT ?= 8000
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps web-deps build run test check package clean tiny-model web serve-web
+.PHONY: all deps web-deps build run test quick-test check package clean tiny-model web serve-web
 
 all: build
 
@@ -86,6 +87,11 @@ run: build
 test: build web
 	cmake -S . -B $(BUILD_DIR) -DHEADSPLIT_WEB_SITE=$(abspath $(WEB_DIR))/site
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# The inner loop: the native build only (no page), then the unit tests (headsplit_tests, CTest
+# label unit) and the command-line test (cli); make test still runs everything.
+quick-test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L '^(unit|cli)$$'
 
 # Reliability: the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, then
 # the libFuzzer targets (clang) for FUZZ_SECONDS each on a copy of their seed corpus. A crash
