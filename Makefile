@@ -19,9 +19,9 @@ WERROR ?= OFF
 # compute shaders run headless. GUI: ImGui, GLFW, stb, DejaVu fonts; Xvfb for its tests.
 # Tokenizer: ICU (Unicode classes and regex). Test: the PyTorch oracle; Node.js with npm for the
 # GPT-2 tokenizer reference (npm installs it in the test); fortunes, the corpus of
-# tools/train_tiny.py (its test trains a few steps). Package: dpkg-dev (dpkg-shlibdeps,
-# for CPack's Depends).
-DEB_PACKAGES := g++ cmake make pkg-config \
+# tools/train_tiny.py (its test trains a few steps); git (the commit-subject check and its
+# test). Package: dpkg-dev (dpkg-shlibdeps, for CPack's Depends).
+DEB_PACKAGES := g++ cmake make pkg-config git \
   libxtensor-dev libxtensor-blas-dev libopenblas-dev \
   catch2 nlohmann-json3-dev libcli11-dev libicu-dev \
   libepoxy-dev libegl-dev libegl1 libegl-mesa0 libgl1-mesa-dri \
