@@ -10,7 +10,7 @@ broken folders that must be refused.
 
 --shipped DIR: the same checks on the shipped tiny model (every layer, both backends, the
 preset tiny-trained's sentence), that the preset runs that folder, and that the heads named in
-the README attend as it says (on this script's own PyTorch forward).
+docs/checkpoints.md attend as it says (on this script's own PyTorch forward).
 
 usage: gpt2_checkpoint.py HEADSPLIT ORACLE.py WORKDIR [--shipped DIR]
 """
@@ -216,14 +216,14 @@ def main(headsplit, oracle, work):
     return 1 if problems else 0
 
 
-# What the README says of the shipped model's heads on the preset's sentence ("The cat sat on
+# What docs/checkpoints.md says of the shipped model's heads on the preset's sentence ("The cat sat on
 # the mat, and the dog sat on the cat.", tokens 0 .. 14), as (layer, head, pattern, at least):
 # the head's average weight, over the queries from the third token on, on the token before
 # ("prev") or the first token ("first"); over the queries whose token came earlier, on the
 # token after each earlier copy ("induction"); "spread" is the row's entropy over a flat
 # row's (1: attends to everything alike); ("key", j, a, b) is the average weight on token j of
 # the queries a .. b-1.
-README_HEADS = [
+DOCUMENTED_HEADS = [
     (0, 3, "prev", 0.25),                                     # the token before
     (0, 0, "first", 0.55), (2, 3, "first", 0.55),             # the first token
     (3, 2, "induction", 0.45),                                # what followed the word last time
@@ -279,24 +279,25 @@ def shipped(headsplit, oracle, work, folder):
         for backend in ("cpu", "gl"):
             problems += check_layer(headsplit, oracle, work, ["--weights", folder, "--layer", str(layer), "--text", text],
                                     w, D, H, ids, layer, backend)[0]
-    for layer, head, pattern, least in README_HEADS:
+    for layer, head, pattern, least in DOCUMENTED_HEADS:
         probs = gpt2_to_layer(w, ids, layer, D, H)[2]
         if isinstance(pattern, tuple):
             _, j, a, b = pattern
             got = probs[head, a:b, j].mean().item()
         else:
             got = head_measures(probs, ids)[pattern][head].item()
-        print(f"tiny model, layer {layer} head {head}: {pattern} {got:.2f} (the README says at least {least})")
+        print(f"tiny model, layer {layer} head {head}: {pattern} {got:.2f} (docs/checkpoints.md says at least {least})")
         if not got >= least:
-            problems.append(f"layer {layer} head {head}: {pattern} is {got:.2f} on {text!r}, the README says >= {least}")
+            problems.append(f"layer {layer} head {head}: {pattern} is {got:.2f} on {text!r}, "
+                            f"docs/checkpoints.md says >= {least}")
     problems += induction_needs_previous_token(w, ids, D, H, text)
     for p in problems:
         print("FAIL:", p)
     return 1 if problems else 0
 
 
-# The README's circuit: head 3.2 finds what followed the earlier copy of a token through head
-# 0.3, which tells each position its previous token. With 0.3's output averaged over the
+# The circuit of docs/checkpoints.md: head 3.2 finds what followed the earlier copy of a token
+# through head 0.3, which tells each position its previous token. With 0.3's output averaged over the
 # positions, 3.2's induction weight must collapse; with any other head of layers 0-2 averaged,
 # it must stay.
 INDUCTION, PREVIOUS = (3, 2), (0, 3)
@@ -317,10 +318,10 @@ def induction_needs_previous_token(w, ids, D, H, text):
                       f"with head {layer}.{head} averaged out")
                 if not got < 0.2:
                     problems.append(f"head {layer}.{head} averaged out leaves induction {got:.2f} on {text!r}, "
-                                    f"the README says it collapses (< 0.2)")
+                                    f"docs/checkpoints.md says it collapses (< 0.2)")
             elif not got > 0.4:
-                problems.append(f"head {layer}.{head} averaged out drops induction to {got:.2f}, the README says "
-                                f"only head {PREVIOUS[0]}.{PREVIOUS[1]} matters (> 0.4)")
+                problems.append(f"head {layer}.{head} averaged out drops induction to {got:.2f}, "
+                                f"docs/checkpoints.md says only head {PREVIOUS[0]}.{PREVIOUS[1]} matters (> 0.4)")
     return problems
 
 

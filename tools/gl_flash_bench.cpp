@@ -1,7 +1,7 @@
 // Flash's attention alone on the GL backend against split's: one flash_attention call over
 // gpt2-small's shapes (12 heads of 64, causal, T rows) against split's Q @ K^T, masked
 // softmax and P @ V, alternating, medians and minimums of RUNS, and the largest difference of
-// their outputs. A benchmark for the README, not a test. From the source tree, after make:
+// their outputs. A benchmark for docs/benchmarks.md, not a test. From the source tree, after make:
 //
 //   g++ -O2 -std=c++17 -Icore/include tools/gl_flash_bench.cpp build/core/libheadsplit_core.a
 //       -lepoxy -lEGL -lopenblas -licuuc -licui18n -lpthread -o /tmp/gl_flash_bench   (one line)

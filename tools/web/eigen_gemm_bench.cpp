@@ -1,7 +1,7 @@
 // Eigen's single-precision product in WebAssembly, plain (scalar kernels) against SSE through
 // emscripten's SSE-to-wasm-SIMD headers, as core/src/backends/sgemm_eigen.cpp builds it: the
 // page's products at gpt2-small's shapes (128 x 768 x 768, and a 128-cube), best of 20, in Node.
-// A benchmark for the README's figures, not a test. From the source tree, after make web:
+// A benchmark for docs/benchmarks.md's figures, not a test. From the source tree, after make web:
 //
 //   for v in plain sse; do
 //     f=$([ $v = sse ] && echo "-DWITH_SSE -msse4.1 -fgnuc-version=12 -Icore/src/backends/web_compat")
