@@ -1,4 +1,5 @@
-// The default example's steps are exactly DESIGN.md's table, and views move no data.
+// The default example runs exactly the twelve steps tabled below (input to out_proj, each with
+// its tensors, shape, storage and matmul count), and views move no data.
 #include <catch2/catch.hpp>
 
 #include "headsplit/teaching/narration.hpp"
@@ -20,7 +21,7 @@ struct Expected {
 
 }  // namespace
 
-TEST_CASE("default example follows DESIGN.md's 12-step table", "[steps]") {
+TEST_CASE("default example runs the 12 tabled steps, input to out_proj", "[steps]") {
     const Trace tr = run_cpu(Config{});
     const std::vector<std::string> qkv{"queries", "keys", "values"};
     const std::vector<Expected> table = {

@@ -1,5 +1,5 @@
 #pragma once
-// The trace as the versioned "headsplit-trace" JSON of DESIGN.md (see README: Trace format).
+// The trace as the versioned "headsplit-trace" JSON (its fields: docs/trace-format.md).
 #include <functional>
 #include <string>
 

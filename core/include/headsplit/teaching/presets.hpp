@@ -1,5 +1,6 @@
 #pragma once
-// The presets of DESIGN.md, read from assets/presets.json (embedded at build time).
+// The presets (cat-sleeps, journey, the GPT-2 and Llama sizes, gpt3, tiny-trained), read from
+// assets/presets.json (embedded at build time).
 #include <string>
 #include <vector>
 
