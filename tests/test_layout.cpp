@@ -36,7 +36,7 @@ void check_every_cell_traced(const Step& from, const Step& to) {
 }  // namespace
 
 TEST_CASE("view, transpose, transpose back and merge keep every value traceable", "[layout]") {
-    const Trace tr = test::run_cpu(Config{});  // steps as in DESIGN.md's table
+    const Trace tr = test::run_cpu(Config{});  // the 12 steps tabled in tests/test_steps.cpp
     check_every_cell_traced(tr.steps[1], tr.steps[2]);   // project -> view
     check_every_cell_traced(tr.steps[2], tr.steps[3]);   // view -> transpose
     check_every_cell_traced(tr.steps[1], tr.steps[3]);   // project -> transpose, skipping a step
