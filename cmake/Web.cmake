@@ -29,8 +29,8 @@ foreach(t xtensor Eigen3::Eigen nlohmann_json::nlohmann_json CLI11::CLI11 PkgCon
   headsplit_web_target(${t})
 endforeach()
 
-# Threads (the trace is computed off the frame; the page needs COOP/COEP headers, see the
-# README), C++ exceptions (every refusal is one), and wasm SIMD for Eigen's products.
+# Threads (the trace is computed off the frame; the page needs COOP/COEP headers, see
+# docs/page.md), C++ exceptions (every refusal is one), and wasm SIMD for Eigen's products.
 add_compile_options(-pthread -fexceptions -msimd128)
 add_link_options(-pthread -fexceptions)
 
