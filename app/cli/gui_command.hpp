@@ -7,7 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/options.hpp"
-#include "gui/platform/window.hpp"
+#include "gui/root/window.hpp"
 
 namespace headsplit::app {
 

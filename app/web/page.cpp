@@ -20,7 +20,7 @@
 #include "headsplit/engine/inputs.hpp"
 #include "headsplit/io/trace_json.hpp"
 #include "gui/model/compute.hpp"
-#include "gui/platform/window.hpp"
+#include "gui/root/window.hpp"
 #include "gui/runs/audit.hpp"
 #include "gui/panels/style.hpp"
 

@@ -11,7 +11,7 @@
 #include "headsplit/engine/config.hpp"
 #include "cli/gui_command.hpp"
 #include "cli/options.hpp"
-#include "gui/platform/window.hpp"
+#include "gui/root/window.hpp"
 #include "web/page.hpp"
 
 namespace {

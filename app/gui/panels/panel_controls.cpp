@@ -405,8 +405,7 @@ void draw_display(AppState& st) {
 
 }  // namespace
 
-void DrawControls(AppState& st, double now) {
-    (void)now;
+void DrawControls(AppState& st) {
     const bool checkpoint = !st.config.weights_dir.empty();
     bool changed = draw_preset(st);
     changed |= draw_sentences(st, checkpoint);

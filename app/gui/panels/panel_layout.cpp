@@ -143,6 +143,79 @@ float settle_share(AppState& st, float bottom_h, std::vector<double> picture) {
 
 }  // namespace
 
+// The heads panel's height under the stage (0 while a question waits): the stage above, the
+// heads below, sharing the column by what each needs (see below); `split_origin` and
+// `split_span` are set to what the splitter's fraction is of.
+float heads_share(AppState& st, const ImVec2& window, float left, float right, float timeline_h, bool asking,
+                  float& split_origin, float& split_span) {
+    const float W = window.x, H = window.y;
+    // The stage above, the heads below, sharing the height by what each needs: when both fit
+    // at a legible size, each its need and the splitter's fraction of the rest; else the heads
+    // legible where the stage keeps 4 px cells; else each its text lines and a share of the
+    // rest in proportion to its cells' need. Until both have been drawn, the splitter's
+    // fraction of the height.
+    const PanelState& ps = st.panels;
+    const float column = H - timeline_h;
+    float bottom_h = column * (1.0f - st.splits.stage);
+    split_origin = timeline_h, split_span = column;
+    if (ps.stage_need_h > 0 && ps.heads_need_h > 0) {
+        // (The stage's explanation is not asked for: it has the room left, below.)
+        const float stage_need = ps.stage_need_h;
+        // The heatmaps showing a line alone (no weights yet, or none any more): the stage has
+        // the rest.
+        const bool heads_idle = st.panels.heatmaps_tab && !heatmaps_off(st).empty();
+        if (stage_need + ps.heads_need_h <= column && heads_idle) {
+            bottom_h = ps.heads_need_h;
+        } else if (stage_need + ps.heads_need_h <= column) {
+            split_origin = timeline_h + stage_need, split_span = column - stage_need - ps.heads_need_h;
+            bottom_h = ps.heads_need_h + split_span * (1.0f - st.splits.stage);
+        } else if (ps.heads_need_h + ps.stage_min_h <= column) {
+            bottom_h = ps.heads_need_h;  // the heads legible, the stage's cells 4 px at least
+        } else if (column > ps.stage_text_h + ps.heads_text_h) {
+            const float cells = column - ps.stage_text_h - ps.heads_text_h;
+            const float want_s = std::max(ps.stage_need_h - ps.stage_text_h, 1.0f), want_h = std::max(ps.heads_need_h - ps.heads_text_h, 1.0f);
+            bottom_h = ps.heads_text_h + cells * want_h / (want_s + want_h);
+        }
+    }
+    // The stage's explanation where the room the stage was given holds it beside the cells'
+    // need (the inspector shows it anyway): so the share does not change with its length.
+    if (ps.stage_need_h > 0) st.panels.stage_explains = column - bottom_h - ps.stage_need_h >= ps.stage_explain_h;
+    st.panels.stage_text_h = st.panels.heads_text_h = st.panels.stage_need_h = st.panels.heads_need_h = -1;
+    if (asking) bottom_h = 0;
+    return settle_share(st, bottom_h, {W, H, st.font_scale, static_cast<double>(st.step), st.splits.stage,
+                                           static_cast<double>(reinterpret_cast<std::uintptr_t>(st.trace.get())),
+                                           asking ? 1.0 : 0.0, st.panels.heatmaps_tab ? 1.0 : 0.0, left, right,
+                                           st.panels.why_tab ? 1.0 + static_cast<double>(st.why_view) : 0.0,
+                                           st.panels.weights_tab ? 1.0 + static_cast<double>(st.weights_view) : 0.0,
+                                           st.why && st.why->result ? 1.0 : 0.0,
+                                           st.stage_view.zoom, static_cast<double>(st.focus_head),
+                                           static_cast<double>(st.heat_sentence), st.compare_masks ? 1.0 : 0.0});
+}
+
+// The heads panel's tabs: the heatmaps, the weight split, the why split.
+void draw_heads_tabs(AppState& st) {
+    if (ImGui::BeginTabBar("bottom")) {
+        st.panels.heatmaps_tab = st.panels.why_tab = st.panels.weights_tab = false;
+        if (ImGui::BeginTabItem("Heatmaps", nullptr, st.open_heatmaps ? ImGuiTabItemFlags_SetSelected : 0)) {
+            st.panels.heatmaps_tab = true;
+            DrawHeatmaps(st);
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Weight split", nullptr, st.open_weights ? ImGuiTabItemFlags_SetSelected : 0)) {
+            st.panels.weights_tab = true;
+            DrawWeightSplit(st);
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Why split", nullptr, st.open_why ? ImGuiTabItemFlags_SetSelected : 0)) {
+            st.panels.why_tab = true;
+            DrawWhy(st);
+            ImGui::EndTabItem();
+        }
+        st.open_why = st.open_weights = st.open_heatmaps = false;
+        ImGui::EndTabBar();
+    }
+}
+
 void DrawPanels(AppState& st, double now) {
     if (st.blank) {  // B again brings it back
         take_result(st, now);
@@ -173,47 +246,9 @@ void DrawPanels(AppState& st, double now) {
                              style.WindowPadding.y * 2 + style.ItemSpacing.y * 2;
     // A question waiting takes the heads panel's room too: it shows nothing until it is answered.
     const bool asking = quiz_waiting(st);
-    // The stage above, the heads below, sharing the height by what each needs: when both fit
-    // at a legible size, each its need and the splitter's fraction of the rest; else the heads
-    // legible where the stage keeps 4 px cells; else each its text lines and a share of the
-    // rest in proportion to its cells' need. Until both have been drawn, the splitter's
-    // fraction of the height.
-    const PanelState& ps = st.panels;
+    float split_origin = 0, split_span = 0;  // what the splitter's fraction is of
+    const float bottom_h = heads_share(st, size, left, right, timeline_h, asking, split_origin, split_span);
     const float column = H - timeline_h;
-    float bottom_h = column * (1.0f - st.splits.stage);
-    float split_origin = timeline_h, split_span = column;  // what the splitter's fraction is of
-    if (ps.stage_need_h > 0 && ps.heads_need_h > 0) {
-        // (The stage's explanation is not asked for: it has the room left, below.)
-        const float stage_need = ps.stage_need_h;
-        // The heatmaps showing a line alone (no weights yet, or none any more): the stage has
-        // the rest.
-        const bool heads_idle = st.panels.heatmaps_tab && !heatmaps_off(st).empty();
-        if (stage_need + ps.heads_need_h <= column && heads_idle) {
-            bottom_h = ps.heads_need_h;
-        } else if (stage_need + ps.heads_need_h <= column) {
-            split_origin = timeline_h + stage_need, split_span = column - stage_need - ps.heads_need_h;
-            bottom_h = ps.heads_need_h + split_span * (1.0f - st.splits.stage);
-        } else if (ps.heads_need_h + ps.stage_min_h <= column) {
-            bottom_h = ps.heads_need_h;  // the heads legible, the stage's cells 4 px at least
-        } else if (column > ps.stage_text_h + ps.heads_text_h) {
-            const float cells = column - ps.stage_text_h - ps.heads_text_h;
-            const float want_s = std::max(ps.stage_need_h - ps.stage_text_h, 1.0f), want_h = std::max(ps.heads_need_h - ps.heads_text_h, 1.0f);
-            bottom_h = ps.heads_text_h + cells * want_h / (want_s + want_h);
-        }
-    }
-    // The stage's explanation where the room the stage was given holds it beside the cells'
-    // need (the inspector shows it anyway): so the share does not change with its length.
-    if (ps.stage_need_h > 0) st.panels.stage_explains = column - bottom_h - ps.stage_need_h >= ps.stage_explain_h;
-    st.panels.stage_text_h = st.panels.heads_text_h = st.panels.stage_need_h = st.panels.heads_need_h = -1;
-    if (asking) bottom_h = 0;
-    bottom_h = settle_share(st, bottom_h, {W, H, st.font_scale, static_cast<double>(st.step), st.splits.stage,
-                                           static_cast<double>(reinterpret_cast<std::uintptr_t>(st.trace.get())),
-                                           asking ? 1.0 : 0.0, st.panels.heatmaps_tab ? 1.0 : 0.0, left, right,
-                                           st.panels.why_tab ? 1.0 + static_cast<double>(st.why_view) : 0.0,
-                                           st.panels.weights_tab ? 1.0 + static_cast<double>(st.weights_view) : 0.0,
-                                           st.why && st.why->result ? 1.0 : 0.0,
-                                           st.stage_view.zoom, static_cast<double>(st.focus_head),
-                                           static_cast<double>(st.heat_sentence), st.compare_masks ? 1.0 : 0.0});
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                    ImGuiWindowFlags_NoSavedSettings;
     auto place = [&](float x, float y, float w, float h) {
@@ -222,7 +257,7 @@ void DrawPanels(AppState& st, double now) {
     };
 
     place(0, 0, left, H);
-    if (ImGui::Begin("Controls", nullptr, fixed)) DrawControls(st, now);
+    if (ImGui::Begin("Controls", nullptr, fixed)) DrawControls(st);
     ImGui::End();
     // A change made above is computed at once for teaching sizes: show it in this frame.
     take_result(st, now);
@@ -248,28 +283,7 @@ void DrawPanels(AppState& st, double now) {
     const ImGuiWindowFlags heads_scroll = st.panels.heatmaps_tab ? ImGuiWindowFlags_NoScrollbar
                                           : st.panels.why_tab || st.panels.weights_tab ? ImGuiWindowFlags_None
                                                                  : ImGuiWindowFlags_HorizontalScrollbar;
-    if (!asking && ImGui::Begin("Heads", nullptr, fixed | title | heads_scroll)) {
-        if (ImGui::BeginTabBar("bottom")) {
-            st.panels.heatmaps_tab = st.panels.why_tab = st.panels.weights_tab = false;
-            if (ImGui::BeginTabItem("Heatmaps", nullptr, st.open_heatmaps ? ImGuiTabItemFlags_SetSelected : 0)) {
-                st.panels.heatmaps_tab = true;
-                DrawHeatmaps(st);
-                ImGui::EndTabItem();
-            }
-            if (ImGui::BeginTabItem("Weight split", nullptr, st.open_weights ? ImGuiTabItemFlags_SetSelected : 0)) {
-                st.panels.weights_tab = true;
-                DrawWeightSplit(st);
-                ImGui::EndTabItem();
-            }
-            if (ImGui::BeginTabItem("Why split", nullptr, st.open_why ? ImGuiTabItemFlags_SetSelected : 0)) {
-                st.panels.why_tab = true;
-                DrawWhy(st);
-                ImGui::EndTabItem();
-            }
-            st.open_why = st.open_weights = st.open_heatmaps = false;
-            ImGui::EndTabBar();
-        }
-    }
+    if (!asking && ImGui::Begin("Heads", nullptr, fixed | title | heads_scroll)) draw_heads_tabs(st);
     if (!asking) ImGui::End();
 
     // The code as tall as its whole listing needs at its largest font, leaving the inspector six

@@ -252,21 +252,10 @@ std::string tick_text(double v, const char* unit) {
 // alone (from two lines, its foot's too).
 constexpr float kAxesLines = 1.5f, kLeastPlotLines = 1;
 
-// The sweep, its chart taking the rest of the panel: score memory (T^2) and forward time
-// against T, memory on the left axis (split's grid and flash's tile), time on the right (both
-// forwards), T along the foot; the legend above the plot gives the longest length's figures,
-// and where the time stopped the sweep.
-void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
-    std::vector<double> xs, mem, ms, fmem, fms;
-    if (r)
-        for (const SweepPoint& s : r->sweep) {
-            xs.push_back(static_cast<double>(s.tokens));
-            mem.push_back(s.score_bytes), ms.push_back(s.forward_ms);
-            fmem.push_back(s.flash_bytes), fms.push_back(s.flash_ms);
-        }
-    const bool flash_timed = !fms.empty() && *std::min_element(fms.begin(), fms.end()) > 0;
-    // The names, and the longest length's figures once there are some (no zeros while
-    // measuring); short enough for a projector's panel.
+// The sweep's legend: the names, and the longest length's figures once there are some (no
+// zeros while measuring); short enough for a projector's panel. Memory's lines first, then
+// time's: the order of the axes, left to right.
+Legend sweep_legend(const WhyResult* r, bool flash_timed) {
     std::string axis = "T doubling from 8", t[4] = {"split's scores (x4 a step)", "split's forward", "flash's tile, m and l",
                                                    "flash's forward"};
     if (r && !r->sweep.empty()) {
@@ -280,11 +269,27 @@ void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
         t[2] += ": " + human_bytes(last.flash_bytes);
         t[3] += ms_text[1];
     }
-    // Memory's lines first, then time's: the order of the axes, left to right.
     Legend legend{
         {ImGui::GetColorU32(ImGuiCol_TextDisabled), axis}, {head_color(3), t[0]}, {head_color(5), t[2]}, {head_color(2), t[1]}};
     if (flash_timed) legend.push_back({head_color(4), t[3]});
     if (r && !r->sweep_end.empty()) legend.push_back({ImGui::GetColorU32(ImGuiCol_TextDisabled), r->sweep_end});
+    return legend;
+}
+
+// The sweep, its chart taking the rest of the panel: score memory (T^2) and forward time
+// against T, memory on the left axis (split's grid and flash's tile), time on the right (both
+// forwards), T along the foot; the legend above the plot gives the longest length's figures,
+// and where the time stopped the sweep.
+void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
+    std::vector<double> xs, mem, ms, fmem, fms;
+    if (r)
+        for (const SweepPoint& s : r->sweep) {
+            xs.push_back(static_cast<double>(s.tokens));
+            mem.push_back(s.score_bytes), ms.push_back(s.forward_ms);
+            fmem.push_back(s.flash_bytes), fms.push_back(s.flash_ms);
+        }
+    const bool flash_timed = !fms.empty() && *std::min_element(fms.begin(), fms.end()) > 0;
+    const Legend legend = sweep_legend(r, flash_timed);
     const Legend lines = legend_lines(legend, room_left().x);
     const float line = ImGui::GetTextLineHeight();
     legend_h = static_cast<float>(lines.size()) * line + 8;

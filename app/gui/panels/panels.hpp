@@ -5,7 +5,7 @@
 namespace headsplit::gui {
 
 void DrawPanels(AppState& st, double now);        // panel_layout.cpp: every panel in its place
-void DrawControls(AppState& st, double now);      // panel_controls.cpp
+void DrawControls(AppState& st);                  // panel_controls.cpp
 void DrawTimeline(AppState& st, double now);      // panel_timeline.cpp
 void DrawStage(AppState& st, double now);         // panel_stage.cpp
 void DrawHeatmaps(AppState& st);                  // panel_heatmaps.cpp (flash mode: DrawFlashTiles)

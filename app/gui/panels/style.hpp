@@ -6,7 +6,7 @@
 
 #include <imgui.h>
 
-#include "gui/runs/audit.hpp"
+#include "gui/view/layout_record.hpp"
 #include "headsplit/engine/config.hpp"
 #include "headsplit/teaching/numbers.hpp"
 #include "headsplit/engine/trace.hpp"

@@ -10,93 +10,6 @@
 
 namespace headsplit::gui {
 
-void LayoutAudit::begin_frame(int window_w, int window_h, float font_scale, std::string what) {
-    report_ = LayoutReport{};
-    report_.window_w = window_w;
-    report_.window_h = window_h;
-    report_.font_scale = font_scale;
-    report_.what = std::move(what);
-    panel_.clear();
-}
-
-void LayoutAudit::begin_panel(const std::string& name, float x, float y, float w, float h, float clip_x0,
-                              float clip_y0, float clip_x1, float clip_y1, bool scroll_x, bool scroll_y) {
-    if (!enabled) return;
-    panel_ = name;
-    clip_[0] = clip_x0;
-    clip_[1] = clip_y0;
-    clip_[2] = clip_x1;
-    clip_[3] = clip_y1;
-    report_.panels.push_back({name, x, y, w, h, scroll_x, scroll_y, clip_x0, clip_y0, clip_x1, clip_y1, must_fit_panel(name), {}});
-}
-
-void LayoutAudit::expect_heads(std::vector<int> heads) {
-    if (enabled && !report_.panels.empty()) report_.panels.back().heads = std::move(heads);
-}
-
-void LayoutAudit::allow_scroll() {
-    if (!enabled || report_.panels.empty()) return;
-    AuditPanel& p = report_.panels.back();
-    p.must_fit = false;
-    p.scroll_x = p.scroll_y = true;  // zoomed in, the reader scrolls both ways
-}
-
-bool must_fit_panel(const std::string& name) {
-    return name == "stage" || name == "heatmaps" || name == "code" || name == "caption" || name == "why" ||
-           name == "timeline" || name == "weights";
-}
-
-bool LayoutAudit::visible(float x, float y, float w, float h) const {
-    return x + w > clip_[0] && x < clip_[2] && y + h > clip_[1] && y < clip_[3];
-}
-
-AuditItem LayoutAudit::placed(float x, float y, float w, float h) const {
-    AuditItem it;
-    it.panel = panel_;
-    it.x = x, it.y = y, it.w = w, it.h = h;
-    it.visible = visible(x, y, w, h);
-    return it;
-}
-
-void LayoutAudit::label(const std::string& text, float x, float y, float w, float h, const std::string& token) {
-    if (!enabled || text.empty()) return;
-    AuditItem it = placed(x, y, w, h);
-    it.text = text;
-    it.token = token;
-    report_.items.push_back(std::move(it));
-}
-
-void LayoutAudit::thinned(const std::string& what) {
-    if (enabled) report_.thinned.emplace_back(panel_, what);
-}
-
-void LayoutAudit::cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,
-                       bool heatmap, const std::string& tensor, int head, float value_h, std::vector<long long> index) {
-    if (!enabled) return;
-    AuditItem it = placed(x, y, w, h);
-    it.cell = true;
-    it.text = text;
-    it.value_shown = value_shown;
-    it.value_w = value_w;
-    it.heatmap = heatmap;
-    it.tensor = tensor;
-    it.head = head;
-    it.value_h = value_shown ? value_h : 0;
-    it.index = std::move(index);
-    report_.items.push_back(std::move(it));
-}
-
-void LayoutAudit::memory(float x, float y, float w, float h, const std::string& tensor, int head,
-                         std::vector<long long> index) {
-    if (!enabled) return;
-    AuditItem it = placed(x, y, w, h);
-    it.memory = true;
-    it.tensor = tensor;
-    it.head = head;
-    it.index = std::move(index);
-    report_.items.push_back(std::move(it));
-}
-
 Take take_frame(int ready_frames, bool still) {
     if (ready_frames < 3) return Take::Wait;
     if (still) return Take::Settled;
@@ -129,43 +42,6 @@ void LayoutSettle::reset() {
     moved_.clear();
 }
 
-std::string layout_report_json(const LayoutReport& r) {
-    nlohmann::json doc;
-    doc["format"] = "headsplit-layout";
-    doc["version"] = 2;
-    doc["window"] = {r.window_w, r.window_h};
-    doc["font_scale"] = r.font_scale;
-    doc["what"] = r.what;
-    nlohmann::json panels = nlohmann::json::array();
-    for (const AuditPanel& p : r.panels)
-        panels.push_back({{"name", p.name}, {"x", p.x}, {"y", p.y}, {"w", p.w}, {"h", p.h},
-                          {"scroll_x", p.scroll_x}, {"scroll_y", p.scroll_y},
-                          {"visible", {p.clip_x0, p.clip_y0, p.clip_x1, p.clip_y1}}, {"must_fit", p.must_fit},
-                          {"heads", p.heads}});
-    doc["panels"] = std::move(panels);
-    nlohmann::json items = nlohmann::json::array();
-    for (const AuditItem& it : r.items) {
-        nlohmann::json j = {{"panel", it.panel}, {"kind", it.cell ? "cell" : it.memory ? "memory" : "label"},
-                            {"text", it.text}, {"x", it.x}, {"y", it.y}, {"w", it.w}, {"h", it.h}, {"visible", it.visible}};
-        if (it.cell) {
-            j["value_shown"] = it.value_shown;
-            j["value_w"] = it.value_w;
-            j["value_h"] = it.value_h;
-        }
-        if (it.cell || it.memory) {
-            j["tensor"] = it.tensor;
-            j["head"] = it.head;
-            j["index"] = it.index;
-        }
-        if (!it.token.empty()) j["token"] = it.token;
-        items.push_back(std::move(j));
-    }
-    doc["items"] = std::move(items);
-    nlohmann::json thinned = nlohmann::json::array();
-    for (const auto& [panel, what] : r.thinned) thinned.push_back({{"panel", panel}, {"what", what}});
-    doc["thinned"] = std::move(thinned);
-    return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 namespace {
 
@@ -177,6 +53,38 @@ std::string rect(const AuditItem& it) {
 
 std::string quoted(const AuditItem& it) {
     return (it.cell ? "cell \"" : it.memory ? "memory cell of \"" + it.tensor : "label \"") + it.text + "\" " + rect(it);
+}
+
+// The rules on the frame as a whole: every token named whole (whole_labels), the memory
+// strip (memory_strip), a tensor's numbers all or none; each problem after `where`.
+void frame_problems(const LayoutReport& r, const AuditRules& rules, const std::string& where, std::vector<std::string>& out) {
+    // Up to 16 tokens each is named whole: a label that names a token holds all of it ("6:the"
+    // holds "the"; "qu." cuts "quick"), and no panel leaves token labels out.
+    if (rules.whole_labels) {
+        const auto judged = [&](const std::string& panel) { return rules.labels_panel.empty() || panel == rules.labels_panel; };
+        for (const AuditItem& it : r.items)
+            if (!it.cell && !it.memory && it.visible && !it.token.empty() && it.text.find(it.token) == std::string::npos &&
+                judged(it.panel))
+                out.push_back(where + it.panel + ": " + quoted(it) + " cuts the token \"" + it.token + "\"");
+        for (const auto& [panel, what] : r.thinned)
+            if (judged(panel)) out.push_back(where + panel + ": " + what + " (up to 16 tokens, every one is named)");
+    }
+    if (rules.memory_strip && std::none_of(r.items.begin(), r.items.end(), [](const AuditItem& it) {
+            return it.memory && it.panel == "stage" && it.visible;
+        }))
+        out.push_back(where + "stage: no memory strip on a step whose lesson is where the values lie");
+    // A tensor's numbers all or none: one visible cell showing and another not reads as a zero.
+    std::map<std::pair<std::string, std::string>, std::pair<const AuditItem*, const AuditItem*>> seen;  // (shown, blank)
+    for (const AuditItem& it : r.items) {
+        if (!it.cell || !it.visible || it.tensor.empty()) continue;
+        auto& [shown, blank] = seen[{it.panel, it.tensor}];
+        const AuditItem*& first = it.value_shown ? shown : blank;
+        if (!first) first = &it;
+    }
+    for (const auto& [key, pair] : seen)
+        if (pair.first && pair.second)
+            out.push_back(where + key.first + ": tensor " + key.second + " shows the number of " + quoted(*pair.first) +
+                          " but not that of " + quoted(*pair.second));
 }
 
 }  // namespace
@@ -257,33 +165,7 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
         if (rules.no_weights && it.heatmap)
             out.push_back(where + it.panel + ": " + quoted(it) + " shows attention weights before they are computed");
     }
-    // Up to 16 tokens each is named whole: a label that names a token holds all of it ("6:the"
-    // holds "the"; "qu." cuts "quick"), and no panel leaves token labels out.
-    if (rules.whole_labels) {
-        const auto judged = [&](const std::string& panel) { return rules.labels_panel.empty() || panel == rules.labels_panel; };
-        for (const AuditItem& it : r.items)
-            if (!it.cell && !it.memory && it.visible && !it.token.empty() && it.text.find(it.token) == std::string::npos &&
-                judged(it.panel))
-                out.push_back(where + it.panel + ": " + quoted(it) + " cuts the token \"" + it.token + "\"");
-        for (const auto& [panel, what] : r.thinned)
-            if (judged(panel)) out.push_back(where + panel + ": " + what + " (up to 16 tokens, every one is named)");
-    }
-    if (rules.memory_strip && std::none_of(r.items.begin(), r.items.end(), [](const AuditItem& it) {
-            return it.memory && it.panel == "stage" && it.visible;
-        }))
-        out.push_back(where + "stage: no memory strip on a step whose lesson is where the values lie");
-    // A tensor's numbers all or none: one visible cell showing and another not reads as a zero.
-    std::map<std::pair<std::string, std::string>, std::pair<const AuditItem*, const AuditItem*>> seen;  // (shown, blank)
-    for (const AuditItem& it : r.items) {
-        if (!it.cell || !it.visible || it.tensor.empty()) continue;
-        auto& [shown, blank] = seen[{it.panel, it.tensor}];
-        const AuditItem*& first = it.value_shown ? shown : blank;
-        if (!first) first = &it;
-    }
-    for (const auto& [key, pair] : seen)
-        if (pair.first && pair.second)
-            out.push_back(where + key.first + ": tensor " + key.second + " shows the number of " + quoted(*pair.first) +
-                          " but not that of " + quoted(*pair.second));
+    frame_problems(r, rules, where, out);
     return out;
 }
 

@@ -3,7 +3,7 @@
 #include "gui/runs/audit_sweep.hpp"
 #include "gui/runs/driver.hpp"
 #include "gui/runs/screenshot.hpp"
-#include "gui/platform/window.hpp"
+#include "gui/model/gui_options.hpp"
 
 namespace headsplit::gui {
 

@@ -1,4 +1,4 @@
-#include "gui/platform/window.hpp"
+#include "gui/root/window.hpp"
 
 #include <algorithm>
 #include <cfloat>
@@ -21,7 +21,7 @@
 
 #include "gui/panels/panels.hpp"
 #include "gui/runs/requests.hpp"
-#include "gui/platform/settings.hpp"
+#include "gui/root/settings.hpp"
 #include "gui/model/state.hpp"
 #include "gui/panels/style.hpp"
 #include "gui/runs/unattended.hpp"
@@ -336,7 +336,8 @@ public:
         // The splitters are kept in the user's settings folder, never in the working folder;
         // the unattended runs (screenshots, audits, soaks) and the page neither read nor write
         // it, so they are the same on every machine.
-        use_settings_file(st_, run_ ? "" : settings_path());
+        settings_file_ = run_ ? "" : settings_path();
+        use_settings_file(st_, settings_file_);  // ImGui keeps its c_str() until the context goes
         set_up_state(st_, o);
         shown_ = Shown{st_.dark, false, {0, 0, o.width, o.height}};
     }
@@ -390,6 +391,7 @@ public:
 private:
     GLFWwindow* win_;
     std::unique_ptr<UnattendedRun> run_;
+    std::string settings_file_;  // the settings file's path, alive as long as the ImGui context
     AppState st_;
     Shown shown_;
     double last_drawn_ = 0;  // when the last frame began

@@ -1,4 +1,4 @@
-#include "gui/platform/settings.hpp"
+#include "gui/root/settings.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,7 +1,8 @@
 #pragma once
-// The visualizer's window: GLFW + OpenGL 4.3 core + Dear ImGui, the panels laid out for a
-// projector; the unattended runs (`--screenshot`, `--drive`, `--layout-audit`) drive the
-// same loop (unattended.hpp).
+// What the window is asked to do: the configuration it opens on, its size and text, and the
+// unattended runs (a screenshot, the driver, the layout audit) it may carry out instead of
+// waiting for a reader. Filled from the command line; read by the window and its runs.
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,9 +32,5 @@ struct GuiOptions {
     std::vector<std::pair<int, int>> audit_windows;  // the sweep's window sizes
     std::vector<float> audit_fonts;                  // the sweep's font scales
 };
-
-// Exit code: 0, or 1 when no window can be opened or an unattended run failed (the reason
-// on stderr, one line).
-int run_gui(const GuiOptions& options);
 
 }  // namespace headsplit::gui

@@ -1,0 +1,397 @@
+// The stage's drawing of one frame: the cells gliding into place, the tensors' and tokens'
+// names, the captions under the grid, and the buffer as it lies in memory.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <list>
+#include <memory>
+
+#include <imgui.h>
+
+#include "gui/panels/stage_parts.hpp"
+
+namespace headsplit::gui::stage {
+
+std::string window_text(const TensorLayout& tl, const LayoutLimits& lim, std::int64_t batch) {
+    std::string out;
+    auto range = [&](const char* what, std::int64_t start, std::int64_t shown, std::int64_t all) {
+        if (shown >= all) return;
+        out += (out.empty() ? "" : ", ") + std::string(what) + " " + std::to_string(start) + "-" +
+               std::to_string(start + shown - 1) + " of " + std::to_string(all);
+    };
+    range("tokens", tl.token0, std::min(tl.rows, lim.tokens), tl.rows);
+    range(tl.axes.back() == Axis::Key ? "keys" : "columns", tl.col0,
+          std::min(tl.cols, tl.axes.back() == Axis::Key ? lim.tokens : lim.features), tl.cols);
+    range("heads", tl.head0, std::min(tl.heads, lim.heads), tl.heads);
+    if (!tl.batch_rows && batch > tl.batches)
+        out += (out.empty() ? "" : ", ") + std::string("sentence") + (tl.batches > 1 ? "s " : " ") +
+               std::to_string(tl.batch0) + (tl.batches > 1 ? "-" + std::to_string(tl.batch0 + tl.batches - 1) : "") +
+               " of " + std::to_string(batch) + " (the heatmaps' slider picks)";
+    return out;
+}
+
+void draw_tensor_captions(Canvas& cv, float below, bool beside) {
+    const Step& s = cv.s;
+    const TensorRecord& first = s.tensors.front();
+    const float cell = cv.cell;
+    bool same = true;
+    for (const TensorRecord& r : s.tensors) same &= r.shape == first.shape && r.strides == first.strides;
+    for (std::size_t ti = 0; ti < cv.L.tensors.size(); ++ti) {
+        const TensorLayout& tl = cv.L.tensors[ti];
+        const TensorRecord& rec = s.tensors[ti];
+        const bool row_ends = ti + 1 == cv.L.tensors.size() || cv.L.tensors[ti + 1].y != tl.y;
+        const float block_w = !row_ends ? tl.width * cell + kTensorGap * cell * 0.8f
+                                        : cv.origin.x + cv.room.avail.x - (cv.grid0.x + tl.x * cell);
+        // One drawn for several viewed together: the others named beside it, and their key/value
+        // heads where they have fewer.
+        std::string name = rec.name;
+        if (cv.L.tensors.size() < s.tensors.size()) {
+            name += " (";
+            for (std::size_t o = cv.L.tensors.size(); o < s.tensors.size(); ++o)
+                name += (o > cv.L.tensors.size() ? ", " : "") + s.tensors[o].name;
+            const TensorRecord& other = s.tensors.back();
+            const int kv = other.dim_of(Axis::KvHead);
+            name += kv >= 0 && other.shape != rec.shape
+                        ? " alike, with " + std::to_string(other.shape[static_cast<std::size_t>(kv)]) + " kv heads)"
+                        : " alike)";
+        }
+        const float name_w = cv.L.tensors.size() == 1 ? cv.origin.x + cv.room.avail.x - (cv.grid0.x + tl.x * cell) : block_w;
+        if (tl.y == 0) {
+            cv.label({cv.grid0.x + tl.x * cell, cv.origin.y}, ImGui::GetColorU32(ImGuiCol_Text), fit_text(name, name_w));
+        } else {  // a later row of tensors: in the gap above it, as large as the gap allows up to the text
+            const float size = std::max(kSmallestLabel * cv.room.font, std::min(cv.room.font, kTensorRowGap * cell - 3));
+            const ImVec2 pos(cv.grid0.x + tl.x * cell, cv.grid0.y + tl.y * cell - size - 2);
+            cv.label_sized(pos, ImGui::GetColorU32(ImGuiCol_Text), name, size, name_w, "");
+        }
+        if (same && ti > 0) continue;
+        const std::array<std::string, 2> shared = shared_captions(s, cv.c);
+        std::string axes = shared[0], strides = shared[1];
+        if (!same) {
+            axes = fit_text(rec.name + " " + shape_str(rec.shape), block_w);
+            strides = "";
+        }
+        // From under the grid, or from the panel's left edge (under the token names) when that
+        // keeps them whole.
+        const float x = cv.grid0.x + (beside ? beside_x(cv.L) * cell : same ? 0 : tl.x * cell);
+        const float right = cv.origin.x + cv.room.avail.x;
+        if (beside) below = cv.grid0.y + cv.L.tensors.back().y * cell;
+        auto place = [&](const std::string& text, float y) {
+            const float w = ImGui::CalcTextSize(text.c_str()).x;
+            const float at = x + w <= right || !same ? x : cv.origin.x;
+            cv.label({at, y}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(text, right - at));
+        };
+        place(axes, below);
+        if (!strides.empty() && !short_stage(cv.room)) place(strides, below + cv.room.line);
+    }
+}
+
+void draw_window_note(Canvas& cv, float below, bool beside) {
+    std::string note;
+    for (const TensorLayout& tl : cv.L.tensors)
+        if (tl.hidden > 0) {
+            note = tl.name + ": " + window_text(tl, layout_variant(cv.variant), cv.c.batch);
+            break;
+        }
+    // From the panel's left edge, on two lines (broken after a comma) when one is too narrow;
+    // the how-to only where it fits whole: cut, it would end in a broken word.
+    const float note_w = std::max(cv.room.avail.x, 4 * cv.room.font);
+    const std::string with_hint = note + "  (drag: pan, wheel: zoom, double-click: reset)";
+    if (!cv.document && ImGui::CalcTextSize(with_hint.c_str()).x <= note_w) note = with_hint;
+    std::string second;
+    if (ImGui::CalcTextSize(note.c_str()).x > note_w)
+        for (std::size_t at = note.rfind(", "); at != std::string::npos && at > 0; at = note.rfind(", ", at - 1))
+            if (ImGui::CalcTextSize(note.substr(0, at + 1).c_str()).x <= note_w) {
+                second = note.substr(at + 2);
+                note = note.substr(0, at + 1);
+                break;
+            }
+    const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    const float y = below + (beside ? 0.0f : caption_lines(cv.room)) * cv.room.line;  // under the captions
+    cv.label({cv.origin.x, y}, dim, fit_text(note, note_w));
+    if (!second.empty() && note_lines(cv.room) > 1) cv.label({cv.origin.x, y + cv.room.line}, dim, fit_text(second, note_w));
+}
+
+ImU32 head_colour_of(const Config& c, const TensorLayout& t, std::int64_t h) {
+    const std::int64_t head = t.head0 + h;
+    return head_color(static_cast<int>(t.kv_heads ? head * c.group_size() : head));
+}
+
+std::string token_label(const Config& c, const TensorLayout& tl, std::int64_t b, std::int64_t r) {
+    const std::string word = row_name(c, tl, b, r);
+    if (tl.batch_rows || word.empty()) return word;
+    std::vector<std::string> words;
+    if (tl.key_rows) words = c.key_tokens(std::min(b, c.batch - 1));
+    else
+        for (std::int64_t t = 0; t < c.num_tokens(); ++t) words.push_back(c.token_at(std::min(b, c.batch - 1), t));
+    return word_label(words, static_cast<std::size_t>(tl.row_offset + r), tl.row_offset + r);  // row_name's word
+}
+
+void draw_panel_titles(Canvas& cv) {
+    ImFont* font = ImGui::GetFont();
+    for (const TensorLayout& t : cv.L.tensors)
+        for (const PanelBox& box : t.panels) {
+            const std::string text = t.token_panels ? token_label(cv.c, t, box.batch, box.index)
+                                                    : head_name(t, box.index - t.head0);
+            const ImU32 colour = t.token_panels ? ImGui::GetColorU32(ImGuiCol_Text)
+                                                : head_colour_of(cv.c, t, box.index - t.head0);
+            const float room_w = (box.w + kPanelGap * 0.9f) * cv.cell;
+            // Small cells: the title reaches into the gap above its slot (the names' line
+            // above the first row) to stay kSmallestLabel of the text.
+            float size = std::min(cv.room.font, kPanelTitle * cv.cell - 2);
+            if (size < kSmallestLabel * cv.room.font)
+                size = std::min(kSmallestLabel * cv.room.font, (kPanelTitle + kPanelRowGap) * cv.cell - 2);
+            const float w = font->CalcTextSizeA(size, FLT_MAX, 0, text.c_str()).x;
+            if (w > room_w) size = std::max(size * room_w / w, std::min(size, 0.6f * cv.room.font));
+            if (size + 0.01f < kSmallestLabel * cv.room.font) {  // cells of a few pixels: the colours tell the panels
+                if (t.token_panels) layout_audit().thinned("token panels untitled");
+                continue;
+            }
+            // At the bottom of the slot, over its panel.
+            const ImVec2 pos(cv.grid0.x + box.x * cv.cell, cv.grid0.y + box.y * cv.cell + kPanelTitle * cv.cell - size - 1);
+            cv.label_sized(pos, colour, text, size, room_w, t.token_panels ? row_name(cv.c, t, box.batch, box.index) : "");
+        }
+}
+
+void want_row_labels(const Canvas& cv, const TensorLayout& tl, float size, int stride, std::vector<RowLabel>& wanted) {
+    const Config& c = cv.c;
+    const bool split = tl.axes.size() == 4;
+    Shape ix;
+    std::int64_t last_block = -1;
+    for (const Cell& k : tl.cells) {
+        unravel(tl.colours.shape, k.index, ix);
+        if (ix.back() != tl.col0 || k.x - tl.x > 0.5f) continue;  // the first column of the first panels
+        const std::int64_t b = tl.batch_rows ? 0 : ix[0];
+        const bool head_row = split && tl.token_panels;
+        const std::int64_t r = tl.batch_rows ? ix[0] : split ? ix[2] : ix.size() >= 2 ? ix[1] : 0;
+        const std::int64_t rel = r - (head_row ? tl.head0 : tl.token0);
+        const bool first_line = rel == 0;
+        if (rel % stride != 0 && !first_line) continue;
+        RowLabel l;
+        l.y = cv.grid0.y + k.y * cv.cell + cv.cell * 0.5f - size * 0.5f;
+        l.text = head_row ? head_name(tl, r - tl.head0) : token_label(c, tl, b, r);
+        if (!head_row && !tl.batch_rows) l.token = row_name(c, tl, b, r);
+        l.colour = head_row ? head_colour_of(c, tl, r - tl.head0) : ImGui::GetColorU32(ImGuiCol_Text);
+        if (c.batch > 1 && !tl.batch_rows && b != last_block) l.text = "s" + std::to_string(b) + " " + l.text;
+        last_block = b;
+        l.first = first_line;
+        wanted.push_back(l);
+    }
+}
+
+void draw_row_labels(Canvas& cv) {
+    // As large as the text where the rows are, down to kSmallestLabel of it so that every row keeps its
+    // name; smaller rows name every k-th.
+    const float cell = cv.cell, size = std::clamp(cell - 1, kSmallestLabel * cv.room.font, cv.room.font);
+    const float label_h = ImGui::GetTextLineHeight() * size / cv.room.font;
+    const int stride = label_stride(cell, label_h);
+    std::vector<RowLabel> wanted;
+    for (const TensorLayout& tl : cv.L.tensors)
+        if (tl.x == 0) want_row_labels(cv, tl, size, stride, wanted);  // the first tensor of each row of tensors
+    std::stable_sort(wanted.begin(), wanted.end(), [](const RowLabel& a, const RowLabel& b) { return a.first > b.first; });
+    if (stride > 1) layout_audit().thinned("row labels every " + std::to_string(stride) + "th");
+    // A label centred on a cell smaller than the text reaches past the grid: kept in the panel.
+    const float y_max = cv.origin.y + cv.room.avail.y - label_h;
+    std::vector<float> placed;
+    for (const RowLabel& l : wanted) {
+        const float y = std::min(l.y, y_max);
+        bool clear = true;
+        for (float p : placed) clear &= std::fabs(p - y) >= label_h - 0.5f;
+        if (!clear) {
+            layout_audit().thinned("row label \"" + l.text + "\" left out: it would overlap another");
+            continue;
+        }
+        placed.push_back(y);
+        cv.label_sized({cv.label_x, y}, l.colour, l.text, size, cv.room.label_w - 6, l.token);
+    }
+}
+
+void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
+    const Step& s = cv.s;
+    const float cell = cv.cell;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    ImDrawList* dl = cv.dl;
+    std::size_t flat = 0;
+    for (std::size_t ti = 0; ti < cv.L.tensors.size(); ++ti) {
+        const TensorLayout& tl = cv.L.tensors[ti];
+        const TensorRecord& rec = s.tensors[ti];
+        const std::vector<float>& values = rec.values();
+        const float scale_max = tl.colour_scale;
+        // One number format for every cell of the tensor on screen, or none.
+        std::vector<float> shown_values;
+        for (const Cell& c : tl.cells)
+            if (static_cast<std::size_t>(c.index) < values.size()) shown_values.push_back(values[c.index]);
+        const CellText text = cell_text(shown_values, cell - 2, cell - 2, rec.name, cv.number_max, cv.number_min);
+        for (const Cell& cell_at : tl.cells) {
+            const auto i = static_cast<std::size_t>(cell_at.index);
+            if (i >= values.size()) break;
+            float x = cell_at.x, y = cell_at.y, alpha = 1.0f;
+            if (m.match) {
+                const std::size_t at = flat + i;
+                const int j = at < m.match->size() ? (*m.match)[at] : -1;
+                const Cell* from = j >= 0 ? m.from_cell(j) : nullptr;
+                if (from) {
+                    x = from->x + (x - from->x) * m.k;
+                    y = from->y + (y - from->y) * m.k;
+                } else {
+                    alpha = m.k;  // new values fade in
+                }
+            }
+            const ImVec2 p0(cv.grid0.x + x * cell + 1, cv.grid0.y + y * cell + 1);
+            const ImVec2 p1(p0.x + cell - 2, p0.y + cell - 2);
+            const float v = values[i];
+            ImU32 fill;
+            if (std::isinf(v)) fill = IM_COL32(40, 40, 40, static_cast<int>(255 * alpha));
+            else if (s.op == Op::Softmax || s.op == Op::Dropout) fill = sequential_color(v);
+            else if (is_grid_op(s.op)) fill = diverging_color(scale_max > 0 ? v / scale_max : 0);
+            else if (cell_at.head >= 0) fill = head_color(cell_at.head, 0.55f + 0.45f * std::min(1.0f, std::fabs(v)));
+            else fill = neutral_color(st.dark);
+            if (alpha < 1.0f) {
+                ImVec4 f = ImGui::ColorConvertU32ToFloat4(fill);
+                f.w *= alpha;
+                fill = ImGui::ColorConvertFloat4ToU32(f);
+            }
+            dl->AddRectFilled(p0, p1, fill, 3.0f);
+            if (is_grid_op(s.op) && cell_at.head >= 0 && tl.axes.size() == 4)
+                dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
+            std::vector<long long> index;  // for the audit only: no allocation a cell a frame otherwise
+            if (layout_audit().enabled) {
+                const Shape at = unravel(rec.shape, static_cast<std::int64_t>(i));
+                index.assign(at.begin(), at.end());
+            }
+            cell_value(dl, p0, p1, text_on(fill), v, text, false, cell_at.head, std::move(index));
+            if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
+                st.hover = Hover{true, st.step, static_cast<int>(ti), static_cast<std::int64_t>(i)};
+                dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 3.0f, 0, 3.0f);
+            }
+        }
+        flat += static_cast<std::size_t>(numel(rec.shape));
+    }
+}
+
+bool draw_strip_brackets(Canvas& cv, const TensorRecord& rec, const TensorLayout& tl, const std::vector<int>& at,
+                         std::int64_t a0, std::int64_t a1, float x0, float cell, float y_cells) {
+    const int token_dim = rec.dim_of(rec.key_rows() ? Axis::Key : Axis::Token);
+    const float label_h = ImGui::GetTextLineHeight();
+    Shape ix;
+    // Under the cells: a bracket under each run of one token's elements, named where it fits.
+    const float y_marks = y_cells + cell + 2;
+    const bool stagger = names_staggered(cv.room, token_run(rec));
+    int brackets = 0;
+    if (token_dim >= 0)
+        for (std::int64_t a = a0; a < a1;) {
+            const int i = at[static_cast<std::size_t>(a)];
+            std::int64_t b = a + 1;
+            std::int64_t tok = -1, batch = 0;
+            const bool batched = rec.axes.front() == Axis::Batch;
+            if (i >= 0) {
+                unravel(rec.shape, i, ix);
+                tok = ix[static_cast<std::size_t>(token_dim)], batch = batched ? ix[0] : 0;
+            }
+            for (; b < a1; ++b) {  // one token of one sentence
+                const int j = at[static_cast<std::size_t>(b)];
+                if ((i < 0) != (j < 0)) break;
+                if (j >= 0) {
+                    unravel(rec.shape, j, ix);
+                    if (ix[static_cast<std::size_t>(token_dim)] != tok || (batched && ix[0] != batch)) break;
+                }
+            }
+            if (i >= 0) {
+                const float bx0 = x0 + static_cast<float>(a - a0) * cell + 2, bx1 = x0 + static_cast<float>(b - a0) * cell - 3;
+                const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text);
+                cv.dl->AddLine({bx0, y_marks}, {bx1, y_marks}, ink, 2.0f);
+                cv.dl->AddLine({bx0, y_marks - 4}, {bx0, y_marks}, ink, 2.0f);
+                cv.dl->AddLine({bx1, y_marks - 4}, {bx1, y_marks}, ink, 2.0f);
+                // As large as the bracket allows down to kSmallestLabel of the text, then in the width of
+                // two (every other name a line lower), cut only beyond that.
+                const std::string word = token_label(cv.c, tl, batch, tok);
+                const float font = cv.room.font, word_w = ImGui::CalcTextSize(word.c_str()).x;
+                const bool lower = stagger && (brackets++ % 2 == 1);
+                const float room_w = stagger ? 2.0f * (bx1 - bx0 + 2) - 6 : bx1 - bx0 + 2;
+                const float size = std::clamp(font * room_w / std::max(word_w, 1.0f), kSmallestLabel * font, font);
+                const std::string name = fit_text(word, room_w, size);
+                const float name_w = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, name.c_str()).x;
+                const float mid = (bx0 + bx1) * 0.5f;
+                const float x = std::clamp(mid - name_w * 0.5f, cv.origin.x, std::max(cv.origin.x, cv.origin.x + cv.room.avail.x - name_w));
+                if (name.empty()) layout_audit().thinned("the strip's token \"" + word + "\" unnamed");
+                else
+                    cv.label_sized({x, y_marks + 1 + (lower ? label_h : 0.0f)}, ink, name, size, room_w,
+                                   row_name(cv.c, tl, batch, tok));
+            }
+            a = b;
+        }
+    return stagger;
+}
+
+float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
+    const Step& s = cv.s;
+    const float line = cv.room.line, label_w = cv.room.label_w;
+    const TensorRecord& rec = s.tensors.front();
+    const TensorLayout& tl = cv.L.tensors.front();
+    const std::int64_t n = numel(rec.shape);
+    if (!memory_strip_drawn(cv.room, s) || n == 0) return y_mem;
+    std::int64_t lo = INT64_MAX, hi = 0;
+    std::vector<std::int64_t> offs(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+        offs[i] = rec.address(i);
+        lo = std::min(lo, offs[i]);
+        hi = std::max(hi, offs[i]);
+    }
+    const std::int64_t span = hi - lo + 1;
+    const StripShape k = strip_shape(cv.room, span, cv.cell, token_run(rec));
+    const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    const std::string title = "memory: buffer " + std::to_string(rec.buffer) + " of " + rec.name + ", addresses " +
+                              std::to_string(lo) + " to " + std::to_string(hi) +
+                              (s.op == Op::Merge || rec.storage == Storage::Copy ? ", copied in token order" : "");
+    cv.label({cv.origin.x, y_mem}, dim, fit_text(title, cv.room.avail.x));
+    y_mem += line;
+    std::vector<int> at(static_cast<std::size_t>(span), -1);
+    for (std::int64_t i = 0; i < n; ++i) at[offs[i] - lo] = static_cast<int>(i);
+    const float x0 = cv.origin.x + label_w;
+    const float label_h = ImGui::GetTextLineHeight();
+    for (std::int64_t row = 0; row < k.rows; ++row) {
+        const std::int64_t a0 = row * k.per_row, a1 = std::min(span, a0 + k.per_row);
+        // Address ticks over the first row, every k-th address so that no two overlap (the
+        // rows under it share their columns: each starts k.per_row further, told on its left).
+        if (row == 0) {
+            const float tick_w = ImGui::CalcTextSize(std::to_string(hi).c_str()).x + 0.4f * cv.room.font;
+            const int every = label_stride(k.cell, tick_w);
+            cv.label({cv.origin.x, y_mem}, dim, "address");
+            const float right = cv.origin.x + cv.room.avail.x;
+            for (std::int64_t a = a0; a < a1; a += every) {
+                const std::string tick = std::to_string(lo + a);
+                const float x = x0 + static_cast<float>(a - a0) * k.cell;
+                if (x + ImGui::CalcTextSize(tick.c_str()).x <= right) cv.label({x, y_mem}, dim, tick);
+            }
+            y_mem += line;
+        } else {
+            cv.label({cv.origin.x, y_mem}, dim, fit_text("+" + std::to_string(a0), label_w - 6));
+        }
+        const float y_cells = y_mem;
+        Shape ix;
+        for (std::int64_t a = a0; a < a1; ++a) {
+            const ImVec2 p0(x0 + static_cast<float>(a - a0) * k.cell, y_cells);
+            const ImVec2 p1(p0.x + k.cell - 1, p0.y + k.cell - 1);
+            const int i = at[static_cast<std::size_t>(a)];
+            const int head = i < 0 ? -1 : tl.colours.of_element(i);
+            const ImU32 fill = i < 0 ? IM_COL32(90, 90, 90, 80) : head >= 0 ? head_color(head, 0.85f) : neutral_color(st.dark);
+            cv.dl->AddRectFilled(p0, p1, fill, 2.0f);
+            if (st.hover.valid && st.hover.tensor == 0 && i == st.hover.index)
+                cv.dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 2.0f, 0, 3.0f);
+            if (layout_audit().enabled) {
+                std::vector<long long> index;
+                if (i >= 0) {
+                    unravel(rec.shape, i, ix);
+                    index.assign(ix.begin(), ix.end());
+                }
+                layout_audit().memory(p0.x, p0.y, k.cell - 1, k.cell - 1, rec.name, head, std::move(index));
+            }
+        }
+        const bool stagger = draw_strip_brackets(cv, rec, tl, at, a0, a1, x0, k.cell, y_cells);
+        const float y_marks = y_cells + k.cell + 2;
+        y_mem = y_marks + (stagger ? 2.0f : 1.0f) * label_h + 2;
+    }
+    return y_mem;
+}
+
+}  // namespace headsplit::gui::stage

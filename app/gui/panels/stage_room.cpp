@@ -1,0 +1,268 @@
+// Where the stage's room goes: the window of cells shown and their size, the rows of
+// tensors, the memory strip's share, the glide from the step before.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <list>
+#include <memory>
+
+#include <imgui.h>
+
+#include "gui/panels/stage_parts.hpp"
+
+namespace headsplit::gui::stage {
+
+const StepLayout& layout_of(const AppState& st, const std::shared_ptr<const Trace>& tr, int step, int variant,
+                            const AppState::StageView& view, std::int64_t batch, std::int64_t batch0) {
+    TraceCache<StepLayout>& cache = st.panels.stage_layouts;
+    LayoutLimits lim = layout_variant(variant);
+    lim.token0 = std::clamp<std::int64_t>(view.token0, 0, 0xffff);
+    lim.col0 = std::clamp<std::int64_t>(view.col0, 0, 0xffff);
+    lim.head0 = std::clamp<std::int64_t>(view.head0, 0, 0xffff);
+    lim.batch = std::clamp<std::int64_t>(batch, 1, 4);
+    lim.batch0 = std::clamp<std::int64_t>(batch0, 0, 0xff);
+    lim.head0 = std::min<std::int64_t>(lim.head0, 0xfff);
+    // Presenter mode and a handout draw one of several tensors viewed together, as large as it goes.
+    lim.first_only = (st.presenting || st.document) && tr->steps[static_cast<std::size_t>(step)].views();
+    // Negative, so never a step: variant 7 bits, token0 16, col0 16, head0 12, batch 3, batch0 8.
+    static_assert(kLayoutVariants - kPageVariant <= 128, "the variant's 7 bits");
+    const std::int64_t key = -1 - (static_cast<std::int64_t>(variant - kPageVariant) | lim.token0 << 7 | lim.col0 << 23 |
+                                   lim.head0 << 39 | lim.batch << 51 | lim.batch0 << 54 |
+                                   std::int64_t{lim.first_only} << 62);
+    if (StepLayout* hit = cache.find(tr, step, tr, key)) return *hit;
+    return cache.add(tr, step, tr, key, layout_step(tr->steps[step], tr->config, lim));
+}
+
+const std::vector<int>& match_of(const AppState& st, const std::shared_ptr<const Trace>& from, int from_step,
+                                 const std::shared_ptr<const Trace>& to, int to_step) {
+    TraceCache<std::vector<int>>& cache = st.panels.stage_matches;
+    if (std::vector<int>* hit = cache.find(from, from_step, to, to_step)) return *hit;
+    // Buffers are only comparable within one trace. Steps too large to draw whole (only a
+    // window of their cells is shown) are not animated: matching them would cost a frame.
+    std::int64_t elements = 0;
+    for (const auto* s : {&from->steps[from_step], &to->steps[to_step]})
+        for (const TensorRecord& t : s->tensors) elements += numel(t.shape);
+    std::vector<int> m = from == to && elements <= 20000 ? match_cells(from->steps[from_step], to->steps[to_step])
+                                                        : std::vector<int>();
+    return cache.add(from, from_step, to, to_step, std::move(m));
+}
+
+std::string axes_text(const TensorRecord& t, const Config& c) {
+    const std::int64_t head_dim = c.head_dim();
+    const Axes axes = layout_axes(t);
+    std::string s = "[";
+    for (std::size_t i = 0; i < std::min(axes.size(), t.shape.size()); ++i) {  // m, l: [B, H, rows]
+        std::string a = axis_label(axes[i]);
+        if (axes[i] == Axis::Key && i + 1 < axes.size()) a = c.cross() ? "S" : "T";  // key rows: the keys' tokens
+        if (axes[i] == Axis::Feature) a = t.shape[i] == head_dim && axes.size() == 4 ? "head_dim" : "D";
+        s += (i ? ", " : "") + a;
+    }
+    return s + "] = " + shape_str(t.shape);
+}
+
+std::array<std::string, 2> shared_captions(const Step& s, const Config& c) {
+    const TensorRecord& rec = s.tensors.front();
+    return {(s.tensors.size() > 1 ? "each " : "") + axes_text(rec, c),
+            "strides " + shape_str(rec.strides) + (rec.offset ? ", offset " + std::to_string(rec.offset) : "")};
+}
+
+Room measure_room(const Step& s, const Config& c, bool scrolls) {
+    Room r;
+    r.line = ImGui::GetTextLineHeightWithSpacing();
+    r.font = ImGui::GetFontSize();
+    // The room as if no scroll bar showed (fit_cell keeps the bars' room free either way): a
+    // bar appearing (zoomed in) must not change the cells, or the next frame would drop it again.
+    r.scrolls = scrolls;
+    r.avail = scrolls ? ImGui::GetContentRegionAvail() : room_left();
+    if (scrolls && ImGui::GetScrollMaxY() > 0) r.avail.x += ImGui::GetStyle().ScrollbarSize;
+    if (scrolls && ImGui::GetScrollMaxX() > 0) r.avail.y += ImGui::GetStyle().ScrollbarSize;
+    // Token names on the left (a head's or a sentence's name before its first row), as wide as
+    // the widest needs, cut at 8 letters, 5.5 letters at most.
+    float widest = 0;
+    auto measure = [&](const std::vector<std::string>& words) {
+        for (std::size_t i = 0; i < std::min<std::size_t>(words.size(), 64); ++i)  // a window shows no more
+            widest = std::max(widest, ImGui::CalcTextSize(words[i].substr(0, 8).c_str()).x);
+    };
+    measure(c.tokens);
+    for (std::int64_t b = 0; b < std::min<std::int64_t>(c.batch, 4); ++b) measure(c.key_tokens(b));
+    measure({"<pad>"});
+    bool repeats = false;  // a repeated word is named with its position: "10:the"
+    for (std::size_t i = 0; i < c.tokens.size() && i < 64 && !repeats; ++i)
+        repeats = std::count(c.tokens.begin(), c.tokens.begin() + static_cast<std::ptrdiff_t>(i), c.tokens[i]) > 0;
+    r.token_w = widest + (repeats ? ImGui::CalcTextSize("10:").x : 0.0f);
+    const float prefix = ImGui::CalcTextSize(c.batch > 1 ? "s0 kv0 " : "kv0 ").x;
+    r.label_w = std::min(5.5f * r.font, widest + prefix + 6);
+    bool same = true;
+    for (const TensorRecord& t : s.tensors) same &= t.shape == s.tensors.front().shape && t.strides == s.tensors.front().strides;
+    if (same && !s.tensors.empty())
+        for (const std::string& line : shared_captions(s, c)) r.captions_w = std::max(r.captions_w, ImGui::CalcTextSize(line.c_str()).x);
+    return r;
+}
+
+bool memory_lesson(const Step& s) {
+    return s.op == Op::View || s.op == Op::Transpose || s.op == Op::TransposeBack || s.op == Op::Merge ||
+           s.op == Op::Split || s.op == Op::RepeatKv || s.op == Op::Concat || s.tensors.front().storage == Storage::Copy;
+}
+
+StripShape strip_shape(const Room& room, std::int64_t span, float stage_cell, std::int64_t unit) {
+    StripShape k;
+    const float width = std::max(room.avail.x - room.label_w - 8, 1.0f), least = 0.6f * room.font;
+    const float one_row = width / static_cast<float>(std::max<std::int64_t>(span, 1));
+    k.per_row = std::max<std::int64_t>(span, 1);
+    if (one_row >= least) {
+        k.cell = std::clamp(std::min(stage_cell * 0.8f, 1.1f * room.line), least, one_row);
+    } else {
+        k.per_row = std::max<std::int64_t>(1, static_cast<std::int64_t>(width / least));
+        k.cell = width / static_cast<float>(k.per_row);
+        if (unit > 1 && k.per_row >= unit) k.per_row -= k.per_row % unit;
+    }
+    k.rows = (span + k.per_row - 1) / k.per_row;
+    return k;
+}
+
+std::int64_t strip_span(const TensorRecord& rec) {
+    const std::int64_t n = numel(rec.shape);
+    std::int64_t lo = INT64_MAX, hi = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t a = rec.address(i);
+        lo = std::min(lo, a), hi = std::max(hi, a);
+    }
+    return n == 0 ? 0 : hi - lo + 1;
+}
+
+std::int64_t token_run(const TensorRecord& rec) {
+    const int d = rec.dim_of(rec.key_rows() ? Axis::Key : Axis::Token);
+    return d >= 0 ? std::max<std::int64_t>(rec.strides[static_cast<std::size_t>(d)], 1) : 1;
+}
+
+bool names_staggered(const Room& room, std::int64_t unit) {
+    return 0.5f * room.token_w > static_cast<float>(unit) * 0.6f * room.font - 3;
+}
+
+float strip_text_h(const Room& room, std::int64_t n, std::int64_t unit) {
+    const StripShape k = strip_shape(room, n, 1e9f, unit);
+    const float names = (names_staggered(room, unit) ? 2.0f : 1.0f) * room.font;
+    return room.line * 2.3f + static_cast<float>(k.rows) * (k.cell + 6 + names);
+}
+
+bool memory_strip_drawn(const Room& room, const Step& s) {
+    const std::int64_t n = numel(s.tensors.front().shape);
+    if (n > 256) return false;
+    const std::int64_t span = strip_span(s.tensors.front());
+    const std::int64_t unit = token_run(s.tensors.front());
+    // (3.7 lines: the stage's other text without a note on hidden cells; 2 more for the grid.)
+    const float strip_h = strip_text_h(room, span, unit);
+    if (memory_lesson(s))
+        return room.lesson_strip && span <= 256 && strip_h <= 0.6f * room.avail.y && strip_h + 5.7f * room.line <= room.avail.y;
+    return room.spare_strip && n <= 96 && s.op != Op::Tile && room.avail.y >= 10 * room.line &&
+           strip_shape(room, span, 1e9f).rows == 1 &&
+           strip_h <= 0.35f * room.avail.y;
+}
+
+float text_room(const Room& room, const Step& s, const StepLayout& lay, bool asked,
+                bool shortest, bool beside) {
+    bool hidden = false;
+    for (const TensorLayout& tl : lay.tensors) hidden |= tl.hidden > 0;
+    // Above: the names (and head names) line; below: axes, strides, the note on hidden
+    // cells, and the memory strip's title when it is drawn.
+    const bool strip_drawn = memory_strip_drawn(room, s) && (!asked || memory_lesson(s));
+    // (0.5: the room a token label centred on a small last row may reach under the grid.)
+    const float strip_h =
+        strip_drawn ? strip_text_h(room, strip_span(s.tensors.front()), token_run(s.tensors.front())) : 0.0f;
+    const float captions = beside ? 0.0f : shortest ? 1.0f : caption_lines(room);
+    const float notes = shortest ? 1.0f : note_lines(room);
+    const float lines = 1.2f + captions + (tiny_stage(room) && !shortest ? 0.0f : 0.5f) + (hidden ? notes : 0.0f);
+    // The scroll bars' room is kept free either way, so that a bar appearing does not
+    // shrink the cells and make it go away again.
+    return (room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f) + lines * room.line + strip_h;
+}
+
+float beside_x(const StepLayout& lay) {
+    if (lay.tensors.empty() || lay.tensors.back().y <= 0) return 0.0f;
+    return lay.tensors.back().x + lay.tensors.back().width + kTensorGap;
+}
+
+bool captions_beside(const Room& room, const StepLayout& lay, float cell) {
+    const float bar = room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f;
+    return beside_x(lay) > 0 && room.captions_w > 0 && !short_stage(room) &&
+           room.avail.x - bar - room.label_w - 10 - beside_x(lay) * cell >= room.captions_w &&
+           (lay.height - lay.tensors.back().y) * cell >= caption_lines(room) * room.line;
+}
+
+bool rows_named(const Room& room, const StepLayout& lay, float cell) {
+    return beside_x(lay) <= 0 || kTensorRowGap * cell - 3 >= 0.6f * room.font;
+}
+
+float fit_cell(const Room& room, const Step& s, const StepLayout& lay) {
+    const float bar = room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f;
+    const float by_w = (room.avail.x - bar - room.label_w - 10) / std::max(lay.width, 1.0f);
+    const auto by_h = [&](bool beside) { return (room.avail.y - text_room(room, s, lay, false, false, beside)) / std::max(lay.height, 1.0f); };
+    const float below = std::min(by_w, by_h(false));
+    if (beside_x(lay) <= 0) return below;
+    const float beside = std::min(by_w, by_h(true));
+    return beside > below && captions_beside(room, lay, beside) ? beside : below;
+}
+
+bool arrangement_differs(const StepLayout& first, int a, bool shared) {
+    const std::size_t n = first.tensors.size();
+    if (!shared && kTensorRows[a / 6] > 1) return false;
+    std::int64_t most = 0;
+    for (const TensorLayout& t : first.tensors)
+        most = std::max<std::int64_t>(most, static_cast<std::int64_t>(t.panels.size()) / std::max<std::int64_t>(t.batches, 1));
+    // What an arrangement amounts to for this step: panels per row, tensors per row.
+    const auto effect = [&](int k) {
+        return std::make_pair(std::min(kPanelColumns[k % 6], std::max<std::int64_t>(most, 1)), tensors_per_row(n, kTensorRows[k / 6]));
+    };
+    for (int b = 0; b < a; ++b)
+        if (effect(b) == effect(a) && (shared || kTensorRows[b / 6] == 1)) return false;
+    return true;
+}
+
+float legible_cell(const Room& room) {
+    return std::max({14.0f, kSmallestLabel * room.font + 1, (kSmallestLabel * room.font + 2) / (kPanelTitle + kPanelRowGap)});
+}
+
+Choice choose_window(const AppState& st, const Room& room, const Step& s) {
+    const Config& c = st.trace->config;
+    Choice ch;
+    const std::int64_t batch = std::min<std::int64_t>(c.batch, 4);
+    for (std::int64_t b = batch; b >= 1; --b) {
+        int v_b = 0;
+        float best_b = -1;
+        const std::int64_t b0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - b);
+        // A printed page first tries a window wide enough to hold most tensors whole.
+        for (int level = st.document ? -1 : 0; level < kLayoutVariants / kArrangements && best_b < legible_cell(room); ++level)
+            for (int v = level * kArrangements; v < (level + 1) * kArrangements; ++v) {
+                const StepLayout& first = layout_of(st, st.trace, st.step, level * kArrangements, {}, b, b0);
+                if (!arrangement_differs(first, v - level * kArrangements, room.captions_w > 0)) continue;
+                const StepLayout& lay = layout_of(st, st.trace, st.step, v, {}, b, b0);
+                const float fit = fit_cell(room, s, lay);
+                if (fit > best_b + 0.5f && rows_named(room, lay, fit)) best_b = fit, v_b = v;
+            }
+        if (best_b >= legible_cell(room) || b == 1) {
+            ch.variant = v_b, ch.best = best_b, ch.batch_shown = b;
+            break;
+        }
+    }
+    ch.batch0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - ch.batch_shown);
+    return ch;
+}
+
+Motion motion_of(const AppState& st, const Choice& ch, double now) {
+    Motion m;
+    const float t_anim = std::clamp(static_cast<float>((now - st.anim_start) / st.anim_seconds), 0.0f, 1.0f);
+    const bool animating = t_anim < 1.0f && st.from_trace && st.from_step < static_cast<int>(st.from_trace->steps.size());
+    if (!animating) return m;
+    m.from = &layout_of(st, st.from_trace, st.from_step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
+    m.match = &match_of(st, st.from_trace, st.from_step, st.trace, st.step);
+    m.k = ease(t_anim);
+    return m;
+}
+
+float cell_size(const Room& room, const Step& s, const Choice& ch, const Motion& m, float zoom) {
+    const float cell = m.from ? std::min(ch.best, fit_cell(room, s, *m.from)) : ch.best;
+    return std::clamp(cell, 1.0f, kMaxCellFonts * room.font) * zoom;
+}
+
+}  // namespace headsplit::gui::stage
