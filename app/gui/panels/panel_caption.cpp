@@ -69,6 +69,7 @@ struct StepLines {
     std::string line;
     float scale = 1;
     std::vector<std::string> code;
+    float code_scale = 1;  // down to 0.8 of the code's size where that keeps it on one line
     std::string same;
 };
 
@@ -91,9 +92,20 @@ StepLines step_lines(const AppState& st, const Step& s, float width, bool asked)
     out_lines.line = line(true);
     if (ImGui::CalcTextSize(out_lines.line.c_str()).x > width) out_lines.line = line(false);
     if (st.quiz.on) out_lines.line += "   (score " + std::to_string(st.quiz.right) + " / " + std::to_string(st.quiz.asked) + ")";
-    out_lines.scale = std::clamp(width / std::max(ImGui::CalcTextSize(out_lines.line.c_str()).x, 1.0f), 1.0f, 1.5f);
+    // As large as fits the width up to 1.5 times the text, down to 0.85 of it before it wraps.
+    const float line_fits = width / std::max(ImGui::CalcTextSize(out_lines.line.c_str()).x, 1.0f);
+    out_lines.scale = line_fits >= 0.85f ? std::min(line_fits, 1.5f) : 1.0f;
     ImGui::PushFont(code_font());
-    out_lines.code = lines_at_spaces(s.code, width, [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; });
+    // The code on one line where it can: without its trailing comment (the stage's title says
+    // "keys, values alike" too), then down to 0.8 of its size; else wrapped at its spaces.
+    std::string code = s.code;
+    const std::size_t comment = code.find("  # ");
+    if (ImGui::CalcTextSize(code.c_str()).x > width && comment != std::string::npos) code.resize(comment);
+    const float fits = width / std::max(ImGui::CalcTextSize(code.c_str()).x, 1.0f);
+    if (fits < 0.8f) code = s.code;
+    out_lines.code_scale = fits >= 0.8f ? std::min(fits, 1.0f) : 1.0f;
+    out_lines.code = lines_at_spaces(code, width / out_lines.code_scale,
+                                     [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; });
     ImGui::PopFont();
     if (!asked) out_lines.same = size_collision(*st.trace, s.index);
     return out_lines;
@@ -103,7 +115,7 @@ StepLines step_lines(const AppState& st, const Step& s, float width, bool asked)
 bool same_beside(const StepLines& l, float width) {
     if (l.code.empty() || l.same.empty()) return false;
     ImGui::PushFont(code_font());
-    const float code_w = ImGui::CalcTextSize(l.code.back().c_str()).x;
+    const float code_w = l.code_scale * ImGui::CalcTextSize(l.code.back().c_str()).x;
     ImGui::PopFont();
     return code_w + ImGui::CalcTextSize("   ").x + ImGui::CalcTextSize(l.same.c_str()).x <= width;
 }
@@ -113,7 +125,7 @@ float step_lines_h(const StepLines& l, float width) {
     const float gap = ImGui::GetStyle().ItemSpacing.y;
     float h = std::floor(l.scale * ImGui::CalcTextSize(l.line.c_str(), nullptr, false, width / l.scale).y + gap);
     ImGui::PushFont(code_font());
-    h += static_cast<float>(l.code.size()) * std::floor(ImGui::GetTextLineHeight() + gap);
+    h += static_cast<float>(l.code.size()) * std::floor(l.code_scale * ImGui::GetTextLineHeight() + gap);
     ImGui::PopFont();
     if (!l.same.empty() && !same_beside(l, width)) h += std::floor(ImGui::CalcTextSize(l.same.c_str(), nullptr, false, width).y + gap);
     return h;
@@ -137,13 +149,26 @@ void DrawCaption(AppState& st) {
     ImGui::TextUnformatted(here.line.c_str());
     audit_last_item(here.line);
     ImGui::SetWindowFontScale(1.0f);
+    // The first step says where the keys are beside its line, where it fits (its room below
+    // may hold none of them).
+    const char* f1 = "F1: keys";
+    const float f1_x = ImGui::GetItemRectMax().x + ImGui::CalcTextSize("   ").x;
+    const bool f1_beside = s->index == 0 && !quiz_waiting(st) &&
+                           f1_x + ImGui::CalcTextSize(f1).x <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (f1_beside) {
+        ImGui::SameLine(0, ImGui::CalcTextSize("   ").x);
+        ImGui::TextDisabled("%s", f1);
+        audit_last_item(f1);
+    }
     ImGui::PopTextWrapPos();  // the code breaks where lines_at_spaces said, not again inside a name
     ImGui::PushFont(code_font());
     ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
+    ImGui::SetWindowFontScale(here.code_scale);
     for (const std::string& l : here.code) {  // never inside "self.W_value(x)"
         ImGui::TextUnformatted(l.c_str());
         audit_last_item(l);
     }
+    ImGui::SetWindowFontScale(1.0f);
     ImGui::PopStyleColor();
     ImGui::PopFont();
     // Two axes of one size, the first step that shows them: which is which, said once (beside
@@ -156,17 +181,14 @@ void DrawCaption(AppState& st) {
         audit_last_item(here.same);
     }
     // Every step's caption as tall as the tallest, so that the stage stands still from step to
-    // step: the room this step's lines leave is kept, and the first step's keys have a line
-    // of it at least.
+    // step: the room this step's lines leave is kept (the first step's keys take it).
     char key[160];
     std::snprintf(key, sizeof key, "%p %.1f %.2f %d %d/%d", static_cast<const void*>(st.trace.get()), width,
                   ImGui::GetFontSize(), st.quiz.on ? 1 : 0, st.quiz.right, st.quiz.asked);
     if (st.panels.caption_for != key) {
         st.panels.caption_tallest = 0;
         for (const Step& other : st.trace->steps)
-            st.panels.caption_tallest =
-                std::max(st.panels.caption_tallest, step_lines_h(step_lines(st, other, width, false), width) +
-                                                        (other.index == 0 ? ImGui::GetTextLineHeightWithSpacing() : 0.0f));
+            st.panels.caption_tallest = std::max(st.panels.caption_tallest, step_lines_h(step_lines(st, other, width, false), width));
         st.panels.caption_for = key;
     }
     const float spare = std::max(st.panels.caption_tallest - step_lines_h(here, width), 0.0f);
@@ -181,19 +203,21 @@ void DrawCaption(AppState& st) {
                                        "Q: predict the shape", "[ ]: head", "W: weight split", "Y: why split",
                                        "I: inspector", "B: blank", "F5 or Escape: leave presenter mode"}
             : std::vector<std::string>{};
+    std::vector<std::string> listed = keys;
+    if (f1_beside) listed.erase(std::remove(listed.begin(), listed.end(), std::string(f1)), listed.end());
     const int lines_free = asked ? INT_MAX : static_cast<int>((spare + 0.5f) / ImGui::GetTextLineHeightWithSpacing());
     const float gap = ImGui::CalcTextSize("   ").x, right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
     int lines = 0;
     std::size_t shown = 0;
-    for (; shown < keys.size(); ++shown) {
-        const bool beside = shown && ImGui::GetItemRectMax().x + gap + ImGui::CalcTextSize(keys[shown].c_str()).x <= right;
+    for (; shown < listed.size(); ++shown) {
+        const bool beside = shown && ImGui::GetItemRectMax().x + gap + ImGui::CalcTextSize(listed[shown].c_str()).x <= right;
         if (!beside && lines == lines_free) break;
         if (beside) ImGui::SameLine(0, gap);
         else ++lines;
-        ImGui::TextDisabled("%s", keys[shown].c_str());
-        audit_last_item(keys[shown]);
+        ImGui::TextDisabled("%s", listed[shown].c_str());
+        audit_last_item(listed[shown]);
     }
-    st.panels.f1_listed = !quiz_waiting(st) && shown >= 2;  // "F1: keys" is the second
+    st.panels.f1_listed = f1_beside || (!quiz_waiting(st) && shown >= 2);  // "F1: keys" is the second
     if (ImGui::GetCursorPosY() < keys_top + spare) ImGui::SetCursorPosY(keys_top + spare);
     if (quiz_waiting(st)) return;  // the question first
     draw_live_strip(st);
