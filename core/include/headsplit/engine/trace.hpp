@@ -63,7 +63,7 @@ struct Span {
 
 // Values a record leaves to when they are first asked for: on the CPU, a large score grid's
 // and a flash tile's, which the engine computes again from the step's queries and keys (and
-// values) (engine.cpp: GridValues, TileTensor). Made once, then kept; safe to ask for from
+// values) (replay.cpp: GridValues, TileTensor). Made once, then kept; safe to ask for from
 // several threads.
 class DeferredValues {
 public:

@@ -1,0 +1,79 @@
+#pragma once
+// Deferred values and fused paths, decided here in one place. A large score grid's and a
+// flash tile's numbers are made again when first shown from copies of the run's queries and
+// keys (and values), on a backend that computes as the CPU does (snapshot_grid,
+// snapshot_flash: none when they are read as the run goes); attention whose values are not
+// read as it goes takes the fused path (decide_fusion).
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "headsplit/backends/backend.hpp"
+#include "headsplit/engine/op.hpp"
+#include "headsplit/engine/tensor.hpp"
+#include "headsplit/engine/trace.hpp"
+
+namespace headsplit::detail {
+
+// Flash mode keeps the values of its first tiles only, up to this many numbers (128 MiB):
+// every tile of a classroom example, the first rows of tiles of a long pass.
+constexpr double kFlashTileValues = 32.0 * 1024 * 1024;
+
+// A step's values are left to when they are first shown (TileTensor, GridValues) from this
+// many numbers (64 KiB): below that, reading them now costs less than the bookkeeping.
+constexpr std::int64_t kDeferredValues = 16384;
+
+// How attention's steps run, decided here once: they record the same steps either way.
+// Recording nothing, or the grid's values made again later (deferred), the mask, the
+// padding, the scale and the softmax run as one pass per row in the softmax step (`fused`:
+// their steps stay, computing nothing; the same numbers, read and written once), and under a
+// causal mask of a square grid the work above the diagonal is skipped (`skip_upper`: the
+// scores there are never read, the weights there are 0).
+struct Fusion {
+    bool fused = false, skip_upper = false;
+};
+inline Fusion decide_fusion(bool recording, bool deferred, bool causal, std::int64_t tq, std::int64_t tk) {
+    const bool quiet = !recording || deferred;
+    return {quiet, quiet && causal && tq == tk};
+}
+
+// Rows q0 .. q0 + n - 1 of flash's m or l ([B, H, T]), or of its acc ([B, H, T, hd]).
+TensorDesc flash_rows(const TensorDesc& whole, std::int64_t q0, std::int64_t n);
+
+// The values of `t` as they are now, from a backend whose buffers are host memory.
+std::vector<float> read_host(Backend& backend, const TensorDesc& t);
+
+// What a flash tile's replay needs: the run's queries, keys, values and key mask, kept once
+// per run.
+struct FlashSnapshot {
+    std::vector<float> q, k, v, mask;  // [B, H, T, hd], [B, G, S, hd] twice, [B, S] (or none)
+    Shape q_shape, kv_shape;
+    FlashArgs args;  // factor, causal, block
+};
+
+// What a score grid's replay needs: the run's queries and keys (and key padding mask).
+struct GridSnapshot {
+    std::vector<float> q, k, key_mask;  // [..., Tq, hd], [..., Tk, hd], [B, Tk] (or none)
+    Shape q_shape, k_shape, mask_shape;
+    float factor = 1.0f;
+};
+
+// The copies a recorded score grid [..., Tq, Tk] is made again from, or none: only when
+// `recording` values on a backend that computes as the CPU does, for a grid of at least
+// kDeferredValues numbers. `key_mask`: the [B, Tk] key padding mask, or none.
+std::shared_ptr<const GridSnapshot> snapshot_grid(Backend& backend, bool recording, const TensorDesc& q,
+                                                  const TensorDesc& k, std::int64_t grid_values, float factor,
+                                                  const TensorDesc* key_mask);
+// The grid after Q @ K^T and then `ops` (scale, mask, pad_mask, softmax), made when first shown.
+std::shared_ptr<const DeferredValues> grid_values(std::shared_ptr<const GridSnapshot> in, std::vector<Op> ops);
+
+// The copies flash's tiles are made again from, or none: only when `recording` values on a
+// backend that computes as the CPU does, for tiles of at least kDeferredValues numbers
+// (`tile_values`: a tile's scores, m, l and acc for all heads).
+std::shared_ptr<const FlashSnapshot> snapshot_flash(Backend& backend, bool recording, const FlashArgs& a,
+                                                    std::int64_t tile_values);
+// Tensor `which` of tile step (q0, nq, k0, nk): 0 tile_scores, 1 m, 2 l, 3 acc.
+std::shared_ptr<const DeferredValues> tile_values(std::shared_ptr<const FlashSnapshot> in, std::int64_t q0,
+                                                  std::int64_t nq, std::int64_t k0, std::int64_t nk, int which);
+
+}  // namespace headsplit::detail

@@ -1,0 +1,19 @@
+#include "shape_walk.hpp"
+
+#include "forward.hpp"
+
+namespace headsplit::detail {
+
+// The steps of `c` walked with no numbers; `backend` sees every buffer a run would create.
+Trace walk(const Config& config, ShapeOnlyBackend& backend) {
+    Trace trace;
+    trace.config = config;
+    Inputs inputs;
+    Weights weights;  // empty: the walk never reads them
+    Resources resources;
+    run_forward(config, inputs, weights, backend, resources, trace.steps, Work::ShapesOnly, false);
+    for (Step& s : trace.steps) s.ms = 0;
+    return trace;
+}
+
+}  // namespace headsplit::detail
