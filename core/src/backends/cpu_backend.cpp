@@ -174,7 +174,7 @@ struct FlashKernel {
 class CpuBackend final : public Backend {
 public:
     const char* name() const override { return "cpu"; }
-    bool computes_as_cpu() const override { return true; }
+    Maker replay_maker() const override { return &make_cpu_backend; }
 
     int create_buffer(std::int64_t elements) override {
         ++stats_.buffers_created;

@@ -391,7 +391,7 @@ private:
         a.causal = c_.causal;
         a.block = blk;
         w.one_pass = !rec_.values();
-        // Recording on a backend that computes as the CPU does, the tiles' values are made again
+        // Recording on a backend with a replay maker, the tiles' values are made again
         // when first shown (TileTensor), from copies of the queries, keys and values; the run
         // computes every tile in one pass as if it recorded nothing.
         w.snapshot = snapshot_flash(be_, !w.one_pass, a, B * H * blk * (blk + hd + 2));

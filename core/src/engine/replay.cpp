@@ -2,8 +2,6 @@
 
 #include <stdexcept>
 
-#include "headsplit/backends/cpu_backend.hpp"
-
 namespace headsplit::detail {
 
 // Rows q0 .. q0 + n - 1 of flash's m or l ([B, H, T]), or of its acc ([B, H, T, hd]).
@@ -34,12 +32,12 @@ std::vector<float> read_host(Backend& backend, const TensorDesc& t) {
 
 namespace {
 
-// A flash tile's values made again when first asked for (the run's backend computes as the
-// CPU's does): the run's queries, keys, values and key mask, kept once per run, go through a
-// CPU backend's flash_attention over the tile's query block, from key 0 to the tile's last
-// key (TileTensor). Those are the same calls the run makes for a kept tile, one tile after
-// another, so the numbers are the same; the run itself then computes the tiles in larger
-// pieces.
+// A flash tile's values made again when first asked for (the run's backend has a replay
+// maker): the run's queries, keys, values and key mask, kept once per run, go through a
+// fresh such backend's flash_attention over the tile's query block, from key 0 to the
+// tile's last key (TileTensor). Those are the same calls the run makes for a kept tile, one
+// tile after another, so the numbers are the same; the run itself then computes the tiles in
+// larger pieces.
 //
 // Tensor `which` of tile step (q0, nq, k0, nk): 0 tile_scores, 1 m, 2 l, 3 acc. Each record
 // replays for itself (a step shown makes four replays of its query block up to the tile):
@@ -55,7 +53,7 @@ private:
         const FlashSnapshot& in = *in_;
         const std::int64_t B = in.q_shape[0], H = in.q_shape[1], T = in.q_shape[2], hd = in.q_shape[3];
         const std::int64_t blk = in.args.block;
-        auto cpu = make_cpu_backend();
+        auto cpu = in.make_backend();
         FlashArgs a = in.args;
         a.q = upload(*cpu, in.q, in.q_shape);
         a.k = upload(*cpu, in.k, in.kv_shape);
@@ -78,8 +76,8 @@ private:
     int which_;
 };
 
-// A score grid's values made again when first shown (the run's backend computes as the CPU
-// does): Q @ K^T from the run's queries and keys on a CPU backend, then that backend's scale,
+// A score grid's values made again when first shown (the run's backend has a replay maker):
+// Q @ K^T from the run's queries and keys on a fresh such backend, then that backend's scale,
 // mask, padding and softmax in the steps' order, up to the step shown. Those are the calls a
 // run makes when it records, one step after another, so the numbers are the same; the run
 // itself then takes the one pass of a run that records nothing (the masked softmax, the work
@@ -91,7 +89,7 @@ public:
 private:
     std::vector<float> make() const override {
         const GridSnapshot& in = *in_;
-        auto cpu = make_cpu_backend();
+        auto cpu = in.make_backend();
         const TensorDesc q = upload(*cpu, in.q, in.q_shape), k = upload(*cpu, in.k, in.k_shape);
         Shape tt = in.q_shape;
         tt.back() = in.k_shape[in.k_shape.size() - 2];
@@ -120,8 +118,9 @@ private:
 std::shared_ptr<const GridSnapshot> snapshot_grid(Backend& backend, bool recording, const TensorDesc& q,
                                                   const TensorDesc& k, std::int64_t grid_values, float factor,
                                                   const TensorDesc* key_mask) {
-    if (!recording || !backend.computes_as_cpu() || grid_values < kDeferredValues) return nullptr;
+    if (!recording || !backend.replay_maker() || grid_values < kDeferredValues) return nullptr;
     auto snapshot = std::make_shared<GridSnapshot>();
+    snapshot->make_backend = backend.replay_maker();
     snapshot->q = read_host(backend, q);
     snapshot->k = read_host(backend, k);
     snapshot->q_shape = q.shape;
@@ -141,8 +140,9 @@ std::shared_ptr<const DeferredValues> grid_values(std::shared_ptr<const GridSnap
 
 std::shared_ptr<const FlashSnapshot> snapshot_flash(Backend& backend, bool recording, const FlashArgs& a,
                                                     std::int64_t tile_values) {
-    if (!recording || !backend.computes_as_cpu() || tile_values < kDeferredValues) return nullptr;
+    if (!recording || !backend.replay_maker() || tile_values < kDeferredValues) return nullptr;
     auto snapshot = std::make_shared<FlashSnapshot>();
+    snapshot->make_backend = backend.replay_maker();
     snapshot->q = read_host(backend, a.q);
     snapshot->k = read_host(backend, a.k);
     snapshot->v = read_host(backend, a.v);

@@ -1,7 +1,7 @@
 #pragma once
 // Deferred values and fused paths, decided here in one place. A large score grid's and a
 // flash tile's numbers are made again when first shown from copies of the run's queries and
-// keys (and values), on a backend that computes as the CPU does (snapshot_grid,
+// keys (and values), on a fresh backend from the run's Backend::replay_maker() (snapshot_grid,
 // snapshot_flash: none when they are read as the run goes); attention whose values are not
 // read as it goes takes the fused path (decide_fusion).
 #include <cstdint>
@@ -49,6 +49,7 @@ struct FlashSnapshot {
     std::vector<float> q, k, v, mask;  // [B, H, T, hd], [B, G, S, hd] twice, [B, S] (or none)
     Shape q_shape, kv_shape;
     FlashArgs args;  // factor, causal, block
+    Backend::Maker make_backend = nullptr;  // the replay's backend
 };
 
 // What a score grid's replay needs: the run's queries and keys (and key padding mask).
@@ -56,10 +57,11 @@ struct GridSnapshot {
     std::vector<float> q, k, key_mask;  // [..., Tq, hd], [..., Tk, hd], [B, Tk] (or none)
     Shape q_shape, k_shape, mask_shape;
     float factor = 1.0f;
+    Backend::Maker make_backend = nullptr;  // the replay's backend
 };
 
 // The copies a recorded score grid [..., Tq, Tk] is made again from, or none: only when
-// `recording` values on a backend that computes as the CPU does, for a grid of at least
+// `recording` values on a backend with a replay_maker(), for a grid of at least
 // kDeferredValues numbers. `key_mask`: the [B, Tk] key padding mask, or none.
 std::shared_ptr<const GridSnapshot> snapshot_grid(Backend& backend, bool recording, const TensorDesc& q,
                                                   const TensorDesc& k, std::int64_t grid_values, float factor,
@@ -68,7 +70,7 @@ std::shared_ptr<const GridSnapshot> snapshot_grid(Backend& backend, bool recordi
 std::shared_ptr<const DeferredValues> grid_values(std::shared_ptr<const GridSnapshot> in, std::vector<Op> ops);
 
 // The copies flash's tiles are made again from, or none: only when `recording` values on a
-// backend that computes as the CPU does, for tiles of at least kDeferredValues numbers
+// backend with a replay_maker(), for tiles of at least kDeferredValues numbers
 // (`tile_values`: a tile's scores, m, l and acc for all heads).
 std::shared_ptr<const FlashSnapshot> snapshot_flash(Backend& backend, bool recording, const FlashArgs& a,
                                                     std::int64_t tile_values);

@@ -4,6 +4,7 @@
 // in the backend's own buffers; it never branches on which backend it has.
 #include <cstdint>
 #include <string>
+#include <memory>
 #include <vector>
 
 #include "headsplit/engine/tensor.hpp"
@@ -53,9 +54,11 @@ class Backend {
 public:
     virtual ~Backend() = default;
     virtual const char* name() const = 0;
-    // Whether its numbers are the CPU backend's (make_cpu_backend): the engine may then leave
+    // What makes a fresh backend that computes this one's numbers on the host (the CPU
+    // backend's: make_cpu_backend), or nullptr where none does. With one, the engine may leave
     // a large step's values to be computed again there when first shown (DeferredValues).
-    virtual bool computes_as_cpu() const { return false; }
+    using Maker = std::unique_ptr<Backend> (*)();
+    virtual Maker replay_maker() const { return nullptr; }
 
     // Buffers: ids handed out by create_buffer stay valid until release_buffers(); their
     // contents are unspecified until written.
