@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 
 using namespace headsplit;
 

@@ -5,7 +5,7 @@
 
 #include "headsplit/engine/config.hpp"
 #include "headsplit/engine/inputs.hpp"
-#include "headsplit/engine/tensor.hpp"
+#include "headsplit/base/tensor.hpp"
 
 using namespace headsplit;
 

@@ -15,7 +15,7 @@
 #include "headsplit/engine/bench.hpp"
 #include "headsplit/backends/cpu_backend.hpp"
 #include "headsplit/engine/engine.hpp"
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 #include "headsplit/teaching/presets.hpp"
 #include "headsplit/io/trace_json.hpp"
 #include "cli/options.hpp"

@@ -11,7 +11,7 @@
 
 #include "headsplit/backends/backend_policy.hpp"
 #include "headsplit/backends/cpu_backend.hpp"
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 #include "headsplit/engine/inputs.hpp"
 #include "cli/options.hpp"
 

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "headsplit/backends/backend_policy.hpp"
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/io/trace_json.hpp"
 

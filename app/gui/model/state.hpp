@@ -13,7 +13,7 @@
 #include "gui/model/why.hpp"
 #include "headsplit/engine/config.hpp"
 #include "headsplit/engine/config_edit.hpp"
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 #include "headsplit/teaching/quiz.hpp"
 #include "headsplit/engine/trace.hpp"
 #include "gui/view/layout.hpp"

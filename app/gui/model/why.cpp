@@ -6,7 +6,7 @@
 
 #include "headsplit/backends/backend_policy.hpp"
 #include "headsplit/engine/engine.hpp"
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 
 namespace headsplit::gui {
 

@@ -8,7 +8,7 @@
 
 #include "gui/view/layout_record.hpp"
 #include "headsplit/engine/config.hpp"
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 #include "headsplit/engine/trace.hpp"
 
 namespace headsplit::gui {

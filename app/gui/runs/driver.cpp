@@ -13,7 +13,7 @@
 #include <backends/imgui_impl_glfw.h>
 #include <nlohmann/json.hpp>
 
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 #include "headsplit/teaching/presets.hpp"
 #include "headsplit/io/trace_json.hpp"
 

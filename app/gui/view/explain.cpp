@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 
 namespace headsplit::gui {
 

@@ -1,6 +1,6 @@
 #include "gui/view/layout.hpp"
 
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 
 #include <algorithm>
 #include <cmath>

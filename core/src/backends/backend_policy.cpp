@@ -4,6 +4,10 @@
 
 namespace headsplit {
 
+const char* backend_name(BackendKind b) {
+    return b == BackendKind::Gl ? "gl" : "cpu";
+}
+
 const char* matmul_kernel_name(MatmulKernel k) {
     switch (k) {
         case MatmulKernel::Plain: return "plain";

@@ -1,6 +1,6 @@
 #include "headsplit/engine/bench.hpp"
 
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 
 #include <algorithm>
 #include <chrono>

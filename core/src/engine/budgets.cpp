@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "headsplit/engine/engine.hpp"
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 #include "shape_walk.hpp"
 
 namespace headsplit {

@@ -2,7 +2,7 @@
 
 #include "headsplit/engine/config_edit.hpp"
 #include "headsplit/io/files.hpp"
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 #include "headsplit/teaching/presets.hpp"
 
 #include <algorithm>
@@ -20,10 +20,6 @@ const char* mode_name(Mode m) {
         case Mode::Flash: return "flash";
     }
     return "?";
-}
-
-const char* backend_name(BackendKind b) {
-    return b == BackendKind::Gl ? "gl" : "cpu";
 }
 
 const char* const kPadToken = "<pad>";

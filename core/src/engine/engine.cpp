@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "forward.hpp"
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 #include "shape_walk.hpp"
 
 namespace headsplit {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "headsplit/backends/backend.hpp"
-#include "headsplit/engine/op.hpp"
-#include "headsplit/engine/tensor.hpp"
+#include "headsplit/base/op.hpp"
+#include "headsplit/base/tensor.hpp"
 #include "headsplit/engine/trace.hpp"
 
 namespace headsplit::detail {

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 #include "bpe_pieces.hpp"
 #include "headsplit/io/files.hpp"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "headsplit/teaching/narration.hpp"
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 
 namespace headsplit {
 

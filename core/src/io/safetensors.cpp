@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 
 namespace headsplit {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "headsplit/teaching/numbers.hpp"
-#include "headsplit/engine/tensor.hpp"
+#include "headsplit/base/numbers.hpp"
+#include "headsplit/base/tensor.hpp"
 
 namespace headsplit {
 

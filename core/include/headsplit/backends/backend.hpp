@@ -3,13 +3,17 @@
 // asks for matmul / mask / scale / softmax / multiply / copy on strided tensors that live
 // in the backend's own buffers; it never branches on which backend it has.
 #include <cstdint>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
-#include "headsplit/engine/tensor.hpp"
+#include "headsplit/base/tensor.hpp"
 
 namespace headsplit {
+
+// Which backend a configuration asks for.
+enum class BackendKind { Cpu, Gl };
+const char* backend_name(BackendKind b);  // "cpu" | "gl"
 
 // What ran where during one step, beside the engine's own matmul count.
 struct BackendStats {

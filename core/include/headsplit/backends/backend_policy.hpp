@@ -8,7 +8,6 @@
 #include <string>
 
 #include "headsplit/backends/backend.hpp"
-#include "headsplit/engine/config.hpp"
 #include "headsplit/backends/gl_backend.hpp"
 
 namespace headsplit {

@@ -8,13 +8,13 @@
 #include <utility>
 #include <vector>
 
+#include "headsplit/backends/backend.hpp"
+
 namespace headsplit {
 
 enum class Mode { Loop, Split, Fused, Flash };
-enum class BackendKind { Cpu, Gl };
 
 const char* mode_name(Mode m);            // "loop" | "split" | "fused" | "flash"
-const char* backend_name(BackendKind b);  // "cpu" | "gl"
 
 // A user-facing problem with the configuration; what() is one line.
 class ConfigError : public std::runtime_error {

@@ -11,8 +11,8 @@
 #include "headsplit/backends/backend.hpp"
 #include "headsplit/engine/config.hpp"
 #include "headsplit/engine/inputs.hpp"
-#include "headsplit/engine/op.hpp"
-#include "headsplit/engine/tensor.hpp"
+#include "headsplit/base/op.hpp"
+#include "headsplit/base/tensor.hpp"
 
 namespace headsplit {
 

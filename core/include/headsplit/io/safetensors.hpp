@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "headsplit/engine/config.hpp"
-#include "headsplit/engine/tensor.hpp"
+#include "headsplit/base/tensor.hpp"
 
 namespace headsplit {
 

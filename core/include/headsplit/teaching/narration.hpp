@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "headsplit/engine/config.hpp"
-#include "headsplit/engine/op.hpp"
+#include "headsplit/base/op.hpp"
 #include "headsplit/engine/trace.hpp"
 
 namespace headsplit {

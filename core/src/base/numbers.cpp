@@ -1,4 +1,4 @@
-#include "headsplit/teaching/numbers.hpp"
+#include "headsplit/base/numbers.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "headsplit/engine/tensor.hpp"
+#include "headsplit/base/tensor.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "headsplit/engine/op.hpp"
+#include "headsplit/base/op.hpp"
 
 #include <cstring>
 
