@@ -272,17 +272,29 @@ struct ScopedEnv {
 
 }  // namespace
 
+TEST_CASE("the environment names the GL faults the command line's tests inject", "[gl][failure]") {
+    CHECK(gl_faults_from_env().break_shader.empty());
+    CHECK(gl_faults_from_env().fail_dispatch.empty());
+    CHECK_FALSE(gl_faults_from_env().vec4_probe);
+    const ScopedEnv broken("HEADSPLIT_GL_BREAK_SHADER", "attn_rows.comp");
+    const ScopedEnv failing("HEADSPLIT_GL_FAIL_DISPATCH", "softmax");
+    const ScopedEnv probe("HEADSPLIT_GL_VEC4_PROBE", "1");
+    const GlFaults f = gl_faults_from_env();
+    CHECK(f.break_shader == "attn_rows.comp");
+    CHECK(f.fail_dispatch == "softmax");
+    CHECK(f.vec4_probe);
+}
+
 TEST_CASE("the tiled kernel's vec4 copy runs where it should and nowhere else", "[gl][matmul]") {
     // The vec4 copy and the scalar one give the same product, so the products alone cannot say
-    // which ran. With HEADSPLIT_GL_VEC4_PROBE=1 the vec4 copy loads zeros: 260 x 44 x 300 has
+    // which ran. With GlFaults::vec4_probe the vec4 copy loads zeros: 260 x 44 x 300 has
     // 2 x 2 whole tiles, whose 5 whole slices (k < 40) must then drop out of C, leaving the
     // last 4 k's (copied the scalar way), while the partial tiles (rows >= 256 or columns >=
     // 256) keep the whole product. An A off the vec4 grid (at element 1) takes no vec4 copy.
     const std::int64_t M = 260, K = 44, N = 300, tail = 40;
-    const std::unique_ptr<Backend> gl = [] {
-        const ScopedEnv probe("HEADSPLIT_GL_VEC4_PROBE", "1");
-        return make_gl_backend({MatmulKernel::Tiled, true, true});
-    }();
+    GlFaults probe;
+    probe.vec4_probe = true;
+    const std::unique_ptr<Backend> gl = make_gl_backend({MatmulKernel::Tiled, true, true, &probe});
     const auto a = random_values(M * K, 21), b = random_values(N * K, 22);
     for (const std::int64_t offset : {0, 1}) {
         INFO("A at element " << offset);
@@ -312,8 +324,11 @@ TEST_CASE("a shader that fails to compile is reported, not crashed on", "[gl][fa
     const char* shader = GENERATE("matmul_blocked.comp", "attn_rows.comp", "flash_chunk.comp");
     INFO(shader);
     try {
-        const ScopedEnv broken("HEADSPLIT_GL_BREAK_SHADER", shader);
-        make_gl_backend();
+        GlFaults broken;
+        broken.break_shader = shader;
+        GlOptions options;
+        options.faults = &broken;
+        make_gl_backend(options);
         FAIL("the broken shader compiled");
     } catch (const GlError& e) {
         const std::string msg = e.what();
@@ -405,17 +420,21 @@ TEST_CASE("GL works in a context that is already current", "[gl]") {
 TEST_CASE("a GL error during a step is reported, not crashed on", "[gl][failure]") {
     const char* kernel = GENERATE("softmax", "matmul", "copy");
     INFO(kernel);
-    auto gl = make_gl_backend();
+    GlFaults faults;
+    GlOptions options;
+    options.faults = &faults;
+    auto gl = make_gl_backend(options);
     Config c;
     c.backend = BackendKind::Gl;
     try {
-        const ScopedEnv failing("HEADSPLIT_GL_FAIL_DISPATCH", kernel);
+        faults.fail_dispatch = kernel;
         run(c, make_inputs(c), make_weights(c), *gl);
         FAIL("no GL error");
     } catch (const GlError& e) {
         CHECK(e.kind == GlError::Kind::Runtime);
         CHECK_THAT(std::string(e.what()), Catch::Matchers::StartsWith("GL error 0x0501 while " + std::string(kernel)));
     }
+    faults.fail_dispatch.clear();
     // The same backend runs cleanly afterwards.
     const Trace ok = run(c, make_inputs(c), make_weights(c), *gl);
     CHECK(ok.steps.size() == 12);

@@ -4,7 +4,6 @@
 #include <array>
 #include <climits>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,6 +39,8 @@ Padded pad4(const TensorDesc& t) {
 class GlBackend final : public Backend {
 public:
     explicit GlBackend(const GlOptions& options) : kernel_(options.kernel), tiled_vec4_(options.tiled_vec4) {
+        if (!options.faults) env_faults_ = gl_faults_from_env();
+        faults_ = options.faults ? options.faults : &env_faults_;
         if (options.own_context) context_ = gl::EglContext::create();
         if (epoxy_gl_version() < 43)
             throw GlError(GlError::Kind::NoContext,
@@ -55,16 +56,15 @@ public:
         glGetIntegerv(GL_MAX_UNIFORM_BLOCK_SIZE, &max_uniform_block_);
         kernel_ = resolved_kernel(kernel_);
         // Every kernel is compiled up front, so a broken one is reported before any step.
-        plain_ = ComputeProgram("matmul_plain.comp", gl::shader_source("matmul_plain.comp"));
-        blocked_ = ComputeProgram("matmul_blocked.comp", gl::shader_source("matmul_blocked.comp"));
-        rowdot_ = ComputeProgram("matmul_rowdot.comp", gl::shader_source("matmul_rowdot.comp"));
-        // Test hook: HEADSPLIT_GL_VEC4_PROBE=1 makes the vec4 copy load zeros (matmul_tiled.comp).
-        const char* probe = std::getenv("HEADSPLIT_GL_VEC4_PROBE");
-        const std::string vec4 = std::string("#define TILED_VEC4\n") + (probe && *probe == '1' ? "#define TILED_VEC4_PROBE\n" : "");
-        tiled_ = ComputeProgram("matmul_tiled.comp", gl::shader_source("matmul_tiled.comp", tiled_vec4_ ? vec4 : ""));
-        rows_ = ComputeProgram("attn_rows.comp", gl::shader_source("attn_rows.comp"));
-        elementwise_ = ComputeProgram("elementwise.comp", gl::shader_source("elementwise.comp"));
-        flash_ = ComputeProgram("flash.comp", gl::shader_source("flash.comp"));
+        plain_ = ComputeProgram("matmul_plain.comp", source("matmul_plain.comp"));
+        blocked_ = ComputeProgram("matmul_blocked.comp", source("matmul_blocked.comp"));
+        rowdot_ = ComputeProgram("matmul_rowdot.comp", source("matmul_rowdot.comp"));
+        // A test's fault: the vec4 copy loads zeros (matmul_tiled.comp).
+        const std::string vec4 = std::string("#define TILED_VEC4\n") + (faults_->vec4_probe ? "#define TILED_VEC4_PROBE\n" : "");
+        tiled_ = ComputeProgram("matmul_tiled.comp", source("matmul_tiled.comp", tiled_vec4_ ? vec4 : ""));
+        rows_ = ComputeProgram("attn_rows.comp", source("attn_rows.comp"));
+        elementwise_ = ComputeProgram("elementwise.comp", source("elementwise.comp"));
+        flash_ = ComputeProgram("flash.comp", source("flash.comp"));
         placeholder_ = Buffer(1);  // bound where a kernel's optional operand is absent
         check("compiling the kernels");
         warm_up();
@@ -377,7 +377,7 @@ public:
     ComputeProgram& flash_chunk(int hd4) {
         auto it = flash_chunks_.find(hd4);
         if (it != flash_chunks_.end()) return it->second;
-        std::string source = gl::shader_source("flash_chunk.comp");
+        std::string source = this->source("flash_chunk.comp");
         const std::size_t first_line = source.find('\n') + 1;
         source.insert(first_line, "#define HEAD_DIM4 " + std::to_string(hd4) + "\n#define CHUNK_VEC4 " +
                                       std::to_string(chunk_keys(4 * hd4) * hd4) + "\n#line 2\n");
@@ -545,9 +545,9 @@ private:
             throw GlError(GlError::Kind::Runtime, std::string(what) + " needs more workgroups than GL allows (" +
                                                       std::to_string(gx) + " x " + std::to_string(gy) + " x " +
                                                       std::to_string(gz) + "); use --backend cpu");
-        // Test hook: HEADSPLIT_GL_FAIL_DISPATCH=<what> ("softmax", "matmul", ...) makes that
+        // A test's fault (GlFaults::fail_dispatch = what: "softmax", "matmul", ...) makes that
         // dispatch ask for more workgroups than GL allows: a real GL_INVALID_VALUE mid-step.
-        if (const char* fail = std::getenv("HEADSPLIT_GL_FAIL_DISPATCH"); fail && std::string(fail) == what)
+        if (faults_->fail_dispatch == what)
             gz = 0x7FFFFFFF;  // over every GL's z limit (NVIDIA allows 2^31 - 1 along x)
         glDispatchCompute(static_cast<GLuint>(gx), static_cast<GLuint>(gy), static_cast<GLuint>(gz));
         // The next kernel (or a readback) sees these writes.
@@ -557,8 +557,17 @@ private:
         check(what);
     }
 
+    // Shader `name`'s source (gl::shader_source), broken when a test's fault names it.
+    std::string source(const std::string& name, const std::string& defines = "") const {
+        std::string text = gl::shader_source(name, defines);
+        if (faults_->break_shader == name) text += "this is not GLSL;\n";  // a broken kernel is reported
+        return text;
+    }
+
     // Declared first so it is destroyed last, after every GL object.
     std::unique_ptr<gl::EglContext> context_;
+    GlFaults env_faults_;                 // the environment's, when the options name none
+    const GlFaults* faults_ = &env_faults_;
     MatmulKernel kernel_;
     bool tiled_vec4_ = false;
     std::int64_t max_elements_ = 0;

@@ -1,7 +1,5 @@
 #include "headsplit/base/op.hpp"
 
-#include <cstring>
-
 namespace headsplit {
 
 namespace {
@@ -18,16 +16,6 @@ static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == kOpCount,
 const char* op_name(Op op) {
     const auto i = static_cast<std::size_t>(op);
     return i < kOpCount ? kOpNames[i] : "?";
-}
-
-bool op_from_name(const char* name, Op* out) {
-    for (std::size_t i = 0; i < kOpCount; ++i) {
-        if (std::strcmp(kOpNames[i], name) == 0) {
-            *out = static_cast<Op>(i);
-            return true;
-        }
-    }
-    return false;
 }
 
 }  // namespace headsplit

@@ -39,6 +39,18 @@ public:
     Kind kind;
 };
 
+// Faults a test injects to prove the failure paths; none by default.
+struct GlFaults {
+    std::string break_shader;   // this shader ("attn_rows.comp", ...) fails to compile
+    std::string fail_dispatch;  // this kernel's dispatch ("softmax", "matmul", "copy", ...)
+                                // raises a real GL error during a step
+    bool vec4_probe = false;    // the tiled kernel's vec4 copy (tiled_vec4) loads zeros
+};
+// The faults the command line's and the window's tests name in the environment:
+// HEADSPLIT_GL_BREAK_SHADER=<file.comp>, HEADSPLIT_GL_FAIL_DISPATCH=<kernel>,
+// HEADSPLIT_GL_VEC4_PROBE=1 (gl/test_faults.cpp; the one place that reads them).
+GlFaults gl_faults_from_env();
+
 struct GlOptions {
     MatmulKernel kernel = MatmulKernel::Auto;
     // true: create a headless EGL context and make it current while the backend works;
@@ -48,12 +60,13 @@ struct GlOptions {
     // (matmul_tiled.comp built with TILED_VEC4). Off until it is timed on a GPU: `headsplit
     // kernels` times it beside the default ("gl tiled vec4").
     bool tiled_vec4 = false;
+    // The faults to inject, read when a shader compiles and at each dispatch, so a test may
+    // change them while the backend lives (it must outlive the backend); null: those
+    // gl_faults_from_env() names when the backend starts.
+    const GlFaults* faults = nullptr;
 };
 
-// Throws GlError. Test hooks, to prove the failure paths: HEADSPLIT_GL_BREAK_SHADER=<file.comp>
-// makes that shader's compilation fail; HEADSPLIT_GL_FAIL_DISPATCH=<kernel> ("matmul",
-// "softmax", "copy", ...) makes that kernel's dispatch raise a real GL error during a step;
-// HEADSPLIT_GL_VEC4_PROBE=1 makes the tiled kernel's vec4 copy (tiled_vec4) load zeros.
+// Throws GlError.
 std::unique_ptr<Backend> make_gl_backend(const GlOptions& options = {});
 
 // The GL_RENDERER and GL_VERSION of the context current on this thread (one must be), and

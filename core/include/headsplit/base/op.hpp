@@ -34,7 +34,4 @@ constexpr std::size_t kOpCount = static_cast<std::size_t>(Op::Count);
 // Name as written in the trace JSON ("input", "transpose_back", ...).
 const char* op_name(Op op);
 
-// Inverse of op_name; returns false when `name` is no op.
-bool op_from_name(const char* name, Op* out);
-
 }  // namespace headsplit

@@ -1,6 +1,5 @@
 #include "backends/gl/objects.hpp"
 
-#include <cstdlib>
 #include <regex>
 #include <vector>
 
@@ -129,9 +128,6 @@ std::string shader_source(const std::string& name, const std::string& defines) {
         start = end + 1;
         ++line;
     }
-    // Test hook: prove that a broken kernel is reported, not crashed on.
-    if (const char* broken = std::getenv("HEADSPLIT_GL_BREAK_SHADER"); broken && name == broken)
-        out += "this is not GLSL;\n";
     return out;
 }
 
