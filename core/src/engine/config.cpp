@@ -207,9 +207,8 @@ void check_visible(const std::vector<std::string>& words, const std::string& whe
     }
 }
 
-}  // namespace
-
-void validate(const Config& c) {
+// The text: its sentences and tokens, within the limits.
+void validate_text(const Config& c) {
     if (c.tokens.empty())
         throw ConfigError("the text has no tokens; give at least one word, e.g. --text \"the cat sleeps\"");
     if (c.num_tokens() > kMaxTokens)
@@ -231,6 +230,10 @@ void validate(const Config& c) {
     if (c.batch * c.num_tokens() > kMaxTokens)
         throw ConfigError("the batch has " + std::to_string(c.batch) + " x " + std::to_string(c.num_tokens()) +
                           " token rows; at most " + std::to_string(kMaxTokens) + " fit");
+}
+
+// The dimensions, the heads, the key/value heads and dropout's p.
+void validate_sizes(const Config& c) {
     check_dim("D_in", c.d_in);
     check_dim("D_out", c.d_out);
     if (c.heads < 1)
@@ -261,6 +264,10 @@ void validate(const Config& c) {
                           " heads = " + std::to_string(c.heads) +
                           "; each key/value head serves a whole group of query heads, so use a divisor of " +
                           std::to_string(c.heads) + ": " + divisor_list(c.heads));
+}
+
+// Cross-attention's context, or no D_context without one.
+void validate_context(const Config& c) {
     if (c.cross()) {
         if (c.context.size() != 1 && static_cast<std::int64_t>(c.context.size()) != c.batch)
             throw ConfigError("there are " + std::to_string(c.context.size()) + " contexts for " +
@@ -284,6 +291,10 @@ void validate(const Config& c) {
         throw ConfigError("D_context = " + std::to_string(c.d_context) +
                           " is the width of context tokens, but there is no context; give --context too or drop --d-context");
     }
+}
+
+// Decoding from P: what it needs and what it cannot be combined with.
+void validate_decoding(const Config& c) {
     if (c.decode_from != 0) {
         const std::int64_t T = c.num_tokens();
         if (c.decode_from < 1 || c.decode_from >= T)
@@ -301,6 +312,10 @@ void validate(const Config& c) {
         if (c.dropout > 0)
             throw ConfigError("generation runs without dropout (eval mode); drop --dropout or --decode-from");
     }
+}
+
+// Flash mode's block and tile count, or no block in another mode.
+void validate_flash(const Config& c) {
     if (c.mode == Mode::Flash) {
         const std::int64_t T = c.num_tokens();
         if (c.block < 0 || c.block > T)
@@ -332,6 +347,10 @@ void validate(const Config& c) {
         throw ConfigError("block = " + std::to_string(c.block) + " is the tile side of flash mode, but the mode is " +
                           mode_name(c.mode) + "; add --mode flash or drop --block");
     }
+}
+
+// A preset's fixed embeddings: one sentence, T x D_in numbers.
+void validate_embeddings(const Config& c) {
     if (!c.embeddings.empty() && c.batch != 1)
         throw ConfigError("fixed embeddings hold one sentence, but the batch has " + std::to_string(c.batch) +
                           "; drop the preset's embeddings or give one --text");
@@ -340,6 +359,17 @@ void validate(const Config& c) {
         throw ConfigError("the fixed embeddings hold " + std::to_string(c.embeddings.size()) +
                           " numbers but T x D_in = " + std::to_string(c.num_tokens()) + " x " +
                           std::to_string(c.d_in) + "; drop them or match the text and D_in");
+}
+
+}  // namespace
+
+void validate(const Config& c) {
+    validate_text(c);
+    validate_sizes(c);
+    validate_context(c);
+    validate_decoding(c);
+    validate_flash(c);
+    validate_embeddings(c);
 }
 
 namespace {
