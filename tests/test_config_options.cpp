@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "headsplit/engine/config.hpp"
+#include "headsplit/io/config_options.hpp"
 #include "cli/options.hpp"
 
 using namespace headsplit;

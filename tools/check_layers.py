@@ -39,10 +39,6 @@ GROUPS = [
 ALLOWED = [
     ("core/src/engine/recorder.cpp", "headsplit/teaching/narration.hpp",
      "the recorder writes each step's words as it ends it; the memory estimate counts them"),
-    ("core/src/engine/config.cpp", "headsplit/teaching/presets.hpp",
-     "config_options() spells a configuration as its preset's options"),
-    ("core/src/engine/config.cpp", "headsplit/io/files.hpp",
-     "shell_options() quotes words with shell_word()"),
     ("core/src/engine/inputs.cpp", "headsplit/io/checkpoint.hpp",
      "make_inputs() and make_weights() load a checkpoint's layer when the config names one"),
 ]

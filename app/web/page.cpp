@@ -18,6 +18,7 @@
 #include "headsplit/backends/cpu_backend.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/engine/inputs.hpp"
+#include "headsplit/io/config_options.hpp"
 #include "headsplit/io/trace_json.hpp"
 #include "gui/model/compute.hpp"
 #include "gui/root/window.hpp"

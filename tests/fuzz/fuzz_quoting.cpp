@@ -27,6 +27,7 @@
 #include <CLI/CLI.hpp>
 
 #include "headsplit/engine/config.hpp"
+#include "headsplit/io/config_options.hpp"
 #include "headsplit/io/files.hpp"
 #include "cli/options.hpp"
 

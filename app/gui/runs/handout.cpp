@@ -17,6 +17,7 @@
 #include <backends/imgui_impl_opengl3.h>
 
 #include "headsplit/engine/engine.hpp"
+#include "headsplit/io/config_options.hpp"
 #include "headsplit/io/files.hpp"
 #include "headsplit/io/trace_json.hpp"
 #include "gui/runs/audit.hpp"
