@@ -29,9 +29,16 @@ GROUPS = [
         "include_prefix": "headsplit/",
         "order": ("base", "backends", "engine", ("teaching", "io")),
     },
-    # app's layers go here, above core's, e.g.
-    # {"name": "app", "roots": ("app",), "include_prefix": "",
-    #  "order": ("gui/platform", ..., ("cli", "web"))},
+    # The app: the GL loader and PNG; what the stage draws where (and the frame's record); the
+    # window-free state; the panels; the unattended runs; then the entries, one rank: the
+    # window's loop, the subcommands (which open it), the page's main and hooks (which open it
+    # from the address, with the subcommands' options, and which the loop calls in the page).
+    {
+        "name": "app",
+        "roots": ("app",),
+        "include_prefix": "",
+        "order": ("gui/platform", "gui/view", "gui/model", "gui/panels", "gui/runs", ("gui/root", "cli", "web")),
+    },
 ]
 
 # Upward arrows accepted for now, each with what it is for: (including file, glob;
