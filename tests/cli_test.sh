@@ -84,6 +84,12 @@ refused_quickly() {  # substring args...: as check_refused, within 20 s (a reade
   refused=$((refused + 1))
 }
 check_refused 2 "heads that divide 6: 1, 2, 3, 6" trace --heads 4
+# An empty path is refused before anything runs, not dropped (exit 0 with nothing written),
+# and the window's does not open an interactive window that never exits.
+for empty in "trace --json" "bench --json" "export --python" "export --numpy" "handout --out" "--screenshot" \
+             "--drive-report" "--layout-report" "--layout-audit"; do
+  refused_quickly "${empty##* }: the path is empty; name a file or folder" $empty ""
+done
 check_refused 2 "--heads 0 is out of range" trace --heads 0
 check_refused 2 "--heads -3" trace --heads -3
 check_refused 2 "--d-in abc is not a whole number" trace --d-in abc

@@ -334,7 +334,7 @@ void BenchCommand::add_to(CLI::App& parent) {
     cmd->add_option("--kv-heads", kv_heads,
                     "key/value heads for every shape (grouped-query attention); must divide each shape's heads");
     cmd->add_option("--repeat", repeat, "timed runs after a warm-up; the median is reported (at least 5, default 5)");
-    cmd->add_option("--json", json_path, "write the results as JSON (format headsplit-bench v1)");
+    needs_a_path(cmd->add_option("--json", json_path, "write the results as JSON (format headsplit-bench v1)"));
     cmd->add_flag("--vs-torch", vs_torch,
                   "also time PyTorch's nn.MultiheadAttention (2 threads, causal) at each shape, beside the fastest CPU "
                   "forward of split and flash");

@@ -19,8 +19,8 @@ void ExportCommand::add_to(CLI::App& parent) {
     CLI::App* cmd = parent.add_subcommand(
         "export", "write the configuration as a take-home Python script that reruns it and checks itself");
     add_config_options(*cmd, config);
-    cmd->add_option("--python", python_path, "write a PyTorch script to FILE");
-    cmd->add_option("--numpy", numpy_path, "write a NumPy-only script to FILE");
+    needs_a_path(cmd->add_option("--python", python_path, "write a PyTorch script to FILE"));
+    needs_a_path(cmd->add_option("--numpy", numpy_path, "write a NumPy-only script to FILE"));
     cmd->callback([] {});
 }
 

@@ -54,7 +54,7 @@ const std::vector<std::string> kTabs{"heatmaps", "weights", "weights-matmuls", "
 void GuiCommand::add_to(CLI::App& cli) {
     GuiFlags& f = flags;
     add_config_options(cli, f.config);
-    cli.add_option("--screenshot", f.screenshot, "render real frames of the window at --step N, save FILE (PNG), exit");
+    needs_a_path(cli.add_option("--screenshot", f.screenshot, "render real frames of the window at --step N, save FILE (PNG), exit"));
     cli.add_option("--step", f.step, "the step to show first (default 0)");
     cli.add_option("--font-scale", f.font_scale, "text size for a projector, 0.75 to 2.5 (default 1)");
     cli.add_flag("--light", f.light, "light theme (default dark)");
@@ -67,12 +67,12 @@ void GuiCommand::add_to(CLI::App& cli) {
     cli.add_option("--tab", f.tab, "bottom panel to show: heatmaps | weights | weights-matmuls | weights-kv | why | why-sweep | why-kv (the weight split tab's W_query, its matmul counts, its shared keys and values; the why tab's modes, its T sweep, its KV cache; the first two measure the shape at once)");
     cli.add_option("--window", f.window_size, "window size WxH, e.g. 1920x1080 (default 1600x900)");
     cli.add_option("--drive", f.drive, "drive the app for N frames of random changes, keys and resizes (a soak)");
-    cli.add_option("--drive-report", f.drive_report, "where --drive writes its JSON report (default headsplit-drive.json)");
-    cli.add_option("--layout-report", f.layout_report,
-                   "with --screenshot: also write every panel, label and cell of that frame as JSON (headsplit-layout)");
-    cli.add_option("--layout-audit", f.layout_audit,
+    needs_a_path(cli.add_option("--drive-report", f.drive_report, "where --drive writes its JSON report (default headsplit-drive.json)"));
+    needs_a_path(cli.add_option("--layout-report", f.layout_report,
+                   "with --screenshot: also write every panel, label and cell of that frame as JSON (headsplit-layout)"));
+    needs_a_path(cli.add_option("--layout-audit", f.layout_audit,
                    "render every step of the audit configurations at each --audit-windows size and --audit-fonts scale, "
-                   "check each frame's layout, write the problems as JSON to FILE; exit 1 when there are any");
+                   "check each frame's layout, write the problems as JSON to FILE; exit 1 when there are any"));
     cli.add_option("--audit-windows", f.audit_windows, "window sizes for --layout-audit (default 1024x768,1280x800,1366x768,1920x1080,2560x1440,3840x2160)");
     cli.add_option("--audit-fonts", f.audit_fonts, "font scales for --layout-audit (default 1,1.25,1.5,1.75,2)");
 }

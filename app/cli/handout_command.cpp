@@ -13,7 +13,7 @@ void HandoutCommand::add_to(CLI::App& parent) {
     CLI::App* cmd = parent.add_subcommand(
         "handout", "write DIR/index.html and a picture per step (stage and heatmaps), drawn offscreen, no display needed");
     add_config_options(*cmd, config);
-    cmd->add_option("--out", out_dir, "the folder to write (made when missing)")->required();
+    needs_a_path(cmd->add_option("--out", out_dir, "the folder to write (made when missing)"))->required();
 }
 
 int HandoutCommand::run() const {

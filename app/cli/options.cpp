@@ -120,6 +120,11 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o) {
     }
 }
 
+CLI::Option* needs_a_path(CLI::Option* option) {
+    return option->check(
+        [](const std::string& v) { return v.empty() ? std::string("the path is empty; name a file or folder") : std::string(); });
+}
+
 namespace {
 
 // The options that choose how a configuration runs, not its sizes: seed, dropout, mode, block,

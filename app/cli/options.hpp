@@ -28,6 +28,9 @@ struct ConfigOptions {
 // --d-context --decode-from --seed --causal/--no-causal --mode --block --backend --dropout
 // --no-out-proj --scale-first --qkv-bias --memory-budget --time-budget to `cmd`.
 void add_config_options(CLI::App& cmd, ConfigOptions& o);
+// Refuses an empty value of an option that names a file or a folder (`--json ""` would
+// otherwise write nothing and say nothing); returns the option.
+CLI::Option* needs_a_path(CLI::Option* option);
 
 // The Config they describe (the preset, then each option given on top), through the one
 // validation entry, check_config(). Throws ConfigError.

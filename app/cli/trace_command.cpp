@@ -58,7 +58,7 @@ void print_grid(const std::vector<float>& data, const Shape& shape, std::ostream
 void TraceCommand::add_to(CLI::App& parent) {
     CLI::App* cmd = parent.add_subcommand("trace", "one forward pass, headless: prints the step table");
     add_config_options(*cmd, config);
-    cmd->add_option("--json", json_path, "write the trace as JSON to FILE (format headsplit-trace v2)");
+    needs_a_path(cmd->add_option("--json", json_path, "write the trace as JSON to FILE (format headsplit-trace v2)"));
     cmd->add_option("--step", step, "also print every value of step N");
     cmd->callback([] {});
 }
