@@ -1,6 +1,7 @@
 #pragma once
 // What the visualizer shows and what the controls have set. Panels read it and change
 // it; they never compute attention (the trace holds every number they draw).
+#include <algorithm>
 #include <cstdint>
 #include <future>
 #include <map>
@@ -46,6 +47,23 @@ struct QuizState {
     char typed[64] = {};          // the answer box
 };
 
+// The largest of a measure over a trace's steps, kept for the picture `key` stands for (the
+// trace, the width, the text size, ...): worked out again only when the key changes, not
+// every frame.
+struct StepsMost {
+    std::string key;
+    float value = 0;
+    template <class Measure>
+    float of(const std::string& now, const Trace& tr, Measure measure) {
+        if (now != key) {
+            value = 0;
+            for (const Step& s : tr.steps) value = std::max(value, measure(s));
+            key = now;
+        }
+        return value;
+    }
+};
+
 // What the panels keep from one frame to the next for themselves, apart from the lesson:
 // named here, not hidden in function statics, so that every AppState starts clean.
 struct PanelState {
@@ -61,12 +79,10 @@ struct PanelState {
     bool fonts_built = false;       // the renderer's font texture exists: a new font rebuilds only it
     int timeline_step = -1;         // the step the timeline last brought into view
     float caption_h = 0;            // presenter mode: the caption's height last frame (its lines wrap)
-    // Presenter mode: the tallest any step's lines make the caption (its step line, code and
-    // note) for the picture `caption_for` stands for, so that every step's caption is as tall.
-    float caption_tallest = 0;
-    std::string caption_for;
-    float tiles_line_h = 0;         // the flash tiles' line: the tallest any step's is ...
-    std::string tiles_for;          // ... for the picture this stands for
+    // The most any step of the trace needs, so that a panel keeps its place from step to step:
+    // presenter mode's caption (its step line, code and note), the flash tiles' line, the
+    // stage's heading, the heatmaps' "what" line (its width).
+    mutable StepsMost caption_tallest, tiles_line_h, heading_tallest, heat_what_w;  // caches
     bool f1_listed = false;         // presenter mode: the caption's keys said "F1: keys" this frame
     bool heads_fit = true;          // the heatmaps: every head fitted at a legible size last frame
     bool heatmaps_tab = true;       // the heads panel showed the heatmaps' tab last frame

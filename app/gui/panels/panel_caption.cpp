@@ -182,16 +182,11 @@ void DrawCaption(AppState& st) {
     }
     // Every step's caption as tall as the tallest, so that the stage stands still from step to
     // step: the room this step's lines leave is kept (the first step's keys take it).
-    char key[160];
-    std::snprintf(key, sizeof key, "%p %.1f %.2f %d %d/%d", static_cast<const void*>(st.trace.get()), width,
-                  ImGui::GetFontSize(), st.quiz.on ? 1 : 0, st.quiz.right, st.quiz.asked);
-    if (st.panels.caption_for != key) {
-        st.panels.caption_tallest = 0;
-        for (const Step& other : st.trace->steps)
-            st.panels.caption_tallest = std::max(st.panels.caption_tallest, step_lines_h(step_lines(st, other, width, false), width));
-        st.panels.caption_for = key;
-    }
-    const float spare = std::max(st.panels.caption_tallest - step_lines_h(here, width), 0.0f);
+    const std::string quiz = std::to_string(st.quiz.on) + " " + std::to_string(st.quiz.right) + "/" + std::to_string(st.quiz.asked);
+    const float tallest = st.panels.caption_tallest.of(steps_key(st.trace.get(), width, quiz), *st.trace, [&](const Step& other) {
+        return step_lines_h(step_lines(st, other, width, false), width);
+    });
+    const float spare = std::max(tallest - step_lines_h(here, width), 0.0f);
     const float keys_top = ImGui::GetCursorPosY();
     // The keys on a question or F1, and on the first step as many lines of them as its room
     // left holds (with "F1: keys"); else the stage has their lines.

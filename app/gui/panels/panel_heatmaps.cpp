@@ -125,9 +125,11 @@ void draw_what(const AppState& st, const Grids& g, const Step& first) {
     const std::string what = what_text(*st.trace, g, st.step, first);
     // On a line of its own where the widest any map step says would not fit beside the
     // controls, so that the maps keep their place from step to step.
-    float widest = ImGui::CalcTextSize(what.c_str()).x;
-    for (const Step& s : st.trace->steps)
-        if (is_grid_op(s.op)) widest = std::max(widest, ImGui::CalcTextSize(what_text(*st.trace, g, s.index, s).c_str()).x);
+    const std::string part = std::to_string(g.N) + " " + std::to_string(g.sentence) + " " + std::to_string(first.round);
+    const float widest = std::max(ImGui::CalcTextSize(what.c_str()).x,
+                                  st.panels.heat_what_w.of(steps_key(st.trace.get(), 0, part), *st.trace, [&](const Step& s) {
+                                      return is_grid_op(s.op) ? ImGui::CalcTextSize(what_text(*st.trace, g, s.index, s).c_str()).x : 0.0f;
+                                  }));
     if (widest > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
     ImGui::PushTextWrapPos(0.0f);  // at the panel's edge: told whole
     ImGui::TextDisabled("%s", what.c_str());

@@ -210,10 +210,14 @@ void DrawStage(AppState& st, double now) {
         draw_heading(*s, st.presenting || st.document, st.panels.stage_explains, !st.presenting, cramps, explained);
     // What the layout is told assumes the tallest heading of any step, so that the stage and
     // the heatmaps share the height alike from step to step (the other tabs stay as they are).
-    float heading_most = 0;
-    for (const Step& other : st.trace->steps) heading_most = std::max(heading_most, heading_h(other, heading_w, !st.presenting));
+    const bool titled = !st.presenting;
     const float heading_more =
-        st.panels.heatmaps_tab ? std::max(heading_most - heading_h(*s, heading_w, !st.presenting), 0.0f) : 0.0f;
+        st.panels.heatmaps_tab
+            ? std::max(st.panels.heading_tallest.of(steps_key(st.trace.get(), heading_w, titled ? "titled" : ""), *st.trace,
+                                                    [&](const Step& other) { return heading_h(other, heading_w, titled); }) -
+                           heading_h(*s, heading_w, titled),
+                       0.0f)
+            : 0.0f;
     if (st.shapes_only) {
         draw_shapes_only(*s, c, st.notice);
         return;

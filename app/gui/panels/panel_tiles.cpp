@@ -233,18 +233,10 @@ void DrawFlashTiles(AppState& st) {
     audit_last_item(what);
     // As many lines as the longest any step says (up to 200 steps), so that the tiles keep
     // their place from step to step.
-    char key[96];
-    std::snprintf(key, sizeof key, "%p %.1f %.2f", static_cast<const void*>(st.trace.get()), what_w, ImGui::GetFontSize());
-    if (st.panels.tiles_for != key) {
-        st.panels.tiles_line_h = 0;
-        if (tr.steps.size() <= 200)
-            for (const Step& s : tr.steps)
-                st.panels.tiles_line_h = std::max(
-                    st.panels.tiles_line_h,
-                    ImGui::CalcTextSize(tiles_line(c, s, tile_steps(tr, s.index, N, NS, blk), blk).c_str(), nullptr, false, what_w).y);
-        st.panels.tiles_for = key;
-    }
-    const float what_end = what_top + std::floor(st.panels.tiles_line_h + ImGui::GetStyle().ItemSpacing.y);
+    const float most = tr.steps.size() > 200 ? 0.0f : st.panels.tiles_line_h.of(steps_key(st.trace.get(), what_w), tr, [&](const Step& s) {
+        return ImGui::CalcTextSize(tiles_line(c, s, tile_steps(tr, s.index, N, NS, blk), blk).c_str(), nullptr, false, what_w).y;
+    });
+    const float what_end = what_top + std::floor(most + ImGui::GetStyle().ItemSpacing.y);
     if (ImGui::GetCursorPosY() < what_end) ImGui::SetCursorPosY(what_end);
 
     const float font = ImGui::GetFontSize();

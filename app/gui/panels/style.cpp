@@ -272,6 +272,13 @@ void audit_last_item(const std::string& text) {
     layout_audit().label(text, a.x, a.y, b.x - a.x, b.y - a.y);
 }
 
+std::string steps_key(const Trace* trace, float width, const std::string& more) {
+    char b[96];
+    std::snprintf(b, sizeof b, "%p %.1f %.2f ", static_cast<const void*>(trace), static_cast<double>(width),
+                  static_cast<double>(ImGui::GetFontSize()));
+    return b + more;
+}
+
 void text_at_spaces(const std::string& text, bool audited) {
     const float width = ImGui::GetContentRegionAvail().x;
     const auto measure = [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; };

@@ -100,6 +100,9 @@ std::string word_label(const std::vector<std::string>& words, std::size_t i, std
 std::string fit_text(const std::string& text, float max_w, float size = 0);
 // Records the last ImGui item (a button, a line of text) as a label.
 void audit_last_item(const std::string& text);
+// The key of what a panel measured over every step (StepsMost): `trace`, `width` and the
+// text size, and `more`.
+std::string steps_key(const Trace* trace, float width, const std::string& more = "");
 // `text` at the cursor, broken at its spaces only to the current window's right edge
 // (lines_at_spaces), each line recorded for the audit when `audited` (a panel the audit
 // knows: the inspector is not one).
