@@ -128,6 +128,29 @@ check_refused 2 "word 2 of sentence 2 (U+2060) shows nothing" trace --text "a b"
 "$bin" trace --json "$work/nbsp.json" --text "$(printf 'caf\303\251 \302\240dog')" >/dev/null 2>"$work/stderr" &&
   /usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['config']['tokens']; assert t==['caf\u00e9','\u00a0dog'], t" "$work/nbsp.json" ||
   fail "a visible word holding a no-break space: $(cat "$work/stderr")"
+# What shows nothing, by Unicode's properties (White_Space, Default_Ignorable_Code_Point,
+# format characters), not a list: a Hangul filler, a variation selector, a tag character, a
+# soft hyphen. Direction controls and control characters anywhere in a word (they reverse a
+# handout's title, or retitle a terminal); bytes that are not UTF-8, named as bytes (an
+# overlong '/' once read as U+002F). The same letters around a joiner or selector run.
+check_refused 2 "word 2 of the text (U+3164) shows nothing" trace --text "$(printf 'a \343\205\244 b')"
+check_refused 2 "word 2 of the text (U+FE0F) shows nothing" trace --text "$(printf 'a \357\270\217')"
+check_refused 2 "word 1 of the text (U+E0021) shows nothing" trace --text "$(printf '\363\240\200\241 b')"
+check_refused 2 "word 2 of the text (U+00AD) shows nothing" trace --text "$(printf 'a \302\255')"
+check_refused 2 "word 3 of the text holds U+202E, a direction control" trace --text "$(printf 'the cat \342\200\256sleeps')"
+check_refused 2 "word 1 of the text holds U+2067, a direction control" trace --text "$(printf '\342\201\247a b')"
+check_refused 2 "word 2 of the text holds U+061C, a direction control" trace --text "$(printf 'a b\330\234')"
+check_refused 2 "word 2 of the context holds U+200F, a direction control" trace --no-causal --context "$(printf 'le chat\342\200\217')"
+check_refused 2 "word 2 of the text holds U+001B, a control character" trace --text "$(printf 'a \033]0;owned\007 b')"
+check_refused 2 "word 1 of the text holds U+0085, a control character" trace --text "$(printf 'a\302\205 b')"
+check_refused 2 "word 2 of the text has bytes that are not UTF-8 (0xC0 0xAF at byte 1)" trace --text "$(printf 'a b\300\257')"
+check_refused 2 "word 1 of the text has bytes that are not UTF-8 (0xFF at byte 0)" trace --text "$(printf '\377 b')"
+check_refused 2 "word 1 of sentence 2 has bytes that are not UTF-8 (0xED 0xA0 0x80 at byte 0)" trace --text a --text "$(printf '\355\240\200')"
+check_refused 2 "the text holds U+202E, a direction control" trace --preset tiny-trained --text "$(printf 'the cat \342\200\256sleeps')"
+check_refused 2 "the text holds U+001B, a control character" trace --preset tiny-trained --text "$(printf 'the \033[2J cat')"
+"$bin" trace --json "$work/joined.json" --text "$(printf '\360\237\221\251\342\200\215\360\237\222\273 \342\235\244\357\270\217 \327\251\327\234\327\225\327\235')" >/dev/null 2>"$work/stderr" &&
+  /usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['config']['tokens']; assert t==['\U0001F469\u200d\U0001F4BB','\u2764\ufe0f','\u05e9\u05dc\u05d5\u05dd'], t" "$work/joined.json" ||
+  fail "an emoji joined by U+200D, a heart with its selector, a Hebrew word: $(cat "$work/stderr")"
 check_refused 2 "--tokens needs a value" trace --preset gpt2-small --tokens
 # Issue 13's options: GQA / MQA, cross-attention, padded batches, decoding.
 check_refused 2 "--kv-heads 0 leaves the queries no keys; use a divisor of heads = 2: 1, 2" trace --kv-heads 0

@@ -1,6 +1,8 @@
 #include "headsplit/engine/config.hpp"
 
+#include "char_class.hpp"
 #include "headsplit/base/numbers.hpp"
+#include "headsplit/base/utf8.hpp"
 #include "headsplit/engine/config_edit.hpp"
 
 #include <algorithm>
@@ -162,47 +164,46 @@ void check_dim(const char* what, std::int64_t v) {
                           std::to_string(kMaxDim));
 }
 
-// Whether code point `u` shows nothing: Unicode's spaces (White_Space: the ASCII ones, U+0085,
-// U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000) and the characters
-// that take no room (the soft hyphen, zero-width spaces and joiners, direction marks, the word
-// joiner and invisible operators, the byte order mark).
-bool invisible(char32_t u) {
-    return u <= 0x20 || u == 0x7F || u == 0x85 || u == 0xA0 || u == 0xAD || u == 0x1680 || u == 0x180E ||
-           (u >= 0x2000 && u <= 0x200F) || u == 0x2028 || u == 0x2029 || u == 0x202F || u == 0x205F ||
-           (u >= 0x2060 && u <= 0x2064) || u == 0x3000 || u == 0xFEFF;
+std::string code_point_name(char32_t u) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(u));
+    return hex;
 }
 
-// The word's code points as "U+2003 U+00A0" when every one of them shows nothing (UTF-8; a
-// byte that starts no character counts as one that shows); empty otherwise.
-std::string invisible_word(const std::string& w) {
+// Text typed must be UTF-8 and hold no control character (a terminal acts on some) and no
+// direction control (it turns the text around it, in a handout or a title). `which` names the
+// text in the refusal ("word 2 of the text"). `spaces`: the ASCII spaces among the control
+// characters (tab, newline, return ...) are let through, as in a checkpoint's text, which its
+// tokenizer reads whole. With `must_show`, the text must also draw something: only spaces and
+// invisible characters (Unicode's White_Space, Default_Ignorable_Code_Point and format
+// characters) are refused.
+void check_typed(const std::string& text, const std::string& which, bool must_show, bool spaces) {
+    const std::size_t bad = first_bad_utf8(text);
+    if (bad != std::string::npos)
+        throw ConfigError(which + " has bytes that are not UTF-8 (" + bad_bytes(text, bad) + " at byte " +
+                          std::to_string(bad) + "); give the text as UTF-8");
     std::string points;
-    for (std::size_t i = 0; i < w.size();) {
-        const auto b = static_cast<unsigned char>(w[i]);
-        const std::size_t n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
-        if (n == 0 || i + n > w.size()) return "";
-        char32_t u = n == 1 ? b : b & (0x7F >> n);
-        for (std::size_t k = 1; k < n; ++k) {
-            const auto cont = static_cast<unsigned char>(w[i + k]);
-            if ((cont >> 6) != 2) return "";
-            u = (u << 6) | (cont & 0x3F);
-        }
-        if (!invisible(u)) return "";
-        char hex[16];
-        std::snprintf(hex, sizeof hex, "%sU+%04X", points.empty() ? "" : " ", static_cast<unsigned>(u));
-        points += hex;
-        i += n;
+    bool shows = false;
+    for (std::size_t i = 0; i < text.size();) {
+        const char32_t u = next_code_point(text, i);
+        const unsigned cls = char_class(u);
+        const bool ascii_space = u == '\t' || u == '\n' || u == '\v' || u == '\f' || u == '\r';
+        if ((cls & kControl) && !(spaces && ascii_space))
+            throw ConfigError(which + " holds " + code_point_name(u) + ", a control character; leave it out");
+        if (cls & kReorders)
+            throw ConfigError(which + " holds " + code_point_name(u) +
+                              ", a direction control that turns the text around it; leave it out");
+        shows = shows || !(cls & kNoInk);
+        if (must_show) points += (points.empty() ? "" : " ") + code_point_name(u);
     }
-    return points;
+    if (must_show && !shows)
+        throw ConfigError(which + " (" + points +
+                          ") shows nothing: only spaces or invisible characters; separate words with ordinary spaces");
 }
 
-// Words typed (not a checkpoint's BPE pieces, which may be a space of their own) must show.
-void check_visible(const std::vector<std::string>& words, const std::string& where) {
-    for (std::size_t i = 0; i < words.size(); ++i) {
-        const std::string points = invisible_word(words[i]);
-        if (!points.empty())
-            throw ConfigError("word " + std::to_string(i + 1) + " of " + where + " (" + points +
-                              ") shows nothing: only spaces or invisible characters; separate words with ordinary spaces");
-    }
+void check_words(const std::vector<std::string>& words, const std::string& where) {
+    for (std::size_t w = 0; w < words.size(); ++w)
+        check_typed(words[w], "word " + std::to_string(w + 1) + " of " + where, true, false);
 }
 
 // The text: its sentences and tokens, within the limits.
@@ -223,7 +224,11 @@ void validate_text(const Config& c) {
     if (c.weights_dir.empty()) {
         const std::vector<std::vector<std::string>> all = c.sentences();
         for (std::size_t b = 0; b < all.size(); ++b)
-            check_visible(all[b], all.size() > 1 ? "sentence " + std::to_string(b + 1) : std::string("the text"));
+            check_words(all[b], all.size() > 1 ? "sentence " + std::to_string(b + 1) : std::string("the text"));
+    } else {
+        // A checkpoint's tokens are its tokenizer's pieces (one may cut a character in two):
+        // the text they spell is what was typed.
+        check_typed(checkpoint_text(c), "the text", false, true);
     }
     if (c.batch * c.num_tokens() > kMaxTokens)
         throw ConfigError("the batch has " + std::to_string(c.batch) + " x " + std::to_string(c.num_tokens()) +
@@ -273,7 +278,7 @@ void validate_context(const Config& c) {
         for (const auto& seq : c.context)
             if (seq.empty())
                 throw ConfigError("the context has no tokens; give at least one word, e.g. --context \"le chat dort\"");
-        for (const auto& seq : c.context) check_visible(seq, "the context");
+        for (const auto& seq : c.context) check_words(seq, "the context");
         if (c.num_keys() > kMaxTokens)
             throw ConfigError("the context has " + std::to_string(c.num_keys()) + " tokens; at most " +
                               std::to_string(kMaxTokens) + " fit");
