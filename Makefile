@@ -32,8 +32,8 @@ DEB_PACKAGES := g++ cmake make pkg-config git \
 
 # The page: Debian's emscripten (3.1.6; its system libraries come prebuilt), Eigen for the CPU
 # backend's products in wasm, dpkg-dev for ImGui's source package (dpkg-source), Chromium for
-# the page's tests, Node.js (emcc and the tests' DevTools client).
-WEB_PACKAGES := emscripten libeigen3-dev dpkg-dev chromium fonts-dejavu-core python3
+# the page's tests and python3-websockets, their DevTools client; Node.js (emcc).
+WEB_PACKAGES := emscripten libeigen3-dev dpkg-dev chromium fonts-dejavu-core python3 python3-websockets
 WEB_DIR ?= build-web
 WEB_PORT ?= 8000
 
@@ -96,7 +96,8 @@ quick-test: build
 # Reliability: the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, then
 # the libFuzzer targets (clang) for FUZZ_SECONDS each on a copy of their seed corpus. A crash
 # leaves its input in build-fuzz/ (copy it to tests/fuzz/regressions/ as a test; a
-# checkpoint one named checkpoint-crash-*, a quoting one quoting-crash-*).
+# checkpoint one named checkpoint-crash-*, a quoting one quoting-crash-*, an address one
+# address-crash-*).
 FUZZ_SECONDS ?= 60
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
@@ -120,6 +121,11 @@ check: deps
 	  cp tests/fuzz/quoting_corpus/* build-fuzz/quoting_corpus/
 	./build-fuzz/tests/fuzz/fuzz_quoting -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/quoting- \
 	  -print_final_stats=1 build-fuzz/quoting_corpus
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_address
+	rm -rf build-fuzz/address_corpus && mkdir -p build-fuzz/address_corpus && \
+	  cp tests/fuzz/address_corpus/* build-fuzz/address_corpus/
+	./build-fuzz/tests/fuzz/fuzz_address -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/address- \
+	  -print_final_stats=1 build-fuzz/address_corpus
 
 # The Debian package (CPack): the executable, its desktop entry and icon; Depends names the
 # shared libraries, Mesa's EGL and llvmpipe driver, and the DejaVu fonts.

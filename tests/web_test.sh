@@ -98,10 +98,19 @@ tq=$(query --text "$ten" --d-in 8 --d-out 8 --heads 4)
 add_job "{\"url\": \"$base?$tq&step=6&present&font-scale=1.5&layout-report=1\", \"width\": 1366, \"height\": 768, \"screenshot\": \"$work/present.png\", \"texts\": {\"layout-problems\": \"$work/present-problems.txt\"}}"
 add_job "{\"url\": \"$base?$tq&step=6&layout-report=1\", \"width\": 1024, \"height\": 768, \"screenshot\": \"$work/normal.png\", \"texts\": {\"layout-problems\": \"$work/normal-problems.txt\"}, \"address\": true}"
 refusals=("heads=0|--heads 0" "d-out=7&heads=2|--d-out 7 --heads 2" "mode=sideways|--mode sideways" "dropout=1|--dropout 1"
-          "preset=nothing|--preset nothing" "block=0&mode=flash|--block 0 --mode flash" "kv-heads=3&heads=4&d-out=8|--kv-heads 3 --heads 4 --d-out 8" "step=10000|--step 10000")
+          "preset=nothing|--preset nothing" "block=0&mode=flash|--block 0 --mode flash" "kv-heads=3&heads=4&d-out=8|--kv-heads 3 --heads 4 --d-out 8" "step=10000|--step 10000"
+          "text=a%20%E3%85%A4%20b|--text \$'a \xe3\x85\xa4 b'" "text=the%20cat%20%E2%80%AEsleeps|--text \$'the cat \xe2\x80\xaesleeps'"
+          "text=a%20%1B%5D0%3Bx|--text \$'a \x1b]0;x'")
 for r in "${refusals[@]}"; do add_job "{\"url\": \"$base?${r%%|*}\"}"; done
 add_job "{\"url\": \"$base?colour=blue\"}"
 add_job "{\"url\": \"$base?screenshot=a.png\"}"
+# Addresses that cannot be read: a broken escape, a cut one, bytes that are not UTF-8, a NUL.
+# Each refused naming the parameter, never run as one U+FFFD word.
+bad_links=("text=100%25%20sure%ZZ|the address's text= holds \"%ZZ\", which is not a percent escape"
+           "text=%E0%A4%A|the address's text= holds \"%A\", which is not a percent escape"
+           "heads=2&text=ab%E0%A4|the address's text= decodes to bytes that are not UTF-8 (0xE0 0xA4 at byte 2)"
+           "text=the%00cat|the address's text= holds %00 (a NUL byte)")
+for l in "${bad_links[@]}"; do add_job "{\"url\": \"$base?${l%%|*}\"}"; done
 # The browser's own ways: keys move the step and the address follows; the three save buttons
 # download a screenshot, the handout (one HTML file) and the take-home scripts; typing and
 # pasting into presenter mode's sentence box (T) change the sentence and the address; a
@@ -126,7 +135,7 @@ add_job "{\"url\": \"$base?present&step=2\", \"address\": true, \"actions\": [{\
   {\"tap\": \"PageDown\"}, {\"tap\": \"PageUp\"}, {\"wait\": 1500}]}"
 echo "$jobs" >"$work/jobs.json"
 
-node --experimental-websocket "$tools/page_probe.mjs" "$work/jobs.json" "$work/results.json" || { echo "FAIL: the probe failed"; exit 1; }
+"$py" "$tools/page_probe.py" "$work/jobs.json" "$work/results.json" || { echo "FAIL: the probe failed"; exit 1; }
 result() { "$py" -c 'import json,sys; r=json.load(open(sys.argv[1]))[int(sys.argv[2])]; v=r.get(sys.argv[3]); print("" if v is None else v)' "$work/results.json" "$1" "$2"; }
 job=0
 errors=$("$py" -c 'import json,sys; print("; ".join(r["url"] + ": " + r["error"] for r in json.load(open(sys.argv[1])) if r.get("error")))' "$work/results.json")
@@ -194,7 +203,12 @@ case $got in *colour*) ;; *) bad "?colour=blue: the page says '$got'" ;; esac
 job=$((job + 1))
 got=$(result $job refusal)
 case $got in "screenshot is for the desktop"*) ;; *) bad "?screenshot=a.png: the page says '$got'" ;; esac
-echo "refusals: ${#refusals[@]} bad values said as the command line says them, an unknown and a desktop-only option refused"
+for l in "${bad_links[@]}"; do
+  job=$((job + 1))
+  got=$(result $job refusal)
+  case $got in "${l#*|}"*) ;; *) bad "?${l%%|*}: the page says '$got', not '${l#*|} ...'" ;; esac
+done
+echo "refusals: ${#refusals[@]} bad values said as the command line says them, an unknown and a desktop-only option refused, ${#bad_links[@]} unreadable addresses refused"
 
 job=$((job + 1))
 address=$(result $job address)
@@ -237,14 +251,14 @@ stats=$("$png_stats" "$work/dpr2.png")
 echo "$stats" | grep -q "size 1366 768" || bad "device pixel ratio 2 at 683x384: $stats"
 [ -f "$work/dpr2-problems.txt" ] && [ ! -s "$work/dpr2-problems.txt" ] || bad "device pixel ratio 2: the layout audit: $(head -c 600 "$work/dpr2-problems.txt" 2>/dev/null)"
 job=$((job + 1))
-gap=$(result $job longest_busy_frame_ms) ms=$(result $job compute_ms)
+gap=$(result $job longest_busy_frame_ms) ms=$(result $job compute_ms) busy=$(result $job busy_frames)
 case $(result $job address) in "?preset=gpt2-small&tokens=1024&"*"step=5"*) ;; *) bad "gpt2-small T = 1024: the address says $(result $job address)" ;; esac
-# Frames must be drawn while it computes (a page that computed on its frame draws none, and
-# its longest frame is the whole computation): none longer than 0.4 s, nor than 0.6 of the
-# computation, which takes longer than 0.3 s.
-"$py" -c "import sys; ms, gap = float('${ms:-0}'), float('${gap:-0}'); sys.exit(0 if ms > 300 and 0 < gap < min(400, 0.6 * ms) else 1)" ||
-  bad "gpt2-small T = 1024: computed in $ms ms; the longest frame meanwhile $gap ms (must be under 400 and under 0.6 of the computation)"
-echo "gpt2-small T = 1024: computed in $ms ms off the frame; the longest frame meanwhile $gap ms"
+# Frames must be drawn while it computes: a page that computed on its frame draws none
+# meanwhile (its one long frame is the whole computation). A count, not a time, so that a
+# loaded machine, which slows frames and computation alike, cannot fail it.
+"$py" -c "import sys; ms, busy = float('${ms:-0}'), float('${busy:-0}'); sys.exit(0 if ms > 0 and busy >= 2 else 1)" ||
+  bad "gpt2-small T = 1024: computed in $ms ms with $busy frames drawn meanwhile (at least 2 must be)"
+echo "gpt2-small T = 1024: computed in $ms ms off the frame; $busy frames drawn meanwhile, the longest $gap ms apart"
 job=$((job + 1))
 # An idle page draws 10 frames a second, as the desktop's idle loop does, not every one the
 # browser offers (60): 3 s untouched may draw at most 36.

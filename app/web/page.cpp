@@ -18,6 +18,7 @@
 #include "headsplit/backends/cpu_backend.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/engine/inputs.hpp"
+#include "headsplit/io/address.hpp"
 #include "headsplit/io/config_options.hpp"
 #include "headsplit/io/trace_json.hpp"
 #include "gui/model/compute.hpp"
@@ -76,6 +77,7 @@ public:
         // when no frame was drawn meanwhile): the page's answer to "does it freeze?".
         const bool busy = st.computer->busy();
         if ((busy || was_busy_) && last_started_ > 0) longest_gap_ = std::max(longest_gap_, f.started - last_started_);
+        busy_frames_ += busy ? 1 : 0;
         was_busy_ = busy;
         last_started_ = f.started;
         headsplit_page_mark("framesDrawn", std::to_string(++frames_).c_str());  // the frame rate, for tests
@@ -112,6 +114,7 @@ public:
                 headsplit_page_set_text("layout-problems", problems.c_str());
             }
             headsplit_page_mark("longestBusyFrameMs", std::to_string(longest_gap_ * 1e3).c_str());
+            headsplit_page_mark("busyFrames", std::to_string(busy_frames_).c_str());
             double steps_ms = 0;  // the trace's own step times, as `headsplit trace` totals them
             std::string each;
             for (const Step& s : st.trace->steps) {
@@ -217,6 +220,7 @@ private:
     bool trace_shown_ = false;
     long frames_ = 0;
     bool was_busy_ = false;
+    int busy_frames_ = 0;  // frames drawn while a trace computed off the frame
     double last_started_ = 0, longest_gap_ = 0;
     int settled_ = 0;
     const Trace* reported_ = nullptr;
@@ -241,12 +245,9 @@ std::unique_ptr<UnattendedRun> make_page_run(const GuiOptions&) { return std::ma
 
 std::vector<std::pair<std::string, std::string>> page_query() {
     char* text = headsplit_page_query();
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    const std::string query = text ? text : "";
     std::free(text);
-    std::vector<std::pair<std::string, std::string>> out;
-    if (j.is_array())
-        for (const auto& p : j) out.emplace_back(p.at(0).get<std::string>(), p.at(1).get<std::string>());
-    return out;
+    return parse_query(query);
 }
 
 double page_seconds_since_input() { return headsplit_page_since_input(); }

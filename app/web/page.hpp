@@ -30,6 +30,7 @@ PageRequests& page_requests();
 std::unique_ptr<UnattendedRun> make_page_run(const GuiOptions& o);
 
 // The page's address now: location.search's parameters, in order ("" for a bare flag).
+// Throws ConfigError naming the parameter when the address cannot be read (parse_query).
 std::vector<std::pair<std::string, std::string>> page_query();
 
 // Seconds since the user last acted on the page (a key, the mouse, a touch, a paste, a

@@ -1,23 +1,13 @@
 // The page's JavaScript side (emcc --js-library): the address, the page's text, downloads.
 // Each function is declared extern "C" in web/page.cpp; strings cross as UTF-8 pointers.
 mergeInto(LibraryManager.library, {
-  // The address's parameters as JSON [[name, value], ...], malloc'd (the caller frees it).
+  // The address's query as the browser holds it (percent-encoded, with its "?"), malloc'd (the
+  // caller frees it); the engine's parse_query decodes it as the command line reads arguments.
   headsplit_page_query: function () {
-    var pairs = [];
-    var dec = function (s) { return decodeURIComponent(s.replace(/\+/g, " ")); };
-    location.search.replace(/^\?/, "").split("&").forEach(function (part) {
-      if (!part) return;
-      var eq = part.indexOf("=");
-      try {
-        pairs.push(eq < 0 ? [dec(part), ""] : [dec(part.slice(0, eq)), dec(part.slice(eq + 1))]);
-      } catch (e) {  // not percent-encoding: the options refuse the value
-        pairs.push([part.slice(0, Math.max(eq, 0)) || part, "\uFFFD"]);
-      }
-    });
-    var json = JSON.stringify(pairs);
-    var n = lengthBytesUTF8(json) + 1;
+    var q = location.search;
+    var n = lengthBytesUTF8(q) + 1;
     var out = _malloc(n);
-    stringToUTF8(json, out, n);
+    stringToUTF8(q, out, n);
     return out;
   },
 

@@ -47,7 +47,7 @@ def main():
                     {"url": base + "?preset=gpt2-small&tokens=128&present", "timeout": 300, "address": True,
                      "actions": [{"key": "c"}, {"wait": 2500}, {"key": "c"}, {"wait": 2500}]}]
             json.dump(jobs, open(f"{work}/jobs.json", "w"))
-            subprocess.run(["node", "--experimental-websocket", os.path.join(here, "page_probe.mjs"),
+            subprocess.run(["/usr/bin/python3", os.path.join(here, "page_probe.py"),
                             f"{work}/jobs.json", f"{work}/results.json"], check=True)
             res = json.load(open(f"{work}/results.json"))
             for j in res:
