@@ -16,7 +16,8 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 WERROR ?= OFF
 
 # Build: compiler, CMake, engine libraries. GL: libepoxy and Mesa's EGL and llvmpipe, so
-# compute shaders run headless. GUI: ImGui, GLFW, stb, DejaVu fonts; Xvfb for its tests.
+# compute shaders run headless. GUI: ImGui, GLFW, stb, DejaVu fonts; Xvfb and python3-xlib
+# (a mouse and a window manager's close, for the settings test) for its tests.
 # Tokenizer: ICU (Unicode classes and regex). Test: the PyTorch oracle; Node.js with npm for the
 # GPT-2 tokenizer reference (npm installs it in the test); fortunes, the corpus of
 # tools/train_tiny.py (its test trains a few steps); git (the commit-subject check and its
@@ -25,7 +26,7 @@ DEB_PACKAGES := g++ cmake make pkg-config git \
   libxtensor-dev libxtensor-blas-dev libopenblas-dev \
   catch2 nlohmann-json3-dev libcli11-dev libicu-dev \
   libepoxy-dev libegl-dev libegl1 libegl-mesa0 libgl1-mesa-dri \
-  libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core xvfb xauth \
+  libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core xvfb xauth python3-xlib \
   python3 python3-numpy python3-torch fortunes \
   clang libclang-rt-14-dev \
   dpkg-dev

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <imgui.h>
+#include <imgui_internal.h>  // MarkIniSettingsDirty
 
 #include "gui/model/why.hpp"
 #include "gui/view/layout.hpp"
@@ -45,7 +46,7 @@ void handle_splitters(int& dragging, const std::vector<Splitter>& splitters) {
             if (ImGui::IsMouseDown(ImGuiMouseButton_Left))
                 *sp.fraction = std::clamp((across - sp.origin) / sp.span, sp.lo, sp.hi);
             else
-                dragging = -1;
+                dragging = -1, ImGui::MarkIniSettingsDirty();  // the settings file keeps the fractions
         }
     }
 }

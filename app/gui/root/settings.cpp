@@ -1,16 +1,35 @@
 #include "gui/root/settings.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <iterator>
 #include <sys/stat.h>
 
 #include <imgui.h>
 #include <imgui_internal.h>
 
+#include "headsplit/io/files.hpp"
+#include "headsplit/io/trace_json.hpp"
+
 namespace headsplit::gui {
 
 namespace {
+
+// One fraction from a line "name=value": kept when the number is finite, clamped to [lo, hi].
+void read_fraction(const char* line, const char* name, float& to, float lo, float hi) {
+    const std::size_t n = std::strlen(name);
+    if (std::strncmp(line, name, n) != 0 || line[n] != '=') return;
+    char* end = nullptr;
+    const float v = std::strtof(line + n + 1, &end);
+    if (end == line + n + 1 || !std::isfinite(v)) return;
+    to = std::clamp(v, lo, hi);
+}
 
 // The splitters' fractions in the settings file, as a section of ImGui's ini file:
 // [HeadSplit][Layout] left=0.2 right=0.25 stage=0.55 code=0.5
@@ -24,11 +43,10 @@ void register_layout_settings(AppState& st) {
     };
     h.ReadLineFn = [](ImGuiContext*, ImGuiSettingsHandler*, void* entry, const char* line) {
         AppState::Splits& sp = static_cast<AppState*>(entry)->splits;
-        float v = 0;
-        if (std::sscanf(line, "left=%f", &v) == 1) sp.left = std::clamp(v, 0.1f, 0.4f);
-        else if (std::sscanf(line, "right=%f", &v) == 1) sp.right = std::clamp(v, 0.1f, 0.45f);
-        else if (std::sscanf(line, "stage=%f", &v) == 1) sp.stage = std::clamp(v, 0.2f, 0.85f);
-        else if (std::sscanf(line, "code=%f", &v) == 1) sp.code = std::clamp(v, 0.15f, 0.85f);
+        read_fraction(line, "left", sp.left, 0.1f, 0.4f);
+        read_fraction(line, "right", sp.right, 0.1f, 0.45f);
+        read_fraction(line, "stage", sp.stage, 0.2f, 0.85f);
+        read_fraction(line, "code", sp.code, 0.15f, 0.85f);
     };
     h.WriteAllFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, ImGuiTextBuffer* buf) {
         const AppState::Splits& sp = static_cast<AppState*>(handler->UserData)->splits;
@@ -50,10 +68,46 @@ std::string settings_path() {
     return dir + "/imgui.ini";
 }
 
-void use_settings_file(AppState& st, const std::string& path) {
-    ImGui::GetIO().IniFilename = path.empty() ? nullptr : path.c_str();
+bool use_settings_file(AppState& st, const std::string& path) {
+    ImGui::GetIO().IniFilename = nullptr;  // read and written here, never by ImGui
     register_layout_settings(st);
-    if (!path.empty()) ImGui::LoadIniSettingsFromDisk(path.c_str());
+    struct stat info {};
+    if (path.empty() || (::lstat(path.c_str(), &info) != 0 && errno == ENOENT)) return true;  // nothing kept yet
+    try {
+        check_readable_file(path, kMaxSettingsBytes, "remove it, and the window keeps its layout there anew");
+        std::ifstream in(path, std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (!in.good() && !in.eof()) throw std::runtime_error(path + ": cannot be read");
+        ImGui::LoadIniSettingsFromMemory(text.data(), text.size());
+        return true;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "headsplit: the layout starts from its defaults and is not kept: %s\n", e.what());
+        return false;
+    }
+}
+
+void save_settings_file(const std::string& path, bool now, std::string& said) {
+    ImGuiIO& io = ImGui::GetIO();
+    if (path.empty() || !(io.WantSaveIniSettings || now)) return;
+    io.WantSaveIniSettings = false;
+    const auto say = [&said](const std::string& line) {
+        if (line != said) std::fprintf(stderr, "headsplit: the layout is not kept: %s\n", line.c_str());
+        said = line;
+    };
+    std::string target = path;
+    struct stat info {};
+    if (::stat(path.c_str(), &info) == 0) {
+        if (!S_ISREG(info.st_mode)) return say(path + " is not a regular file");
+        if (char* real = ::realpath(path.c_str(), nullptr)) {
+            target = real;  // a link's file is replaced, not the link
+            std::free(real);
+        }
+    }
+    try {
+        write_file_atomically(target, std::string(ImGui::SaveIniSettingsToMemory()));
+    } catch (const std::exception& e) {
+        say(e.what());
+    }
 }
 
 }  // namespace headsplit::gui

@@ -1,17 +1,30 @@
 #pragma once
-// The settings file: the splitters' fractions, kept by ImGui's ini file in the user's
-// settings folder (never in the working folder).
+// The settings file: the splitters' fractions, kept in ImGui's ini format in the user's
+// settings folder (never in the working folder). The file is the user's, so it is read as
+// untrusted: only a regular file, at most kMaxSettingsBytes, every number finite and within
+// its splitter's range; what cannot be read leaves the defaults and says so in one line.
+#include <cstdint>
 #include <string>
 
 #include "gui/model/state.hpp"
 
 namespace headsplit::gui {
 
+inline constexpr std::uint64_t kMaxSettingsBytes = 64 * 1024;
+
 // ~/.config/headsplit/imgui.ini (XDG_CONFIG_HOME when set); "" when there is no home.
 std::string settings_path();
 
-// Reads and writes st.splits as a section of the current ImGui context's settings file at
-// `path`, loaded now ("": no file, nothing read or written). `path` must outlive the context.
-void use_settings_file(AppState& st, const std::string& path);
+// Registers st.splits as a section of the current ImGui context's settings and reads them
+// from `path` ("": no file). ImGui itself never opens the file (IniFilename stays null).
+// false when the file is there but was not read (it is then not written either: a file the
+// window could not read is not the window's to replace).
+bool use_settings_file(AppState& st, const std::string& path);
+
+// Writes the settings to `path` when ImGui asks (`now`: whether or not it asks, at the end):
+// atomically, and only where the path is a regular file (a link to one: the file it names) or
+// absent, never into a pipe or a device. A failure is said on stderr once (`said` keeps the
+// last line said); the window goes on.
+void save_settings_file(const std::string& path, bool now, std::string& said);
 
 }  // namespace headsplit::gui

@@ -337,7 +337,7 @@ public:
         // the unattended runs (screenshots, audits, soaks) and the page neither read nor write
         // it, so they are the same on every machine.
         settings_file_ = run_ ? "" : settings_path();
-        use_settings_file(st_, settings_file_);  // ImGui keeps its c_str() until the context goes
+        if (!use_settings_file(st_, settings_file_)) settings_file_.clear();
         set_up_state(st_, o);
         shown_ = Shown{st_.dark, false, {0, 0, o.width, o.height}};
     }
@@ -378,12 +378,14 @@ public:
         glfwSwapBuffers(win_);
         KeyTaps::frame_ended(win_);
         if (run_) run_->after_frame(st_, frame);
+        save_settings_file(settings_file_, false, settings_said_);
         return true;
     }
 
     // The exit code; the window is closed.
     int finish() {
         const int exit_code = run_ ? run_->finish() : 0;
+        save_settings_file(settings_file_, true, settings_said_);
         shut_down(st_, win_);
         return exit_code;
     }
@@ -391,7 +393,8 @@ public:
 private:
     GLFWwindow* win_;
     std::unique_ptr<UnattendedRun> run_;
-    std::string settings_file_;  // the settings file's path, alive as long as the ImGui context
+    std::string settings_file_;   // the settings file's path; "" when none is read or written
+    std::string settings_said_;   // the last line said about writing it
     AppState st_;
     Shown shown_;
     double last_drawn_ = 0;  // when the last frame began
