@@ -110,10 +110,12 @@ def write_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(text)) + text + data)
 
 
-def gpt2_to_layer(w, ids, layer, D, H, eps=1e-5, ablate=None):
+def gpt2_to_layer(w, ids, layer, D, H, eps=1e-5, ablate=None, act=None):
     """x for layer `layer`'s attention, that attention's output and its softmax [H, T, T], by
     GPT-2's definition. ablate=(layer, head): that head's output is replaced by its mean over
-    the positions (it then says nothing about which token is where)."""
+    the positions (it then says nothing about which token is where). act: the MLP's
+    activation (default GPT-2's gelu_new, the tanh GELU); the MLP's width is c_fc's."""
+    act = act or (lambda t: F.gelu(t, approximate="tanh"))
     T = len(ids)
     h = w["wte.weight"][ids] + w["wpe.weight"][:T]
     probs = []
@@ -134,16 +136,16 @@ def gpt2_to_layer(w, ids, layer, D, H, eps=1e-5, ablate=None):
         a = F.layer_norm(h, (D,), w[f"h.{i}.ln_1.weight"], w[f"h.{i}.ln_1.bias"], eps)
         h = h + attention(i, a)
         m = F.layer_norm(h, (D,), w[f"h.{i}.ln_2.weight"], w[f"h.{i}.ln_2.bias"], eps)
-        f = F.gelu(m @ w[f"h.{i}.mlp.c_fc.weight"] + w[f"h.{i}.mlp.c_fc.bias"], approximate="tanh")
+        f = act(m @ w[f"h.{i}.mlp.c_fc.weight"] + w[f"h.{i}.mlp.c_fc.bias"])
         h = h + f @ w[f"h.{i}.mlp.c_proj.weight"] + w[f"h.{i}.mlp.c_proj.bias"]
     x = F.layer_norm(h, (D,), w[f"h.{layer}.ln_1.weight"], w[f"h.{layer}.ln_1.bias"], eps)
     return x, attention(layer, x), probs[-1]
 
 
-def check_layer(headsplit, oracle, work, args, w, D, H, ids, layer, backend):
+def check_layer(headsplit, oracle, work, args, w, D, H, ids, layer, backend, act=None):
     """`headsplit trace ARGS` on `backend` against GPT-2's layer `layer`: token ids, x, the
     weights, the output, and every step through the oracle. Returns (problems, trace)."""
-    x, attn_out, _ = gpt2_to_layer(w, ids, layer, D, H)
+    x, attn_out, _ = gpt2_to_layer(w, ids, layer, D, H, act=act)
     problems = []
     out = f"{work}/trace_{backend}_{layer}.json"
     subprocess.run([headsplit, "trace"] + args + ["--backend", backend, "--json", out], check=True,
@@ -210,6 +212,7 @@ def main(headsplit, oracle, work):
     for backend in ("cpu", "gl"):
         problems += check_layer(headsplit, oracle, work, ["--weights", work, "--layer", "1", "--text", TEXT],
                                 w, D, H, ids, 1, backend)[0]
+    problems += config_keys(headsplit, oracle, work, w, ids)
     problems += refusals(headsplit, work, w, vocab)
     for p in problems:
         print("FAIL:", p)
@@ -332,6 +335,66 @@ def preset_ids_and_layer(headsplit, work, vocab, merges):
     subprocess.run([headsplit, "trace", "--preset", "tiny-trained", "--json", out], check=True, stdout=subprocess.DEVNULL)
     doc = json.load(open(out))
     return encode("".join(doc["config"]["tokens"]), vocab, merges), doc["config"]["checkpoint"]["layer"], "cpu"
+
+
+def config_keys(headsplit, oracle, work, w, ids):
+    """config.json's keys that change what a block computes: followed as Hugging Face's GPT-2
+    follows them (checked against this script's PyTorch forward with the same change), or the
+    folder refused naming the key and its value."""
+    import shutil
+    problems = []
+
+    def folder(name, change_config, weights=None):
+        d = f"{work}/keys_{name}"
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        for f in ("vocab.json", "merges.txt"):
+            shutil.copy(f"{work}/{f}", d)
+        cfg = json.load(open(f"{work}/config.json"))
+        change_config(cfg)
+        json.dump(cfg, open(f"{d}/config.json", "w"))
+        write_safetensors(f"{d}/model.safetensors", weights or w)
+        return d
+
+    runs = [("relu", "relu", F.relu), ("gelu", "gelu", F.gelu), ("quick_gelu", "quick_gelu", lambda t: t * torch.sigmoid(1.702 * t)),
+            ("silu", "silu", F.silu)]
+    for name, act_name, act in runs:
+        d = folder(name, lambda cfg: cfg.update(activation_function=act_name))
+        problems += check_layer(headsplit, oracle, d, ["--weights", d, "--layer", "1", "--text", TEXT], w, D, H, ids, 1,
+                                "cpu", act=act)[0]
+        # The activation matters: the same folder read with GPT-2's own differs.
+        x_usual, _, _ = gpt2_to_layer(w, ids, 1, D, H)
+        x_this, _, _ = gpt2_to_layer(w, ids, 1, D, H, act=act)
+        apart = (x_usual - x_this).abs().max().item()
+        if apart < 3e-4:  # three times the tolerance x is checked to
+            problems.append(f"activation_function {act_name}: the test's weights do not tell it from gelu_new ({apart:.2g})")
+        print(f"  activation_function {act_name}: x differs from gelu_new's by {apart:.2g}")
+    # n_inner: an MLP 24 wide instead of 4 x 16.
+    narrow = dict(w)
+    for i in range(LAYERS):
+        narrow[f"h.{i}.mlp.c_fc.weight"] = w[f"h.{i}.mlp.c_fc.weight"][:, :24].contiguous()
+        narrow[f"h.{i}.mlp.c_fc.bias"] = w[f"h.{i}.mlp.c_fc.bias"][:24].contiguous()
+        narrow[f"h.{i}.mlp.c_proj.weight"] = w[f"h.{i}.mlp.c_proj.weight"][:24].contiguous()
+    d = folder("n_inner", lambda cfg: cfg.update(n_inner=24), narrow)
+    problems += check_layer(headsplit, oracle, d, ["--weights", d, "--layer", "1", "--text", TEXT], narrow, D, H, ids, 1, "cpu")[0]
+
+    def refused(name, change, want):
+        d = folder(name, change)
+        r = subprocess.run([headsplit, "trace", "--weights", d, "--layer", "1"], capture_output=True, text=True)
+        lines = r.stderr.strip().splitlines()
+        if r.returncode != 2 or len(lines) != 1 or want not in lines[0]:
+            problems.append(f"config.json {name}: exit {r.returncode}, said {r.stderr.strip()[:300]!r}, expected {want!r}")
+
+    refused("unknown_activation", lambda cfg: cfg.update(activation_function="gelu_newer"),
+            'activation_function "gelu_newer" is not one HeadSplit runs; use one of gelu_new')
+    refused("activation_number", lambda cfg: cfg.update(activation_function=3), "activation_function 3 is not one")
+    refused("unscaled", lambda cfg: cfg.update(scale_attn_weights=False),
+            "scale_attn_weights is false: its attention scores are not scaled at all")
+    refused("by_layer", lambda cfg: cfg.update(scale_attn_by_inverse_layer_idx=True),
+            "scale_attn_by_inverse_layer_idx is true: its attention scores are also divided")
+    refused("inner_text", lambda cfg: cfg.update(n_inner="wide"), "n_inner is missing or not a whole number")
+    print(f"gpt2 checkpoint: {len(runs)} activations and n_inner followed; 5 config keys refused")
+    return problems
 
 
 def refusals(headsplit, work, w, vocab):

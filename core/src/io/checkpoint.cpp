@@ -1,6 +1,7 @@
 #include "headsplit/io/checkpoint.hpp"
 
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -99,6 +100,32 @@ Weights attention_weights(const SafetensorsFile& f, std::int64_t D, std::int64_t
     return out;
 }
 
+// The MLP activations of Hugging Face's ACT2FN that a GPT-2 config may name, as it defines
+// them: the GELUs by tanh (gelu_new, gelu_pytorch_tanh, gelu_fast, gelu_accurate) and by erf
+// (gelu, gelu_python), quick_gelu, and the plain ones.
+constexpr const char* kActivations =
+    "gelu_new, gelu_pytorch_tanh, gelu_fast, gelu_accurate, gelu, gelu_python, quick_gelu, relu, relu6, "
+    "leaky_relu, silu, swish, sigmoid, tanh, linear";
+
+double activate(const std::string& name, double v) {
+    if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast" || name == "gelu_accurate")
+        return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    if (name == "gelu" || name == "gelu_python") return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    if (name == "quick_gelu") return v / (1.0 + std::exp(-1.702 * v));
+    if (name == "relu") return std::max(v, 0.0);
+    if (name == "relu6") return std::clamp(v, 0.0, 6.0);
+    if (name == "leaky_relu") return v < 0 ? 0.01 * v : v;
+    if (name == "silu" || name == "swish") return v / (1.0 + std::exp(-v));
+    if (name == "sigmoid") return 1.0 / (1.0 + std::exp(-v));
+    if (name == "tanh") return std::tanh(v);
+    return v;  // linear
+}
+
+bool activation_known(const std::string& name) {
+    const std::string list = std::string(", ") + kActivations + ",";
+    return !name.empty() && list.find(", " + name + ",") != std::string::npos;
+}
+
 // A block's causal self-attention on x [T, D] (ln_1's output) with weights `w`: HeadSplit's
 // own engine, split mode on the CPU, recording nothing but the output [T, D].
 std::vector<float> attention_output(const std::vector<float>& x, std::int64_t T, const Gpt2Shape& s, const Weights& w) {
@@ -148,6 +175,27 @@ Gpt2Shape read_gpt2_config(const std::string& dir) {
     }
     if (s.n_embd % s.n_head != 0)
         throw ConfigError(path + ": n_head = " + std::to_string(s.n_head) + " does not divide n_embd = " + std::to_string(s.n_embd));
+    s.n_inner = 4 * s.n_embd;
+    if (const auto it = doc.find("n_inner"); it != doc.end() && !it->is_null()) s.n_inner = count("n_inner", 4 * kMaxDim);
+    if (const auto it = doc.find("activation_function"); it != doc.end()) {
+        if (!it->is_string() || !activation_known(it->get<std::string>()))
+            throw ConfigError(path + ": activation_function " + it->dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) +
+                              " is not one HeadSplit runs; use one of " + kActivations);
+        s.activation = it->get<std::string>();
+    }
+    // Attention scaled otherwise than by 1/sqrt(head_dim) is not the attention HeadSplit shows.
+    const auto flag = [&](const char* key, bool usual, const char* what) {
+        const auto it = doc.find(key);
+        if (it == doc.end() || it->is_null()) return;
+        if (!it->is_boolean())
+            throw ConfigError(path + ": " + key + " is " + it->dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) +
+                              ", not true or false");
+        if (it->get<bool>() != usual)
+            throw ConfigError(path + ": " + key + " is " + (usual ? "false" : "true") + ": " + what +
+                              "; HeadSplit runs attention scaled by 1/sqrt(head_dim) only, as GPT-2's own checkpoints are");
+    };
+    flag("scale_attn_weights", true, "its attention scores are not scaled at all");
+    flag("scale_attn_by_inverse_layer_idx", false, "its attention scores are also divided by the layer's number + 1");
     return s;
 }
 
@@ -185,11 +233,11 @@ Gpt2Input gpt2_layer_input(const std::string& dir, const std::string& text, std:
         for (std::size_t j = 0; j < h.size(); ++j) h[j] += attn[j];
         const std::vector<float> m = layer_norm(h, T, D, tensor(f, block(i, "ln_2.weight"), {D}),
                                                 tensor(f, block(i, "ln_2.bias"), {D}), s.layer_norm_epsilon);
-        std::vector<float> fc = conv1d(m, T, D, tensor(f, block(i, "mlp.c_fc.weight"), {D, 4 * D}),
-                                       tensor(f, block(i, "mlp.c_fc.bias"), {4 * D}), 4 * D);
-        for (float& v : fc)  // GPT-2's GELU, the tanh approximation
-            v = static_cast<float>(0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))));
-        const std::vector<float> mlp = conv1d(fc, T, 4 * D, tensor(f, block(i, "mlp.c_proj.weight"), {4 * D, D}),
+        const std::int64_t inner = s.n_inner;
+        std::vector<float> fc = conv1d(m, T, D, tensor(f, block(i, "mlp.c_fc.weight"), {D, inner}),
+                                       tensor(f, block(i, "mlp.c_fc.bias"), {inner}), inner);
+        for (float& v : fc) v = static_cast<float>(activate(s.activation, v));
+        const std::vector<float> mlp = conv1d(fc, T, inner, tensor(f, block(i, "mlp.c_proj.weight"), {inner, D}),
                                               tensor(f, block(i, "mlp.c_proj.bias"), {D}), D);
         for (std::size_t j = 0; j < h.size(); ++j) h[j] += mlp[j];
     }

@@ -15,10 +15,15 @@ namespace headsplit {
 
 struct Gpt2Shape {
     std::int64_t n_embd = 0, n_head = 0, n_layer = 0, n_positions = 0, vocab_size = 0;
+    std::int64_t n_inner = 0;  // the MLP's width (config.json's n_inner; null: 4 x n_embd)
     double layer_norm_epsilon = 1e-5;
+    std::string activation = "gelu_new";  // the MLP's activation, by Hugging Face's name
 };
 
-// DIR/config.json, checked (sizes positive and sane, n_head dividing n_embd).
+// DIR/config.json, checked (sizes positive and sane, n_head dividing n_embd). Every key that
+// changes what a block computes is followed as Hugging Face's GPT-2 follows it (n_inner,
+// activation_function, layer_norm_epsilon) or the file is refused naming the key and its
+// value (attention scaled otherwise than by 1/sqrt(head_dim), which is what HeadSplit shows).
 Gpt2Shape read_gpt2_config(const std::string& dir);
 
 struct Gpt2Input {
