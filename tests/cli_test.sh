@@ -148,6 +148,10 @@ check_refused 2 "word 1 of the text has bytes that are not UTF-8 (0xFF at byte 0
 check_refused 2 "word 1 of sentence 2 has bytes that are not UTF-8 (0xED 0xA0 0x80 at byte 0)" trace --text a --text "$(printf '\355\240\200')"
 check_refused 2 "the text holds U+202E, a direction control" trace --preset tiny-trained --text "$(printf 'the cat \342\200\256sleeps')"
 check_refused 2 "the text holds U+001B, a control character" trace --preset tiny-trained --text "$(printf 'the \033[2J cat')"
+# Bounds: a word of 101 characters (a label is drawn for each token; 100,000 letters took the
+# window minutes); a window larger than an 8K screen is refused with the window's options.
+check_refused 2 "word 2 of the text is longer than 100 characters" trace --text "the $(printf 'a%.0s' $(seq 101))"
+check_refused 2 "word 3 of the text is longer than 100 characters" trace --preset tiny-trained --text "the cat $(printf 'b%.0s' $(seq 101))"
 "$bin" trace --json "$work/joined.json" --text "$(printf '\360\237\221\251\342\200\215\360\237\222\273 \342\235\244\357\270\217 \327\251\327\234\327\225\327\235')" >/dev/null 2>"$work/stderr" &&
   /usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['config']['tokens']; assert t==['\U0001F469\u200d\U0001F4BB','\u2764\ufe0f','\u05e9\u05dc\u05d5\u05dd'], t" "$work/joined.json" ||
   fail "an emoji joined by U+200D, a heart with its selector, a Hebrew word: $(cat "$work/stderr")"
@@ -347,6 +351,7 @@ check_refused_gui "--font-scale 0 is not a scale" --font-scale 0
 check_refused_gui "--window width 0 is out of range" --window 0x0
 check_refused_gui "--window abc is not a size" --window abc
 check_refused_gui "--window height 99999 is out of range" --window 1024x99999
+check_refused_gui "--window width 16384 is out of range; use a whole number from 320 to 7680" --window 16384x16384
 check_refused_gui "--tab foo is not a panel; use heatmaps, weights, weights-matmuls, weights-kv, why, why-sweep or why-kv" --tab foo
 check_refused_gui "--step 10000 does not exist; this trace has steps 0 to 11" --step 10000
 check_refused_gui "--zoom 9 is not a zoom from 1 to 8" --zoom 9

@@ -448,7 +448,21 @@ def refusals(headsplit, work, w, vocab):
     refused(["--weights", variant("bad_wider", wider)], "expected [")
     refused(["--weights", variant("bad_merges", no_merges)], "merges.txt: no merges")
     refused(["--weights", variant("bad_header", huge_header)], "the header claims 1099511627776 bytes")
-    print(f"gpt2 checkpoint: 9 broken folders and options refused")
+
+    # Readers bounded in entries, not only bytes: more merges than tokens (each merge makes
+    # one), a vocabulary of more than 2^20 tokens (both under the 64 MiB a file may have).
+    def many_merges(d):
+        with open(f"{d}/merges.txt", "a") as f:
+            f.write("".join(f"q{k} r{k}\n" for k in range(len(vocab) + 1)))
+
+    def many_tokens(d):
+        big = dict(vocab)
+        big.update({f"x{k}": len(vocab) + k for k in range((1 << 20) + 1 - len(vocab))})
+        json.dump(big, open(f"{d}/vocab.json", "w"))
+
+    refused(["--weights", variant("bad_many_merges", many_merges)], "merges.txt: more merges than the")
+    refused(["--weights", variant("bad_many_tokens", many_tokens)], "vocab.json: 1048577 tokens, more than the 1048576")
+    print(f"gpt2 checkpoint: 11 broken folders and options refused")
     return problems
 
 

@@ -97,7 +97,8 @@ ten="the quick brown fox jumps over the lazy dog today"
 tq=$(query --text "$ten" --d-in 8 --d-out 8 --heads 4)
 add_job "{\"url\": \"$base?$tq&step=6&present&font-scale=1.5&layout-report=1\", \"width\": 1366, \"height\": 768, \"screenshot\": \"$work/present.png\", \"texts\": {\"layout-problems\": \"$work/present-problems.txt\"}}"
 add_job "{\"url\": \"$base?$tq&step=6&layout-report=1\", \"width\": 1024, \"height\": 768, \"screenshot\": \"$work/normal.png\", \"texts\": {\"layout-problems\": \"$work/normal-problems.txt\"}, \"address\": true}"
-refusals=("heads=0|--heads 0" "d-out=7&heads=2|--d-out 7 --heads 2" "mode=sideways|--mode sideways" "dropout=1|--dropout 1"
+long=$(printf 'a%.0s' $(seq 101))  # a word over the 100 characters a word may have
+refusals=("text=$long|--text $long" "heads=0|--heads 0" "d-out=7&heads=2|--d-out 7 --heads 2" "mode=sideways|--mode sideways" "dropout=1|--dropout 1"
           "preset=nothing|--preset nothing" "block=0&mode=flash|--block 0 --mode flash" "kv-heads=3&heads=4&d-out=8|--kv-heads 3 --heads 4 --d-out 8" "step=10000|--step 10000"
           "text=a%20%E3%85%A4%20b|--text \$'a \xe3\x85\xa4 b'" "text=the%20cat%20%E2%80%AEsleeps|--text \$'the cat \xe2\x80\xaesleeps'"
           "text=a%20%1B%5D0%3Bx|--text \$'a \x1b]0;x'")

@@ -12,14 +12,18 @@ namespace headsplit::app {
 
 namespace {
 
+// The largest window: an 8K screen's. Every frame is drawn in full, in software where there is
+// no GPU (Mesa's llvmpipe), so a larger one only takes longer to show the same picture.
+constexpr int kMaxWindowWidth = 7680, kMaxWindowHeight = 4320;
+
 // "1920x1080" -> {1920, 1080}; ConfigError naming `name` otherwise.
 std::pair<int, int> parse_size(const char* name, const std::string& text) {
     const auto x = text.find('x');
     if (x == std::string::npos)
         throw ConfigError(std::string(name) + " " + text + " is not a size; use WxH, e.g. 1920x1080");
     const std::string w = std::string(name) + " width", h = std::string(name) + " height";
-    return {static_cast<int>(parse_count(w.c_str(), text.substr(0, x), 320, 16384)),
-            static_cast<int>(parse_count(h.c_str(), text.substr(x + 1), 240, 16384))};
+    return {static_cast<int>(parse_count(w.c_str(), text.substr(0, x), 320, kMaxWindowWidth)),
+            static_cast<int>(parse_count(h.c_str(), text.substr(x + 1), 240, kMaxWindowHeight))};
 }
 
 float parse_font_scale(const char* name, const std::string& text) {

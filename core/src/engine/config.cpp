@@ -184,10 +184,16 @@ void check_typed(const std::string& text, const std::string& which, bool must_sh
                           std::to_string(bad) + "); give the text as UTF-8");
     std::string points;
     bool shows = false;
+    std::size_t run = 0, word = 0;  // the characters of the word being read, and its number
     for (std::size_t i = 0; i < text.size();) {
         const char32_t u = next_code_point(text, i);
         const unsigned cls = char_class(u);
-        const bool ascii_space = u == '\t' || u == '\n' || u == '\v' || u == '\f' || u == '\r';
+        const bool ascii_space = u == ' ' || u == '\t' || u == '\n' || u == '\v' || u == '\f' || u == '\r';
+        run = ascii_space ? 0 : run + 1;
+        word += run == 1 ? 1 : 0;
+        if (run > kMaxWordLength)
+            throw ConfigError((spaces ? "word " + std::to_string(word) + " of " + which : which) + " is longer than " +
+                              std::to_string(kMaxWordLength) + " characters; separate the words with spaces");
         if ((cls & kControl) && !(spaces && ascii_space))
             throw ConfigError(which + " holds " + code_point_name(u) + ", a control character; leave it out");
         if (cls & kReorders)

@@ -84,6 +84,9 @@ Gpt2Tokenizer::Gpt2Tokenizer(const std::string& vocab_json, const std::string& m
     const nlohmann::json doc = nlohmann::json::parse(vocab_json, shallow, false);
     if (doc.is_discarded() || !doc.is_object() || doc.empty())
         throw ConfigError(vocab_name + ": not a JSON object of tokens and ids; is it GPT-2's vocab.json?");
+    if (doc.size() > kMaxVocabTokens)
+        throw ConfigError(vocab_name + ": " + std::to_string(doc.size()) + " tokens, more than the " +
+                          std::to_string(kMaxVocabTokens) + " a vocabulary may have (GPT-2's has 50257)");
     for (auto it = doc.begin(); it != doc.end(); ++it) {
         const nlohmann::json& v = it.value();
         if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > std::numeric_limits<int>::max())
@@ -106,6 +109,10 @@ Gpt2Tokenizer::Gpt2Tokenizer(const std::string& vocab_json, const std::string& m
             line.find(' ', space + 1) != std::string::npos)
             throw ConfigError(merges_name + ": line " + std::to_string(number) + " is " + shown_token(line) +
                               ", not two symbols separated by one space");
+        // Each merge makes one token of the vocabulary: more merges than tokens cannot be.
+        if (static_cast<std::size_t>(rank) >= vocab_.size())
+            throw ConfigError(merges_name + ": more merges than the " + std::to_string(vocab_.size()) + " tokens of " +
+                              vocab_name + " (each merge makes one token); is it the vocabulary's own merges.txt?");
         ranks_.emplace(std::make_pair(line.substr(0, space), line.substr(space + 1)), rank++);
     }
     if (ranks_.empty())

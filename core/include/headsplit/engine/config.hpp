@@ -28,6 +28,9 @@ constexpr std::uint64_t kDefaultMemoryBudget = 2ull << 30;  // 2 GiB
 constexpr double kDefaultTimeBudget = 60;
 constexpr std::int64_t kMaxDim = 65536;                     // D_in, D_out
 constexpr std::int64_t kMaxTokens = 1 << 20;
+// The longest word typed, in characters: a label is drawn for every token (the longest English
+// word in a dictionary has 45 letters), and a checkpoint's tokenizer merges within a word.
+constexpr std::size_t kMaxWordLength = 100;
 // Flash mode's tile side when none is given: what measured best on this machine's CPU at
 // gpt2-small sizes (README: Bench). Below 128 queries or keys the default is half the shorter
 // of the two, rounded up, so that a sentence of two tokens or more shows 2 x 2 tiles

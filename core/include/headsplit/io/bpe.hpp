@@ -18,6 +18,9 @@ namespace headsplit {
 
 // The largest vocab.json or merges.txt read (GPT-2's are 1.0 and 0.5 MB).
 constexpr std::uint64_t kMaxVocabBytes = 64ull << 20;
+// The most tokens a vocabulary may hold (the largest in use hold about 256 Ki); a merges list
+// holds at most one merge per token.
+constexpr std::size_t kMaxVocabTokens = 1u << 20;
 
 class Gpt2Tokenizer {
 public:
