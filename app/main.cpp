@@ -1,8 +1,13 @@
 // headsplit: the one executable. The visualizer by default; subcommands `trace`,
 // `kernels`, `bench` and `export` run headless.
+#include <fcntl.h>
 #include <malloc.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <cstdlib>
@@ -16,25 +21,73 @@
 
 #include "headsplit/engine/config.hpp"
 #include "headsplit/backends/gl_backend.hpp"
+#include "headsplit/io/terminal.hpp"
 #include "headsplit/io/trace_json.hpp"
 #include "cli/bench_command.hpp"
 #include "cli/export_command.hpp"
 #include "cli/handout_command.hpp"
 #include "cli/gui_command.hpp"
 #include "cli/options.hpp"
+#include "cli/standard_output.hpp"
 #include "cli/kernels_command.hpp"
 #include "cli/trace_command.hpp"
 
 namespace {
 
 int fail(int code, const std::string& message) {
-    std::cerr << "headsplit: " << headsplit::app::one_line(message) << "\n";
+    std::cerr << "headsplit: " << headsplit::terminal_text(headsplit::app::one_line(message)) << "\n";
     return code;
+}
+
+// Whether standard output was closed when the program started (`>&-`).
+bool g_stdout_closed = false;
+
+// Descriptors 0, 1 and 2 that were closed at start get /dev/null, read-only: no file opened
+// later takes their number (a trace's JSON would otherwise receive the table printed to
+// "standard output"), and a write to them still fails, as a write to a closed one does.
+void hold_standard_descriptors() {
+    for (int fd = 0; fd <= 2; ++fd) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        if (fd == 1) g_stdout_closed = true;
+        const int opened = open("/dev/null", O_RDONLY);
+        if (opened >= 0 && opened != fd) dup2(opened, fd), close(opened);
+    }
+}
+
+// Standard output's last bytes, and whether every write to it got through: a full disk, a
+// closed descriptor or the file size limit make a run that would have exited 0 exit 1 with
+// one line. A reader that has gone (EPIPE, where SIGPIPE is ignored) ends it quietly with the
+// status a shell shows for SIGPIPE (141), as SIGPIPE itself does where it is not ignored:
+// `headsplit trace | head -1` prints no error.
+int finish_standard_output(int code) {
+    const int err = headsplit::app::standard_output_error();
+    if (err == 0) return code;
+    if (err == EPIPE) return 128 + SIGPIPE;
+    if (code != 0) return code;  // its own line has said what went wrong
+    if (err == EFBIG) return fail(1, "the file size limit (ulimit -f) was reached writing standard output");
+    if (g_stdout_closed || err == EBADF)
+        return fail(1, "cannot write standard output: it is closed; redirect it instead (> FILE, or > /dev/null)");
+    return fail(1, std::string("cannot write standard output: ") + std::strerror(err));
+}
+
+// Words after "--": HeadSplit takes no positional arguments, so they would say nothing.
+// One line naming them; "" when there are none.
+std::string words_after_separator(int argc, char** argv) {
+    std::string words;
+    bool after = false;
+    for (int i = 1; i < argc; ++i) {
+        if (after) words += (words.empty() ? "" : " ") + headsplit::shown_value(argv[i]);
+        else after = std::strcmp(argv[i], "--") == 0;
+    }
+    if (words.empty()) return "";
+    return "headsplit takes no arguments after --, and was given " + words +
+           "; put options before --, and a sentence in --text \"...\"";
 }
 
 // Parses the command line: -1 when it parsed, else the exit code (help printed, or the
 // problem said in one line).
 int parse(CLI::App& cli, int argc, char** argv) {
+    if (const std::string stray = words_after_separator(argc, argv); !stray.empty()) return fail(2, stray);
     try {
         cli.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -47,9 +100,7 @@ int parse(CLI::App& cli, int argc, char** argv) {
     return -1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
     using namespace headsplit;
     // A trace's tensors are large blocks that the next run (the window recomputes on every
     // change, the bench repeats) allocates again: keep freed memory in the heap for them
@@ -89,4 +140,13 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         return fail(1, e.what());
     }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    hold_standard_descriptors();
+    headsplit::catch_ending_signals();
+    headsplit::app::check_standard_output();
+    return finish_standard_output(run_main(argc, argv));
 }

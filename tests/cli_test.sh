@@ -73,6 +73,7 @@ check_refused() {  # expected-code substring args...
   return 0
 }
 refused=0
+signalled=0
 refused_quickly() {  # substring args...: as check_refused, within 20 s (a reader that blocks fails)
   local want=$1
   shift
@@ -307,7 +308,7 @@ rc=$?
 
 # 3b. The same for bench's options.
 check_refused 2 "--repeat 0 is out of range" bench --repeat 0
-check_refused 2 "--tokens 1 2 is not a whole number" bench --preset gpt2-small --tokens "1 2" --repeat 5
+check_refused 2 "--tokens \"1 2\" is not a whole number" bench --preset gpt2-small --tokens "1 2" --repeat 5
 check_refused 2 "--modes: \"split flash\" is not a mode" bench --modes "split flash" --repeat 5
 check_refused 2 "--dropout abc is not a number" bench --preset cat-sleeps --dropout abc
 check_refused 2 "dropout" bench --preset cat-sleeps --dropout 1.5
@@ -345,7 +346,7 @@ check_refused_gui "--heatmap 2 is out of range; use a whole number from 0 to 1" 
 check_refused_gui "--audit-windows abc is not a size" --layout-audit "$work/a.json" --audit-windows abc
 check_refused_gui "--audit-windows width 10 is out of range" --layout-audit "$work/a.json" --audit-windows 10x10
 check_refused_gui "--audit-fonts 9 is not a scale from 0.75 to 2.5" --layout-audit "$work/a.json" --audit-fonts 1,9
-check_refused_gui "--audit-fonts  is not a scale" --layout-audit "$work/a.json" --audit-fonts ""
+check_refused_gui "--audit-fonts \"\" is not a scale" --layout-audit "$work/a.json" --audit-fonts ""
 check_refused_gui "--font-scale nan is not a scale from 0.75 to 2.5" --font-scale nan
 check_refused_gui "--font-scale 0 is not a scale" --font-scale 0
 check_refused_gui "--window width 0 is out of range" --window 0x0
@@ -390,7 +391,8 @@ check_unwritable --drive 100 --drive-report "$work/no/such/dir/out.json"
 mkdir -p "$work/adir"
 refused_quickly "$work/adir is a folder; give a file name" trace --json "$work/adir"
 refused_quickly "$work/adir is a folder; give a file name" bench --json "$work/adir" --repeat 5
-refused_quickly "/dev/null is a device, a named pipe or a socket, not a file" trace --json /dev/null
+/usr/bin/python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$work/sock"
+refused_quickly "$work/sock is a socket, which cannot be opened as a file" trace --json "$work/sock"
 refused_quickly "--python and --numpy both name $work/lab.py" export --python "$work/lab.py" --numpy "$work/./lab.py"
 check_refused 2 "--text \"\" has no words" trace --preset tiny-trained --text ""
 check_refused 2 "--text \"\" has no words" trace --weights "$shipped" --text ""
@@ -452,7 +454,11 @@ grep -q "Zen of Python" "$work/dash-run.out" && fail "the printed command ran Py
 #    A signal that ends the process while a large --json is written (SIGTERM; SIGHUP: the
 #    terminal closed; SIGPIPE; SIGINT is ignored by a job started in the background like this
 #    one, and the handler keeps it so): the temporary file goes with the process.
-for sig in TERM HUP PIPE; do
+# Every signal whose default action ends the process cleans up the same way (SIGXCPU and
+# SIGXFSZ would also dump core: none is kept here; SIGQUIT, like SIGINT, is ignored by a job
+# started in the background).
+ulimit -c 0
+for sig in TERM HUP PIPE ALRM VTALRM PROF XCPU USR1 USR2 XFSZ; do
   # A run whose temporary file came and went between two looks is tried again (up to 3 times).
   for _ in 1 2 3; do
     rm -f "$work"/big.json*
@@ -471,12 +477,160 @@ for sig in TERM HUP PIPE; do
     wait "$pid"
     rc=$?
     [ "$rc" = $((128 + $(kill -l "$sig"))) ] || fail "trace --json killed by SIG$sig exited $rc"
+    signalled=$((signalled + 1))
     [ -z "$(ls "$work" | grep '^big.json')" ] || fail "SIG$sig during --json left $(ls "$work" | grep '^big.json')"
   else
     wait "$pid"
     fail "trace --preset gpt2-small --tokens 512 --json: no temporary file seen within 30 s"
   fi
 done
+
+# 4c. Output lost on the way out: standard output onto a full disk or closed, each subcommand
+#     that prints; the file size limit; a reader that has gone. Each fails in one line, exit 1
+#     (a gone reader: quietly, as SIGPIPE ends a process).
+lost=0
+check_lost() {  # substring command... (run with its output already redirected by the caller)
+  local want=$1
+  shift
+  local rc
+  "$@" 2>"$work/stderr"
+  rc=$?
+  [ "$rc" = 1 ] || fail "'${*:2}' exited $rc, expected 1: $(head -c 300 "$work/stderr")"
+  [ "$(wc -l <"$work/stderr")" = 1 ] || fail "'${*:2}' wrote $(wc -l <"$work/stderr") lines to stderr: $(cat "$work/stderr")"
+  grep -qF -- "$want" "$work/stderr" || fail "'${*:2}' said '$(cat "$work/stderr")', expected '$want'"
+  lost=$((lost + 1))
+}
+to_full() { "$@" >/dev/full; }
+to_closed() { "$@" >&-; }
+for cmd in "trace" "trace --step 4" "bench --preset cat-sleeps --modes split --repeat 5" "kernels --m 4 --k 4 --n 4 --repeat 1" \
+           "export --python $work/lost.py" "--help" "trace --help"; do
+  # shellcheck disable=SC2086
+  check_lost "cannot write standard output: No space left on device" to_full "$bin" $cmd
+  # shellcheck disable=SC2086
+  check_lost "cannot write standard output: it is closed" to_closed "$bin" $cmd
+done
+#    A closed standard output is not taken by the next file opened: the JSON holds no table.
+rm -f "$work/closed.json"
+check_lost "cannot write standard output: it is closed" to_closed "$bin" trace --json "$work/closed.json"
+/usr/bin/python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$work/closed.json" 2>/dev/null ||
+  fail "trace --json with standard output closed wrote a JSON that does not parse"
+#    The file size limit (ulimit -f, in 1024-byte blocks) on a file and on standard output: named
+#    in one line instead of SIGXFSZ ending the run, nothing half-written left.
+echo old >"$work/limit.json"
+check_lost "the file size limit (ulimit -f) was reached writing $work/limit.json; nothing there was replaced" \
+  sh -c 'ulimit -f 16; exec "$@" >/dev/null' sh "$bin" trace --preset gpt2-small --tokens 16 --json "$work/limit.json"
+[ "$(cat "$work/limit.json")" = old ] && [ -z "$(ls "$work" | grep '^limit.json.tmp')" ] ||
+  fail "the file size limit: $work/limit.json changed or a temporary file was left: $(ls "$work" | grep limit)"
+check_lost "the file size limit (ulimit -f) was reached writing $work/limit.py; nothing there was replaced" \
+  sh -c 'ulimit -f 16; exec "$@" >/dev/null' sh "$bin" export --python "$work/limit.py" --tokens 16 --d-in 48 --d-out 48 --heads 12
+[ ! -e "$work/limit.py" ] || fail "the file size limit: export left $work/limit.py"
+check_lost "the file size limit (ulimit -f) was reached writing standard output" \
+  sh -c 'ulimit -f 1; exec "$@" >"$0"' "$work/limit.txt" "$bin" trace --tokens 40 --step 4
+#    A reader that has gone (the read end of the pipe closed before anything is written): no
+#    message and no success, whether SIGPIPE ends the run (the default) or is ignored (141).
+for ignore in no yes; do
+  /usr/bin/python3 - "$ignore" "$bin" trace --json "$work/gone.json" <<'PY' || fail "a gone reader (SIGPIPE ignored: $ignore)"
+import os, signal, subprocess, sys
+ignore, cmd = sys.argv[1] == "yes", sys.argv[2:]
+r, w = os.pipe()
+os.close(r)
+pre = (lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN)) if ignore else None
+p = subprocess.run(cmd, stdout=w, stderr=subprocess.PIPE, preexec_fn=pre)
+want = 141 if ignore else -signal.SIGPIPE
+if p.returncode != want or p.stderr:
+    sys.exit(f"exit {p.returncode} (expected {want}), stderr {p.stderr!r}")
+PY
+done
+#    A target that is not a regular file is written in place, never renamed over: standard
+#    output redirected to a file keeps the table before the JSON, a pipe gets both, a named
+#    pipe and a device are opened for writing.
+"$bin" trace --json /dev/stdout >"$work/log" 2>"$work/stderr" || fail "trace --json /dev/stdout > log exited $?: $(cat "$work/stderr")"
+/usr/bin/python3 - "$work/log" <<'PY' || fail "trace --json /dev/stdout > log: the table and the JSON are not both there"
+import json, sys
+log = open(sys.argv[1]).read()
+assert log.startswith("HeadSplit trace: "), log[:80]
+begin, end = log.index('{"'), log.rindex("wrote /dev/stdout")
+assert json.loads(log[begin:end])["format"] == "headsplit-trace"
+PY
+out=$("$bin" trace --json /dev/stdout | cat) && grep -qF '"format":"headsplit-trace"' <<<"$out" ||
+  fail "trace --json /dev/stdout | cat: no JSON came through"
+out=$("$bin" export --python /dev/fd/1 | head -1) && [ "$out" = "#!/usr/bin/env python3" ] ||
+  fail "export --python /dev/fd/1 | head -1 printed '$out'"
+mkfifo "$work/fifo"
+cat "$work/fifo" >"$work/fifo.out" &
+reader=$!
+timeout 60 "$bin" trace --json "$work/fifo" >/dev/null || fail "trace --json into a named pipe exited $?"
+wait "$reader"
+/usr/bin/python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$work/fifo.out" || fail "the named pipe did not get the JSON"
+[ -p "$work/fifo" ] || fail "trace --json replaced the named pipe"
+"$bin" trace --json /dev/null >/dev/null || fail "trace --json /dev/null exited $?"
+check_lost "cannot write /dev/full: No space left on device" "$bin" trace --json /dev/full >/dev/null
+#    Legal names up to NAME_MAX (255 bytes) are written, though NAME.tmp.PID would pass it.
+for n in 246 255; do
+  name=$(head -c $((n - 5)) /dev/zero | tr '\0' a).json
+  "$bin" trace --json "$work/$name" >/dev/null 2>"$work/stderr" || fail "a $n-byte name: $(cat "$work/stderr")"
+  [ -s "$work/$name" ] || fail "a $n-byte name was not written"
+  rm -f "$work/$name"
+done
+[ -z "$(ls "$work" | grep tmp)" ] || fail "a long name left a temporary file: $(ls "$work" | grep tmp)"
+#    One file for two outputs (the same path, another spelling, a symlink, a hard link, a new
+#    file by relative and absolute paths): refused naming both options, the file as it was.
+echo mine >"$work/one.png" && ln "$work/one.png" "$work/hard.png" && ln -s one.png "$work/soft.png"
+for pair in "--screenshot --layout-report:--screenshot $work/one.png --layout-report $work/one.png" \
+            "--screenshot --layout-report:--screenshot $work/one.png --layout-report $work/hard.png" \
+            "--screenshot --drive-report:--screenshot $work/soft.png --drive 5 --drive-report $work/one.png" \
+            "--drive-report --layout-audit:--layout-audit $work/one.png --drive 5 --drive-report $work/./one.png"; do
+  names=${pair%%:*}
+  # shellcheck disable=SC2086
+  refused_quickly "${names% *} and ${names#* } both name" ${pair#*:}
+  [ "$(cat "$work/one.png")" = mine ] || fail "'${pair#*:}' changed the file"
+done
+refused_quickly "--python and --numpy both name $work/one.png (as $work/hard.png)" export --python "$work/one.png" --numpy "$work/hard.png"
+#    Words after "--" and a flash block without flash, in bench as in trace.
+check_refused 2 "headsplit takes no arguments after --, and was given --heads 4" trace -- --heads 4
+check_refused 2 "headsplit takes no arguments after --, and was given x" bench --repeat 5 -- x
+refused_quickly "headsplit takes no arguments after --, and was given --heads 4" -- --heads 4
+check_refused 2 "block = 2 is the tile side of flash mode, but the mode is loop; add flash to --modes or drop --block" \
+  bench --preset cat-sleeps --modes loop --block 2
+"$bin" bench --preset cat-sleeps --modes split,flash --block 2 --repeat 5 >/dev/null || fail "bench --modes split,flash --block 2 exited $?"
+
+# 4d. What reaches the terminal: a blank around a number is shown and refused the same way by
+#     every numeric option; control characters (ESC, C1, DEL) in values, text and paths are
+#     shown escaped in messages and tables, never sent.
+check_refused 2 "--heads \"2 \" has a blank before or after it; give the value alone: --heads 2" trace --heads "2 "
+check_refused 2 "--heads \" 2\" has a blank before or after it" trace --heads " 2"
+check_refused 2 "--memory-budget \" 2GiB\" has a blank before or after it" trace --memory-budget " 2GiB"
+check_refused 2 "--dropout \"0.1\\n\" has a blank before or after it; give the value alone: --dropout 0.1" trace --dropout $'0.1\n'
+check_refused 2 "--tokens \"\\t3\" has a blank" trace --tokens "$(printf '\t3')"
+check_refused 2 "--repeat \"5 \" has a blank" bench --repeat "5 "
+check_refused_gui "--window \"1024x768 \" has a blank" --window "1024x768 "
+check_refused_gui "--font-scale \" 1\" has a blank" --font-scale " 1"
+check_refused 2 "--mode \"split \" is not a mode" trace --mode "split "
+has_control() {  # file: whether it holds an ESC, DEL or C1 CSI byte
+  LC_ALL=C grep -q "$(printf '[\033\177]')" "$1" || LC_ALL=C grep -q "$(printf '\302\233')" "$1"
+}
+no_escape() {  # what file
+  has_control "$2" && fail "$1 sent a control character: $(cat -v "$2")"
+  return 0
+}
+printf 'a\302\233b' >"$work/raw" && has_control "$work/raw" || fail "the check for control characters misses a raw CSI"
+check_refused 2 'unknown preset "\x1b]0;owned\x07"' trace --preset "$(printf '\033]0;owned\007')"
+no_escape "an OSC sequence in --preset" "$work/stderr"
+check_refused 2 '--heads "\x1b[2J\u009b\x7f" is not a whole number' trace --heads "$(printf '\033[2J\302\233\177')"
+no_escape "ESC, CSI and DEL in --heads" "$work/stderr"
+check_refused 2 '--heads "\xc0\xaf" is not a whole number' trace --heads "$(printf '\300\257')"
+check_refused 2 'The following argument was not expected: \x1b[31mred' trace "$(printf '\033[31mred')"
+no_escape "an unexpected argument" "$work/stderr"
+"$bin" trace --text "$(printf 'the \033[31mred\033[0m cat')" --step 0 >"$work/stdout" 2>&1 || fail "a text with ESC exited $?"
+grep -qF 'HeadSplit trace: "the \x1b[31mred\x1b[0m cat"' "$work/stdout" || fail "the table's text: $(head -1 "$work/stdout" | cat -v)"
+no_escape "the trace table" "$work/stdout"
+"$bin" trace --json "$work/$(printf 'esc\033]0;x\007.json')" >"$work/stdout" 2>&1 || fail "a path with ESC exited $?"
+grep -qF "wrote $work/esc\x1b]0;x\x07.json" "$work/stdout" || fail "the path in 'wrote': $(cat -v "$work/stdout")"
+no_escape "the 'wrote' line" "$work/stdout"
+rm -f "$work"/esc*
+"$bin" trace --json "$work/no/$(printf '\033]0;x\007')/out.json" >/dev/null 2>"$work/stderr"
+[ $? = 1 ] && grep -qF "cannot write $work/no/\x1b]0;x\x07/out.json" "$work/stderr" || fail "an unwritable path with ESC: $(cat -v "$work/stderr")"
+no_escape "an unwritable path" "$work/stderr"
 
 # 5. A good --json is complete JSON, written in one piece.
 "$bin" trace --mode fused --json "$work/good.json" >/dev/null || fail "trace --json exited $?"
@@ -522,4 +676,4 @@ if [ "$failures" -gt 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1
 fi
-echo "all CLI checks passed ($refused bad invocations refused)"
+echo "all CLI checks passed ($refused bad invocations refused, $lost lost outputs reported, $signalled signals cleaned up after)"

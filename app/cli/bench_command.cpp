@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -346,6 +347,8 @@ int BenchCommand::run() const {
     std::vector<Shape3> shapes = shapes_of(preset, tokens);
     const std::vector<Mode> mode_list = modes_of(modes);
     const std::int64_t flash_block = block.empty() ? 0 : parse_count("--block", block, 1, kMaxTokens);
+    if (std::find(mode_list.begin(), mode_list.end(), Mode::Flash) == mode_list.end())
+        check_block_needs_flash(flash_block, mode_list.front(), "add flash to --modes");
     if (!dropout.empty())
         for (Shape3& s : shapes) s.config.dropout = parse_real("--dropout", dropout);
     if (!kv_heads.empty())
@@ -386,6 +389,7 @@ int BenchCommand::run() const {
 
     const std::string torch_json = vs_torch ? compare_with_torch(vs, reps) : "";
     if (!json_path.empty()) {
+        std::cout.flush();  // a reader that has gone ends the run here, before the file is made
         write_file_atomically(json_path, bench_json(all_results, torch_json));
         std::cout << "wrote " << json_path << "\n";
     }

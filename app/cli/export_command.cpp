@@ -1,8 +1,6 @@
 #include "cli/export_command.hpp"
 
-#include <filesystem>
 #include <iostream>
-#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -10,6 +8,7 @@
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/io/export.hpp"
 #include "headsplit/io/files.hpp"
+#include "headsplit/io/terminal.hpp"
 #include "headsplit/io/trace_json.hpp"
 #include "cli/trace_command.hpp"
 
@@ -27,14 +26,7 @@ void ExportCommand::add_to(CLI::App& parent) {
 int ExportCommand::run() const {
     if (python_path.empty() && numpy_path.empty())
         throw ConfigError("export needs --python FILE or --numpy FILE (or both), e.g. headsplit export --python take_home.py");
-    {
-        std::error_code ec;
-        namespace fs = std::filesystem;
-        if (!python_path.empty() && !numpy_path.empty() &&
-            fs::weakly_canonical(fs::absolute(python_path, ec), ec) == fs::weakly_canonical(fs::absolute(numpy_path, ec), ec))
-            throw ConfigError("--python and --numpy both name " + python_path +
-                              "; give two files, e.g. --python lab_torch.py --numpy lab_numpy.py");
-    }
+    refuse_shared_outputs({{"--python", python_path}, {"--numpy", numpy_path}});
     const CheckedConfig c = make_config(config);
     // Refused before anything runs: a script too large (from the planned shapes), a
     // configuration over the memory budget, a destination that cannot be written.
@@ -47,9 +39,10 @@ int ExportCommand::run() const {
 
     const Trace trace = run_traced(c);  // the same run as `headsplit trace`
     for (const auto& [path, kind] : scripts) {
+        std::cout.flush();  // a reader that has gone ends the run here, before the next file is made
         write_file_atomically(path, export_script(trace, kind));
-        std::cout << "wrote " << path << ": " << script_kind_name(kind) << ", " << trace.steps.size()
-                  << " steps; run it with python3 " << shell_path(path) << "\n";
+        std::cout << "wrote " << terminal_text(path) << ": " << script_kind_name(kind) << ", " << trace.steps.size()
+                  << " steps; run it with python3 " << terminal_text(shell_path(path)) << "\n";
     }
     return 0;
 }

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "headsplit/io/terminal.hpp"
 #include "headsplit/io/trace_json.hpp"
 
 namespace headsplit::app {
@@ -18,19 +19,21 @@ constexpr int kMaxWindowWidth = 7680, kMaxWindowHeight = 4320;
 
 // "1920x1080" -> {1920, 1080}; ConfigError naming `name` otherwise.
 std::pair<int, int> parse_size(const char* name, const std::string& text) {
+    refuse_blanks(name, text);
     const auto x = text.find('x');
     if (x == std::string::npos)
-        throw ConfigError(std::string(name) + " " + text + " is not a size; use WxH, e.g. 1920x1080");
+        throw ConfigError(std::string(name) + " " + shown_value(text) + " is not a size; use WxH, e.g. 1920x1080");
     const std::string w = std::string(name) + " width", h = std::string(name) + " height";
     return {static_cast<int>(parse_count(w.c_str(), text.substr(0, x), 320, kMaxWindowWidth)),
             static_cast<int>(parse_count(h.c_str(), text.substr(x + 1), 240, kMaxWindowHeight))};
 }
 
 float parse_font_scale(const char* name, const std::string& text) {
+    refuse_blanks(name, text);
     char* end = nullptr;
     const double f = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0' || !(f >= 0.75 && f <= 2.5))
-        throw ConfigError(std::string(name) + " " + text + " is not a scale from 0.75 to 2.5");
+        throw ConfigError(std::string(name) + " " + shown_value(text) + " is not a scale from 0.75 to 2.5");
     return static_cast<float>(f);
 }
 
@@ -86,15 +89,16 @@ namespace {
 // The stage's view: --zoom and --pan.
 void set_view(gui::GuiOptions& g, const GuiFlags& f) {
     if (!f.zoom.empty()) {
+        refuse_blanks("--zoom", f.zoom);
         char* end = nullptr;
         const double z = std::strtod(f.zoom.c_str(), &end);
-        if (*end != '\0' || !(z >= 1 && z <= 8)) throw ConfigError("--zoom " + f.zoom + " is not a zoom from 1 to 8");
+        if (*end != '\0' || !(z >= 1 && z <= 8)) throw ConfigError("--zoom " + shown_value(f.zoom) + " is not a zoom from 1 to 8");
         g.zoom = static_cast<float>(z);
     }
     if (!f.pan.empty()) {
         const std::vector<std::string> parts = split_list(f.pan);
         if (parts.size() != 3)
-            throw ConfigError("--pan " + f.pan + " is not TOKEN,COLUMN,HEAD; use three counts, e.g. 16,0,4");
+            throw ConfigError("--pan " + shown_value(f.pan) + " is not TOKEN,COLUMN,HEAD; use three counts, e.g. 16,0,4");
         const char* names[] = {"--pan token", "--pan column", "--pan head"};
         for (int i = 0; i < 3; ++i) g.pan[i] = parse_count(names[i], parts[static_cast<std::size_t>(i)], 0, 1 << 20);
     }
@@ -129,7 +133,7 @@ gui::GuiOptions GuiCommand::options() {
     if (std::find(kTabs.begin(), kTabs.end(), f.tab) == kTabs.end()) {
         std::string use;
         for (std::size_t i = 0; i < kTabs.size(); ++i) use += (i == 0 ? "" : i + 1 < kTabs.size() ? ", " : " or ") + kTabs[i];
-        throw ConfigError("--tab " + f.tab + " is not a panel; use " + use);
+        throw ConfigError("--tab " + shown_value(f.tab) + " is not a panel; use " + use);
     }
     g.tab = f.tab;
     g.layout_report = f.layout_report;
@@ -139,6 +143,10 @@ gui::GuiOptions GuiCommand::options() {
     for (const std::string& size : split_list(f.audit_windows)) g.audit_windows.push_back(parse_size("--audit-windows", size));
     for (const std::string& a : split_list(f.audit_fonts)) g.audit_fonts.push_back(parse_font_scale("--audit-fonts", a));
     if (!f.window_size.empty()) std::tie(g.width, g.height) = parse_size("--window", f.window_size);
+    refuse_shared_outputs({{"--screenshot", g.screenshot},
+                           {"--layout-report", g.layout_report},
+                           {"--drive-report", g.drive_frames > 0 ? g.drive_report : std::string()},
+                           {"--layout-audit", g.layout_audit}});
     if (!g.screenshot.empty()) check_writable(g.screenshot);
     if (g.drive_frames > 0) check_writable(g.drive_report);
     if (!g.layout_report.empty()) check_writable(g.layout_report);

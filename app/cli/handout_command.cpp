@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "headsplit/backends/egl_context.hpp"
+#include "headsplit/io/terminal.hpp"
 #include "gui/runs/handout.hpp"
 #include "cli/trace_command.hpp"
 
@@ -27,8 +28,8 @@ int HandoutCommand::run() const {
     context->make_current();
     std::string replaced;
     const int pictures = gui::write_handout(trace, out_dir, &replaced);
-    if (!replaced.empty()) std::cout << replaced << "\n";
-    std::cout << "wrote " << out_dir << "/index.html and " << pictures << " pictures (step-00.png .. step-"
+    if (!replaced.empty()) std::cout << terminal_text(replaced) << "\n";
+    std::cout << "wrote " << terminal_text(out_dir) << "/index.html and " << pictures << " pictures (step-00.png .. step-"
               << (pictures - 1 < 10 ? "0" : "") << pictures - 1 << ".png)\n";
     return 0;
 }

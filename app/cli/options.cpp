@@ -6,10 +6,12 @@
 #include "headsplit/engine/engine.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
+#include "headsplit/io/terminal.hpp"
 #include "headsplit/teaching/presets.hpp"
 
 namespace headsplit::app {
@@ -25,7 +27,18 @@ std::string list(const std::vector<std::string>& v) {
 
 }  // namespace
 
+void refuse_blanks(const char* name, const std::string& value) {
+    const auto blank = [](char ch) { return std::isspace(static_cast<unsigned char>(ch)) != 0; };
+    if (value.empty() || !(blank(value.front()) || blank(value.back()))) return;
+    const auto first = std::find_if_not(value.begin(), value.end(), blank);
+    const auto last = std::find_if_not(value.rbegin(), value.rend(), blank).base();
+    const std::string bare = first < last ? std::string(first, last) : std::string();
+    throw ConfigError(std::string(name) + " " + shown_value(value) + " has a blank before or after it; " +
+                      (bare.empty() ? "give a value" : "give the value alone: " + std::string(name) + " " + shown_value(bare)));
+}
+
 double parse_real(const char* name, const std::string& value) {
+    refuse_blanks(name, value);
     errno = 0;
     char* end = nullptr;
     const double v = std::strtod(value.c_str(), &end);
@@ -33,14 +46,14 @@ double parse_real(const char* name, const std::string& value) {
         throw ConfigError(std::string(name) + " " + value + " is too " + (std::abs(v) < 1 ? "small" : "large") +
                           " for a float (1e-38 to 3e38); use e.g. " + name + " 0.1");
     if (value.empty() || *end != '\0' || !std::isfinite(v))
-        throw ConfigError(std::string(name) + " " + (value.empty() ? "\"\"" : value) +
-                          " is not a number; use e.g. " + name + " 0.1");
+        throw ConfigError(std::string(name) + " " + shown_value(value) + " is not a number; use e.g. " + name + " 0.1");
     return v;
 }
 
 // "2GiB", "512MiB", "1G", "3000000" (bytes).
 std::uint64_t parse_bytes(const std::string& value) {
     const char* name = "--memory-budget";
+    refuse_blanks(name, value);
     std::size_t i = 0;
     while (i < value.size() && (std::isdigit(static_cast<unsigned char>(value[i])) || value[i] == '.')) ++i;
     const std::string number = value.substr(0, i), unit = value.substr(i);
@@ -52,18 +65,19 @@ std::uint64_t parse_bytes(const std::string& value) {
     char* end = nullptr;
     const double v = number.empty() ? -1 : std::strtod(number.c_str(), &end);
     if (scale == 0 || number.empty() || *end != '\0' || !(v > 0) || v * scale > 1e18)
-        throw ConfigError(std::string(name) + " " + (value.empty() ? "\"\"" : value) +
+        throw ConfigError(std::string(name) + " " + shown_value(value) +
                           " is not a size; use e.g. --memory-budget 2GiB (units B, KiB, MiB, GiB)");
     return static_cast<std::uint64_t>(v * scale);
 }
 
 std::int64_t parse_count(const char* name, const std::string& value, std::int64_t lo, std::int64_t hi) {
+    refuse_blanks(name, value);
     errno = 0;
     char* end = nullptr;
     const long long v = std::strtoll(value.c_str(), &end, 10);
     const std::string range = "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
     if (value.empty() || *end != '\0' || errno == ERANGE)
-        throw ConfigError(std::string(name) + " " + (value.empty() ? "\"\"" : value) + " is not " + range);
+        throw ConfigError(std::string(name) + " " + shown_value(value) + " is not " + range);
     if (v < lo || v > hi) throw ConfigError(std::string(name) + " " + value + " is out of range; use " + range);
     return v;
 }
@@ -133,10 +147,10 @@ void apply_run_options(const ConfigOptions& o, Config& c) {
     if (!o.seed.empty()) c.seed = static_cast<std::uint64_t>(parse_count("--seed", o.seed, 0, INT64_MAX));
     if (!o.dropout.empty()) c.dropout = parse_real("--dropout", o.dropout);
     if (!o.mode.empty() && !mode_from_name(o.mode, &c.mode))
-        throw ConfigError("--mode " + o.mode + " is not a mode; use loop, split, fused or flash");
+        throw ConfigError("--mode " + shown_value(o.mode) + " is not a mode; use loop, split, fused or flash");
     if (!o.block.empty()) c.block = parse_count("--block", o.block, 1, kMaxTokens);
     if (!o.backend.empty() && !backend_from_name(o.backend, &c.backend))
-        throw ConfigError("--backend " + o.backend + " is not a backend; use cpu or gl");
+        throw ConfigError("--backend " + shown_value(o.backend) + " is not a backend; use cpu or gl");
     if (!o.memory_budget.empty()) c.memory_budget = parse_bytes(o.memory_budget);
     if (!o.time_budget.empty()) c.time_budget = static_cast<double>(parse_count("--time-budget", o.time_budget, 1, 86400));
     // Cross-attention sees the whole context: no causal mask unless --causal is given.
@@ -166,7 +180,7 @@ CheckedConfig make_config(const ConfigOptions& o) {
         if (o.texts.size() > 1) throw ConfigError(source + " runs one sentence; give one --text");
         const std::string text = o.texts.empty() ? "" : o.texts.front();
         if (!o.texts.empty() && split_words(text).empty())  // not the model's own sentence in its place
-            throw ConfigError("--text \"" + text + "\" has no words; give at least one, e.g. --text \"the cat sleeps\"");
+            throw ConfigError("--text " + shown_value(text) + " has no words; give at least one, e.g. --text \"the cat sleeps\"");
         const std::int64_t layer = o.layer.empty() ? -1 : parse_count("--layer", o.layer, 0, 1 << 20);
         Config c = o.weights.empty() ? config_from_preset(o.preset, text, layer)
                                      : gpt2_config(o.weights, text.empty() ? "the cat sleeps" : text, std::max<std::int64_t>(layer, 0));
@@ -181,7 +195,7 @@ CheckedConfig make_config(const ConfigOptions& o) {
         for (const std::string& text : o.texts) {
             sentences.push_back(split_words(text));
             if (sentences.back().empty())
-                throw ConfigError("--text \"" + text + "\" has no words; give at least one, e.g. --text \"the cat sleeps\"");
+                throw ConfigError("--text " + shown_value(text) + " has no words; give at least one, e.g. --text \"the cat sleeps\"");
         }
         c.set_sentences(std::move(sentences));
         c.embeddings.clear();
@@ -195,7 +209,7 @@ CheckedConfig make_config(const ConfigOptions& o) {
     for (const std::string& text : o.contexts) {
         c.context.push_back(split_words(text));
         if (c.context.back().empty())
-            throw ConfigError("--context \"" + text + "\" has no words; give at least one, e.g. --context \"le chat dort\"");
+            throw ConfigError("--context " + shown_value(text) + " has no words; give at least one, e.g. --context \"le chat dort\"");
     }
     if (!o.context_tokens.empty()) {
         std::vector<std::string> seq = synthetic_tokens(parse_count("--context-tokens", o.context_tokens, 1, kMaxTokens));

@@ -43,6 +43,12 @@ std::string command_line_problem(const CLI::ParseError& e, const std::string& hi
 // Text with its line breaks made spaces and no trailing space: the user gets one line.
 std::string one_line(std::string s);
 
+// Refuses a value with a blank (a space, a tab, a line break) before or after it, as every
+// number, size and scale of the command line is: one line that shows the value quoted, so the
+// blank can be seen, and the value without it. Blanks are refused rather than trimmed: a
+// value read from a script with a stray space is more likely a mistake than meant.
+void refuse_blanks(const char* name, const std::string& value);
+
 // Parses "--name value" as a real number; throws ConfigError naming it.
 double parse_real(const char* name, const std::string& value);
 

@@ -10,6 +10,7 @@
 #include "headsplit/backends/backend_policy.hpp"
 #include "headsplit/base/numbers.hpp"
 #include "headsplit/engine/engine.hpp"
+#include "headsplit/io/terminal.hpp"
 #include "headsplit/io/trace_json.hpp"
 
 namespace headsplit::app {
@@ -27,7 +28,7 @@ std::string quoted_text(const Config& c) {
     std::string text;
     for (const auto& t : c.tokens) text += (text.empty() ? "" : " ") + t;
     if (text.size() > 60) text = text.substr(0, 57) + "...";
-    return "\"" + text + "\"";
+    return "\"" + terminal_text(text) + "\"";
 }
 
 std::string cell(float v) { return format_fixed(v, 4); }
@@ -117,9 +118,9 @@ void print_step_values(const Step& s, std::ostream& out) {
     out << "\nstep " << s.index << ": " << op_name(s.op);
     if (s.head >= 0) out << " (head " << s.head << ")";
     if (s.round >= 0) out << (s.round == 0 ? " (prefill)" : " (round " + std::to_string(s.round) + ")");
-    out << "\n  " << s.code << "\n  " << s.explain << "\n";
+    out << "\n  " << terminal_text(s.code) << "\n  " << terminal_text(s.explain) << "\n";
     for (const TensorRecord& t : s.tensors) {
-        out << "  " << t.name << " " << shape_str(t.shape) << "  strides " << shape_str(t.strides) << "  offset "
+        out << "  " << terminal_text(t.name) << " " << shape_str(t.shape) << "  strides " << shape_str(t.strides) << "  offset "
             << t.offset << "  buffer " << t.buffer << "  " << storage_label(t.storage) << "\n";
         if (t.has_values() && numel(t.shape) > 4096) {
             out << "    (" << numel(t.shape) << " values; write them with --json)\n";
@@ -163,8 +164,9 @@ int TraceCommand::run() const {
     print_step_table(trace, std::cout);
     if (step_index >= 0) print_step_values(trace.steps[step_index], std::cout);
     if (!json_path.empty()) {
+        std::cout.flush();  // a reader that has gone ends the run here, before the file is made
         write_file_atomically(json_path, [&](const TextSink& out) { write_trace_json(trace, out); });
-        std::cout << "wrote " << json_path << "\n";
+        std::cout << "wrote " << terminal_text(json_path) << "\n";
     }
     return 0;
 }

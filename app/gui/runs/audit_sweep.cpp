@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "headsplit/io/terminal.hpp"
 #include "headsplit/teaching/presets.hpp"
 #include "headsplit/io/trace_json.hpp"
 #include "gui/panels/panels.hpp"
@@ -321,7 +322,7 @@ int AuditSweep::finish() {
     try {
         write_file_atomically(report_, doc.dump(1));
     } catch (const std::exception& e) {
-        std::cerr << "headsplit: " << e.what() << "\n";
+        std::cerr << "headsplit: " << terminal_text(e.what()) << "\n";
         return 1;
     }
     if (problem_count_ > 0) {

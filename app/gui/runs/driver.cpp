@@ -13,6 +13,7 @@
 #include <backends/imgui_impl_glfw.h>
 #include <nlohmann/json.hpp>
 
+#include "headsplit/io/terminal.hpp"
 #include "headsplit/base/numbers.hpp"
 #include "headsplit/teaching/presets.hpp"
 #include "headsplit/io/trace_json.hpp"
@@ -328,7 +329,7 @@ int Driver::finish() {
     try {
         write_file_atomically(report_, r.dump(2) + "\n");
     } catch (const std::exception& e) {
-        std::cerr << "headsplit: " << e.what() << "\n";
+        std::cerr << "headsplit: " << terminal_text(e.what()) << "\n";
         return 1;
     }
     return 0;

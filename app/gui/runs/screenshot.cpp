@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "headsplit/io/terminal.hpp"
 #include "headsplit/io/trace_json.hpp"
 #include "gui/platform/png.hpp"
 #include "gui/panels/style.hpp"
@@ -46,7 +47,7 @@ bool ScreenshotRun::frame_drawn(AppState& st, const FrameInfo& f) {
 void ScreenshotRun::save(const FrameInfo& f) {
     std::string why;
     if (!save_png(path_, f.fb_w, f.fb_h, &why)) {
-        std::cerr << "headsplit: " << why << "\n";
+        std::cerr << "headsplit: " << terminal_text(why) << "\n";
         exit_code_ = 1;
         return;
     }
@@ -54,7 +55,7 @@ void ScreenshotRun::save(const FrameInfo& f) {
     try {
         write_file_atomically(layout_report_, layout_report_json(layout_audit().report()));
     } catch (const std::exception& e) {
-        std::cerr << "headsplit: " << e.what() << "\n";
+        std::cerr << "headsplit: " << terminal_text(e.what()) << "\n";
         exit_code_ = 1;
     }
 }

@@ -155,6 +155,12 @@ std::string human_bytes(double bytes) {
     return s.str();
 }
 
+void check_block_needs_flash(std::int64_t block, Mode mode, const std::string& add_flash) {
+    if (block != 0 && mode != Mode::Flash)
+        throw ConfigError("block = " + std::to_string(block) + " is the tile side of flash mode, but the mode is " +
+                          mode_name(mode) + "; " + add_flash + " or drop --block");
+}
+
 namespace {
 
 void check_dim(const char* what, std::int64_t v) {
@@ -352,9 +358,8 @@ void validate_flash(const Config& c) {
                               "at most " + std::to_string(kMaxFlashTiles) + " can be traced: use --block " +
                               std::to_string(smallest) + " or more");
         }
-    } else if (c.block != 0) {
-        throw ConfigError("block = " + std::to_string(c.block) + " is the tile side of flash mode, but the mode is " +
-                          mode_name(c.mode) + "; add --mode flash or drop --block");
+    } else {
+        check_block_needs_flash(c.block, c.mode, "add --mode flash");
     }
 }
 

@@ -82,6 +82,10 @@ WorkEstimate estimate_work(const CheckedConfig& checked, Backend& backend);
 // under 2 GFLOP (well under a second on any backend HeadSplit has).
 void require_time(const CheckedConfig& checked, Backend& backend);
 
+// The rule that a tile side (--block) is flash mode's: ConfigError when `block` is given (not
+// 0) and `mode` is not flash, ending with `add_flash`, how to ask for flash mode there.
+void check_block_needs_flash(std::int64_t block, Mode mode, const std::string& add_flash);
+
 // Validates every value (ConfigError naming the first bad one) and estimates the memory.
 // Does not refuse a configuration over the budget: plan() may still show its shapes.
 CheckedConfig check_config(const Config& c);
