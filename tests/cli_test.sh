@@ -632,6 +632,17 @@ rm -f "$work"/esc*
 [ $? = 1 ] && grep -qF "cannot write $work/no/\x1b]0;x\x07/out.json" "$work/stderr" || fail "an unwritable path with ESC: $(cat -v "$work/stderr")"
 no_escape "an unwritable path" "$work/stderr"
 
+#    Where the numbers came from: a checkpoint's script names its folder and layer, the shipped
+#    model's its preset, never a seed that played no part.
+"$bin" export --python "$work/ckpt.py" --weights "$shipped" --layer 1 --text "the cat" >/dev/null || fail "export --weights exited $?"
+grep -qF "Weights: \"the GPT-2 checkpoint in $shipped, layer 1 of 4\"." "$work/ckpt.py" || fail "export --weights: $(sed -n 3,5p "$work/ckpt.py")"
+sed -n 1,6p "$work/ckpt.py" | grep -q "seed=" && fail "export --weights names a seed: $(sed -n 3p "$work/ckpt.py")"
+"$bin" export --python "$work/tiny.py" --preset tiny-trained >/dev/null || fail "export --preset tiny-trained exited $?"
+grep -qF "Weights: \"the tiny-trained preset: the GPT-2 checkpoint shipped with HeadSplit" "$work/tiny.py" ||
+  fail "export --preset tiny-trained: $(sed -n 3,5p "$work/tiny.py")"
+"$bin" export --python "$work/seeded.py" --seed 7 >/dev/null && grep -qF "Weights: \"random, from seed 7\"." "$work/seeded.py" ||
+  fail "export --seed 7: $(sed -n 3,5p "$work/seeded.py")"
+
 # 5. A good --json is complete JSON, written in one piece.
 "$bin" trace --mode fused --json "$work/good.json" >/dev/null || fail "trace --json exited $?"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=='headsplit-trace' and d['version']==3" \

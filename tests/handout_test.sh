@@ -11,6 +11,7 @@ bin=$1
 stats=$2
 python=$3
 work=$(mktemp -d)
+shipped=$(cd "$(dirname "$0")/../assets/tiny-gpt2" && pwd)
 trap 'rm -rf "$work"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
@@ -168,7 +169,7 @@ same_as_before() {  # dir what
 }
 if [ "$(id -u)" = 0 ] && mkdir -p "$work/disk" && mount -t tmpfs -o size=2600k tmpfs "$work/disk" 2>/dev/null; then
   "$bin" handout --out "$work/disk/h" --heads 2 >/dev/null 2>&1 || fail "full disk: the first handout failed"
-  (cd "$work/disk/h" && md5sum * >"$work/before.md5")
+  (cd "$work/disk/h" && ls -A | xargs md5sum >"$work/before.md5")
   "$bin" handout --out "$work/disk/h" --heads 3 --text "the quick brown fox jumps over" >/dev/null 2>"$work/disk.err" &&
     fail "a handout onto a full disk exited 0"
   grep -qF "No space left on device; nothing there was replaced" "$work/disk.err" || fail "full disk: $(cat "$work/disk.err")"
@@ -178,19 +179,63 @@ else
   echo "note: not root or no tmpfs here; the full-disk handout is not run"
 fi
 "$bin" handout --out "$work/killed" --heads 2 >/dev/null 2>&1 || fail "the handout to kill: the first one failed"
-(cd "$work/killed" && md5sum * >"$work/before.md5")
-# (Flash with one key per tile: 53 steps, so the kill lands while the pictures are made.)
-"$bin" handout --out "$work/killed" --mode flash --block 1 --text "the quick brown fox jumps over the lazy dog" >/dev/null 2>&1 &
-pid=$!
-for _ in $(seq 600); do
-  [ "$(ls -A "$work"/killed/.headsplit-handout.* 2>/dev/null | grep -c '^step-')" -ge 2 ] && break
-  sleep 0.02
+(cd "$work/killed" && ls -A | xargs md5sum >"$work/before.md5")
+# (Flash with one key per tile: 53 steps, so the kill lands while the pictures are made.) Every
+# signal that ends a process by default does the same (a few of them here; cli_test.sh has all).
+for sig in TERM ALRM USR1 XCPU; do
+  "$bin" handout --out "$work/killed" --mode flash --block 1 --text "the quick brown fox jumps over the lazy dog" >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 600); do
+    [ "$(ls -A "$work"/killed/.headsplit-handout.* 2>/dev/null | grep -c '^step-')" -ge 2 ] && break
+    sleep 0.02
+  done
+  kill -"$sig" "$pid"
+  wait "$pid"
+  rc=$?
+  [ "$rc" = $((128 + $(kill -l "$sig"))) ] || fail "a handout killed by SIG$sig exited $rc (it had finished?)"
+  same_as_before "$work/killed" "SIG$sig"
 done
-kill -TERM "$pid"
-wait "$pid"
+# The file size limit (ulimit -f, 1024-byte blocks: a picture is larger): one line naming it and
+# the picture, the earlier handout whole.
+(ulimit -c 0 -f 64; exec "$bin" handout --out "$work/killed" --heads 3 >/dev/null 2>"$work/limit.err")
 rc=$?
-[ "$rc" = 143 ] || fail "a handout killed by SIGTERM exited $rc, expected 143 (it had finished?)"
-same_as_before "$work/killed" "SIGTERM"
+[ "$rc" = 1 ] && grep -qF "the file size limit (ulimit -f) was reached writing $work/killed/step-00.png" "$work/limit.err" ||
+  fail "a handout past the file size limit: exit $rc, $(cat "$work/limit.err")"
+same_as_before "$work/killed" "the file size limit"
+
+# A folder keeps every file the handout did not make: a picture of the user's where one would
+# go, or past the last step, or an earlier handout's picture changed since, is refused by name
+# before any work, and stays as it was. The handout knows its own files by its manifest.
+mkdir -p "$work/theirs" && echo "my picture" >"$work/theirs/step-00.png"
+"$bin" handout --out "$work/theirs" >/dev/null 2>"$work/theirs.err" && fail "a folder holding the user's step-00.png was accepted"
+grep -qF "$work/theirs/step-00.png is there and was not made by a HeadSplit handout" "$work/theirs.err" || fail "the user's picture: $(cat "$work/theirs.err")"
+[ "$(cat "$work/theirs/step-00.png")" = "my picture" ] && [ "$(ls -A "$work/theirs")" = step-00.png ] ||
+  fail "the user's picture was replaced or files were added: $(ls -A "$work/theirs")"
+"$bin" handout --out "$work/own" >/dev/null 2>&1 || fail "own: the first handout failed"
+grep -q '^step-11.png [0-9]' "$work/own/.headsplit-manifest" || fail "own: the manifest does not list step-11.png"
+echo "my picture" >"$work/own/step-40.png"
+"$bin" handout --out "$work/own" >/dev/null 2>"$work/own.err" && fail "a handout over the user's step-40.png exited 0"
+grep -qF "$work/own/step-40.png is there and was not made" "$work/own.err" || fail "own, step-40: $(cat "$work/own.err")"
+rm "$work/own/step-40.png"
+echo "drawn over" >>"$work/own/step-03.png"
+"$bin" handout --out "$work/own" >/dev/null 2>"$work/own.err" && fail "a handout over an edited step-03.png exited 0"
+grep -qF "$work/own/step-03.png is there and was not made by a HeadSplit handout (or was changed since)" "$work/own.err" ||
+  fail "own, edited: $(cat "$work/own.err")"
+tail -c 11 "$work/own/step-03.png" | grep -q "drawn over" || fail "the edited picture was replaced"
+
+# Where the numbers came from: a checkpoint's handout names its folder and layer and reruns
+# it; the shipped model's names its preset; neither says "seed".
+check_handout weights --weights "$shipped" --layer 1 --text "the cat"
+grep -qF "<td>weights</td><td>the GPT-2 checkpoint in $shipped, layer 1 of 4" "$work/weights/index.html" ||
+  fail "weights: the page does not name the checkpoint and layer: $(grep -o '<td>weights</td><td>[^<]*' "$work/weights/index.html")"
+grep -qF "<code>headsplit trace --weights $shipped --text 'the cat' --layer 1" "$work/weights/index.html" ||
+  fail "weights: no rerun line naming the folder"
+check_handout tiny --preset tiny-trained --layer 2
+grep -qF "<td>weights</td><td>the tiny-trained preset: the GPT-2 checkpoint shipped with HeadSplit" "$work/tiny/index.html" ||
+  fail "tiny-trained: the page does not name the preset: $(grep -o '<td>weights</td><td>[^<]*' "$work/tiny/index.html")"
+for d in weights tiny; do
+  grep -o '<td>weights</td><td>[^<]*' "$work/$d/index.html" | grep -q seed && fail "$d: the page names a seed"
+done
 
 # Refused before any work, one line, nothing written.
 for bad in /proc/headsplit-handout "$work/default/index.html"; do

@@ -7,6 +7,7 @@
 
 #include "headsplit/engine/config.hpp"
 #include "headsplit/io/config_options.hpp"
+#include "headsplit/teaching/presets.hpp"
 #include "cli/options.hpp"
 
 using namespace headsplit;
@@ -135,4 +136,36 @@ TEST_CASE("config_options: a preset's own embeddings go as its name, with the ch
     other = parsed({"--preset", "journey"});
     other.embeddings[0] += 1.0f;
     CHECK(config_options(other).empty());
+}
+
+TEST_CASE("command_options spells a checkpoint folder's configuration, which parses back to the same one", "[config_options]") {
+    const std::string dir = shipped_weights_dir("tiny-gpt2");  // absolute, as command_options spells it
+    const std::vector<std::vector<std::string>> typed = {
+        {"--weights", dir, "--text", "the cat", "--layer", "1"},
+        {"--weights", dir, "--text", "the cat sat on the mat", "--mode", "flash", "--block", "2", "--backend", "gl"},
+        {"--weights", dir, "--dropout", "0.25", "--seed", "3", "--scale-first", "--no-out-proj"},
+        {"--weights", dir, "--text", "the cat sat on the mat", "--decode-from", "2"},
+        {"--weights", dir, "--text", "the cat", "--no-causal"},
+        {"--preset", "tiny-trained", "--dropout", "0.5", "--seed", "9", "--scale-first"},
+    };
+    for (const auto& words : typed) {
+        INFO("typed: " << testing_join(words));
+        const Config a = parsed(words);
+        std::vector<std::string> spelled;
+        for (const auto& [name, value] : command_options(a)) {
+            spelled.push_back("--" + name);
+            if (!value.empty()) spelled.push_back(value);
+        }
+        INFO("spelled: " << testing_join(spelled));
+        CHECK(config_options(a).empty() == (words.front() == "--weights"));  // the page cannot open a folder
+        check_same(a, parsed(spelled));
+    }
+}
+
+TEST_CASE("weights_source names the seed, the checkpoint folder and its layer, or the shipped preset", "[config_options]") {
+    const std::string dir = shipped_weights_dir("tiny-gpt2");
+    CHECK(weights_source(parsed({"--seed", "7"})) == "random, from seed 7");
+    CHECK(weights_source(parsed({"--weights", dir, "--layer", "1"})) == "the GPT-2 checkpoint in " + dir + ", layer 1 of 4");
+    CHECK(weights_source(parsed({"--preset", "tiny-trained", "--layer", "2"})) ==
+          "the tiny-trained preset: the GPT-2 checkpoint shipped with HeadSplit (" + dir + "), layer 2 of 4");
 }

@@ -2,14 +2,19 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gui/platform/gl.hpp"
@@ -161,24 +166,98 @@ private:
 
 }  // namespace
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// The file in which a handout lists what it made: each file's name, size and modification
+// time. A file of the folder is the handout's own, to replace or remove, only while it is
+// listed there unchanged; anything else is the user's and is never touched.
+constexpr const char* kManifest = ".headsplit-manifest";
+constexpr const char* kManifestHeading = "headsplit handout files v1";
+
+std::string file_stamp(const fs::path& file) {
+    struct stat info {};
+    if (::stat(file.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return "";
+    return std::to_string(info.st_size) + " " + std::to_string(info.st_mtim.tv_sec) + "." +
+           std::to_string(info.st_mtim.tv_nsec);
+}
+
+std::string read_head(const fs::path& file, std::size_t limit) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) return "";
+    std::string text(limit, '\0');
+    std::FILE* f = std::fopen(file.c_str(), "rb");
+    const std::size_t n = f ? std::fread(text.data(), 1, limit, f) : 0;
+    if (f) std::fclose(f);
+    text.resize(n);
+    return text;
+}
+
+// Whether `name` is one a handout writes: index.html, step-NN.png.
+bool handout_name(const std::string& name) {
+    if (name == "index.html") return true;
+    return name.size() > 9 && name.compare(0, 5, "step-") == 0 && name.compare(name.size() - 4, 4, ".png") == 0 &&
+           name.find_first_not_of("0123456789", 5) == name.size() - 4;
+}
+
+// The files of `folder` an earlier handout made and that are as it left them: those its
+// manifest lists with the same size and time. A handout from before manifests is known by its
+// page's title, and owns that page and the pictures the page shows.
+std::set<std::string> earlier_handout(const fs::path& folder) {
+    std::set<std::string> own;
+    std::istringstream manifest(read_head(folder / kManifest, 1 << 20));
+    std::string line;
+    if (std::getline(manifest, line) && line == kManifestHeading) {
+        while (std::getline(manifest, line)) {
+            const auto space = line.find(' ');
+            if (space == std::string::npos) continue;
+            const std::string name = line.substr(0, space);
+            if (handout_name(name) && file_stamp(folder / name) == line.substr(space + 1)) own.insert(name);
+        }
+        return own;
+    }
+    const std::string page = read_head(folder / "index.html", 1 << 22);
+    if (page.find("<title>HeadSplit handout: ") == std::string::npos) return own;
+    own.insert("index.html");
+    for (std::size_t at = 0; (at = page.find("<img src=\"step-", at)) != std::string::npos;) {
+        at += 10;
+        const std::string name = page.substr(at, page.find('"', at) - at);
+        if (handout_name(name)) own.insert(name);
+    }
+    return own;
+}
+
+// Refuses a folder holding a file a handout would write or remove that it did not make.
+void refuse_foreign_files(const fs::path& folder) {
+    const std::set<std::string> own = earlier_handout(folder);
+    std::error_code ec;
+    std::vector<std::string> names;
+    for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    for (const std::string& name : names) {
+        if (!handout_name(name) || own.count(name)) continue;
+        const fs::file_status st = fs::symlink_status(folder / name, ec);
+        if (!fs::is_regular_file(st) && !fs::is_symlink(st)) continue;  // a folder in the way is named when it is reached
+        const std::string path = (folder / name).string();
+        if (name == "index.html")
+            throw std::runtime_error(path + " is there and is not a HeadSplit handout; choose an empty folder (or an earlier handout's)");
+        throw std::runtime_error(path + " is there and was not made by a HeadSplit handout (or was changed since); "
+                                 "move it away or choose another folder");
+    }
+}
+
+}  // namespace
+
 void check_handout_dir(const std::string& dir) {
     if (dir.empty()) throw std::runtime_error("the handout needs a folder: --out DIR");
     std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec || !std::filesystem::is_directory(dir))
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir))
         throw std::runtime_error("cannot make the handout folder " + dir + (ec ? ": " + ec.message() : ": a file has that name") +
                                  "; choose a folder you can write to");
-    const std::string page = (std::filesystem::path(dir) / "index.html").string();
-    // A page there that is not a handout is the user's own: it is not replaced.
-    if (std::filesystem::exists(std::filesystem::symlink_status(page, ec))) {
-        char head[512] = {};
-        std::FILE* f = std::filesystem::is_regular_file(page, ec) ? std::fopen(page.c_str(), "rb") : nullptr;
-        const std::size_t n = f ? std::fread(head, 1, sizeof head - 1, f) : 0;
-        if (f) std::fclose(f);
-        if (std::string(head, n).find("<title>HeadSplit handout: ") == std::string::npos)
-            throw std::runtime_error(page + " is there and is not a HeadSplit handout; choose an empty folder (or an earlier handout's)");
-    }
-    check_writable(page);
+    refuse_foreign_files(dir);
+    check_writable((fs::path(dir) / "index.html").string());
 }
 
 std::string handout_html(const Trace& tr) {
@@ -211,7 +290,7 @@ table.counts { border-collapse: collapse; } table.counts td, table.counts th { b
                      " heads of head_dim = " + std::to_string(c.head_dim()));
     row("mode", std::string(mode_name(c.mode)) + (c.causal ? ", causal mask" : ", no mask") +
                     (c.dropout > 0 ? ", dropout " + format_number(c.dropout) + " (seed " + std::to_string(c.seed) + ")" : ""));
-    row("weights", "seed " + std::to_string(c.seed) + (c.qkv_bias ? ", Q/K/V bias" : "") + (c.out_proj ? ", output projection" : ""));
+    row("weights", html_escape(weights_source(c)) + (c.qkv_bias ? ", Q/K/V bias" : "") + (c.out_proj ? ", output projection" : ""));
     if (const std::string o = shell_options(c); !o.empty()) row("rerun it", "<code>headsplit trace " + html_escape(o) + "</code>");
     h += "</table>\n";
 
@@ -253,17 +332,16 @@ int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& 
             if (!t.has_values() && !t.shape.empty())
                 throw std::runtime_error("the handout needs values: this configuration is shown as shapes only");
     check_handout_dir(dir);
-    namespace fs = std::filesystem;
     const fs::path folder(dir);
     // Every file is made in a folder of its own inside `dir` first, then moved into place all
     // at once: a full disk or a signal while they are made leaves `dir` as it was (never half
     // an old handout and half a new one), and takes the made files away.
-    const fs::path staging = folder / (".headsplit-handout." + std::to_string(::getpid()));
-    std::error_code ec;
-    fs::remove_all(staging, ec);
-    if (!fs::create_directory(staging, ec))
-        throw std::runtime_error("cannot write the handout into " + dir + ": " + (ec ? ec.message() : "a file is in the way") +
+    std::string staging_name = (folder / ".headsplit-handout.XXXXXX").string();
+    if (!mkdtemp(staging_name.data()))
+        throw std::runtime_error("cannot write the handout into " + dir + ": " + std::strerror(errno) +
                                  "; choose a folder you can write to");
+    const fs::path staging(staging_name);
+    std::error_code ec;
     guard_folder(staging.string());
     const auto abandon = [&] {  // the made files go; `dir` keeps what it had
         fs::remove_all(staging, ec);
@@ -291,6 +369,11 @@ int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& 
         names.push_back("index.html");
         guard_folder_file(names.back());
         write_file_atomically((staging / names.back()).string(), handout_html(*trace));
+        std::string manifest = std::string(kManifestHeading) + "\n";
+        for (const std::string& name : names) manifest += name + " " + file_stamp(staging / name) + "\n";
+        names.push_back(kManifest);
+        guard_folder_file(names.back());
+        write_file_atomically((staging / names.back()).string(), manifest);
     } catch (const std::exception& e) {
         abandon();
         // Said of the file it was to become ("cannot write DIR/step-04.png: No space left on
@@ -313,7 +396,16 @@ int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& 
                                      "move it away or choose another folder (" + dir + " was left as it was)");
         }
     }
-    const bool earlier = fs::exists(folder / "index.html", ec);
+    // Checked again now that the work is done: a file the user put there meanwhile stays.
+    std::set<std::string> own;
+    try {
+        refuse_foreign_files(folder);
+        own = earlier_handout(folder);
+    } catch (const std::exception& e) {
+        abandon();
+        throw std::runtime_error(std::string(e.what()) + " (" + dir + " was left as it was)");
+    }
+    const bool earlier = own.count("index.html") > 0;
     int removed = 0;
     {
         const HoldSignals hold;  // the pictures and the page move together
@@ -328,10 +420,8 @@ int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& 
         fs::remove(staging, ec);
         guard_folder("");
         // An earlier, longer handout's last pictures: this page does not show them, so they go.
-        for (int n = static_cast<int>(trace->steps.size());; ++n) {
-            if (!fs::remove(folder / picture_name(n), ec)) break;
-            ++removed;
-        }
+        for (const std::string& name : own)
+            if (std::find(names.begin(), names.end(), name) == names.end() && fs::remove(folder / name, ec)) ++removed;
     }
     if (replaced && earlier)
         *replaced = "replaced the handout that was in " + dir +

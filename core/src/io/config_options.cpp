@@ -1,5 +1,8 @@
 #include "headsplit/io/config_options.hpp"
 
+#include <filesystem>
+#include <system_error>
+
 #include "headsplit/base/numbers.hpp"
 #include "headsplit/engine/config_edit.hpp"
 #include "headsplit/io/files.hpp"
@@ -15,19 +18,43 @@ std::string joined(const std::vector<std::string>& words) {
     return out;
 }
 
+// A checkpoint's configuration: `source` (the shipped model's name, or its folder), the text
+// its pieces make, the layer, and what was chosen on top of them.
+std::vector<std::pair<std::string, std::string>> checkpoint_options(const Config& c, std::pair<std::string, std::string> source) {
+    std::vector<std::pair<std::string, std::string>> o = {
+        std::move(source), {"text", checkpoint_text(c)}, {"layer", std::to_string(c.layer)}, {"mode", mode_name(c.mode)}};
+    if (c.mode == Mode::Flash) o.emplace_back("block", std::to_string(c.flash_block()));
+    if (!c.causal) o.emplace_back("no-causal", "");
+    if (c.decoding()) o.emplace_back("decode-from", std::to_string(c.decode_from));
+    if (c.dropout > 0) o.emplace_back("dropout", exact_number(c.dropout)), o.emplace_back("seed", std::to_string(c.seed));
+    if (c.scale_first) o.emplace_back("scale-first", "");
+    if (!c.out_proj) o.emplace_back("no-out-proj", "");
+    if (c.backend == BackendKind::Gl) o.emplace_back("backend", "gl");
+    return o;
+}
+
+// Whether the checkpoint is a shipped preset's (tiny-trained), not a folder the user named.
+bool shipped_checkpoint(const Config& c) {
+    const Preset* p = find_preset(c.preset);
+    return p && !p->weights.empty();
+}
+
+// The checkpoint folder as an absolute path, so that a line printed for later still finds it.
+std::string absolute_folder(const std::string& dir) {
+    std::error_code ec;
+    const std::filesystem::path p = std::filesystem::absolute(dir, ec);
+    return ec ? dir : p.lexically_normal().string();
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> config_options(const Config& c) {
     std::vector<std::pair<std::string, std::string>> o;
     if (!c.weights_dir.empty()) {
-        // A shipped model (tiny-trained): its name, the text its pieces make, the layer. A
-        // checkpoint folder of the user's (--weights) is not spelled.
-        if (c.preset.empty() || c.preset.find(' ') != std::string::npos) return {};
-        o = {{"preset", c.preset}, {"text", checkpoint_text(c)}, {"layer", std::to_string(c.layer)}, {"mode", mode_name(c.mode)}};
-        if (c.mode == Mode::Flash) o.emplace_back("block", std::to_string(c.flash_block()));
-        if (!c.causal) o.emplace_back("no-causal", "");
-        if (c.backend == BackendKind::Gl) o.emplace_back("backend", "gl");
-        return o;
+        // A shipped model (tiny-trained): its name. A checkpoint folder of the user's
+        // (--weights) is not spelled: the page cannot open a folder (command_options can).
+        if (!shipped_checkpoint(c)) return {};
+        return checkpoint_options(c, {"preset", c.preset});
     }
     if (!c.embeddings.empty()) {
         // A preset's own rows (journey's): its name, then the options that keep them. --text,
@@ -66,11 +93,25 @@ std::vector<std::pair<std::string, std::string>> config_options(const Config& c)
     return o;
 }
 
+std::vector<std::pair<std::string, std::string>> command_options(const Config& c) {
+    if (!c.weights_dir.empty() && !shipped_checkpoint(c)) return checkpoint_options(c, {"weights", absolute_folder(c.weights_dir)});
+    return config_options(c);
+}
+
 std::string shell_options(const Config& c) {
     std::string o;
-    for (const auto& [name, value] : config_options(c))
+    for (const auto& [name, value] : command_options(c))
         o += (o.empty() ? "--" : " --") + name + (value.empty() ? "" : " " + shell_word(value));
     return o;
+}
+
+std::string weights_source(const Config& c) {
+    if (c.weights_dir.empty()) return "random, from seed " + std::to_string(c.seed);
+    const std::string layer = "layer " + std::to_string(c.layer) + " of " + std::to_string(c.layers);
+    if (shipped_checkpoint(c))
+        return "the " + c.preset + " preset: the GPT-2 checkpoint shipped with HeadSplit (" + absolute_folder(c.weights_dir) +
+               "), " + layer;
+    return "the GPT-2 checkpoint in " + absolute_folder(c.weights_dir) + ", " + layer;
 }
 
 }  // namespace headsplit

@@ -1,5 +1,7 @@
 #include "headsplit/io/export.hpp"
 
+#include "headsplit/io/config_options.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "headsplit/base/numbers.hpp"
+#include "headsplit/io/config_options.hpp"
 #include "headsplit/teaching/narration.hpp"
 #include "python_text.hpp"
 
@@ -60,7 +63,8 @@ std::string config_line(const Config& c) {
                        " D_in=" + std::to_string(c.d_in) + " D_out=" + std::to_string(c.d_out) +
                        " heads=" + std::to_string(c.heads) + " head_dim=" + std::to_string(c.head_dim()) +
                        "  mode=" + mode_name(c.mode) + " backend=" + backend_name(c.backend) +
-                       (c.causal ? " causal" : " not-causal") + " seed=" + std::to_string(c.seed);
+                       (c.causal ? " causal" : " not-causal") +
+                       (c.weights_dir.empty() || c.dropout > 0 ? " seed=" + std::to_string(c.seed) : "");
     if (c.dropout > 0) line += " dropout=" + exact_number(c.dropout, false);
     if (c.scale_first) line += " scale-first";
     if (c.qkv_bias) line += " qkv-bias";
@@ -577,6 +581,7 @@ std::string export_script(const Trace& tr, ScriptKind kind) {
                   mode_name(c.mode) + " mode.");
     w.blank();
     w.line(0, config_line(c));
+    w.line(0, "Weights: " + py_string(weights_source(c)) + ".");
     w.blank();
     w.wrapped(0, "", "Written by `headsplit export`. The inputs and weights at the bottom of this file are the ones "
                  "headsplit used; the module below runs the same " + std::to_string(tr.steps.size()) +

@@ -17,9 +17,18 @@ namespace headsplit {
 // embeddings with other words or another D_in.
 std::vector<std::pair<std::string, std::string>> config_options(const Config& c);
 
-// config_options as one line for a POSIX shell, each value quoted by shell_word: pasted after
+// The long options for the command line: config_options, or for a checkpoint folder of the
+// user's (--weights DIR) that folder (absolute), the text, the layer and the rest.
+std::vector<std::pair<std::string, std::string>> command_options(const Config& c);
+
+// command_options as one line for a POSIX shell, each value quoted by shell_word: pasted after
 // `headsplit trace`, it runs the same trace and nothing else, whatever the text holds. ""
-// when config_options gives none.
+// when command_options gives none.
 std::string shell_options(const Config& c);
+
+// Where the weights came from, in words for a page or a script's header: "random, from seed
+// 0"; "the GPT-2 checkpoint in DIR, layer 1 of 2"; "the tiny-trained preset: the GPT-2
+// checkpoint shipped with HeadSplit (DIR), layer 0 of 2". Folders are absolute.
+std::string weights_source(const Config& c);
 
 }  // namespace headsplit
