@@ -637,6 +637,8 @@ no_escape "an unwritable path" "$work/stderr"
 "$bin" export --python "$work/ckpt.py" --weights "$shipped" --layer 1 --text "the cat" >/dev/null || fail "export --weights exited $?"
 grep -qF "Weights: \"the GPT-2 checkpoint in $shipped, layer 1 of 4\"." "$work/ckpt.py" || fail "export --weights: $(sed -n 3,5p "$work/ckpt.py")"
 sed -n 1,6p "$work/ckpt.py" | grep -q "seed=" && fail "export --weights names a seed: $(sed -n 3p "$work/ckpt.py")"
+out=$("$bin" trace --weights "$shipped" --layer 2) && grep -qxF "weights: the GPT-2 checkpoint in $shipped, layer 2 of 4" <<<"$out" ||
+  fail "trace --weights: the table does not name the checkpoint: $(head -2 <<<"$out")"
 "$bin" export --python "$work/tiny.py" --preset tiny-trained >/dev/null || fail "export --preset tiny-trained exited $?"
 grep -qF "Weights: \"the tiny-trained preset: the GPT-2 checkpoint shipped with HeadSplit" "$work/tiny.py" ||
   fail "export --preset tiny-trained: $(sed -n 3,5p "$work/tiny.py")"

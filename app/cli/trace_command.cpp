@@ -10,6 +10,7 @@
 #include "headsplit/backends/backend_policy.hpp"
 #include "headsplit/base/numbers.hpp"
 #include "headsplit/engine/engine.hpp"
+#include "headsplit/io/config_options.hpp"
 #include "headsplit/io/terminal.hpp"
 #include "headsplit/io/trace_json.hpp"
 
@@ -74,6 +75,7 @@ void print_step_table(const Trace& tr, std::ostream& out) {
     if (c.cross()) out << " context S=" << c.num_keys() << " D_context=" << c.context_dim();
     if (c.padded()) out << " padded";
     if (c.decoding()) out << " decode_from=" << c.decode_from;
+    if (!c.weights_dir.empty()) out << "\nweights: " << terminal_text(weights_source(c));
     out << "\n\n";
     out << std::left << std::setw(6) << "step" << std::setw(26) << "op" << std::setw(34) << "tensors"
         << std::setw(20) << "shape" << std::setw(22) << "memory" << std::right << std::setw(8) << "matmuls"
