@@ -105,6 +105,7 @@ refusals=("text=$long|--text $long" "heads=0|--heads 0" "d-out=7&heads=2|--d-out
 for r in "${refusals[@]}"; do add_job "{\"url\": \"$base?${r%%|*}\"}"; done
 add_job "{\"url\": \"$base?colour=blue\"}"
 add_job "{\"url\": \"$base?screenshot=a.png\"}"
+add_job "{\"url\": \"$base?weights=/etc\"}"
 # Addresses that cannot be read: a broken escape, a cut one, bytes that are not UTF-8, a NUL.
 # Each refused naming the parameter, never run as one U+FFFD word.
 bad_links=("text=100%25%20sure%ZZ|the address's text= holds \"%ZZ\", which is not a percent escape"
@@ -204,6 +205,9 @@ case $got in *colour*) ;; *) bad "?colour=blue: the page says '$got'" ;; esac
 job=$((job + 1))
 got=$(result $job refusal)
 case $got in "screenshot is for the desktop"*) ;; *) bad "?screenshot=a.png: the page says '$got'" ;; esac
+job=$((job + 1))
+got=$(result $job refusal)
+case $got in "weights=/etc: the page cannot read folders on this computer"*) ;; *) bad "?weights=/etc: the page says '$got'" ;; esac
 for l in "${bad_links[@]}"; do
   job=$((job + 1))
   got=$(result $job refusal)

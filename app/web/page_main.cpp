@@ -26,6 +26,10 @@ headsplit::gui::GuiOptions options_from_address() {
             (name == "json" ? page_requests().json : page_requests().layout_report) = value != "0";
             continue;
         }
+        if (name == "weights")
+            throw headsplit::ConfigError("weights=" + value + ": the page cannot read folders on this computer; "
+                                         "run headsplit --weights DIR on the desktop, or open preset=tiny-trained "
+                                         "(a GPT-2 the page carries)");
         for (const char* desktop : {"screenshot", "drive", "drive-report", "layout-audit", "audit-windows", "audit-fonts", "window"})
             if (name == desktop)
                 throw headsplit::ConfigError(name + " is for the desktop's headsplit; the page fills its tab and saves "
