@@ -252,6 +252,14 @@ if [ "$(id -u)" != 0 ]; then  # root writes anywhere: only a user can be refused
 fi
 "$bin" handout --out "$work/big" --preset gpt3 >/dev/null 2>"$work/big.err" && fail "gpt3 (shapes only) made a handout"
 [ -z "$(ls -A "$work/big" 2>/dev/null)" ] || fail "a refused handout left files: $(ls "$work/big")"
+# A flash trace of many tiles: 536 steps, a picture each, refused before any work past the
+# 300 drawn by default, with the count to ask for; asked for, it is drawn.
+"$bin" handout --out "$work/tiles" --tokens 64 --d-out 8 --heads 2 --mode flash --block 2 >/dev/null 2>"$work/tiles.err"
+[ $? = 2 ] && grep -qF "the handout would draw 536 pictures, one a step, more than the 300 it draws unless --max-pictures 536" "$work/tiles.err" ||
+  fail "a 536-step handout: $(cat "$work/tiles.err")"
+[ -z "$(ls -A "$work/tiles" 2>/dev/null)" ] || fail "a refused 536-step handout left files: $(ls "$work/tiles")"
+"$bin" handout --out "$work/tiles" --tokens 8 --d-out 8 --heads 2 --mode flash --block 2 --max-pictures 40 >/dev/null 2>"$work/tiles.err" ||
+  fail "a handout within --max-pictures: $(cat "$work/tiles.err")"
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures failure(s)"

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "headsplit/backends/egl_context.hpp"
+#include "headsplit/engine/engine.hpp"
 #include "headsplit/io/terminal.hpp"
 #include "gui/runs/handout.hpp"
 #include "cli/trace_command.hpp"
@@ -15,11 +16,21 @@ void HandoutCommand::add_to(CLI::App& parent) {
         "handout", "write DIR/index.html and a picture per step (stage and heatmaps), drawn offscreen, no display needed");
     add_config_options(*cmd, config);
     needs_a_path(cmd->add_option("--out", out_dir, "the folder to write (made when missing)"))->required();
+    cmd->add_option("--max-pictures", max_pictures,
+                    "the most pictures (one a step) to draw before refusing (default " + std::to_string(kDefaultMaxPictures) + ")");
 }
 
 int HandoutCommand::run() const {
     const CheckedConfig c = make_config(config);
     c.require_budget();
+    // The pictures' count is the trace's steps, known from its plan before anything runs.
+    const std::int64_t most =
+        max_pictures.empty() ? kDefaultMaxPictures : parse_count("--max-pictures", max_pictures, 1, 1 << 20);
+    const auto steps = static_cast<std::int64_t>(plan(c).steps.size());
+    if (steps > most)
+        throw ConfigError("the handout would draw " + std::to_string(steps) + " pictures, one a step, more than the " +
+                          std::to_string(most) + " it draws unless --max-pictures " + std::to_string(steps) +
+                          " asks for them; fewer tokens, or a larger --block in flash mode, take fewer steps");
     gui::check_handout_dir(out_dir);  // before any work
     const auto trace = std::make_shared<const Trace>(run_traced(c));
     // The pictures are drawn in a headless context of their own, made after the run (a GL
