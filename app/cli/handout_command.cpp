@@ -17,7 +17,7 @@ void HandoutCommand::add_to(CLI::App& parent) {
     add_config_options(*cmd, config);
     needs_a_path(cmd->add_option("--out", out_dir, "the folder to write (made when missing)"))->required();
     cmd->add_option("--max-pictures", max_pictures,
-                    "the most pictures (one a step) to draw before refusing (default " + std::to_string(kDefaultMaxPictures) + ")");
+                    "the most pictures (one a step) to draw before refusing (default " + std::to_string(gui::kHandoutPictures) + ")");
 }
 
 int HandoutCommand::run() const {
@@ -25,7 +25,7 @@ int HandoutCommand::run() const {
     c.require_budget();
     // The pictures' count is the trace's steps, known from its plan before anything runs.
     const std::int64_t most =
-        max_pictures.empty() ? kDefaultMaxPictures : parse_count("--max-pictures", max_pictures, 1, 1 << 20);
+        max_pictures.empty() ? gui::kHandoutPictures : parse_count("--max-pictures", max_pictures, 1, 1 << 20);
     const auto steps = static_cast<std::int64_t>(plan(c).steps.size());
     if (steps > most)
         throw ConfigError("the handout would draw " + std::to_string(steps) + " pictures, one a step, more than the " +

@@ -4,12 +4,17 @@
 // a page that needs no network (its CSS inline, the pictures beside it): the configuration;
 // per step its number, op, shape change, strides, whether data moved, PyTorch line,
 // explanation and picture; at the end the matmul counts of loop, split and fused.
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "headsplit/engine/trace.hpp"
 
 namespace headsplit::gui {
+
+// The most pictures a handout draws unless asked for more (--max-pictures): one a step, and a
+// flash trace of many tiles has thousands of steps (minutes of drawing, with no word).
+inline constexpr std::int64_t kHandoutPictures = 300;
 
 // Refuses, in one line, a DIR that cannot be made or written, before any work is done.
 void check_handout_dir(const std::string& dir);

@@ -34,6 +34,13 @@ void save_handout(AppState& st, int fw, int fh) {
         st.last_screenshot = "no handout: this configuration is shown as shapes only";
         return;
     }
+    const auto steps = static_cast<std::int64_t>(st.trace->steps.size());
+    if (steps > kHandoutPictures) {
+        st.last_screenshot = "no handout: " + std::to_string(steps) + " steps are more than the " +
+                             std::to_string(kHandoutPictures) + " pictures a handout draws from here; headsplit handout " +
+                             "--out DIR --max-pictures " + std::to_string(steps) + " draws them";
+        return;
+    }
     try {
         const int n = write_handout(st.trace, dir);
         st.last_screenshot = "saved " + dir + "/index.html (" + std::to_string(n) + " steps)";
