@@ -40,7 +40,7 @@ check_handout() {  # name args...
   done
   # The page's "rerun it" command gives the same trace.
   local rerun
-  rerun=$("$python" -c 'import html,re,sys; m = re.search(r"<code>headsplit trace (.*?)</code>", open(sys.argv[1]).read()); print(html.unescape(m.group(1)) if m else "")' "$dir/index.html")
+  rerun=$("$python" -c 'import html,re,sys; m = re.search(r"<code dir=\"ltr\"><bdi>headsplit trace (.*?)</bdi></code>", open(sys.argv[1]).read()); print(html.unescape(m.group(1)) if m else "")' "$dir/index.html")
   if [ -z "$rerun" ]; then
     fail "$name: no rerun command on the page"
   else
@@ -228,7 +228,7 @@ tail -c 11 "$work/own/step-03.png" | grep -q "drawn over" || fail "the edited pi
 check_handout weights --weights "$shipped" --layer 1 --text "the cat"
 grep -qF "<td>weights</td><td>the GPT-2 checkpoint in $shipped, layer 1 of 4" "$work/weights/index.html" ||
   fail "weights: the page does not name the checkpoint and layer: $(grep -o '<td>weights</td><td>[^<]*' "$work/weights/index.html")"
-grep -qF "<code>headsplit trace --weights $shipped --text 'the cat' --layer 1" "$work/weights/index.html" ||
+grep -qF "<code dir=\"ltr\"><bdi>headsplit trace --weights $shipped --text 'the cat' --layer 1" "$work/weights/index.html" ||
   fail "weights: no rerun line naming the folder"
 check_handout tiny --preset tiny-trained --layer 2
 grep -qF "<td>weights</td><td>the tiny-trained preset: the GPT-2 checkpoint shipped with HeadSplit" "$work/tiny/index.html" ||
@@ -252,6 +252,17 @@ if [ "$(id -u)" != 0 ]; then  # root writes anywhere: only a user can be refused
 fi
 "$bin" handout --out "$work/big" --preset gpt3 >/dev/null 2>"$work/big.err" && fail "gpt3 (shapes only) made a handout"
 [ -z "$(ls -A "$work/big" 2>/dev/null)" ] || fail "a refused handout left files: $(ls "$work/big")"
+# A right-to-left sentence is isolated: it cannot reorder the title, the heading or the rerun line.
+"$bin" handout --out "$work/rtl" --text "$(printf '\327\251\327\234\327\225\327\235 cat')" >/dev/null 2>"$work/rtl.err" || fail "a Hebrew sentence: $(cat "$work/rtl.err")"
+"$python" - "$work/rtl/index.html" <<'PY' || fail "a Hebrew sentence is not isolated in the handout"
+import sys
+page = open(sys.argv[1], encoding="utf-8").read()
+word = "\u05e9\u05dc\u05d5\u05dd cat"
+for want in ("<title>HeadSplit handout: \u2068" + word + "\u2069</title>", "&ldquo;<bdi>" + word + "</bdi>&rdquo;",
+             "<code dir=\"ltr\"><bdi>headsplit trace --text '" + word + "'"):
+    if want not in page:
+        sys.exit(f"missing: {want!r}")
+PY
 # A flash trace of many tiles: 536 steps, a picture each, refused before any work past the
 # 300 drawn by default, with the count to ask for; asked for, it is drawn.
 "$bin" handout --out "$work/tiles" --tokens 64 --d-out 8 --heads 2 --mode flash --block 2 >/dev/null 2>"$work/tiles.err"

@@ -264,7 +264,10 @@ std::string handout_html(const Trace& tr) {
     const Config& c = tr.config;
     std::string h;
     h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-    h += "<title>HeadSplit handout: " + html_escape(sentence(c.tokens)) + "</title>\n";
+    // The sentence is the user's, in any script: isolated from the text around it, so that a
+    // right-to-left word cannot reorder the title, the heading or the rerun line (a title
+    // holds no markup: Unicode's first-strong isolate, U+2068 .. U+2069).
+    h += "<title>HeadSplit handout: \u2068" + html_escape(sentence(c.tokens)) + "\u2069</title>\n";
     h += R"(<style>
 body { font-family: "DejaVu Sans", Arial, sans-serif; color: #111; max-width: 60em; margin: 1.5em auto; padding: 0 1em; }
 h1 { font-size: 1.5em; margin-bottom: 0.2em; }
@@ -282,7 +285,7 @@ table.counts { border-collapse: collapse; } table.counts td, table.counts th { b
 </head>
 <body>
 )";
-    h += "<h1>Multi-head attention, step by step: &ldquo;" + html_escape(sentence(c.tokens)) + "&rdquo;</h1>\n";
+    h += "<h1>Multi-head attention, step by step: &ldquo;<bdi>" + html_escape(sentence(c.tokens)) + "</bdi>&rdquo;</h1>\n";
     h += "<table class=\"config\">\n";
     auto row = [&](const std::string& k, const std::string& v) { h += "<tr><td>" + k + "</td><td>" + v + "</td></tr>\n"; };
     row("tokens", "T = " + std::to_string(c.num_tokens()) + ", a batch of " + std::to_string(c.batch));
@@ -291,7 +294,7 @@ table.counts { border-collapse: collapse; } table.counts td, table.counts th { b
     row("mode", std::string(mode_name(c.mode)) + (c.causal ? ", causal mask" : ", no mask") +
                     (c.dropout > 0 ? ", dropout " + format_number(c.dropout) + " (seed " + std::to_string(c.seed) + ")" : ""));
     row("weights", html_escape(weights_source(c)) + (c.qkv_bias ? ", Q/K/V bias" : "") + (c.out_proj ? ", output projection" : ""));
-    if (const std::string o = shell_options(c); !o.empty()) row("rerun it", "<code>headsplit trace " + html_escape(o) + "</code>");
+    if (const std::string o = shell_options(c); !o.empty()) row("rerun it", "<code dir=\"ltr\"><bdi>headsplit trace " + html_escape(o) + "</bdi></code>");
     h += "</table>\n";
 
     for (const Step& s : tr.steps) {
