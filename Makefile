@@ -98,7 +98,7 @@ quick-test: build
 # the libFuzzer targets (clang) for FUZZ_SECONDS each on a copy of their seed corpus. A crash
 # leaves its input in build-fuzz/ (copy it to tests/fuzz/regressions/ as a test; a
 # checkpoint one named checkpoint-crash-*, a quoting one quoting-crash-*, an address one
-# address-crash-*).
+# address-crash-*, a settings one settings-crash-*).
 FUZZ_SECONDS ?= 60
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
@@ -127,6 +127,11 @@ check: deps
 	  cp tests/fuzz/address_corpus/* build-fuzz/address_corpus/
 	./build-fuzz/tests/fuzz/fuzz_address -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/address- \
 	  -print_final_stats=1 build-fuzz/address_corpus
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_settings
+	rm -rf build-fuzz/settings_corpus && mkdir -p build-fuzz/settings_corpus && \
+	  cp tests/fuzz/settings_corpus/* build-fuzz/settings_corpus/
+	./build-fuzz/tests/fuzz/fuzz_settings -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/settings- \
+	  -print_final_stats=1 build-fuzz/settings_corpus
 
 # The Debian package (CPack): the executable, its desktop entry and icon; Depends names the
 # shared libraries, Mesa's EGL and llvmpipe driver, and the DejaVu fonts.

@@ -31,32 +31,30 @@ void read_fraction(const char* line, const char* name, float& to, float lo, floa
     to = std::clamp(v, lo, hi);
 }
 
-// The splitters' fractions in the settings file, as a section of ImGui's ini file:
-// [HeadSplit][Layout] left=0.2 right=0.25 stage=0.55 code=0.5
-void register_layout_settings(AppState& st) {
+}  // namespace
+
+void register_layout_settings(AppState::Splits& splits) {
     ImGuiSettingsHandler h;
     h.TypeName = "HeadSplit";
     h.TypeHash = ImHashStr("HeadSplit");
-    h.UserData = &st;
+    h.UserData = &splits;
     h.ReadOpenFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, const char* name) -> void* {
         return std::string(name) == "Layout" ? handler->UserData : nullptr;
     };
     h.ReadLineFn = [](ImGuiContext*, ImGuiSettingsHandler*, void* entry, const char* line) {
-        AppState::Splits& sp = static_cast<AppState*>(entry)->splits;
+        AppState::Splits& sp = *static_cast<AppState::Splits*>(entry);
         read_fraction(line, "left", sp.left, 0.1f, 0.4f);
         read_fraction(line, "right", sp.right, 0.1f, 0.45f);
         read_fraction(line, "stage", sp.stage, 0.2f, 0.85f);
         read_fraction(line, "code", sp.code, 0.15f, 0.85f);
     };
     h.WriteAllFn = [](ImGuiContext*, ImGuiSettingsHandler* handler, ImGuiTextBuffer* buf) {
-        const AppState::Splits& sp = static_cast<AppState*>(handler->UserData)->splits;
+        const AppState::Splits& sp = *static_cast<const AppState::Splits*>(handler->UserData);
         buf->appendf("[HeadSplit][Layout]\nleft=%.3f\nright=%.3f\nstage=%.3f\ncode=%.3f\n\n", sp.left, sp.right, sp.stage,
                      sp.code);
     };
     ImGui::GetCurrentContext()->SettingsHandlers.push_back(h);
 }
-
-}  // namespace
 
 std::string settings_path() {
     std::string dir;
@@ -70,7 +68,7 @@ std::string settings_path() {
 
 bool use_settings_file(AppState& st, const std::string& path) {
     ImGui::GetIO().IniFilename = nullptr;  // read and written here, never by ImGui
-    register_layout_settings(st);
+    register_layout_settings(st.splits);
     struct stat info {};
     if (path.empty() || (::lstat(path.c_str(), &info) != 0 && errno == ENOENT)) return true;  // nothing kept yet
     try {

@@ -15,6 +15,11 @@ inline constexpr std::uint64_t kMaxSettingsBytes = 64 * 1024;
 // ~/.config/headsplit/imgui.ini (XDG_CONFIG_HOME when set); "" when there is no home.
 std::string settings_path();
 
+// Registers `splits` as a section of the current ImGui context's settings ([HeadSplit][Layout]
+// left=0.2 right=0.25 stage=0.55 code=0.3): a number is taken when it is finite, clamped to its
+// splitter's range; anything else is passed over. ImGui's ini reader hands it the lines.
+void register_layout_settings(AppState::Splits& splits);
+
 // Registers st.splits as a section of the current ImGui context's settings and reads them
 // from `path` ("": no file). ImGui itself never opens the file (IniFilename stays null).
 // false when the file is there but was not read (it is then not written either: a file the
