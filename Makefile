@@ -134,6 +134,11 @@ check: deps
 	  cp tests/fuzz/settings_corpus/* build-fuzz/settings_corpus/
 	./build-fuzz/tests/fuzz/fuzz_settings -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/settings- \
 	  -print_final_stats=1 build-fuzz/settings_corpus
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_lesson
+	rm -rf build-fuzz/lesson_corpus && mkdir -p build-fuzz/lesson_corpus && \
+	  cp tests/fuzz/lesson_corpus/* build-fuzz/lesson_corpus/
+	./build-fuzz/tests/fuzz/fuzz_lesson -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/lesson- \
+	  -print_final_stats=1 build-fuzz/lesson_corpus
 
 # The Debian package (CPack): the executable, its desktop entry and icon; Depends names the
 # shared libraries, Mesa's EGL and llvmpipe driver, and the DejaVu fonts.

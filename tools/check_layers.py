@@ -30,14 +30,16 @@ GROUPS = [
         "order": ("base", "backends", "engine", ("teaching", "io")),
     },
     # The app: the GL loader and PNG; what the stage draws where (and the frame's record); the
-    # window-free state; the panels; the unattended runs; then the entries, one rank: the
-    # window's loop, the subcommands (which open it), the page's main and hooks (which open it
-    # from the address, with the subcommands' options, and which the loop calls in the page).
+    # window-free state; the panels; the unattended runs; the live lesson's server (no window);
+    # then the entries, one rank: the window's loop, the subcommands (which open it), the
+    # page's main and hooks (which open it from the address, with the subcommands' options,
+    # and which the loop calls in the page).
     {
         "name": "app",
         "roots": ("app",),
         "include_prefix": "",
-        "order": ("gui/platform", "gui/view", "gui/model", "gui/panels", "gui/runs", ("gui/root", "cli", "web")),
+        "order": ("gui/platform", "gui/view", "gui/model", "gui/panels", "gui/runs", "lesson",
+                  ("gui/root", "cli", "web")),
     },
 ]
 
