@@ -1,5 +1,5 @@
 // headsplit: the one executable. The visualizer by default; subcommands `trace`,
-// `kernels`, `bench` and `export` run headless.
+// `kernels`, `bench`, `export` and `handout` run headless; `lesson` serves a live lesson.
 #include <fcntl.h>
 #include <malloc.h>
 #include <unistd.h>
@@ -30,6 +30,7 @@
 #include "cli/options.hpp"
 #include "cli/standard_output.hpp"
 #include "cli/kernels_command.hpp"
+#include "cli/lesson_command.hpp"
 #include "cli/trace_command.hpp"
 
 namespace {
@@ -119,6 +120,8 @@ int run_main(int argc, char** argv) {
     export_script.add_to(cli);
     app::HandoutCommand handout;
     handout.add_to(cli);
+    app::LessonCommand lesson;
+    lesson.add_to(cli);
     // No subcommand: the visualizer, on the same OPTIONS (GL backend unless told otherwise).
     app::GuiCommand gui;
     gui.add_to(cli);
@@ -130,6 +133,7 @@ int run_main(int argc, char** argv) {
         if (cli.got_subcommand("bench")) return bench.run();
         if (cli.got_subcommand("export")) return export_script.run();
         if (cli.got_subcommand("handout")) return handout.run();
+        if (cli.got_subcommand("lesson")) return lesson.run();
         return gui.run();
     } catch (const ConfigError& e) {
         return fail(2, e.what());
