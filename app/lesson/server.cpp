@@ -5,7 +5,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -117,9 +116,9 @@ struct Server::Impl {
     std::thread thread;
     lws_protocols protocols[2]{};
 
-    std::mutex mutex;  // guards commands
+    std::mutex mutex;  // guards commands and stopped
     std::deque<Command> commands;
-    std::atomic<bool> stopped{false};
+    bool stopped = false;
 
     // Only the service thread touches what follows.
     Lesson lesson;
@@ -460,22 +459,26 @@ int Server::port() const { return impl_->port; }
 const std::string& Server::join_code() const { return impl_->join_code; }
 const std::string& Server::teacher_secret() const { return impl_->teacher_secret; }
 
+// The context is woken under the lock, and stop() marks it stopped under the same lock
+// before destroying it: a message posted while the server stops is dropped, never sent to a
+// destroyed context.
 void Server::post_teacher_message(std::string json) {
-    {
-        std::lock_guard<std::mutex> lock(impl_->mutex);
-        impl_->commands.push_back({Command::Kind::TeacherMessage, std::move(json)});
-    }
-    lws_cancel_service(impl_->context);
+    Impl& d = *impl_;
+    std::lock_guard<std::mutex> lock(d.mutex);
+    if (d.stopped) return;
+    d.commands.push_back({Command::Kind::TeacherMessage, std::move(json)});
+    lws_cancel_service(d.context);
 }
 
 void Server::stop() {
     Impl& d = *impl_;
-    if (!d.context || d.stopped.exchange(true)) return;
     {
         std::lock_guard<std::mutex> lock(d.mutex);
+        if (!d.context || d.stopped) return;
+        d.stopped = true;
         d.commands.push_back({Command::Kind::Stop, {}});
+        lws_cancel_service(d.context);
     }
-    lws_cancel_service(d.context);
     if (d.thread.joinable()) d.thread.join();
     lws_context_destroy(d.context);
     d.context = nullptr;
