@@ -5,7 +5,9 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
@@ -92,6 +94,15 @@ int LessonCommand::run() const {
     }
     if (bind == "0.0.0.0" || bind == "::") o.bind.clear();
     o.site = find_site(site);
+
+    // Every student holds a WebSocket and, while the page loads, a few HTTP connections: raise
+    // the soft limit on open files (often 1024) towards the hard one before listening.
+    rlimit files{};
+    const rlim_t wanted = static_cast<rlim_t>(16) * static_cast<rlim_t>(o.max_students) + 256;
+    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < wanted) {
+        files.rlim_cur = files.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, files.rlim_max);
+        ::setrlimit(RLIMIT_NOFILE, &files);
+    }
 
     // SIGINT and SIGTERM are waited for here; every thread started below inherits the mask.
     sigset_t stop_signals;
