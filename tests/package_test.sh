@@ -39,7 +39,7 @@ deb_name=$(basename "$deb")
 # 2. The control fields: Depends names the shared libraries and what is loaded at run time.
 [ "$(dpkg-deb -f "$deb" Package)" = headsplit ] || fail "Package is '$(dpkg-deb -f "$deb" Package)'"
 depends=$(dpkg-deb -f "$deb" Depends)
-for want in libglfw3 libopenblas libepoxy libegl1 libegl-mesa0 libgl1-mesa-dri fonts-dejavu; do
+for want in libglfw3 libopenblas libepoxy libwebsockets libegl1 libegl-mesa0 libgl1-mesa-dri fonts-dejavu; do
   grep -q -- "$want" <<<"$depends" || fail "Depends does not name $want: $depends"
 done
 
