@@ -13,6 +13,8 @@
 //   server -> all      {"type":"state","seq":N,"query":"...","paused":..,"locked":..,
 //                      "question":null|{"id":..,"prompt":..,"options":[..],"revealed":..,
 //                      "counts":[..] and "answer":k once revealed},"class":{"connected":..,"answered":..}}
+//                      ("class" is as it was when the state was sent: joins and answers do not
+//                      send the state again; the teacher's stats follow them)
 //   server -> teacher  {"type":"stats",...}: the class, the answers so far, the refusals
 //   server -> one      {"type":"refused","reason":"..."}, {"type":"full",...}, {"type":"ended"}
 #include <array>
