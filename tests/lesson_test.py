@@ -16,7 +16,11 @@ test makes, then
   - SIGINT tells every student {"type":"ended"}; the server exits 0 having printed two lines;
   - the command line's refusals (port in use, no site, no --no-window, a bad --bind).
 
-Every wait has a timeout. Usage: lesson_test.py HEADSPLIT
+  - the server driven from another thread (tests/lesson_post_check.cpp, as the teacher
+    window will drive it): posted changes reach every student in order; posts racing the
+    stop are dropped.
+
+Every wait has a timeout. Usage: lesson_test.py HEADSPLIT LESSON_POST_CHECK
 """
 import asyncio
 import json
@@ -269,9 +273,15 @@ async def scenario(headsplit, proc, site):
               for s in students), "the question as students see it")
     for i, s in enumerate(students):
         await s.send({"type": "answer", "choice": (i + 1) % 3 if i < 30 else i % 3})
-    for s in students[:30]:
-        await s.send({"type": "answer", "choice": students.index(s) % 3})  # changed their minds
     await teacher.wait("300 answers", lambda c: stats_of(c).get("answered") == STUDENTS)
+    # 30 change their minds; a join after each answer, answered once the answer was taken
+    # (a connection's messages are handled in order).
+    before = [len(s.states()) for s in students[:30]]
+    for i, s in enumerate(students[:30]):
+        await s.send({"type": "answer", "choice": i % 3})
+        await s.send({"type": "join"})
+    await asyncio.gather(*(s.wait("the join after a changed answer", lambda c, n=n: len(c.states()) > n)
+                           for s, n in zip(students[:30], before)))
     check("counts" not in stats_of(teacher), "counts before the reveal: %s" % stats_of(teacher))
     await teacher.send({"type": "reveal"})
     await teacher.wait("the histogram", lambda c: "counts" in stats_of(c))
@@ -398,6 +408,39 @@ async def scenario(headsplit, proc, site):
     print("lesson_test: SIGINT told %d students the lesson ended; exit 0" % len(everyone), flush=True)
 
 
+async def check_posts(post_check, site):
+    """The server driven from another thread (tests/lesson_post_check.cpp): each line given to
+    its stdin is a teacher message posted through the server's queue; at the end of stdin it
+    stops the server while four threads keep posting."""
+    proc = await asyncio.create_subprocess_exec(post_check, site, stdin=asyncio.subprocess.PIPE,
+                                                stdout=asyncio.subprocess.PIPE)
+    try:
+        port = int((await asyncio.wait_for(proc.stdout.readline(), 20)).split()[1])
+        query = (await asyncio.wait_for(proc.stdout.readline(), 20)).decode().split()[1]
+        url = "ws://127.0.0.1:%d/lesson?%s" % (port, query)
+        students = await asyncio.gather(*(connect(url) for _ in range(20)))
+        await asyncio.gather(*(s.wait("the first state", lambda c: c.states()) for s in students))
+        for k in range(1, 11):
+            proc.stdin.write(b'{"type":"set","query":"step=%d"}\n' % k)
+        proc.stdin.write(b'{"type":"set","query":"a b"}\n')  # refused: changes nothing
+        await proc.stdin.drain()
+        await asyncio.gather(*(s.wait("10 posted changes", lambda c: c.states()[-1]["seq"] >= 10) for s in students))
+        for s in students:
+            check([(m["seq"], m["query"]) for m in s.states()[1:11]] == [(k, "step=%d" % k) for k in range(1, 11)],
+                  "posted changes: %s" % s.states()[1:3])
+        proc.stdin.close()
+        await asyncio.gather(*(s.wait("the end", lambda c: c.closed is not None) for s in students))
+        check(all(s.messages[-1]["type"] == "ended" and s.closed == 1001 for s in students), "the end after posts")
+        said = (await asyncio.wait_for(proc.stdout.read(), 20)).decode()
+        code = await asyncio.wait_for(proc.wait(), 20)
+        check(code == 0 and "posted 11 lines" in said, "lesson_post_check exited %d: %s" % (code, said))
+        return said.strip()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
 def check_command_line(headsplit, site):
     """The refusals of the command line: one line on stderr, a non-zero exit, nothing on stdout."""
     holder = socket.socket()
@@ -425,12 +468,15 @@ def check_command_line(headsplit, site):
 
 
 def main():
-    if len(sys.argv) != 2:
-        fail("usage: lesson_test.py HEADSPLIT")
-    headsplit = sys.argv[1]
+    if len(sys.argv) != 3:
+        print("usage: lesson_test.py HEADSPLIT LESSON_POST_CHECK")
+        sys.exit(2)
+    headsplit, post_check = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory(prefix="headsplit-lesson-") as base:
         try:
             asyncio.run(run(headsplit, base))
+            posts = asyncio.run(check_posts(post_check, os.path.join(base, "site")))
+            print("lesson_test: posted from another thread, 20 students got 10 changes in order; " + posts, flush=True)
             refused = check_command_line(headsplit, os.path.join(base, "site"))
         except Failed as e:
             print("lesson_test: FAIL: %s" % e, flush=True)
