@@ -48,7 +48,9 @@ AppState::Splits& splits() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     AppState::Splits& s = splits();
     s = AppState::Splits{};
-    ImGui::LoadIniSettingsFromMemory(reinterpret_cast<const char*>(data), size);
+    // As the window hands it over: a string (ImGui reads a size of 0 as "up to the NUL").
+    const std::string file(reinterpret_cast<const char*>(data), size);
+    if (!file.empty()) ImGui::LoadIniSettingsFromMemory(file.data(), file.size());
     check(s);
     const AppState::Splits read = s;
     const std::string written = ImGui::SaveIniSettingsToMemory();

@@ -76,7 +76,7 @@ bool use_settings_file(AppState& st, const std::string& path) {
         std::ifstream in(path, std::ios::binary);
         const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         if (!in.good() && !in.eof()) throw std::runtime_error(path + ": cannot be read");
-        ImGui::LoadIniSettingsFromMemory(text.data(), text.size());
+        if (!text.empty()) ImGui::LoadIniSettingsFromMemory(text.data(), text.size());  // 0 would mean "to the NUL"
         return true;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "headsplit: the layout starts from its defaults and is not kept: %s\n", e.what());
