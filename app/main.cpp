@@ -22,7 +22,7 @@
 #include "headsplit/engine/config.hpp"
 #include "headsplit/backends/gl_backend.hpp"
 #include "headsplit/io/terminal.hpp"
-#include "headsplit/io/trace_json.hpp"
+#include "headsplit/io/writing.hpp"
 #include "cli/bench_command.hpp"
 #include "cli/export_command.hpp"
 #include "cli/handout_command.hpp"

@@ -18,7 +18,7 @@
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/base/numbers.hpp"
 #include "headsplit/teaching/presets.hpp"
-#include "headsplit/io/trace_json.hpp"
+#include "headsplit/io/writing.hpp"
 #include "cli/options.hpp"
 
 namespace headsplit::app {

@@ -9,7 +9,7 @@
 #include "headsplit/io/export.hpp"
 #include "headsplit/io/files.hpp"
 #include "headsplit/io/terminal.hpp"
-#include "headsplit/io/trace_json.hpp"
+#include "headsplit/io/writing.hpp"
 #include "cli/trace_command.hpp"
 
 namespace headsplit::app {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "headsplit/io/terminal.hpp"
-#include "headsplit/io/trace_json.hpp"
+#include "headsplit/io/writing.hpp"
 
 namespace headsplit::app {
 

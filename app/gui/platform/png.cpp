@@ -8,7 +8,7 @@
 #include "gui/platform/gl.hpp"
 #include <stb_image_write.h>
 
-#include "headsplit/io/trace_json.hpp"
+#include "headsplit/io/writing.hpp"
 
 namespace headsplit::gui {
 

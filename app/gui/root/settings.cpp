@@ -15,7 +15,7 @@
 #include <imgui_internal.h>
 
 #include "headsplit/io/files.hpp"
-#include "headsplit/io/trace_json.hpp"
+#include "headsplit/io/writing.hpp"
 
 namespace headsplit::gui {
 

@@ -12,7 +12,7 @@
 
 #include "headsplit/io/terminal.hpp"
 #include "headsplit/teaching/presets.hpp"
-#include "headsplit/io/trace_json.hpp"
+#include "headsplit/io/writing.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/panels/style.hpp"
 #include "gui/view/layout.hpp"

@@ -16,7 +16,7 @@
 #include "headsplit/io/terminal.hpp"
 #include "headsplit/base/numbers.hpp"
 #include "headsplit/teaching/presets.hpp"
-#include "headsplit/io/trace_json.hpp"
+#include "headsplit/io/writing.hpp"
 
 namespace headsplit::gui {
 

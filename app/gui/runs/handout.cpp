@@ -24,7 +24,7 @@
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/io/config_options.hpp"
 #include "headsplit/io/files.hpp"
-#include "headsplit/io/trace_json.hpp"
+#include "headsplit/io/writing.hpp"
 #include "gui/runs/audit.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/platform/png.hpp"

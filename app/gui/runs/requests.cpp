@@ -7,7 +7,7 @@
 #include "gui/platform/gl.hpp"
 
 #include "headsplit/io/export.hpp"
-#include "headsplit/io/trace_json.hpp"
+#include "headsplit/io/writing.hpp"
 #include "gui/runs/handout.hpp"
 #include "gui/platform/png.hpp"
 

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "headsplit/io/terminal.hpp"
-#include "headsplit/io/trace_json.hpp"
+#include "headsplit/io/writing.hpp"
 #include "gui/platform/png.hpp"
 #include "gui/panels/style.hpp"
 

@@ -1,11 +1,9 @@
 #pragma once
 // The trace as the versioned "headsplit-trace" JSON (its fields: docs/trace-format.md).
-#include <functional>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "headsplit/engine/trace.hpp"
+#include "headsplit/io/writing.hpp"
 
 namespace headsplit {
 
@@ -17,49 +15,6 @@ std::string trace_to_json(const Trace& trace);
 // The same text in pieces, handed to `out` one after another (each value array in pieces of
 // at most kJsonPieceValues), so that no writer holds the whole document
 // (MemoryEstimate::json_bytes).
-using TextSink = std::function<void(const std::string&)>;
 void write_trace_json(const Trace& trace, const TextSink& out);
-
-// Writes `text` to `path`. A regular file (or a new one) is written through a temporary file
-// in the same folder and a rename, so a failure never leaves half a file and the old one
-// stays. Anything else is written in place, never renamed over: /dev/stdout, /dev/fd/N and
-// /proc/self/fd/N through the descriptor already open (after what was printed to it), a pipe,
-// a named pipe, a device or a terminal opened for writing. Throws std::runtime_error with one
-// line naming the path (the file size limit by its name); ConfigError for a folder, a socket
-// or a symlink loop.
-void write_file_atomically(const std::string& path, const std::string& text);
-// The same, with the text made piece by piece: `produce` hands each piece to its sink.
-void write_file_atomically(const std::string& path, const std::function<void(const TextSink&)>& produce);
-// Throws the same one line when `path` could not be written there, before any long work;
-// leaves nothing behind.
-void check_writable(const std::string& path);
-// Refuses, in one line naming both options, two outputs (option, path) that name one file:
-// the same file by another spelling, through a symlink or a hard link, or the same new path
-// (a character device such as /dev/null may take both). Empty paths are skipped.
-void refuse_shared_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
-
-// Sets the handlers of every signal that ends the process by default (but a fault's): each
-// removes the temporary file or folder being written, then ends the process as the signal
-// would have. SIGXFSZ from a write past the file size limit makes that write fail instead,
-// reported in one line. Called at start, so that no output is ever unguarded; every writer
-// here calls it too.
-void catch_ending_signals();
-
-// A folder being filled before its files move into place (a handout's pictures): a signal
-// that ends the process (as for write_file_atomically's temporary file) removes the files
-// named here and the folder. guard_folder("") forgets it; guard_folder_file adds a file's
-// name (not its path) as it is written.
-void guard_folder(const std::string& folder);
-void guard_folder_file(const std::string& name);
-
-// Signals that end the process (those of catch_ending_signals) held back while it lives (a
-// handout's pictures move into place all or none), acted on when it ends.
-class HoldSignals {
-public:
-    HoldSignals();
-    ~HoldSignals();
-    HoldSignals(const HoldSignals&) = delete;
-    HoldSignals& operator=(const HoldSignals&) = delete;
-};
 
 }  // namespace headsplit
