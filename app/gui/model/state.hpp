@@ -84,6 +84,7 @@ struct PanelState {
     // stage's heading, the heatmaps' "what" line (its width).
     mutable StepsMost caption_tallest, tiles_line_h, heading_tallest, heat_what_w;  // caches
     bool f1_listed = false;         // presenter mode: the caption's keys said "F1: keys" this frame
+    bool controls_fold = false;     // the normal layout: the window too narrow for the controls column at this text size
     bool heads_fit = true;          // the heatmaps: every head fitted at a legible size last frame
     bool heatmaps_tab = true;       // the heads panel showed the heatmaps' tab last frame
     bool why_tab = false;           // ... or the why tab
@@ -137,6 +138,7 @@ struct AppState {
     // split) and I (inspector) bring up; the same key again goes back to the heatmaps.
     enum class PresenterSide { Heads, Weights, Why, Inspector } presenter_side = PresenterSide::Heads;
     bool show_keys = false;  // F1: presenter mode's caption lists the keys (step 0 always does)
+    bool controls_shown = false;  // a narrow window: the folded controls column brought back ("controls")
     float seconds_per_step = 2.0f;
     double last_advance = 0;
 

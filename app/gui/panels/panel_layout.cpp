@@ -232,7 +232,12 @@ void DrawPanels(AppState& st, double now) {
     // take what their text needs at this font, no more than a fifth and a quarter of the
     // width; the splitters move every boundary.
     // (At the default fractions the caps are 330 and 560 px x font scale.)
-    const float left = st.splits.left * std::min(W, 1650.0f * st.font_scale);
+    // A column under 180 px per unit of text size (1024x768 from text 1.25, 1280x800 at 1.5)
+    // would cut the controls' rows to a few letters: it folds away and the stage comes first;
+    // the timeline's "controls" button brings it back, 220 px per unit wide (its rows whole).
+    const float full_left = st.splits.left * std::min(W, 1650.0f * st.font_scale), controls_need = 220.0f * st.font_scale;
+    st.panels.controls_fold = full_left < 180.0f * st.font_scale;
+    const float left = !st.panels.controls_fold ? full_left : st.controls_shown ? std::min(controls_need, 0.45f * W) : 0.0f;
     // The code column as wide as its longest line needs at a mid code size, up to 30% of the
     // window, when that is wider than the splitter's.
     const float right = std::max(st.splits.right * std::min(W, 2240.0f * st.font_scale), std::min(st.panels.code_need_w, 0.3f * W));
@@ -257,9 +262,11 @@ void DrawPanels(AppState& st, double now) {
         ImGui::SetNextWindowSize({std::max(w, 50.0f), std::max(h, 50.0f)}, ImGuiCond_Always);
     };
 
-    place(0, 0, left, H);
-    if (ImGui::Begin("Controls", nullptr, fixed)) DrawControls(st);
-    ImGui::End();
+    if (left > 0) {
+        place(0, 0, left, H);
+        if (ImGui::Begin("Controls", nullptr, fixed)) DrawControls(st);
+        ImGui::End();
+    }
     // A change made above is computed at once for teaching sizes: show it in this frame.
     take_result(st, now);
 
@@ -303,10 +310,10 @@ void DrawPanels(AppState& st, double now) {
     ImGui::End();
 
     std::vector<Splitter> splitters{
-        {1, true, left, 0, H, &st.splits.left, 0, W, 0.1f, 0.4f},
         {2, true, W - right, timeline_h, H, &st.splits.right, W, -W, 0.1f, 0.45f},
         {4, false, timeline_h + code_h, W - right, W, &st.splits.code, timeline_h, H - timeline_h, 0.15f, 0.85f},
     };
+    if (!st.panels.controls_fold) splitters.push_back({1, true, left, 0, H, &st.splits.left, 0, W, 0.1f, 0.4f});
     if (!asking)  // the stage and the heads' boundary
         splitters.push_back({3, false, H - bottom_h, left, W - right, &st.splits.stage, split_origin, split_span, 0.2f, 0.85f});
     handle_splitters(st.panels.dragging_splitter, splitters);

@@ -28,6 +28,12 @@ void DrawTimeline(AppState& st, double now) {
     const auto& steps = st.trace->steps;
     // The row of buttons and where we are fits from 1024x768 at text 1.5; the strip scrolls.
     scroll_below_projector_size(st.font_scale);
+    if (st.panels.controls_fold) {  // a narrow window: the controls column folded away
+        const char* label = st.controls_shown ? "hide controls" : "controls";
+        if (ImGui::Button(label)) st.controls_shown = !st.controls_shown;
+        audit_last_item(label);
+        ImGui::SameLine();
+    }
     if (ImGui::Button("< prev")) go_to_step(st, st.step - 1, now);
     audit_last_item("< prev");
     ImGui::SameLine();
