@@ -134,8 +134,8 @@ void print_step_values(const Step& s, std::ostream& out) {
 
 Trace run_traced(const CheckedConfig& c) {
     // The inputs and weights are made once the run's time has been estimated on its backend:
-    // a run refused as too long is refused before they take memory and time (llama2-7b's at a
-    // million tokens are 16 GB, made in half a minute, under a large --memory-budget).
+    // a run refused as too long is refused before they take memory and time (a large model's
+    // at a million tokens take gigabytes under a large --memory-budget).
     std::optional<Inputs> inputs;
     std::optional<Weights> weights;
     BackendRequest request;

@@ -211,9 +211,9 @@ void poll_events(const AppState& st, bool unattended, double now) {
 
 // The page's frames. The browser offers 60 a second; the page draws them all while the user
 // acts (and half a second after), an animation moves or play runs, and otherwise 10 a second,
-// as the desktop's idle loop does: an idle tab need not keep the graphics busy (headless
-// Chromium, drawing through SwiftShader on this machine, took 157% of the CPU drawing every
-// frame of an idle page). While a trace computes, 10 a second: the spinner still turns, and
+// as the desktop's idle loop does: an idle tab need not keep the graphics busy (drawing every
+// frame, a page drawn in software takes more than a core). While a trace computes, 10 a
+// second: the spinner still turns, and
 // the computation gets the time the frames would take.
 bool page_skips_frame(const AppState& st, double started, double last_drawn) {
 #ifdef __EMSCRIPTEN__

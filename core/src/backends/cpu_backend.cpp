@@ -68,7 +68,7 @@ void parallel_rows(std::int64_t n, std::int64_t work_per_row, Body body) {
 }
 
 // causal_matmul's row blocks: large enough for BLAS to run well, small enough to skip most
-// of the work above the diagonal (at T = 1024, 8 blocks skip 44% of it).
+// of the work above the diagonal (B blocks skip (B - 1) / 2B of the full product).
 constexpr std::int64_t kCausalRows = 128;
 
 // Row-major without gaps: the engine's score grids always are, so these take plain loops.

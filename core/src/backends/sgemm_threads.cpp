@@ -10,10 +10,9 @@
 // sgemm over one_thread_sgemm (the library's product on the calling thread): a large product
 // is shared by two threads of HeadSplit's own. On the desktop OpenBLAS could thread it
 // itself, but its idle threads spin (sched_yield) for a while after each product, and the
-// threads that flash and the softmax start then share two cores with them: flash's forward
-// at gpt2-small T = 2048 took 138 ms against 103 with OpenBLAS's spin cut short
-// (OPENBLAS_THREAD_TIMEOUT=4). So OpenBLAS runs on the calling thread only
-// (sgemm_blas.cpp), as Eigen always does in the page.
+// threads that flash and the softmax start then share two cores with them, slower than with
+// the spin cut short (docs/benchmarks.md, the figures behind the code). So OpenBLAS runs on
+// the calling thread only (sgemm_blas.cpp), as Eigen always does in the page.
 namespace headsplit::cpu {
 
 namespace {
@@ -109,9 +108,8 @@ SecondThread second_thread;
 
 }  // namespace
 
-// Each thread computes half of C's columns. Waking the second thread costs tens of
-// microseconds: only products of 2^22 multiply-adds or more (under 0.1 ms on one of this
-// machine's cores with OpenBLAS, about a millisecond in the page) are shared: gpt2-small's
+// Each thread computes half of C's columns. Waking the second thread costs more than a small
+// product takes: only products of 2^22 multiply-adds or more are shared: gpt2-small's
 // projections and a head's scores from T = 256, not flash's pieces nor the teaching sizes.
 void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
            int ldb, float beta, float* C, int ldc) {

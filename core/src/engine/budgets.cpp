@@ -15,8 +15,8 @@ namespace headsplit {
 
 namespace {
 
-// The memory estimate and the matmul FLOPs, from one shapes-only walk (a walk of 65,536
-// flash tiles takes about 0.4 s: check_config makes it once).
+// The memory estimate and the matmul FLOPs, from one shapes-only walk (it grows with the
+// steps, so check_config makes it once).
 MemoryEstimate estimate_from_walk(const Config& c, double* flops) {
     detail::ShapeOnlyBackend backend;
     const Trace shapes = detail::walk(c, backend);
@@ -140,8 +140,8 @@ WorkEstimate estimate_work(const CheckedConfig& checked, Backend& backend) {
     WorkEstimate w;
     w.gflops_rate = 2.0 * M * K * N / std::max(best, 1e-9) / 1e9;
     // The run's other kernels (mask, softmax, flash's tiles) go slower than a plain product:
-    // llama2-7b at T = 2048 in flash mode took 1.37x its FLOPs at the measured rate on
-    // llvmpipe (71 against 52 s); 1.5 keeps the estimate on the long side.
+    // 1.5 times its FLOPs at the measured rate keeps the estimate on the long side
+    // (docs/benchmarks.md, the figures behind the code).
     w.seconds = 1.5 * checked.flops / (w.gflops_rate * 1e9) + (checked.memory.trace_bytes + checked.memory.record_bytes) / 1e9;
     return w;
 }

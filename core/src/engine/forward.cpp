@@ -113,7 +113,7 @@ private:
         return id;
     }
     // A constant that exists already (a weight, an input): uploaded from where it is, not
-    // copied first (9.4 MB of gpt2-small's weights).
+    // copied first.
     int upload_from(std::int64_t elements, const std::vector<float>& values) {
         return upload_made(elements, [&]() -> const std::vector<float>& { return values; });
     }

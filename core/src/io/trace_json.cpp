@@ -176,9 +176,8 @@ void write_trace_json(const Trace& tr, const TextSink& out) {
         doc["config"]["context"] = c.context;
         doc["config"]["d_context"] = c.context_dim();
     }
-    // Every large array is written a piece at a time (write_with_holes): a document costs
-    // about 8 times its text (a flash trace of 32,896 tiles held 800 MB to write 95 MB), and a
-    // step's text alone can be tens of MB. What is held at once is one piece's
+    // Every large array is written a piece at a time (write_with_holes): a JSON document held
+    // whole costs several times its text, and a step's text alone can be tens of MB. What is held at once is one piece's
     // (MemoryEstimate::json_bytes). The text is the same as the whole document's.
     const auto tensor = [&out](const Shape& shape, const std::vector<float>& data) {
         return [&out, shape, d = &data] { write_tensor(shape, *d, out); };

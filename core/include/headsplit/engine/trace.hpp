@@ -198,8 +198,8 @@ struct Trace {
     std::size_t value_bytes() const;  // bytes of all recorded tensor values (deferred ones whole, made or not)
     // The heap the steps hold beside their values: each step, its words (code, explanation),
     // its tensors' names, shapes, strides, links and axes, every allocation counted with the
-    // allocator's own 16 bytes. At a flash tile about 3 KB: 100 MB for 32,896 tiles, which a
-    // memory estimate of values alone missed.
+    // allocator's own 16 bytes: a few KB a flash tile, which a memory estimate of values
+    // alone would miss.
     std::size_t record_bytes() const;
 
     // The tensor a link names (nullptr for a weight link or a link to nothing).
