@@ -26,6 +26,7 @@
 #include "cli/bench_command.hpp"
 #include "cli/export_command.hpp"
 #include "cli/handout_command.hpp"
+#include "cli/gl_faults_env.hpp"
 #include "cli/gui_command.hpp"
 #include "cli/options.hpp"
 #include "cli/standard_output.hpp"
@@ -150,6 +151,7 @@ int run_main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
     hold_standard_descriptors();
+    headsplit::set_process_gl_faults(headsplit::app::gl_faults_from_env());  // a test's, from its environment
     headsplit::catch_ending_signals();
     headsplit::app::check_standard_output();
     return finish_standard_output(run_main(argc, argv));

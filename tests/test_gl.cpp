@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "headsplit/backends/gl_backend.hpp"
+#include "cli/gl_faults_env.hpp"
 #include "headsplit/teaching/presets.hpp"
 #include "helpers.hpp"
 
@@ -273,13 +274,13 @@ struct ScopedEnv {
 }  // namespace
 
 TEST_CASE("the environment names the GL faults the command line's tests inject", "[gl][failure]") {
-    CHECK(gl_faults_from_env().break_shader.empty());
-    CHECK(gl_faults_from_env().fail_dispatch.empty());
-    CHECK_FALSE(gl_faults_from_env().vec4_probe);
+    CHECK(app::gl_faults_from_env().break_shader.empty());
+    CHECK(app::gl_faults_from_env().fail_dispatch.empty());
+    CHECK_FALSE(app::gl_faults_from_env().vec4_probe);
     const ScopedEnv broken("HEADSPLIT_GL_BREAK_SHADER", "attn_rows.comp");
     const ScopedEnv failing("HEADSPLIT_GL_FAIL_DISPATCH", "softmax");
     const ScopedEnv probe("HEADSPLIT_GL_VEC4_PROBE", "1");
-    const GlFaults f = gl_faults_from_env();
+    const GlFaults f = app::gl_faults_from_env();
     CHECK(f.break_shader == "attn_rows.comp");
     CHECK(f.fail_dispatch == "softmax");
     CHECK(f.vec4_probe);

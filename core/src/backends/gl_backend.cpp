@@ -36,10 +36,16 @@ Padded pad4(const TensorDesc& t) {
     return p;
 }
 
+// The process's faults (set_process_gl_faults): set once at start, before any backend.
+GlFaults& process_gl_faults() {
+    static GlFaults faults;
+    return faults;
+}
+
 class GlBackend final : public Backend {
 public:
     explicit GlBackend(const GlOptions& options) : kernel_(options.kernel), tiled_vec4_(options.tiled_vec4) {
-        if (!options.faults) env_faults_ = gl_faults_from_env();
+        if (!options.faults) env_faults_ = process_gl_faults();
         faults_ = options.faults ? options.faults : &env_faults_;
         if (options.own_context) context_ = gl::EglContext::create();
         if (epoxy_gl_version() < 43)
@@ -566,7 +572,7 @@ private:
 
     // Declared first so it is destroyed last, after every GL object.
     std::unique_ptr<gl::EglContext> context_;
-    GlFaults env_faults_;                 // the environment's, when the options name none
+    GlFaults env_faults_;                 // the process's, when the options name none
     const GlFaults* faults_ = &env_faults_;
     MatmulKernel kernel_;
     bool tiled_vec4_ = false;
@@ -587,6 +593,8 @@ private:
 }  // namespace
 
 std::unique_ptr<Backend> make_gl_backend(const GlOptions& options) { return std::make_unique<GlBackend>(options); }
+
+void set_process_gl_faults(const GlFaults& faults) { process_gl_faults() = faults; }
 
 bool software_renderer() {
     // Mesa's llvmpipe and softpipe, and SwiftShader, run the kernels on the CPU.

@@ -46,10 +46,9 @@ struct GlFaults {
                                 // raises a real GL error during a step
     bool vec4_probe = false;    // the tiled kernel's vec4 copy (tiled_vec4) loads zeros
 };
-// The faults the command line's and the window's tests name in the environment:
-// HEADSPLIT_GL_BREAK_SHADER=<file.comp>, HEADSPLIT_GL_FAIL_DISPATCH=<kernel>,
-// HEADSPLIT_GL_VEC4_PROBE=1 (gl/test_faults.cpp; the one place that reads them).
-GlFaults gl_faults_from_env();
+// The faults every GL backend made without GlOptions::faults injects: none, unless the
+// executable's entry set them at start (from its tests' environment) before any backend.
+void set_process_gl_faults(const GlFaults& faults);
 
 struct GlOptions {
     MatmulKernel kernel = MatmulKernel::Auto;
@@ -61,8 +60,8 @@ struct GlOptions {
     // kernels` times it beside the default ("gl tiled vec4").
     bool tiled_vec4 = false;
     // The faults to inject, read when a shader compiles and at each dispatch, so a test may
-    // change them while the backend lives (it must outlive the backend); null: those
-    // gl_faults_from_env() names when the backend starts.
+    // change them while the backend lives (it must outlive the backend); null: the process's
+    // (set_process_gl_faults) as they are when the backend starts.
     const GlFaults* faults = nullptr;
 };
 

@@ -1,10 +1,8 @@
-// The GL faults a test names in the environment (the command line's and the window's tests,
-// which run the binary as it ships). The backend itself reads only GlOptions::faults.
+#include "cli/gl_faults_env.hpp"
+
 #include <cstdlib>
 
-#include "headsplit/backends/gl_backend.hpp"
-
-namespace headsplit {
+namespace headsplit::app {
 
 GlFaults gl_faults_from_env() {
     GlFaults f;
@@ -15,4 +13,4 @@ GlFaults gl_faults_from_env() {
     return f;
 }
 
-}  // namespace headsplit
+}  // namespace headsplit::app
