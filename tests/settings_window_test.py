@@ -28,8 +28,10 @@ import sys
 import tempfile
 import time
 
-from Xlib import X, display, protocol
+from Xlib import X, display
 from Xlib.ext import xtest
+
+from xwindow import close, find_window
 
 WIDTH, HEIGHT = 1280, 800
 failures = []
@@ -38,22 +40,6 @@ failures = []
 def fail(msg):
     print("FAIL: " + msg)
     failures.append(msg)
-
-
-def find_window(d, pid, timeout):
-    """The top-level window whose _NET_WM_PID is `pid` (GLFW sets it), once it is mapped."""
-    pid_atom = d.intern_atom("_NET_WM_PID")
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for w in d.screen().root.query_tree().children:
-            try:
-                prop = w.get_full_property(pid_atom, X.AnyPropertyType)
-                if prop and prop.value and prop.value[0] == pid and w.get_attributes().map_state == X.IsViewable:
-                    return w
-            except Exception:  # a window that went away meanwhile
-                pass
-        time.sleep(0.2)
-    return None
 
 
 def drag(d, x0, y, x1):
@@ -72,14 +58,6 @@ def drag(d, x0, y, x1):
     xtest.fake_input(d, X.ButtonRelease, 1)
     d.sync()
     time.sleep(0.5)
-
-
-def close(d, w):
-    """The window manager's close: a WM_PROTOCOLS client message naming WM_DELETE_WINDOW."""
-    protocols, delete = d.intern_atom("WM_PROTOCOLS"), d.intern_atom("WM_DELETE_WINDOW")
-    ev = protocol.event.ClientMessage(window=w, client_type=protocols, data=(32, [delete, X.CurrentTime, 0, 0, 0]))
-    w.send_event(ev, event_mask=X.NoEventMask)
-    d.flush()
 
 
 def run_window(headsplit, config, cwd, act, timeout):
