@@ -32,6 +32,7 @@
 #include "cli/standard_output.hpp"
 #include "cli/kernels_command.hpp"
 #include "cli/lesson_command.hpp"
+#include "cli/lesson_link.hpp"
 #include "cli/trace_command.hpp"
 
 namespace {
@@ -135,7 +136,11 @@ int run_main(int argc, char** argv) {
         if (cli.got_subcommand("export")) return export_script.run();
         if (cli.got_subcommand("handout")) return handout.run();
         if (cli.got_subcommand("lesson")) return lesson.run();
-        return gui.run();
+        gui::GuiOptions options = gui.options();
+        // A window with someone at it can start a live lesson; the unattended runs cannot.
+        if (options.screenshot.empty() && options.drive_frames == 0 && options.layout_audit.empty())
+            options.lesson_starter = app::lesson_starter({});
+        return gui::run_gui(options);
     } catch (const ConfigError& e) {
         return fail(2, e.what());
     } catch (const GlError& e) {

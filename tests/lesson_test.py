@@ -14,7 +14,7 @@ test makes, then
   - a client that never reads is dropped without stalling the others; a client that
     disconnects mid-message; the teacher reconnecting gets the state;
   - SIGINT tells every student {"type":"ended"}; the server exits 0 having printed two lines;
-  - the command line's refusals (port in use, no site, no --no-window, a bad --bind).
+  - the command line's refusals (port in use, no site, no display without --no-window, a bad --bind).
 
   - the server driven from another thread (tests/lesson_post_check.cpp, as the teacher
     window will drive it): posted changes reach every student in order; posts racing the
@@ -458,8 +458,10 @@ def check_command_line(headsplit, site):
         (["--no-window", "--port", "0", "--max-students", "0", "--site", site], "--max-students"),
         (["--bind", "127.0.0.1", "--port", "0", "--site", site], "--no-window"),
     ]
+    # No display: the teacher window cannot open, and --no-window is named.
+    quiet = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     for args, words in cases:
-        r = subprocess.run([headsplit, "lesson"] + args, capture_output=True, text=True, timeout=20)
+        r = subprocess.run([headsplit, "lesson"] + args, capture_output=True, text=True, timeout=20, env=quiet)
         lines = r.stderr.strip().split("\n")
         check(r.returncode != 0 and len(lines) == 1 and words in lines[0] and r.stdout == "",
               "headsplit lesson %s: exit %d, stderr %r" % (" ".join(args), r.returncode, r.stderr))

@@ -154,6 +154,4 @@ gui::GuiOptions GuiCommand::options() {
     return g;
 }
 
-int GuiCommand::run() { return gui::run_gui(options()); }
-
 }  // namespace headsplit::app

@@ -29,7 +29,6 @@ struct GuiCommand {
     // The window's options from what was typed; ConfigError naming the option otherwise.
     // Where the unattended runs write is refused here, before a window opens.
     gui::GuiOptions options();
-    int run();  // opens the window: its exit code
 };
 
 }  // namespace headsplit::app

@@ -120,6 +120,9 @@ struct Server::Impl {
     std::deque<Command> commands;
     bool stopped = false;
 
+    mutable std::mutex stats_mutex;  // guards stats
+    Server::Stats stats;
+
     // Only the service thread touches what follows.
     Lesson lesson;
     std::unordered_map<std::uint64_t, std::unique_ptr<Session>> sessions;
@@ -141,6 +144,7 @@ struct Server::Impl {
     int refuse(Session& s, Refusal r);  // 0, for the callback to return
     void broadcast_state();
     void mark_stats();
+    void publish_stats();
     void run_commands();
     void run();
 };
@@ -337,11 +341,20 @@ void Server::Impl::broadcast_state() {
 }
 
 void Server::Impl::mark_stats() {
+    publish_stats();
     for (auto& [id, s] : sessions)
         if (s->role == Role::Teacher && !s->closing && !s->stats_dirty) {
             s->stats_dirty = true;
             lws_callback_on_writable(s->wsi);
         }
+}
+
+void Server::Impl::publish_stats() {
+    std::string json = lesson.stats_json(options.max_students);
+    std::lock_guard<std::mutex> lock(stats_mutex);
+    if (json == stats.json) return;
+    stats.json = std::move(json);
+    ++stats.version;
 }
 
 // One message per writable callback, as libwebsockets requires; the queue's messages first,
@@ -450,6 +463,7 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
                                                  : problem);
     }
     d.port = lws_get_vhost_listen_port(d.vhost);
+    d.publish_stats();
     d.thread = std::thread([&d] { d.run(); });
 }
 
@@ -458,6 +472,11 @@ Server::~Server() { stop(); }
 int Server::port() const { return impl_->port; }
 const std::string& Server::join_code() const { return impl_->join_code; }
 const std::string& Server::teacher_secret() const { return impl_->teacher_secret; }
+
+Server::Stats Server::latest_stats() const {
+    std::lock_guard<std::mutex> lock(impl_->stats_mutex);
+    return impl_->stats;
+}
 
 // The context is woken under the lock, and stop() marks it stopped under the same lock
 // before destroying it: a message posted while the server stops is dropped, never sent to a

@@ -12,6 +12,7 @@
 // max_backlog messages belongs to a client that stopped reading, and that connection is
 // dropped (counted as dropped_slow) so that it holds no memory and no one waits for it.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -41,6 +42,14 @@ public:
 
     // A teacher's message, as if the teacher's page had sent it (any thread).
     void post_teacher_message(std::string json);
+    // The latest stats message, as the teacher's connection gets it (the class, the answers,
+    // the refusals), and a version that goes up each time it changes (any thread). The
+    // service thread publishes it whenever the class or the lesson changes.
+    struct Stats {
+        std::uint64_t version = 0;
+        std::string json;
+    };
+    Stats latest_stats() const;
     // Tells every connection {"type":"ended"}, closes them (waiting at most a few seconds for
     // the slow ones) and ends the service thread (any thread but the service thread; again: nothing).
     void stop();

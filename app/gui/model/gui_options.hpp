@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "gui/model/lesson.hpp"
 #include "headsplit/engine/config.hpp"
 
 namespace headsplit::gui {
@@ -31,6 +32,8 @@ struct GuiOptions {
     std::string layout_audit;   // non-empty: run the layout audit sweep, write its report here
     std::vector<std::pair<int, int>> audit_windows;  // the sweep's window sizes
     std::vector<float> audit_fonts;                  // the sweep's font scales
+    LessonStarter lesson_starter;  // set: the Controls panel can start a live lesson
+    LessonStart lesson;            // a lesson already started (`headsplit lesson`): the window is its console
 };
 
 }  // namespace headsplit::gui

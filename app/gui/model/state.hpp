@@ -10,6 +10,7 @@
 #include <string>
 
 #include "gui/model/compute.hpp"
+#include "gui/model/lesson.hpp"
 #include "gui/model/live.hpp"
 #include "gui/model/why.hpp"
 #include "headsplit/engine/config.hpp"
@@ -187,6 +188,7 @@ struct AppState {
 
     QuizState quiz;
     LiveState live;  // presenter mode's live changes and the caption about the last
+    LessonView lesson;  // the live lesson: its join card, the class, what was posted
 
     Hover hover;
     std::unique_ptr<TraceComputer> computer;

@@ -397,6 +397,14 @@ void draw_display(AppState& st) {
     if (ImGui::Button("presenter mode (F5)")) st.presenting = true;
     same_line_if_fits(button_width("reset layout"));
     if (ImGui::Button("reset layout")) st.splits = AppState::Splits{};
+    if (st.lesson.can_start) {  // the live lesson: served on every interface, port 8080
+        const char* label = st.lesson.on ? "end the lesson" : "start a live lesson";
+        if (ImGui::Button(label)) (st.lesson.on ? st.lesson.stop_requested : st.lesson.start_requested) = true;
+        audit_last_item(label);
+        if (!st.lesson.on && ImGui::IsItemHovered())
+            ImGui::SetTooltip("serve the page on this network; students follow your steps in their browsers");
+        if (!st.lesson.said.empty()) ImGui::TextWrapped("%s", st.lesson.said.c_str());
+    }
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     if (!st.last_screenshot.empty()) ImGui::TextWrapped("%s", st.last_screenshot.c_str());
     ImGui::TextWrapped("keys: Left/Right step, Space play, Home/End, F5 presenter mode; drag the panel borders");

@@ -22,5 +22,8 @@ void DrawWhy(AppState& st);                       // panel_why.cpp
 void DrawCaption(AppState& st);                   // panel_caption.cpp (presenter mode)
 void DrawQuizCard(AppState& st, double now);      // panel_quiz.cpp: the question, in the stage
 void DrawQuizVerdict(const AppState& st);         // panel_quiz.cpp: right or not, and why
+// panel_lesson.cpp: the live lesson over the panels: the join card (the student address, the
+// code, its QR code) or the class's line, and after a reveal the answers' histogram.
+void DrawLesson(AppState& st);
 
 }  // namespace headsplit::gui

@@ -134,6 +134,11 @@ void handle_keys(AppState& st, GLFWwindow* win, double now) {
     if (st.presenting && pressed(ImGuiKey_Escape)) st.presenting = false;
     if (st.presenting && !quiz_waiting(st)) handle_live_keys(st);
     if (ImGui::IsKeyPressed(GLFW_KEY_F12)) st.screenshot_requested = true;
+    if (st.lesson.on) {  // the live lesson: J the join card, P pause, L lock exploring
+        if (ImGui::IsKeyPressed(GLFW_KEY_J)) st.lesson.card = !st.lesson.card;
+        if (ImGui::IsKeyPressed(GLFW_KEY_P)) st.lesson.paused = !st.lesson.paused;
+        if (ImGui::IsKeyPressed(GLFW_KEY_L)) st.lesson.locked = !st.lesson.locked;
+    }
     (void)win;
 }
 
@@ -340,6 +345,8 @@ public:
         if (!use_settings_file(st_, settings_file_)) settings_file_.clear();
         set_up_state(st_, o);
         shown_ = Shown{st_.dark, false, {0, 0, o.width, o.height}};
+        lesson_starter_ = o.lesson_starter;
+        if (o.lesson.link) lesson_adopt(st_, lesson_, o.lesson);
     }
 
     // One frame: events, the state's clock, the panels, the pixels. false: the window was
@@ -372,6 +379,9 @@ public:
         begin_audit_frame(st_);
         handle_keys(st_, win_, now);
         DrawPanels(st_, now);
+        if (st_.lesson.on && !st_.blank) DrawLesson(st_);
+        lesson_frame(st_, lesson_, lesson_starter_, now);
+        if (st_.lesson.close_window) glfwSetWindowShouldClose(win_, GLFW_TRUE);
         const FrameInfo frame = render(st_, win_, started, now);
         serve_requests(st_, frame.fb_w, frame.fb_h);
         if (run_ && !run_->frame_drawn(st_, frame)) return false;  // a frame to save is read before it is shown
@@ -386,6 +396,7 @@ public:
     int finish() {
         const int exit_code = run_ ? run_->finish() : 0;
         save_settings_file(settings_file_, true, settings_said_);
+        lesson_end(st_, lesson_);  // every student is told
         shut_down(st_, win_);
         return exit_code;
     }
@@ -397,6 +408,8 @@ private:
     std::string settings_said_;   // the last line said about writing it
     AppState st_;
     Shown shown_;
+    std::shared_ptr<LessonLink> lesson_;  // the live lesson's server, while one runs
+    LessonStarter lesson_starter_;
     double last_drawn_ = 0;  // when the last frame began
 };
 

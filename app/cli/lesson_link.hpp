@@ -1,0 +1,34 @@
+#pragma once
+// The teacher window's side of `headsplit lesson`: a lesson::Server behind the window's
+// LessonLink, the addresses it is reached at, and its QR code.
+#include <string>
+#include <vector>
+
+#include "gui/model/lesson.hpp"
+
+namespace headsplit::app {
+
+struct LessonSettings {
+    std::string bind;  // empty, 0.0.0.0 or ::: every interface
+    int port = 8080;   // 0: any free port
+    int max_students = 300;
+    std::string site;  // --site as given ("": the page's build, or the installed one)
+};
+
+// The machine's IPv4 addresses other than loopback, of interfaces that are up, in their order.
+std::vector<std::string> lan_addresses();
+
+// Starts a lesson::Server whose first state is `query`, and says where: the teacher's and the
+// students' addresses (the students' on the first LAN address when every interface is
+// bound), the other LAN addresses, the student address's QR code. Throws ConfigError (no
+// site) or std::runtime_error (cannot listen) with one line.
+gui::LessonStart start_lesson(const LessonSettings& s, const std::string& query);
+
+// From now on SIGINT and SIGTERM make every link start_lesson made say interrupted(): the
+// window closes and the lesson ends as when it is closed.
+void close_window_on_signals();
+
+// start_lesson for the window's "start a live lesson": its failure is the start's error.
+gui::LessonStarter lesson_starter(LessonSettings s);
+
+}  // namespace headsplit::app

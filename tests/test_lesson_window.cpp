@@ -1,0 +1,239 @@
+// The teacher window's side of the live lesson: the student address's QR code (checked
+// against what ISO/IEC 18004 fixes in every symbol), the query the window posts (parsed back
+// by the page's own parser into the same configuration), what the window posts as the
+// teacher steps, pauses, asks and reveals, and the server's stats handed to the window's
+// thread.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "config_checks.hpp"
+#include "gui/model/lesson.hpp"
+#include "gui/model/state.hpp"
+#include "headsplit/io/address.hpp"
+#include "lesson/qr.hpp"
+#include "lesson/server.hpp"
+
+using namespace headsplit;
+using namespace headsplit::gui;
+using json = nlohmann::json;
+
+namespace {
+
+// Module (x, y) of the symbol: true when dark.
+bool dark(const lesson::QrCode& q, int x, int y) { return q.modules[static_cast<std::size_t>(y * q.size + x)] != 0; }
+
+// A finder pattern with its top left at (x0, y0): a dark 7 x 7 ring, a light 5 x 5 ring, a
+// dark 3 x 3 centre (ISO/IEC 18004, 6.3.3).
+bool finder_at(const lesson::QrCode& q, int x0, int y0) {
+    for (int y = 0; y < 7; ++y)
+        for (int x = 0; x < 7; ++x) {
+            const int ring = std::max(std::abs(x - 3), std::abs(y - 3));  // 3 outer, 2 light, 0-1 centre
+            if (dark(q, x0 + x, y0 + y) != (ring != 2)) return false;
+        }
+    return true;
+}
+
+// The configuration a student's page makes of `query`, and its step and presenter mode.
+Config parsed_back(const std::string& query, int& step, bool& present) {
+    std::vector<std::string> words;
+    step = -1;
+    present = false;
+    for (const auto& [name, value] : parse_query(query)) {
+        if (name == "step") step = std::stoi(value);
+        else if (name == "present") present = true;
+        else {
+            words.push_back("--" + name);
+            if (!value.empty()) words.push_back(value);
+        }
+    }
+    return test::parsed(words);
+}
+
+}  // namespace
+
+TEST_CASE("lesson QR code: the version's size, finder patterns at three corners, timing, the dark module", "[lesson][qr]") {
+    const std::string url = GENERATE(std::string("http://192.168.1.20:8080/?lesson=K7MPQ2"),
+                                     std::string("http://10.0.0.7:65535/?lesson=ABCDEF"),
+                                     std::string("http://[fe80::1]:8080/?lesson=K7MPQ2") + std::string(120, 'x'));
+    const lesson::QrCode q = lesson::make_qr(url);
+    REQUIRE(q.version >= 1);
+    REQUIRE(q.version <= 40);
+    CHECK(q.size == 17 + 4 * q.version);
+    REQUIRE(q.modules.size() == static_cast<std::size_t>(q.size * q.size));
+    // Finder patterns at the top left, top right and bottom left, none at the bottom right.
+    CHECK(finder_at(q, 0, 0));
+    CHECK(finder_at(q, q.size - 7, 0));
+    CHECK(finder_at(q, 0, q.size - 7));
+    CHECK_FALSE(finder_at(q, q.size - 7, q.size - 7));
+    // Each finder's separator is light.
+    for (int i = 0; i < 8; ++i) {
+        CHECK_FALSE(dark(q, 7, i));
+        CHECK_FALSE(dark(q, i, 7));
+        CHECK_FALSE(dark(q, q.size - 8, i));
+        CHECK_FALSE(dark(q, i, q.size - 8));
+    }
+    // Timing patterns: row 6 and column 6 alternate between the finders, dark on even.
+    for (int i = 8; i < q.size - 8; ++i) {
+        CHECK(dark(q, i, 6) == (i % 2 == 0));
+        CHECK(dark(q, 6, i) == (i % 2 == 0));
+    }
+    // The dark module beside the bottom-left finder (6.3.3: at (8, 4V + 9)).
+    CHECK(dark(q, 8, 4 * q.version + 9));
+}
+
+TEST_CASE("lesson QR code: a longer address takes a larger version", "[lesson][qr]") {
+    const lesson::QrCode shorter = lesson::make_qr("http://10.0.0.7:8080/?lesson=K7MPQ2");
+    const lesson::QrCode longer = lesson::make_qr("http://10.0.0.7:8080/?lesson=K7MPQ2&" + std::string(200, 'a'));
+    CHECK(longer.version > shorter.version);
+    CHECK(longer.size > shorter.size);
+}
+
+TEST_CASE("lesson query: the configuration, step and presenter mode parse back the same", "[lesson][gui]") {
+    const std::vector<std::vector<std::string>> configs = {
+        {},
+        {"--heads", "3"},
+        {"--text", "the cat & the dog = friends?", "--heads", "2", "--mode", "flash", "--block", "2"},
+        {"--preset", "gpt2-small", "--tokens", "16"},
+        {"--heads", "6", "--kv-heads", "2", "--no-causal", "--seed", "7", "--dropout", "0.25"},
+        {"--preset", "journey"},
+    };
+    for (const std::vector<std::string>& words : configs) {
+        Config c = test::parsed(words);
+        c.backend = BackendKind::Gl;  // the window's; the students' pages choose their own
+        const std::string query = lesson_query(c, 5, true);
+        INFO(query);
+        CHECK(query.find("backend") == std::string::npos);
+        CHECK(query.find(' ') == std::string::npos);
+        int step = 0;
+        bool present = false;
+        const Config back = parsed_back(query, step, present);
+        CHECK(step == 5);
+        CHECK(present);
+        c.backend = BackendKind::Cpu;  // the page's default, as the query leaves it out
+        test::check_same(c, back);
+    }
+    int step = 0;
+    bool present = true;
+    parsed_back(lesson_query(test::parsed({}), 0, false), step, present);
+    CHECK(step == 0);
+    CHECK_FALSE(present);
+}
+
+TEST_CASE("lesson posts: steps at most ten a second, pause and lock, the question and its reveal", "[lesson][gui]") {
+    AppState st;
+    st.config.backend = BackendKind::Cpu;
+    st.computer = std::make_unique<TraceComputer>(false);
+    recompute(st);
+    for (int i = 0; i < 2000 && !st.trace; ++i) {
+        if (auto r = st.computer->take()) apply_result(st, std::move(*r), 0.0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    REQUIRE(st.trace);
+    CHECK(lesson_messages(st, 0.0).empty());  // no lesson: nothing
+    st.lesson.on = true;
+    st.lesson.posted_query = lesson_query_now(st);  // what the server started with
+    CHECK(lesson_messages(st, 1.0).empty());
+
+    auto types = [](const std::vector<std::string>& ms) {
+        std::vector<json> out;
+        for (const std::string& m : ms) out.push_back(json::parse(m));
+        return out;
+    };
+    go_to_step(st, 1, 1.0);
+    std::vector<json> m = types(lesson_messages(st, 1.0));
+    REQUIRE(m.size() == 1);
+    CHECK(m[0]["type"] == "set");
+    CHECK(m[0]["query"].get<std::string>().find("step=1") != std::string::npos);
+    go_to_step(st, 2, 1.05);  // within a tenth of a second of the last: waits
+    CHECK(lesson_messages(st, 1.05).empty());
+    m = types(lesson_messages(st, 1.11));
+    REQUIRE(m.size() == 1);
+    CHECK(m[0]["query"].get<std::string>().find("step=2") != std::string::npos);
+
+    st.lesson.paused = true;
+    st.lesson.locked = true;
+    m = types(lesson_messages(st, 1.2));
+    REQUIRE(m.size() == 2);
+    CHECK(m[0] == json{{"type", "set"}, {"paused", true}});
+    CHECK(m[1] == json{{"type", "set"}, {"locked", true}});
+
+    // The quiz asks step 3: the class gets the question and stays at step 2 until the reveal.
+    set_quiz(st, true);
+    go_to_step(st, 3, 2.0);
+    REQUIRE(quiz_waiting(st));
+    m = types(lesson_messages(st, 2.0));
+    REQUIRE(m.size() == 1);
+    CHECK(m[0]["type"] == "ask");
+    CHECK(m[0]["options"].size() == st.quiz.pending->options.size());
+    CHECK(m[0]["answer"] == st.quiz.pending->right);
+    CHECK(m[0]["prompt"].get<std::string>().find("Step 3") == 0);
+    CHECK(lesson_messages(st, 2.5).empty());
+    quiz_answer(st, st.quiz.pending->answer, 3.0);
+    m = types(lesson_messages(st, 3.0));
+    REQUIRE(m.size() == 2);
+    CHECK(m[0] == json{{"type", "reveal"}});
+    CHECK(m[1]["query"].get<std::string>().find("step=3") != std::string::npos);
+
+    // Asked and left unanswered: the question is closed.
+    go_to_step(st, 4, 4.0);
+    REQUIRE(quiz_waiting(st));
+    CHECK(types(lesson_messages(st, 4.0))[0]["type"] == "ask");
+    set_quiz(st, false);
+    m = types(lesson_messages(st, 5.0));
+    REQUIRE(m.size() == 2);
+    CHECK(m[0] == json{{"type", "close_question"}});
+    CHECK(m[1]["query"].get<std::string>().find("step=4") != std::string::npos);
+}
+
+TEST_CASE("lesson stats: the server hands its latest stats to another thread", "[lesson]") {
+    namespace fs = std::filesystem;
+    const fs::path site = fs::temp_directory_path() / ("headsplit-stats-" + std::to_string(::getpid()));
+    fs::create_directories(site);
+    std::ofstream(site / "index.html") << "<!doctype html>\n";
+    lesson::ServerOptions o;
+    o.bind = "127.0.0.1";
+    o.port = 0;
+    o.site = site.string();
+    o.max_students = 42;
+    lesson::Server server(o);
+    // Waits for a stats message that `pred` holds for; its version went up.
+    std::uint64_t seen = 0;
+    auto wait_for = [&](auto pred) {
+        for (int i = 0; i < 1000; ++i) {
+            const lesson::Server::Stats s = server.latest_stats();
+            if (s.version > seen) {
+                LessonView v;
+                REQUIRE(take_lesson_stats(v, s.json));
+                if (pred(v.cls)) {
+                    seen = s.version;
+                    return v.cls;
+                }
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        FAIL("no such stats: " << server.latest_stats().json);
+        return LessonClass{};
+    };
+    LessonClass c = wait_for([](const LessonClass& k) { return k.question_id == 0; });
+    CHECK(c.connected == 0);
+    CHECK(c.max_students == 42);
+    server.post_teacher_message(R"({"type":"ask","prompt":"which?","options":["[1, 3]","[3, 1]","[1]"],"answer":2})");
+    c = wait_for([](const LessonClass& k) { return k.question_id == 1; });
+    CHECK(c.answered == 0);
+    CHECK(c.counts.empty());  // counts only once revealed
+    server.post_teacher_message(R"({"type":"reveal"})");
+    c = wait_for([](const LessonClass& k) { return !k.counts.empty(); });
+    CHECK(c.counts == std::vector<int>{0, 0, 0});
+    CHECK(c.answer == 2);
+    server.stop();
+    fs::remove_all(site);
+}
