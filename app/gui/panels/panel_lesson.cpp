@@ -23,6 +23,9 @@ constexpr int kQuietZone = 4;
 // The join code's height as a share of the window's: read from the back of a room.
 constexpr float kCodeShare = 0.12f;
 
+// The student address a little larger than the text: it is typed from the screen.
+constexpr float kUrlScale = 1.25f;
+
 const ImVec4 kRight{0.35f, 0.85f, 0.45f, 1};
 
 constexpr ImGuiWindowFlags kOverlay = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
@@ -87,22 +90,25 @@ void draw_join_card(AppState& st) {
 
         const ImVec2 avail = ImGui::GetContentRegionAvail();
         const float line = ImGui::GetTextLineHeightWithSpacing();
-        // The QR code takes the left of a wide card, the top of a narrow one; the words the rest.
+        // The QR code takes the left of a wide card, the top of a narrow one; the words the rest,
+        // the address on one line where a third of the width is left to the code.
         const bool side_by_side = avail.x >= avail.y;
-        const float qr_side = side_by_side ? std::min(avail.y - 2 * line, avail.x * 0.45f)
+        const float gap = 2 * ImGui::GetFontSize();
+        const float url_w = kUrlScale * ImGui::CalcTextSize(v.student_url.c_str()).x;
+        const float qr_side = side_by_side ? std::min(avail.y - 2 * line, std::max(avail.x * 0.3f, std::min(avail.x * 0.45f, avail.x - url_w - 1.5f * gap)))
                                            : std::min(avail.x, avail.y * 0.45f);
         const ImVec2 qr_at = ImGui::GetCursorScreenPos();
         if (v.qr_size > 0) draw_qr(ImGui::GetWindowDrawList(), qr_at, qr_side, v);
         if (side_by_side) {
-            ImGui::SetCursorScreenPos({qr_at.x + qr_side + 2 * ImGui::GetFontSize(), qr_at.y});
+            ImGui::SetCursorScreenPos({qr_at.x + qr_side + gap, qr_at.y});
             ImGui::BeginGroup();
         } else {
             ImGui::Dummy({qr_side, qr_side});
         }
-        const float text_w = side_by_side ? avail.x - qr_side - 2 * ImGui::GetFontSize() : avail.x;
+        const float text_w = side_by_side ? avail.x - qr_side - gap : avail.x;
         ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + text_w);
         ImGui::TextUnformatted("Open this address (or scan the code) on a laptop or phone on this network:");
-        ImGui::SetWindowFontScale(1.25f);
+        ImGui::SetWindowFontScale(url_w <= text_w ? kUrlScale : 1.0f);
         ImGui::TextUnformatted(v.student_url.c_str());
         audit_last_item(v.student_url);
         ImGui::SetWindowFontScale(1.0f);
