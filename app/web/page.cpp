@@ -1,4 +1,5 @@
 #include "web/page.hpp"
+#include "web/page_lesson.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -61,7 +62,8 @@ public:
         std::filesystem::create_directories(kDownloads, ec);
     }
 
-    bool before_frame(AppState& st, GLFWwindow* win, double) override {
+    bool before_frame(AppState& st, GLFWwindow* win, double now) override {
+        lesson_.before_frame(st, now);
         // The panels are recorded until a trace's layout has settled (LayoutSettle), and on
         // every frame when the layout report is asked for.
         layout_audit().enabled = page_requests().layout_report || st.trace.get() != reported_;
@@ -131,7 +133,7 @@ public:
 
     void after_frame(AppState& st, const FrameInfo&) override {
         offer_downloads(st);
-        update_address(st);
+        lesson_.after_frame(update_address(st));
     }
 
     int finish() override { return 0; }
@@ -191,8 +193,9 @@ private:
             st.last_screenshot = "downloaded " + st.last_screenshot.substr(prefix.size());
     }
 
-    // The address: the configuration's options, then the step and the view.
-    void update_address(const AppState& st) {
+    // The address: the configuration's options, then the step and the view, then the lesson
+    // it follows. Returns its parameters.
+    QueryPairs update_address(const AppState& st) {
         std::vector<std::pair<std::string, std::string>> q = config_options(st.config);
         if (q.empty()) q = page_requests().config_query;  // (config_options spells --backend gl)
         q.emplace_back("step", std::to_string(st.step));
@@ -203,10 +206,13 @@ private:
         if (!st.dark) q.emplace_back("light", "");
         if (page_requests().json) q.emplace_back("json", "1");
         if (page_requests().layout_report) q.emplace_back("layout-report", "1");
+        if (!page_requests().lesson.empty()) q.emplace_back("lesson", page_requests().lesson);
+        if (!page_requests().teacher.empty()) q.emplace_back("teacher", page_requests().teacher);
         const std::string json = nlohmann::json(q).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-        if (json == last_query_) return;
+        if (json == last_query_) return q;
         last_query_ = json;
         headsplit_page_set_query(json.c_str());
+        return q;
     }
 
     static std::string format_scale(double s) {
@@ -227,6 +233,7 @@ private:
     LayoutSettle settle_;  // whether the panels have come to rest
     const Trace* last_trace_ = nullptr;  // the trace last frame showed
     std::string last_query_;
+    PageLesson lesson_;  // the live lesson the page follows or drives, if any
 };
 
 }  // namespace

@@ -11,10 +11,10 @@
 
 #include "gui/runs/unattended.hpp"
 #include "headsplit/engine/config.hpp"
+#include "headsplit/io/address.hpp"
+#include "gui/model/gui_options.hpp"
 
 namespace headsplit::gui {
-
-struct GuiOptions;
 
 // The address's parameters that are not options: set by the page's main before the window.
 struct PageRequests {
@@ -23,8 +23,16 @@ struct PageRequests {
     // The options the address gave (name, value), kept for the address when the configuration
     // cannot be spelled from its values (a preset's own embeddings).
     std::vector<std::pair<std::string, std::string>> config_query;
+    // A live lesson (docs/guide.md): ?lesson=CODE joins as a student, &teacher=SECRET drives.
+    std::string lesson, teacher;
+    bool own_view = false;  // the address named a configuration, a step or a view (not just the lesson)
 };
 PageRequests& page_requests();
+
+// The window's options from an address's parameters (the page's own, or a lesson state's
+// query), with the parameters that are not options recorded in `requests`. Throws
+// ConfigError, one line naming the parameter, when a value is refused.
+GuiOptions page_options(const QueryPairs& query, PageRequests& requests);
 
 // The page's run: the window's loop calls it at the same points as an unattended run's.
 std::unique_ptr<UnattendedRun> make_page_run(const GuiOptions& o);
@@ -46,6 +54,10 @@ double page_seconds_since_input();
 // than the same trace later. Warmed with the same widths, heads and mode (the same kernels),
 // the first trace runs the optimized code. The trace itself does not wait for this.
 void warm_up_engine(const Config& first);
+
+// Starts following the lesson the address names (page_requests().lesson), if any: the
+// browser's WebSocket (web/page_library.js) brings the teacher's states to PageLesson.
+void start_lesson();
 
 // Shows `line` as the page's refusal (a bad address value), in place of the window.
 void show_refusal(const std::string& line);

@@ -131,6 +131,224 @@ mergeInto(LibraryManager.library, {
   },
   headsplit_page_download__deps: ["$headsplitOffer"],
 
+  // The live lesson (web/page_lesson.hpp): the browser's own WebSocket to the server the page
+  // came from (ws://, or wss:// for an https page), at /lesson with the address's code (and
+  // the teacher's secret). A lost connection is tried again after 0.5 s, doubling to 8 s, and
+  // catches up from the state the server sends on connecting; "full", "ended" and a refused
+  // code end the tries, and the page goes on as a page of its own.
+  // What it shows (#lesson, over the canvas): the mark (following, exploring, paused, ...),
+  // "explore on my own" / "back to the teacher", the question and its answers; the body's
+  // data-lesson holds the mark's word, for tests.
+  headsplit_lesson_start: function (codeC, secretC, adopt) {
+    var L = headsplitLesson;
+    L.code = UTF8ToString(codeC);
+    L.secret = UTF8ToString(secretC);
+    L.teacher = L.secret !== "";
+    L.adopt = !!adopt;
+    L.connect();
+  },
+  headsplit_lesson_start__deps: ["$headsplitLesson"],
+
+  // The teacher's page: its view as a query, every frame; sent when it changed, at most every
+  // 0.15 s (the newest then), once the lesson's state is in.
+  headsplit_lesson_teach: function (queryC) {
+    headsplitLesson.teach(UTF8ToString(queryC));
+  },
+  headsplit_lesson_teach__deps: ["$headsplitLesson"],
+
+  // A state whose query the page refused: said in the mark, the page left as it was.
+  headsplit_lesson_refused: function (lineC) {
+    headsplitLesson.problem = UTF8ToString(lineC);
+    headsplitLesson.render();
+  },
+  headsplit_lesson_refused__deps: ["$headsplitLesson"],
+
+  $headsplitLesson: {
+    ws: null, backoff: 0.5, state: null, stats: null, exploring: false, done: "", problem: "",
+    applied: null, choice: null, own: null, sent: null, sendTimer: 0, lastSend: 0, tries: 0,
+
+    connect: function () {
+      var L = headsplitLesson;
+      var query = "lesson=" + encodeURIComponent(L.code) + (L.teacher ? "&teacher=" + encodeURIComponent(L.secret) : "");
+      var ws;
+      try {
+        ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/lesson?" + query);
+      } catch (e) {
+        L.done = "unreachable";
+        L.render();
+        return;
+      }
+      L.ws = ws;
+      L.sent = null;  // a new connection: the teacher's view is sent again
+      ws.onmessage = function (e) { L.receive(e.data); };
+      ws.onclose = function () {
+        if (L.ws !== ws) return;
+        L.ws = null;
+        if (L.done) return L.render();
+        L.tries++;
+        L.render();
+        setTimeout(L.connect, L.backoff * 1000);
+        L.backoff = Math.min(8, L.backoff * 2);
+      };
+      L.render();
+    },
+
+    receive: function (text) {
+      var L = headsplitLesson, msg;
+      try { msg = JSON.parse(text); } catch (e) { return; }
+      if (msg.type === "state") {
+        L.backoff = 0.5;
+        L.tries = 0;
+        var first = L.state === null;
+        L.state = msg;
+        if (!msg.question || (L.choice && L.choice.id !== msg.question.id)) L.choice = null;
+        if (msg.locked) L.exploring = false;
+        if (L.teacher) {
+          if (first && L.adopt && msg.query) {
+            L.own = null;
+            L.follow(msg.query);
+          }
+          L.flush();
+        } else if (!L.exploring) {
+          L.follow(msg.query);
+        }
+      } else if (msg.type === "stats") {
+        L.stats = msg;
+      } else if (msg.type === "full" || msg.type === "ended") {
+        L.done = msg.type;
+      } else if (msg.type === "refused" && msg.reason === "wrong_code") {
+        L.done = "refused";
+      } else if (msg.type === "refused") {
+        console.warn("the lesson refused a message: " + msg.reason);
+      }
+      L.render();
+    },
+
+    // The state's query applied by the page (web/page_lesson.cpp), once per query: a state
+    // that changed only the question or the class leaves the student's view alone.
+    follow: function (query) {
+      var L = headsplitLesson;
+      if (query === L.applied) return;
+      L.applied = query;
+      L.problem = "";
+      if (query) Module.ccall("headsplit_lesson_follow", null, ["string"], [query]);
+    },
+
+    send: function (msg) {
+      var L = headsplitLesson;
+      if (L.ws && L.ws.readyState === 1) L.ws.send(JSON.stringify(msg));
+    },
+
+    teach: function (query) {
+      var L = headsplitLesson;
+      L.own = query;
+      L.flush();
+    },
+    flush: function () {
+      var L = headsplitLesson;
+      if (L.own === null || L.own === L.sent || !L.state || !L.ws || L.ws.readyState !== 1 || L.sendTimer) return;
+      var wait = L.lastSend + 150 - performance.now();
+      if (wait > 0) {
+        L.sendTimer = setTimeout(function () { L.sendTimer = 0; L.flush(); }, wait);
+        return;
+      }
+      L.sent = L.own;
+      L.lastSend = performance.now();
+      if (L.own !== L.state.query) L.send({type: "set", query: L.own});
+    },
+
+    // The mark's word: what the page is doing in the lesson now.
+    mode: function () {
+      var L = headsplitLesson;
+      if (L.done) return L.done;
+      if (!L.ws || L.ws.readyState !== 1 || !L.state) return L.tries ? "reconnecting" : "connecting";
+      if (L.teacher) return "teaching";
+      return L.exploring ? "exploring" : "following";
+    },
+
+    render: function () {
+      var L = headsplitLesson, box = document.getElementById("lesson");
+      if (!box) return;
+      var mode = L.mode(), s = L.state;
+      document.body.dataset.lesson = mode;
+      if (s) document.body.dataset.lessonSeq = String(s.seq);
+      var words = {
+        connecting: "joining the lesson\u2026",
+        reconnecting: "connection lost: trying again\u2026 (the page works on its own meanwhile)",
+        following: "following the teacher",
+        exploring: "exploring on my own",
+        full: "the class is full: this page works on its own",
+        ended: "the lesson has ended: this page works on its own",
+        refused: "the lesson's code was not accepted: this page works on its own",
+        unreachable: "the lesson cannot be reached from this page",
+      };
+      var line = words[mode] || "";
+      if (mode === "teaching") {
+        var st = L.stats;
+        line = "teaching: " + (st ? st.connected : 0) + " connected" + (s && s.question ? ", " + (st ? st.answered : 0) + " answered" : "");
+      }
+      var live = s && !L.done && L.ws;
+      if (live && s.paused) line += " \u00b7 paused";
+      if (live && s.locked && !L.teacher) line += " \u00b7 the teacher keeps the class together";
+      box.textContent = "";
+      box.hidden = false;
+      var add = function (tag, text, cls) {
+        var el = document.createElement(tag);
+        if (text !== undefined) el.textContent = text;
+        if (cls) el.className = cls;
+        return el;
+      };
+      var row = add("div");
+      var mark = add("span", line, "lesson-mark");
+      mark.id = "lesson-mark";
+      row.appendChild(mark);
+      var button = function (text, id, act) {
+        var b = add("button", text);
+        b.id = id;
+        b.onclick = function () { act(); L.render(); document.getElementById("canvas").focus(); };
+        row.appendChild(b);
+      };
+      if (live && !L.teacher && !s.locked)
+        button(L.exploring ? "back to the teacher" : "explore on my own", "lesson-explore", function () {
+          L.exploring = !L.exploring;
+          if (!L.exploring) {
+            L.applied = null;
+            L.follow(L.state.query);
+          }
+        });
+      if (live && L.teacher) {
+        button(s.paused ? "resume" : "pause", "lesson-pause", function () { L.send({type: "set", paused: !s.paused}); });
+        button(s.locked ? "let them explore" : "keep them together", "lesson-lock", function () { L.send({type: "set", locked: !s.locked}); });
+      }
+      box.appendChild(row);
+      if (L.problem) box.appendChild(add("div", L.problem, "lesson-problem"));
+      var q = s && s.question;
+      if (!q || L.done) return;
+      var panel = add("div", undefined, "lesson-question");
+      panel.id = "lesson-question";
+      panel.appendChild(add("div", q.prompt, "lesson-prompt"));
+      var counts = q.revealed ? q.counts : (L.teacher && L.stats && L.stats.counts) || null;
+      q.options.forEach(function (text, k) {
+        var label = text;
+        if (q.revealed) label += "  \u2014 " + counts[k] + (k === q.answer ? "  \u2713 right" : "");
+        var b = add("button", label, "lesson-option");
+        b.dataset.choice = String(k);
+        if (L.choice && L.choice.k === k) b.className += " chosen";
+        if (q.revealed && k === q.answer) b.className += " right";
+        if (q.revealed || L.teacher) b.disabled = true;
+        else b.onclick = function () {
+          L.choice = {id: q.id, k: k};
+          L.send({type: "answer", choice: k});
+          L.render();
+          document.getElementById("canvas").focus();
+        };
+        panel.appendChild(b);
+      });
+      if (!q.revealed && !L.teacher) panel.appendChild(add("div", L.choice ? "you may change your answer until the teacher shows the answers" : "choose one", "lesson-hint"));
+      box.appendChild(panel);
+    },
+  },
+
   // A blob offered to the browser's downloads under `name`.
   $headsplitOffer: function (blob, name) {
     var a = document.createElement("a");
