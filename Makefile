@@ -4,7 +4,8 @@
 #   make quick-test  the inner loop: build the app (no page), run the unit and CLI tests only
 #   make package  build, then the Debian package $(BUILD_DIR)/headsplit_<version>_<arch>.deb
 #   make tiny-model  retrain assets/tiny-gpt2 (the tiny-trained preset's model; about 42 min)
-#   make web    the page: $(WEB_DIR)/site (index.html, sw.js, app.js, app.wasm, app.data, app.worker.js)
+#   make web    the page: $(WEB_DIR)/site (index.html, sw.js, app.js, app.wasm, app.data, app.worker.js,
+#               and the single-threaded app-single.js and app-single.wasm)
 #   make serve-web  build the page and serve it on 127.0.0.1:$(WEB_PORT) with the headers it needs
 # Packages are checked one by one with dpkg-query and only the missing ones are
 # installed (apt-get, through sudo when not root).
@@ -73,8 +74,14 @@ web: web-deps
 	$(EMENV) emcmake cmake -S . -B $(WEB_DIR)/cmake -DCMAKE_BUILD_TYPE=Release -DHEADSPLIT_WERROR=$(WERROR) \
 	  -DHEADSPLIT_IMGUI_SOURCE=$(abspath $(WEB_DIR))/imgui-src/imgui
 	$(EMENV) cmake --build $(WEB_DIR)/cmake -j $(JOBS)
+	$(EMENV) emcmake cmake -S . -B $(WEB_DIR)/cmake-single -DCMAKE_BUILD_TYPE=Release -DHEADSPLIT_WERROR=$(WERROR) \
+	  -DHEADSPLIT_IMGUI_SOURCE=$(abspath $(WEB_DIR))/imgui-src/imgui -DHEADSPLIT_WEB_THREADS=OFF
+	$(EMENV) cmake --build $(WEB_DIR)/cmake-single -j $(JOBS)
+	@cmp -s $(WEB_DIR)/cmake/app/app.data $(WEB_DIR)/cmake-single/app/app-single.data || \
+	  { echo "the two builds' app.data differ; the single-threaded page loads the threaded one's (index.html)"; exit 1; }
 	rm -rf $(WEB_DIR)/site.new && mkdir -p $(WEB_DIR)/site.new
-	cp app/web/index.html app/web/sw.js $(addprefix $(WEB_DIR)/cmake/app/app.,js wasm data worker.js) $(WEB_DIR)/site.new/
+	cp app/web/index.html app/web/sw.js $(addprefix $(WEB_DIR)/cmake/app/app.,js wasm data worker.js) \
+	  $(addprefix $(WEB_DIR)/cmake-single/app/app-single.,js wasm) $(WEB_DIR)/site.new/
 	rm -rf $(WEB_DIR)/site && mv $(WEB_DIR)/site.new $(WEB_DIR)/site
 	@echo "the page: $(WEB_DIR)/site ($$(du -sh $(WEB_DIR)/site | cut -f1); make serve-web serves it)"
 

@@ -31,8 +31,16 @@ endforeach()
 
 # Threads (the trace is computed off the frame; the page needs COOP/COEP headers, see
 # docs/page.md), C++ exceptions (every refusal is one), and wasm SIMD for Eigen's products.
-add_compile_options(-pthread -fexceptions -msimd128)
-add_link_options(-pthread -fexceptions)
+# HEADSPLIT_WEB_THREADS=OFF builds the single-threaded page (app-single.*) for pages the
+# browser gives no shared memory (plain http:// on a LAN address): every object is compiled
+# again, since objects made with -pthread use shared memory's atomics.
+option(HEADSPLIT_WEB_THREADS "the threaded page (app.*); OFF: the single-threaded one (app-single.*)" ON)
+if(HEADSPLIT_WEB_THREADS)
+  add_compile_options(-pthread)
+  add_link_options(-pthread -sPTHREAD_POOL_SIZE=4)
+endif()
+add_compile_options(-fexceptions -msimd128)
+add_link_options(-fexceptions)
 
 add_library(headsplit_imgui STATIC
   ${HEADSPLIT_IMGUI_SOURCE}/imgui.cpp ${HEADSPLIT_IMGUI_SOURCE}/imgui_draw.cpp

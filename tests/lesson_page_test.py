@@ -4,7 +4,8 @@
 teacher window drives the server) and pages in headless Chromium over the DevTools protocol
 (tools/web/page_probe.py's browser and client), all open at once:
 
-  - three students open the student address and follow: their addresses (location.search)
+  - three students open the student address and follow (the third from a host that is not a
+    secure context, as a LAN address is: the single-threaded page); their addresses (location.search)
     take the teacher's configuration, step and presenter mode; the teacher steps, changes
     heads and asks the question, and every student's address follows;
   - the students answer by clicking the question's buttons (one changes its mind); the
@@ -26,6 +27,7 @@ import asyncio
 import base64
 import json
 import os
+import shutil
 import signal
 import statistics
 import sys
@@ -65,13 +67,16 @@ class Teacher:
         self.task = asyncio.ensure_future(self.read())
 
     async def read(self):
-        async for text in self.ws:
-            msg = json.loads(text)
-            if msg["type"] == "state":
-                self.state = msg
-            elif msg["type"] == "stats":
-                self.stats = msg
-            self.changed.set()
+        try:
+            async for text in self.ws:
+                msg = json.loads(text)
+                if msg["type"] == "state":
+                    self.state = msg
+                elif msg["type"] == "stats":
+                    self.stats = msg
+                self.changed.set()
+        except websockets.ConnectionClosed:  # the server's end, checked where it matters
+            pass
 
     async def send(self, **msg):
         await self.ws.send(json.dumps(msg))
@@ -189,8 +194,12 @@ async def run(headsplit, site, base):
         sent = await teach("the first view", type="set", query="text=the%20cat%20sat%20down&d-out=8&heads=2&step=3&present")
 
         profile = tempfile.mkdtemp(prefix="headsplit-lesson-chromium-", dir=base)
+        os.environ["PROBE_HOST_RULES"] = "MAP lan.test 127.0.0.1"
         browser, dev_port = page_probe.start_chromium(os.path.join(profile, "browser"), open(os.path.join(base, "chromium.log"), "w"))
-        students = [await open_page(dev_port, f"student {i + 1}", student_url) for i in range(3)]
+        # The third student's page comes from a host that is not a secure context, as a LAN
+        # address is: it runs the single-threaded build.
+        lan_url = student_url.replace("//127.0.0.1:", "//lan.test:")
+        students = [await open_page(dev_port, f"student {i + 1}", url) for i, url in enumerate([student_url] * 2 + [lan_url])]
         pages += students
 
         def follows(search, view):
@@ -216,8 +225,9 @@ async def run(headsplit, site, base):
             await s.wait("the teacher's view", "location.search.includes('step=3') && location.search.includes('heads=2') && "
                                                "location.search.includes('present')")
             joined.append(time.monotonic() - s.opened)
-        for s in students:
+        for s, build in zip(students, ["app", "app", "app-single"]):
             check("lesson=" in await s.search(), f"{s.name}'s address lost its lesson code: {await s.search()}")
+            check(await s.eval("document.body.dataset.build") == build, f"{s.name} runs {await s.eval('document.body.dataset.build')}")
         frame = max([await s.frame_seconds() for s in students])
         bound = max(1.0, 10 * frame)
         print(f"students following: {', '.join('%.2f s' % j for j in joined)} from opening the address; "
@@ -303,8 +313,16 @@ async def run(headsplit, site, base):
         await tpage.wait("teaching", "document.body.dataset.lesson === 'teaching' && location.search.includes('step=3') && "
                                      "location.search.includes('heads=4')")
         seq = teacher.state["seq"]
-        await tpage.eval("document.getElementById('canvas').focus()")
-        await page_probe.key(tpage.dt, "ArrowRight")
+        # The key moves the teacher page's own step first (a key a busy page missed is pressed
+        # again: the probe's input, not the lesson, is what that would test).
+        for _ in range(3):
+            await tpage.eval("document.getElementById('canvas').focus()")
+            await page_probe.key(tpage.dt, "ArrowRight")
+            try:
+                await tpage.wait("its own step", "location.search.includes('step=4')", timeout=5)
+                break
+            except Failed:
+                pass
         await teacher.wait("the teacher page's step", lambda t: t.state["seq"] > seq and "step=4" in t.state["query"])
         await all_follow("the teacher page's step")
         mark, _ = await tpage.wait("the class count", "(document.getElementById('lesson-mark') || {}).textContent")
@@ -329,9 +347,16 @@ async def run(headsplit, site, base):
         for s in students + [tpage]:
             await s.wait("the end", "document.body.dataset.lesson === 'ended'")
         before = params(await follower.search()).get("step")
-        await follower.eval("document.getElementById('canvas').focus()")
-        await page_probe.key(follower.dt, "ArrowRight")
-        await follower.wait("its own step", f"!location.search.includes('step={before[0]}&')")
+        for _ in range(3):
+            await follower.eval("document.getElementById('canvas').focus()")
+            await page_probe.key(follower.dt, "ArrowRight")
+            try:
+                await follower.wait("its own step", f"!location.search.includes('step={before[0]}&')", timeout=5)
+                break
+            except Failed:
+                pass
+        else:
+            raise Failed("an ended lesson's page did not take a key")
         for p in pages:
             bad = [c for c in p.dt.console if c.startswith("exception")]
             check(not bad, f"{p.name} threw: {bad}")
@@ -352,11 +377,19 @@ def main():
     if len(sys.argv) != 3:
         sys.exit("usage: lesson_page_test.py HEADSPLIT SITE")
     start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="headsplit-lesson-page-") as base:
-        try:
-            asyncio.run(asyncio.wait_for(run(sys.argv[1], sys.argv[2], base), 240))
-        except Failed as e:
-            sys.exit("FAIL: " + str(e))
+    base = tempfile.mkdtemp(prefix="headsplit-lesson-page-")
+    try:
+        asyncio.run(asyncio.wait_for(run(sys.argv[1], sys.argv[2], base), 240))
+    except Failed as e:
+        sys.exit("FAIL: " + str(e))
+    finally:
+        # Chromium's helpers may still be writing the profile as they exit: a folder left in
+        # /tmp must not fail a test whose checks are done.
+        for _ in range(20):
+            shutil.rmtree(base, ignore_errors=True)
+            if not os.path.exists(base):
+                break
+            time.sleep(0.1)
     print("lesson_page: passed in %.0f s" % (time.monotonic() - start))
 
 

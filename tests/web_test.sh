@@ -26,7 +26,7 @@ trap cleanup EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
-for f in index.html sw.js app.js app.wasm app.data app.worker.js; do
+for f in index.html sw.js app.js app.wasm app.data app.worker.js app-single.js app-single.wasm; do
   [ -s "$site/$f" ] || { echo "FAIL: $site/$f is missing (make web builds the site)"; exit 1; }
 done
 command -v chromium >/dev/null || { echo "FAIL: chromium is needed (make web installs it)"; exit 1; }
@@ -272,10 +272,10 @@ idle=$(( ${frames:-0} - ${settled_frames:-0} ))
 [ "$idle" -ge 1 ] && [ "$idle" -le 36 ] || bad "an idle page drew $idle frames in 3 s (10 a second is 30)"
 echo "idle: $idle frames in 3 s"
 job=$((job + 1))
-# Served without the headers: it starts only once its service worker has added them (a page
-# without them never settles), one reload later, at the step and configuration asked for.
-case $(result $job settled)/$(result $job address) in
-  2/"?text=the%20cat%20sleeps&"*"d-out=8&heads=2&"*"step=2") ;;
+# Served without the headers: the threaded page, once its service worker has added them, one
+# reload later, at the step and configuration asked for.
+case $(result $job settled)/$(result $job address)/$(result $job build) in
+  2/"?text=the%20cat%20sleeps&"*"d-out=8&heads=2&"*"step=2"/app) ;;
   *) bad "served without the COOP/COEP headers: settled at '$(result $job settled)', address $(result $job address)" ;;
 esac
 job=$((job + 1))
@@ -291,6 +291,25 @@ case $(result $job address) in
   *"step=4"*) ;;
   *) bad "three Page Down taps and one Page Up from step 2: the address says $(result $job address)" ;;
 esac
+
+# The single-threaded page: plain http:// on a host other than localhost is not a secure
+# context (a LAN address, as a live lesson serves the page), so the browser gives no shared
+# memory and index.html loads app-single. lan.test resolves to loopback in this browser. Its
+# trace equals the desktop's; gpt2-small at T = 256 computes in its frames, and the longest
+# frame is reported (not bounded: the build computes in the frame, docs/page.md).
+lan=${base/127.0.0.1/lan.test}
+nine=$(query --text 'a small cat sat on the warm mat today' --d-in 8 --d-out 12 --heads 3)
+echo "[{\"url\": \"$lan?$nine&json=1\", \"texts\": {\"trace-json\": \"$work/single-nine.json\"}},
+       {\"url\": \"$lan?preset=gpt2-small&tokens=256&step=5\", \"timeout\": 300}]" >"$work/single.json"
+PROBE_HOST_RULES="MAP lan.test 127.0.0.1" "$py" "$tools/page_probe.py" "$work/single.json" "$work/single-results.json" ||
+  bad "the single-threaded page: the probe failed"
+single() { "$py" -c 'import json,sys; r=json.load(open(sys.argv[1]))[int(sys.argv[2])]; v=r.get(sys.argv[3]); print("" if v is None else v)' "$work/single-results.json" "$1" "$2"; }
+for j in 0 1; do
+  [ "$(single $j build)" = app-single ] && [ -z "$(single $j error)" ] ||
+    bad "not a secure context: loaded '$(single $j build)', $(single $j error) $(single $j console)"
+done
+out=$("$py" "$here/web_compare.py" "$work/single-nine.json" "$work/desk-nine-words.json" 1e-5) || bad "single-threaded nine-words: $out"
+echo "single-threaded page: nine-words $out; gpt2-small T = 256 computed in $(single 1 compute_ms) ms in the frame"
 
 [ $fail = 0 ] && echo "PASS: the page"
 exit $fail

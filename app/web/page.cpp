@@ -16,6 +16,7 @@
 #include <imgui.h>
 #include <nlohmann/json.hpp>
 
+#include "headsplit/base/threads.hpp"
 #include "headsplit/backends/cpu_backend.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/engine/inputs.hpp"
@@ -86,6 +87,7 @@ public:
         if (!drawn_) {  // the first frame on the canvas: milliseconds since the page began to load
             drawn_ = true;
             headsplit_page_mark("firstFrame", std::to_string(emscripten_get_now()).c_str());
+            headsplit_page_mark("threads", kHaveThreads ? "1" : "0");  // which of the two builds runs
         }
         if (st.trace && !st.computer->busy() && !trace_shown_) {
             // The first frame with a computed trace: milliseconds since the page began to load
@@ -262,7 +264,7 @@ double page_seconds_since_input() { return headsplit_page_since_input(); }
 void warm_up_engine(const Config& first) {
     const bool plain = first.weights_dir.empty() && first.embeddings.empty() && first.batch == 1 &&
                        first.context.empty() && first.decode_from == 0;
-    if (is_small(first) || !plain) return;
+    if (is_small(first) || !plain || !kHaveThreads) return;
     // A failure anywhere here changes nothing: the window computes `first` itself and says
     // what is wrong.
     try {

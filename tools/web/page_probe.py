@@ -21,6 +21,8 @@ usage: page_probe.py JOBS.json RESULTS.json
                   "longest_busy_frame_ms", "busy_frames" (frames drawn while a trace computed),
                   "frames_settled" and "frames" (frames drawn when it
                   settled and after the actions), "address", "console", "error"}, ...]
+  "build": "app" or "app-single" (index.html's choice). PROBE_HOST_RULES adds Chromium's
+  --host-resolver-rules (e.g. "MAP lan.test 127.0.0.1": a host that is not a secure context).
   The texts are read after the actions. Debugging: PROBE_DEBUG=1 prints each poll and keeps
   the page's console lines; KEYLOG=1 adds a #keylog element listing the key, mouse, focus and
   paste events the page received (name it in "texts" to save it).
@@ -44,6 +46,14 @@ KEYS = {"ArrowRight": 39, "ArrowLeft": 37, "ArrowUp": 38, "ArrowDown": 40, "Ente
 DEBUG = bool(os.environ.get("PROBE_DEBUG"))
 
 
+def host_rules():
+    """PROBE_HOST_RULES="MAP lan.test 127.0.0.1": names the browser resolves to a loopback
+    address while treating them as any other host (plain http:// there is not a secure
+    context, as a LAN address is not)."""
+    rules = os.environ.get("PROBE_HOST_RULES")
+    return [f"--host-resolver-rules={rules}"] if rules else []
+
+
 def start_chromium(profile, log):
     """Starts the browser; returns (process, DevTools port). Raises when it does not listen in 30 s.
 
@@ -52,7 +62,7 @@ def start_chromium(profile, log):
                              "--headless=new", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
                              "--disable-background-networking", "--disable-component-update", "--disable-sync",
                              "--no-first-run", "--disable-quic", "--disable-dev-shm-usage", "--remote-debugging-port=0",
-                             f"--user-data-dir={profile}", "--window-size=1366,768", "about:blank"],
+                             f"--user-data-dir={profile}", "--window-size=1366,768", *host_rules(), "about:blank"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
     said = lambda: open(log.name, errors="replace").read()
     deadline = time.monotonic() + 30
@@ -237,6 +247,7 @@ async def run_job(dt, job):
     result["longest_busy_frame_ms"] = number(await data("longestBusyFrameMs"))
     result["busy_frames"] = number(await data("busyFrames"))
     result["frames"] = number(await data("framesDrawn"))
+    result["build"] = await dt.evaluate("document.body.dataset.build || ''")  # app, or app-single (no threads)
     if job.get("screenshot"):
         await asyncio.sleep(0.2)  # a few more frames: the settled frame is on the canvas
         shot = await dt.send("Page.captureScreenshot", {"format": "png"})

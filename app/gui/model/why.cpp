@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "headsplit/base/threads.hpp"
 #include "headsplit/backends/backend_policy.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/base/numbers.hpp"
@@ -194,7 +195,7 @@ std::shared_ptr<WhyJob> start_why(const Config& c) {
     auto job = std::make_shared<WhyJob>();
     job->config = c;
     WhyJob* raw = job.get();  // the job outlives its future: whoever holds it waits on it
-    job->future = std::async(std::launch::async, [raw, c] { return measure_why(c, 5, raw->done, raw->total, &raw->cancel); });
+    job->future = std::async(kOffFrame, [raw, c] { return measure_why(c, 5, raw->done, raw->total, &raw->cancel); });
     return job;
 }
 

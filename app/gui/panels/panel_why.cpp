@@ -9,6 +9,7 @@
 
 #include <imgui.h>
 
+#include "headsplit/base/threads.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/panels/style.hpp"
 #include "gui/model/why.hpp"
@@ -118,7 +119,7 @@ void draw_kv_cache(ImDrawList* dl, const Config& c, float& legend_h, float expla
 // shown).
 const WhyResult* measurement(AppState& st, const Config& c) {
     const bool running = st.why && !st.why->result;
-    if (st.why && !st.why->result && st.why->future.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+    if (st.why && !st.why->result && ready_to_take(st.why->future))
         st.why->result = std::make_shared<WhyResult>(st.why->future.get());
     if (running) {
         const float f = static_cast<float>(st.why->done) / std::max(1, static_cast<int>(st.why->total));

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <thread>
 
+#include "headsplit/base/threads.hpp"
+
 // sgemm over one_thread_sgemm (the library's product on the calling thread): a large product
 // is shared by two threads of HeadSplit's own. On the desktop OpenBLAS could thread it
 // itself, but its idle threads spin (sched_yield) for a while after each product, and the
@@ -27,7 +29,7 @@ std::atomic<int> one_thread_scopes{0};
 class SecondThread {
 public:
     SecondThread() {
-        if (std::thread::hardware_concurrency() >= 2) thread_ = std::thread([this] { serve(); });
+        if (kHaveThreads && std::thread::hardware_concurrency() >= 2) thread_ = std::thread([this] { serve(); });
     }
     ~SecondThread() {
         if (!thread_.joinable()) return;
