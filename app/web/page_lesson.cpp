@@ -107,11 +107,9 @@ void PageLesson::apply(AppState& st, const std::string& query, double now) {
     trace_before_ = st.trace.get();
     recompute(st);
     take_result(st, now);  // a teaching size is computed already
-    waiting_step_ = o.step;
-    if (st.trace.get() != trace_before_ || !st.computer->busy()) {
-        if (st.trace.get() != trace_before_) go_to_step(st, o.step, now);
-        waiting_step_.reset();
-    }
+    waiting_step_.reset();
+    if (st.trace.get() != trace_before_) go_to_step(st, o.step, now);
+    else if (st.computer->busy()) waiting_step_ = o.step;  // gone to once its trace is in
 }
 
 void PageLesson::after_frame(const QueryPairs& address) const {
