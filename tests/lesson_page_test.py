@@ -14,8 +14,9 @@ teacher window drives the server) and pages in headless Chromium over the DevToo
   - "explore on my own" stops following, "back to the teacher" catches up; locking brings an
     exploring student back and hides the button; pausing shows "paused";
   - a query the page's own checks refuse (heads=0) is said in one line and not run;
-  - the teacher's page (the teacher address in a browser) takes the lesson's state, and its
-    own step (a key press) reaches the students;
+  - the teacher's page (the teacher address in a browser) takes the lesson's state, counts
+    the answers and shows the revealed counts; its own step (a key press) reaches the
+    students;
   - a fourth student is told the class is full, a dropped connection comes back and catches
     up, and SIGINT tells every page the lesson has ended; each page stays usable on its own.
 
@@ -234,6 +235,17 @@ async def run(headsplit, site, base):
               f"frame {frame * 1e3:.0f} ms, so the bound to follow is {bound:.2f} s")
         check(teacher.stats and teacher.stats["connected"] == 3, "stats: " + json.dumps(teacher.stats))
 
+        # The teacher's page (the teacher address in a browser) takes the lesson's state.
+        tpage = await open_page(dev_port, "the teacher's page", teacher_url)
+        pages.append(tpage)
+        await tpage.wait("teaching", "document.body.dataset.lesson === 'teaching' && location.search.includes('step=3') && "
+                                     "location.search.includes('heads=2')")
+        # It sends its own spelling of that view (every option written out, mode= among them,
+        # which the teacher client's query leaves out): the class's state until the client's
+        # next change.
+        await teacher.wait("the teacher page's spelling", lambda t: "mode=" in t.state["query"])
+        check("step=3" in teacher.state["query"], "the teacher's page sent " + teacher.state["query"])
+
         # The teacher steps, then changes heads: every address follows within the bound.
         latencies = []
         for what, q in (("step 5", "text=the%20cat%20sat%20down&d-out=8&heads=2&step=5&present"),
@@ -259,6 +271,7 @@ async def run(headsplit, site, base):
         await students[1].click('[data-choice="2"]')
         await students[2].click('[data-choice="0"]')
         await teacher.wait("three answers", lambda t: t.stats.get("answered") == 3)
+        await tpage.wait("three answered", "document.getElementById('lesson-mark').textContent.includes('3 answered')")
         await students[1].shot("question")
         await students[1].click('[data-choice="0"]')
         await students[1].wait("its new choice shown", "document.querySelector('[data-choice=\"0\"]').classList.contains('chosen')")
@@ -269,6 +282,8 @@ async def run(headsplit, site, base):
             text, _ = await s.wait("the counts", "document.querySelector('.lesson-option.right') && "
                                                  "document.querySelector('.lesson-option.right').textContent")
             check("3" in text and "right" in text, f"{s.name} shows the right answer as {text!r}")
+        text, _ = await tpage.wait("the counts", "(document.querySelector('.lesson-option.right') || {}).textContent")
+        check("3" in text and "right" in text, f"the teacher's page shows the right answer as {text!r}")
         await students[1].shot("revealed")
         await teach("the question closed", type="close_question")
 
@@ -307,11 +322,7 @@ async def run(headsplit, site, base):
         await teach("a good query again", type="set", query="text=the%20dog%20ran%20far%20away&d-out=8&heads=4&step=3")
         await all_follow("a good query again")
 
-        # The teacher's page: it takes the lesson's state, and its own step reaches the class.
-        tpage = await open_page(dev_port, "the teacher's page", teacher_url)
-        pages.append(tpage)
-        await tpage.wait("teaching", "document.body.dataset.lesson === 'teaching' && location.search.includes('step=3') && "
-                                     "location.search.includes('heads=4')")
+        # The teacher's page's own step reaches the class.
         seq = teacher.state["seq"]
         # The key moves the teacher page's own step first (a key a busy page missed is pressed
         # again: the probe's input, not the lesson, is what that would test).
@@ -323,7 +334,8 @@ async def run(headsplit, site, base):
                 break
             except Failed:
                 pass
-        await teacher.wait("the teacher page's step", lambda t: t.state["seq"] > seq and "step=4" in t.state["query"])
+        await teacher.wait("the teacher page's step", lambda t: t.state["seq"] > seq and "step=4" in t.state["query"] and
+                           "heads=2" in t.state["query"])
         await all_follow("the teacher page's step")
         mark, _ = await tpage.wait("the class count", "(document.getElementById('lesson-mark') || {}).textContent")
         check("3 connected" in mark, "the teacher's page says " + repr(mark))
