@@ -414,6 +414,13 @@ void draw_display(AppState& st) {
 }  // namespace
 
 void DrawControls(AppState& st) {
+    // Every widget's label, on its right, whole: the widgets take what the widest leaves (by
+    // default ImGui gives them 65% of the column, and a narrow column cut "preset" to "prese").
+    float label_w = 0;
+    for (const char* label : {"preset", "layer", "D_in", "D_out", "heads", "tile block", "dropout", "seed", "KV heads",
+                              "prefill P", "text size"})
+        label_w = std::max(label_w, ImGui::CalcTextSize(label).x);
+    ImGui::PushItemWidth(-(label_w + ImGui::GetStyle().ItemInnerSpacing.x));
     const bool checkpoint = !st.config.weights_dir.empty();
     bool changed = draw_preset(st);
     changed |= draw_sentences(st, checkpoint);
@@ -426,6 +433,7 @@ void DrawControls(AppState& st) {
     }
     draw_status(st);
     draw_display(st);
+    ImGui::PopItemWidth();
 }
 
 
