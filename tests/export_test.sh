@@ -32,7 +32,8 @@ check_config() {  # name args...
   fi
   local kind out
   for kind in torch numpy; do
-    out=$("$python" "$work/$name.$kind.py" 2>&1)
+    # -W error: any warning (an invalid escape in the docstring) fails the script.
+    out=$("$python" -W error "$work/$name.$kind.py" 2>&1)
     local rc=$?
     [ "$rc" = 0 ] || fail "$name ($kind script) exited $rc: $(tail -n 3 <<<"$out")"
     grep -qE "^all $steps steps match " <<<"$out" ||
@@ -40,6 +41,11 @@ check_config() {  # name args...
     [ "$(grep -E '^[0-9]+ ' <<<"$out" | sed 's/ *$//')" = "$rows" ] ||
       fail "$name ($kind script) does not print the trace's rows: $(diff <(echo "$rows") <(grep -E '^[0-9]+ ' <<<"$out"))"
   done
+  # The script's first line shows the sentence as `headsplit trace` does, character for character.
+  local want got
+  want=$(head -1 "$work/$name.trace" | sed -n 's/^HeadSplit trace: \(.*\)  B=.*/\1/p')
+  got=$(grep -m1 '^HeadSplit take-home script (NumPy): ' <<<"$out" | sed -n 's/^[^:]*: \(.*\)  B=.*/\1/p')
+  [ -n "$want" ] && [ "$got" = "$want" ] || fail "$name: the script shows the sentence as $got, the trace as $want"
   echo "ok: $name ($steps steps)"
 }
 
@@ -48,6 +54,7 @@ check_config journey --preset journey
 check_config loop --mode loop
 check_config fused --mode fused
 check_config nine-words --text "the quick brown fox jumps over the lazy dog" --d-in 12 --d-out 12 --heads 3
+check_config quotes --text 'a back\slash say"hi" and a"""b'  # shown as typed, in a docstring that stays valid
 check_config dropout --dropout 0.3
 check_config dropout-loop --dropout 0.3 --mode loop --qkv-bias
 check_config dropout-fused --dropout 0.5 --mode fused --qkv-bias --scale-first --no-out-proj

@@ -59,7 +59,7 @@ std::string config_line(const Config& c) {
         }
         text += (text.empty() ? "" : " ") + t;
     }
-    std::string line = py_string(text) + "  B=" + std::to_string(c.batch) + " T=" + std::to_string(c.num_tokens()) +
+    std::string line = "\"" + text + "\"  B=" + std::to_string(c.batch) + " T=" + std::to_string(c.num_tokens()) +
                        " D_in=" + std::to_string(c.d_in) + " D_out=" + std::to_string(c.d_out) +
                        " heads=" + std::to_string(c.heads) + " head_dim=" + std::to_string(c.head_dim()) +
                        "  mode=" + mode_name(c.mode) + " backend=" + backend_name(c.backend) +
@@ -576,12 +576,21 @@ std::string export_script(const Trace& tr, ScriptKind kind) {
     const Library lib = library(kind);
     const bool torch = kind == ScriptKind::PyTorch;
     Writer w;
+    // The docstring shows the sentence and the weights' source as `headsplit trace` prints them:
+    // raw (r""") where they hold a backslash, so that it reads as typed; a """ inside is broken.
+    const auto shown = [](std::string text) {
+        for (std::size_t at = text.find("\"\"\""); at != std::string::npos; at = text.find("\"\"\"", at + 3))
+            text.replace(at, 3, "\"\"\\\"");
+        return text;
+    };
+    const std::string config = shown(config_line(c)), weights = shown("Weights: \"" + weights_source(c) + "\".");
+    const bool raw = (config + weights).find('\\') != std::string::npos;
     w.line(0, "#!/usr/bin/env python3");
-    w.line(0, std::string("\"\"\"HeadSplit take-home script (") + lib.name + "): multi-head self-attention, " +
-                  mode_name(c.mode) + " mode.");
+    w.line(0, std::string(raw ? "r" : "") + "\"\"\"HeadSplit take-home script (" + lib.name +
+                  "): multi-head self-attention, " + mode_name(c.mode) + " mode.");
     w.blank();
-    w.line(0, config_line(c));
-    w.line(0, "Weights: " + py_string(weights_source(c)) + ".");
+    w.line(0, config);
+    w.line(0, weights);
     w.blank();
     w.wrapped(0, "", "Written by `headsplit export`. The inputs and weights at the bottom of this file are the ones "
                  "headsplit used; the module below runs the same " + std::to_string(tr.steps.size()) +
