@@ -193,6 +193,16 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
                                            static_cast<double>(st.heat_sentence), st.compare_masks ? 1.0 : 0.0});
 }
 
+// The controls' column: the splitter's share of the window, up to 330 px x text size. A column
+// under 180 px per unit of text size (1024x768 from text 1.25, 1280x800 at 1.5) would cut the
+// controls' rows to a few letters: it folds away (0) and the stage comes first; the timeline's
+// "controls" button brings it back, 220 px per unit wide (its rows whole).
+float controls_width(AppState& st, float W) {
+    const float full = st.splits.left * std::min(W, 1650.0f * st.font_scale), need = 220.0f * st.font_scale;
+    st.panels.controls_fold = full < 180.0f * st.font_scale;
+    return !st.panels.controls_fold ? full : st.controls_shown ? std::min(need, 0.45f * W) : 0.0f;
+}
+
 // The heads panel's tabs: the heatmaps, the weight split, the why split.
 void draw_heads_tabs(AppState& st) {
     if (ImGui::BeginTabBar("bottom")) {
@@ -232,12 +242,7 @@ void DrawPanels(AppState& st, double now) {
     // take what their text needs at this font, no more than a fifth and a quarter of the
     // width; the splitters move every boundary.
     // (At the default fractions the caps are 330 and 560 px x font scale.)
-    // A column under 180 px per unit of text size (1024x768 from text 1.25, 1280x800 at 1.5)
-    // would cut the controls' rows to a few letters: it folds away and the stage comes first;
-    // the timeline's "controls" button brings it back, 220 px per unit wide (its rows whole).
-    const float full_left = st.splits.left * std::min(W, 1650.0f * st.font_scale), controls_need = 220.0f * st.font_scale;
-    st.panels.controls_fold = full_left < 180.0f * st.font_scale;
-    const float left = !st.panels.controls_fold ? full_left : st.controls_shown ? std::min(controls_need, 0.45f * W) : 0.0f;
+    const float left = controls_width(st, W);
     // The code column as wide as its longest line needs at a mid code size, up to 30% of the
     // window, when that is wider than the splitter's.
     const float right = std::max(st.splits.right * std::min(W, 2240.0f * st.font_scale), std::min(st.panels.code_need_w, 0.3f * W));

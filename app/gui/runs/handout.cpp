@@ -328,6 +328,42 @@ table.counts { border-collapse: collapse; } table.counts td, table.counts th { b
     return h;
 }
 
+namespace {
+
+// Draws every step's picture into `staging`, then the page and the manifest; the names made,
+// each guarded (guard_folder_file) as it is written. Throws std::runtime_error naming the file.
+std::vector<std::string> make_handout_files(const std::shared_ptr<const Trace>& trace, const fs::path& staging) {
+    std::vector<std::string> names;
+    Offscreen screen;
+    AppState st;
+    st.trace = trace;
+    st.dark = false;
+    st.document = true;
+    st.font_scale = kFontScale;
+    st.font_dirty = false;
+    for (const Step& s : trace->steps) {
+        st.step = s.index;
+        st.anim_start = -1e9;  // settled, no animation
+        for (int frame = 0; frame < 3; ++frame) screen.draw(st);  // sizes settle over two frames
+        std::string why;
+        names.push_back(picture_name(s.index));
+        guard_folder_file(names.back());
+        if (!save_png((staging / names.back()).string(), kWidth, kHeight, &why, GL_COLOR_ATTACHMENT0))
+            throw std::runtime_error(why);
+    }
+    names.push_back("index.html");
+    guard_folder_file(names.back());
+    write_file_atomically((staging / names.back()).string(), handout_html(*trace));
+    std::string manifest = std::string(kManifestHeading) + "\n";
+    for (const std::string& name : names) manifest += name + " " + file_stamp(staging / name) + "\n";
+    names.push_back(kManifest);
+    guard_folder_file(names.back());
+    write_file_atomically((staging / names.back()).string(), manifest);
+    return names;
+}
+
+}  // namespace
+
 int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& dir, std::string* replaced) {
     if (!trace || trace->steps.empty()) throw std::runtime_error("the handout needs a trace");
     for (const Step& s : trace->steps)
@@ -352,31 +388,7 @@ int write_handout(const std::shared_ptr<const Trace>& trace, const std::string& 
     };
     std::vector<std::string> names;
     try {
-        Offscreen screen;
-        AppState st;
-        st.trace = trace;
-        st.dark = false;
-        st.document = true;
-        st.font_scale = kFontScale;
-        st.font_dirty = false;
-        for (const Step& s : trace->steps) {
-            st.step = s.index;
-            st.anim_start = -1e9;  // settled, no animation
-            for (int frame = 0; frame < 3; ++frame) screen.draw(st);  // sizes settle over two frames
-            std::string why;
-            names.push_back(picture_name(s.index));
-            guard_folder_file(names.back());
-            if (!save_png((staging / names.back()).string(), kWidth, kHeight, &why, GL_COLOR_ATTACHMENT0))
-                throw std::runtime_error(why);
-        }
-        names.push_back("index.html");
-        guard_folder_file(names.back());
-        write_file_atomically((staging / names.back()).string(), handout_html(*trace));
-        std::string manifest = std::string(kManifestHeading) + "\n";
-        for (const std::string& name : names) manifest += name + " " + file_stamp(staging / name) + "\n";
-        names.push_back(kManifest);
-        guard_folder_file(names.back());
-        write_file_atomically((staging / names.back()).string(), manifest);
+        names = make_handout_files(trace, staging);
     } catch (const std::exception& e) {
         abandon();
         // Said of the file it was to become ("cannot write DIR/step-04.png: No space left on
