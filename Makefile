@@ -2,7 +2,7 @@
 #   make run    install missing Debian packages, build, run the app
 #   make test   install missing Debian packages, build, run every test through CTest
 #   make quick-test  the inner loop: build the app (no page), run the unit and CLI tests only
-#   make package  build, then the Debian package $(BUILD_DIR)/headsplit_<version>_<arch>.deb
+#   make package  build (and the page, which it ships), then $(BUILD_DIR)/headsplit_<version>_<arch>.deb
 #   make tiny-model  retrain assets/tiny-gpt2 (the tiny-trained preset's model; about 42 min)
 #   make web    the page: $(WEB_DIR)/site (index.html, sw.js, app.js, app.wasm, app.data, app.worker.js,
 #               and the single-threaded app-single.js and app-single.wasm)
@@ -149,7 +149,8 @@ check: deps
 
 # The Debian package (CPack): the executable, its desktop entry and icon; Depends names the
 # shared libraries, Mesa's EGL and llvmpipe driver, and the DejaVu fonts.
-package: build
+package: build web
+	cmake -S . -B $(BUILD_DIR) -DHEADSPLIT_WEB_SITE=$(abspath $(WEB_DIR))/site
 	cmake --build $(BUILD_DIR) --target package
 
 clean:

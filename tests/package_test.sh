@@ -5,10 +5,13 @@
 # Depends, that the packaged `headsplit trace` runs and prints its step table, and that the
 # tiny-trained preset reads the packaged model. cpack first runs the
 # build tree's `preinstall` target, which has nothing to do after the build CTest follows.
-# Usage: package_test.sh PATH/TO/cpack PATH/TO/BUILD/CPackConfig.cmake
+# With SITE (the page the build names): the package ships it, and the packaged `headsplit
+# lesson` serves it from there.
+# Usage: package_test.sh PATH/TO/cpack PATH/TO/BUILD/CPackConfig.cmake [SITE]
 set -u
 cpack=$1
 config=$2
+site=${3:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
@@ -81,5 +84,29 @@ if env -u DISPLAY -u WAYLAND_DISPLAY "$bin" trace --preset tiny-trained --json "
   [ "$(realpath "$dir")" = "$(realpath "$model")" ] || fail "the packaged tiny-trained preset read $dir, not $model"
 else
   fail "the packaged 'headsplit trace --preset tiny-trained' failed: $(cat "$work/stderr")"
+fi
+
+# 6. The page, where the build names it: shipped whole, and served by the packaged lesson
+#    from beside the executable (not from the source tree).
+if [ -n "$site" ]; then
+  shipped=$root/usr/share/headsplit/site
+  for f in $(cd "$site" && ls); do
+    cmp -s "$site/$f" "$shipped/$f" || fail "the package's usr/share/headsplit/site/$f is not the page's $f"
+  done
+  env -u DISPLAY -u WAYLAND_DISPLAY "$bin" lesson --no-window --bind 127.0.0.1 --port 0 >"$work/lesson.out" 2>"$work/lesson.err" &
+  lesson=$!
+  for _ in $(seq 100); do grep -q '^student: ' "$work/lesson.out" && break; sleep 0.1; done
+  url=$(sed -n 's/^student: \(http:[^?]*\).*/\1/p' "$work/lesson.out")
+  if [ -z "$url" ]; then
+    fail "the packaged 'headsplit lesson' printed no student address: $(cat "$work/lesson.err")"
+  else
+    python3 - "$url" "$shipped/index.html" <<'PY' || fail "the packaged lesson does not serve the packaged page"
+import sys, urllib.request
+served = urllib.request.urlopen(sys.argv[1] + "index.html", timeout=10).read()
+sys.exit(0 if served == open(sys.argv[2], "rb").read() else 1)
+PY
+  fi
+  kill -INT "$lesson" 2>/dev/null
+  wait "$lesson" 2>/dev/null
 fi
 finish
