@@ -109,6 +109,8 @@ quick-test: build
 # checkpoint one named checkpoint-crash-*, a quoting one quoting-crash-*, an address one
 # address-crash-*, a settings one settings-crash-*).
 FUZZ_SECONDS ?= 60
+# Each target's seed corpus is tests/fuzz/NAME_corpus (the options': tests/fuzz/corpus).
+FUZZ_TARGETS := options checkpoint quoting address settings lesson
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -117,35 +119,13 @@ check: deps
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEADSPLIT_FUZZ=ON -DHEADSPLIT_WERROR=$(WERROR)
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_options
-	rm -rf build-fuzz/corpus && mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/* build-fuzz/corpus/
-	./build-fuzz/tests/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/ \
-	  -print_final_stats=1 build-fuzz/corpus
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_checkpoint
-	rm -rf build-fuzz/checkpoint_corpus && mkdir -p build-fuzz/checkpoint_corpus && \
-	  cp tests/fuzz/checkpoint_corpus/* build-fuzz/checkpoint_corpus/
-	./build-fuzz/tests/fuzz/fuzz_checkpoint -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/checkpoint- \
-	  -print_final_stats=1 build-fuzz/checkpoint_corpus
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_quoting
-	rm -rf build-fuzz/quoting_corpus && mkdir -p build-fuzz/quoting_corpus && \
-	  cp tests/fuzz/quoting_corpus/* build-fuzz/quoting_corpus/
-	./build-fuzz/tests/fuzz/fuzz_quoting -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/quoting- \
-	  -print_final_stats=1 build-fuzz/quoting_corpus
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_address
-	rm -rf build-fuzz/address_corpus && mkdir -p build-fuzz/address_corpus && \
-	  cp tests/fuzz/address_corpus/* build-fuzz/address_corpus/
-	./build-fuzz/tests/fuzz/fuzz_address -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/address- \
-	  -print_final_stats=1 build-fuzz/address_corpus
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_settings
-	rm -rf build-fuzz/settings_corpus && mkdir -p build-fuzz/settings_corpus && \
-	  cp tests/fuzz/settings_corpus/* build-fuzz/settings_corpus/
-	./build-fuzz/tests/fuzz/fuzz_settings -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/settings- \
-	  -print_final_stats=1 build-fuzz/settings_corpus
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_lesson
-	rm -rf build-fuzz/lesson_corpus && mkdir -p build-fuzz/lesson_corpus && \
-	  cp tests/fuzz/lesson_corpus/* build-fuzz/lesson_corpus/
-	./build-fuzz/tests/fuzz/fuzz_lesson -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/lesson- \
-	  -print_final_stats=1 build-fuzz/lesson_corpus
+	for t in $(FUZZ_TARGETS); do \
+	  corpus=$$t'_corpus' prefix=$$t-; [ $$t = options ] && corpus=corpus prefix=; \
+	  cmake --build build-fuzz -j $(JOBS) --target fuzz_$$t && \
+	  rm -rf build-fuzz/$$corpus && mkdir -p build-fuzz/$$corpus && cp tests/fuzz/$$corpus/* build-fuzz/$$corpus/ && \
+	  ./build-fuzz/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/$$prefix \
+	    -print_final_stats=1 build-fuzz/$$corpus || exit 1; \
+	done
 
 # The Debian package (CPack): the executable, its desktop entry and icon; Depends names the
 # shared libraries, Mesa's EGL and llvmpipe driver, and the DejaVu fonts.
