@@ -188,12 +188,12 @@ void check_typed(const std::string& text, const std::string& which, bool must_sh
     if (bad != std::string::npos)
         throw ConfigError(which + " has bytes that are not UTF-8 (" + bad_bytes(text, bad) + " at byte " +
                           std::to_string(bad) + "); give the text as UTF-8");
-    std::string points;
     bool shows = false;
     std::size_t run = 0, word = 0;  // the characters of the word being read, and its number
     for (std::size_t i = 0; i < text.size();) {
         const char32_t u = next_code_point(text, i);
-        const unsigned cls = char_class(u);
+        // Printable ASCII shows and is neither; only the rest is asked of Unicode's properties.
+        const unsigned cls = u > 0x20 && u < 0x7F ? kShows : char_class(u);
         const bool ascii_space = u == ' ' || u == '\t' || u == '\n' || u == '\v' || u == '\f' || u == '\r';
         run = ascii_space ? 0 : run + 1;
         word += run == 1 ? 1 : 0;
@@ -206,11 +206,13 @@ void check_typed(const std::string& text, const std::string& which, bool must_sh
             throw ConfigError(which + " holds " + code_point_name(u) +
                               ", a direction control that turns the text around it; leave it out");
         shows = shows || !(cls & kNoInk);
-        if (must_show) points += (points.empty() ? "" : " ") + code_point_name(u);
     }
-    if (must_show && !shows)
+    if (must_show && !shows) {
+        std::string points;  // named only when refused
+        for (std::size_t i = 0; i < text.size();) points += (points.empty() ? "" : " ") + code_point_name(next_code_point(text, i));
         throw ConfigError(which + " (" + points +
                           ") shows nothing: only spaces or invisible characters; separate words with ordinary spaces");
+    }
 }
 
 void check_words(const std::vector<std::string>& words, const std::string& where) {
