@@ -31,7 +31,7 @@ import time
 from Xlib import X, display
 from Xlib.ext import xtest
 
-from xwindow import close, find_window
+from xwindow import close, find_window, wait_drawn
 
 WIDTH, HEIGHT = 1280, 800
 failures = []
@@ -74,7 +74,10 @@ def run_window(headsplit, config, cwd, act, timeout):
             proc.kill()
             proc.wait()
             return None, "no window within %d s" % timeout
-        time.sleep(3)  # the first frames: the trace computed, the panels placed
+        if not wait_drawn(w, timeout):  # the first frames: the trace computed, the panels placed
+            proc.kill()
+            proc.wait()
+            return None, "the window drew no settled frame within %d s" % timeout
         act(d, w)
         close(d, w)
         try:

@@ -23,6 +23,24 @@ def find_window(d, pid, timeout):
     return None
 
 
+def wait_drawn(w, timeout):
+    """Waits until the window shows its panels and stands still (two grabs 0.3 s apart alike,
+    more than one colour in them): a loaded machine draws the first frames late. Returns
+    whether it did within `timeout` seconds."""
+    g = w.get_geometry()
+    deadline, before = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        try:
+            data = w.get_image(0, 0, g.width, g.height, X.ZPixmap, 0xFFFFFFFF).data
+        except Exception:  # not viewable yet
+            data = None
+        if data is not None and data == before and len(set(data[i:i + 4] for i in range(0, len(data), 4 * 97))) > 4:
+            return True
+        before = data
+        time.sleep(0.3)
+    return False
+
+
 def press(d, w, name):
     """A key's press and release (an X keysym name: "Right", "h", "F12"), `w` holding the keyboard."""
     w.set_input_focus(X.RevertToParent, X.CurrentTime)

@@ -90,20 +90,18 @@ struct PanelState {
     bool heatmaps_tab = true;       // the heads panel showed the heatmaps' tab last frame
     bool why_tab = false;           // ... or the why tab
     bool weights_tab = false;       // ... or the weight split tab
-    // The stage's and the heatmaps' height that is not cells (text lines, bars), and what
-    // each needs to show its cells at a legible size, last frame; -1 when not drawn. The
-    // normal layout shares the height between them by these. The code: the height its whole
-    // listing needs at its largest font.
-    float stage_text_h = -1, heads_text_h = -1, stage_need_h = -1, heads_need_h = -1, code_need_h = -1;
-    float stage_min_h = -1;  // the stage's text and its cells at 4 px
+    // The heads panel's height that is not cells (text lines, bars), and what it needs to show
+    // its cells at a legible size, last frame; -1 when not drawn. The normal layout shares the
+    // column between it and the stage (measured before it is placed) by these. The code: the
+    // height its whole listing needs at its largest font.
+    float heads_text_h = -1, heads_need_h = -1, code_need_h = -1;
     // The heads' height the normal layout gave last frame, and how many times it has moved for
     // the picture `split_picture` stands for (DrawPanels: a share that goes round a cycle stops).
     float bottom_h = -1;
     int split_moves = 0;
     std::vector<double> split_picture;
-    // The stage's explanation: its height (drawn or not), and whether the layout gave it the
-    // room (the needs above are told without it).
-    float stage_explain_h = 0;
+    // Whether the layout gave the stage's explanation the room (the stage's need is measured
+    // without it).
     bool stage_explains = true;
     float code_need_w = -1;  // the code: the width its longest line (and shape) needs at a mid size
     // The stage's layouts per (trace, step, window) and its cell matches between two steps:

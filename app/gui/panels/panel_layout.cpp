@@ -145,43 +145,50 @@ float settle_share(AppState& st, float bottom_h, std::vector<double> picture) {
 }  // namespace
 
 // The heads panel's height under the stage (0 while a question waits): the stage above, the
-// heads below, sharing the column by what each needs (see below); `split_origin` and
-// `split_span` are set to what the splitter's fraction is of.
-float heads_share(AppState& st, const ImVec2& window, float left, float right, float timeline_h, bool asking,
+// heads below, sharing the column by what each needs; `split_origin` and `split_span` are set
+// to what the splitter's fraction is of. `titled`: the panels have title bars.
+float heads_share(AppState& st, const ImVec2& window, float left, float right, float timeline_h, bool asking, bool titled,
                   float& split_origin, float& split_span) {
     const float W = window.x, H = window.y;
-    // The stage above, the heads below, sharing the height by what each needs: when both fit
-    // at a legible size, each its need and the splitter's fraction of the rest; else the heads
-    // legible where the stage keeps 4 px cells; else each its text lines and a share of the
-    // rest in proportion to its cells' need. Until both have been drawn, the splitter's
-    // fraction of the height.
-    const PanelState& ps = st.panels;
     const float column = H - timeline_h;
+    // The stage measured before it is placed; the heads as drawn the frame before (-1 until then).
+    const PanelNeed stage = MeasureStage(st, {W - left - right, column}, titled);
+    const PanelState& ps = st.panels;
+    // When both fit at a legible size, each its need and the splitter's fraction of the rest
+    // (a heads panel showing a line alone, no weights yet or none any more, its line); else
+    // where memory is the lesson the stage as much as it needs, the heads their text;
+    // at the maps' steps (scores to dropout) the maps as much as they need, the stage its text
+    // and 4 px cells; else the heads legible, the stage's cells 4 px at least; else each its text and a share of the rest in
+    // proportion to its cells' need. Until both are known, the splitter's fraction.
     float bottom_h = column * (1.0f - st.splits.stage);
     split_origin = timeline_h, split_span = column;
-    if (ps.stage_need_h > 0 && ps.heads_need_h > 0) {
-        // (The stage's explanation is not asked for: it has the room left, below.)
-        const float stage_need = ps.stage_need_h;
-        // The heatmaps showing a line alone (no weights yet, or none any more): the stage has
-        // the rest.
+    if (stage.need_h > 0 && ps.heads_need_h > 0) {
         const bool heads_idle = st.panels.heatmaps_tab && !heatmaps_off(st).empty();
-        if (stage_need + ps.heads_need_h <= column && heads_idle) {
+        const Step* here = st.current();
+        // The heads panel's text (its line where it shows one alone): its cells may shrink.
+        const float least_heads = heads_idle ? ps.heads_need_h : ps.heads_text_h;
+        const bool maps_step = st.panels.heatmaps_tab && here && is_grid_op(here->op);
+        if (stage.need_h + ps.heads_need_h <= column && heads_idle) {
             bottom_h = ps.heads_need_h;
-        } else if (stage_need + ps.heads_need_h <= column) {
-            split_origin = timeline_h + stage_need, split_span = column - stage_need - ps.heads_need_h;
+        } else if (stage.need_h + ps.heads_need_h <= column) {
+            split_origin = timeline_h + stage.need_h, split_span = column - stage.need_h - ps.heads_need_h;
             bottom_h = ps.heads_need_h + split_span * (1.0f - st.splits.stage);
-        } else if (ps.heads_need_h + ps.stage_min_h <= column) {
+        } else if (stage.lesson && stage.min_h + least_heads <= column) {
+            bottom_h = std::max(column - stage.need_h, least_heads);  // the strip first, the heads the rest
+        } else if (maps_step && ps.heads_text_h + stage.min_h <= column) {
+            bottom_h = std::min(ps.heads_need_h, column - stage.min_h);  // the maps first, the stage the rest
+        } else if (ps.heads_need_h + stage.min_h <= column) {
             bottom_h = ps.heads_need_h;  // the heads legible, the stage's cells 4 px at least
-        } else if (column > ps.stage_text_h + ps.heads_text_h) {
-            const float cells = column - ps.stage_text_h - ps.heads_text_h;
-            const float want_s = std::max(ps.stage_need_h - ps.stage_text_h, 1.0f), want_h = std::max(ps.heads_need_h - ps.heads_text_h, 1.0f);
+        } else if (column > stage.text_h + ps.heads_text_h) {
+            const float cells = column - stage.text_h - ps.heads_text_h;
+            const float want_s = std::max(stage.need_h - stage.text_h, 1.0f), want_h = std::max(ps.heads_need_h - ps.heads_text_h, 1.0f);
             bottom_h = ps.heads_text_h + cells * want_h / (want_s + want_h);
         }
     }
     // The stage's explanation where the room the stage was given holds it beside the cells'
     // need (the inspector shows it anyway): so the share does not change with its length.
-    if (ps.stage_need_h > 0) st.panels.stage_explains = column - bottom_h - ps.stage_need_h >= ps.stage_explain_h;
-    st.panels.stage_text_h = st.panels.heads_text_h = st.panels.stage_need_h = st.panels.heads_need_h = -1;
+    if (stage.need_h > 0) st.panels.stage_explains = column - bottom_h - stage.need_h >= stage.explain_h;
+    st.panels.heads_text_h = st.panels.heads_need_h = -1;
     if (asking) bottom_h = 0;
     return settle_share(st, bottom_h, {W, H, st.font_scale, static_cast<double>(st.step), st.splits.stage,
                                            static_cast<double>(reinterpret_cast<std::uintptr_t>(st.trace.get())),
@@ -258,7 +265,7 @@ void DrawPanels(AppState& st, double now) {
     // A question waiting takes the heads panel's room too: it shows nothing until it is answered.
     const bool asking = quiz_waiting(st);
     float split_origin = 0, split_span = 0;  // what the splitter's fraction is of
-    const float bottom_h = heads_share(st, size, left, right, timeline_h, asking, split_origin, split_span);
+    const float bottom_h = heads_share(st, size, left, right, timeline_h, asking, titled, split_origin, split_span);
     const float column = H - timeline_h;
     const ImGuiWindowFlags fixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                                    ImGuiWindowFlags_NoSavedSettings;

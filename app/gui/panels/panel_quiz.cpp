@@ -118,12 +118,27 @@ void DrawQuizCard(AppState& st, double now) {
     keys_line();
 }
 
-void DrawQuizVerdict(const AppState& st) {
+namespace {
+std::string verdict_line(const AppState& st) {
     const QuizState& q = st.quiz;
-    if (!q.on || q.answered_step != st.step || q.verdict.empty()) return;
-    ImGui::PushStyleColor(ImGuiCol_Text, q.answered_right ? kRight : kWrong);
-    ImGui::TextWrapped("%s   (%s)", q.verdict.c_str(), score_line(q).c_str());
+    if (!q.on || q.answered_step != st.step || q.verdict.empty()) return "";
+    return q.verdict + "   (" + score_line(q) + ")";
+}
+}  // namespace
+
+void DrawQuizVerdict(const AppState& st) {
+    const std::string line = verdict_line(st);
+    if (line.empty()) return;
+    ImGui::PushStyleColor(ImGuiCol_Text, st.quiz.answered_right ? kRight : kWrong);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(line.c_str());
+    ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
+}
+
+float QuizVerdictHeight(const AppState& st, float width) {
+    const std::string line = verdict_line(st);
+    return line.empty() ? 0.0f : ImGui::CalcTextSize(line.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y;
 }
 
 }  // namespace headsplit::gui

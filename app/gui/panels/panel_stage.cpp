@@ -89,10 +89,8 @@ float heading_h(const Step& s, float width, bool titled) {
 // where nothing else shows it (presenter mode, a page) when it takes no more than a third of
 // the panel and leaves the cells legible (`cramps`: whether an explanation that tall would
 // not); in the normal layout when the layout gave it the room (panels.stage_explains) and it
-// takes no more than a tenth of the window's height, else the inspector has it. Returns the
-// explanation's height at this width, drawn or not, and sets `drawn`.
-float draw_heading(const Step& s, bool explain_here, bool room_for_it, bool titled, const std::function<bool(float)>& cramps,
-                   bool& drawn) {
+// takes no more than a tenth of the window's height, else the inspector has it.
+void draw_heading(const Step& s, bool explain_here, bool room_for_it, bool titled, const std::function<bool(float)>& cramps) {
     const std::string title = heading_title(s);
     const TensorRecord& first = s.tensors.front();
     const std::string storage = storage_sentence(first.storage);
@@ -110,14 +108,13 @@ float draw_heading(const Step& s, bool explain_here, bool room_for_it, bool titl
     ImGui::PopTextWrapPos();
     audit_last_item(storage);
     const float text_h = ImGui::CalcTextSize(s.explain.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y;
-    drawn = explain_here ? text_h <= ImGui::GetWindowHeight() / 3 && !cramps(text_h)
-                         : room_for_it && text_h <= 0.1f * ImGui::GetIO().DisplaySize.y;
-    if (!drawn) return text_h;
+    const bool drawn = explain_here ? text_h <= ImGui::GetWindowHeight() / 3 && !cramps(text_h)
+                                    : room_for_it && text_h <= 0.1f * ImGui::GetIO().DisplaySize.y;
+    if (!drawn) return;
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
     ImGui::TextUnformatted(s.explain.c_str());
     ImGui::PopTextWrapPos();
     audit_last_item(s.explain);
-    return text_h;
 }
 
 // A configuration not computed (over the memory or the time budget): why, the step's tensors,
@@ -147,39 +144,62 @@ void draw_shapes_only(const Step& s, const Config& c, const std::string& notice)
     }
 }
 
-// What the stage needs of the normal layout, for its next frame: its height that is not cells,
-// the height that shows its cells legibly (in the arrangement that needs least) and with 4 px
-// cells, told without the explanation (`explain_h`, drawn or not) and as if the heading were
-// `heading_more` px taller (the tallest any step's).
-void tell_layout(AppState& st, const Step* s, const Room& room, const Choice& ch, const StepLayout& L, float explain_h,
-                 bool explained, float heading_more) {
-    // What of the panel's height is not cells, for the layout of the next frame.
-    st.panels.stage_text_h = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, L, true, true);
-    // The widest window, in the grid of panels that needs the least height, at legible cells; a step of up to 64 numbers (the
-    // teaching example) at the size that shows them.
+}  // namespace
+
+PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
+    PanelNeed n;
+    const Step* s = st.current();
+    if (!s || st.shapes_only || quiz_waiting(st)) return n;
+    const Config& c = st.trace->config;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f);
+    const bool titled = !st.presenting;  // the heading names the step
+    // Above the cells: the title bar and the padding, a question's verdict, the heading without
+    // its explanation (the layout decides whether that has the room); in the heatmaps' tab the
+    // tallest heading of any step, so that the stage and the maps share the column alike from
+    // step to step.
+    float above = (window_titled ? ImGui::GetFrameHeight() : 0.0f) + 2 * style.WindowPadding.y + QuizVerdictHeight(st, width);
+    above += st.panels.heatmaps_tab
+                 ? st.panels.heading_tallest.of(steps_key(st.trace.get(), width, titled ? "titled" : ""), *st.trace,
+                                                [&](const Step& other) { return heading_h(other, width, titled); })
+                 : heading_h(*s, width, titled);
+    // Measured as if the stage had the whole column: what it must show does not depend on the
+    // share it is given.
+    const Room room = room_of(*s, c, st.stage_view.zoom > 1.0f, {width, std::max(panel.y - above, 1.0f)});
+    const Choice ch = choose_window(st, room, *s);
+    const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
+    n.text_h = above + text_room(room, *s, L, true, true);
+    // Legible cells in the arrangement that needs the least height of those whose width lets
+    // the cells be legible (else the one with the largest cells); a step of up to 64 numbers
+    // (the teaching example) at the size that shows them.
     std::int64_t numbers = 0;
     for (const TensorRecord& r : s->tensors) numbers += numel(r.shape);
     const float legible = numbers <= 64 ? value_cell() : legible_cell(room);
-    st.panels.stage_need_h = 1e9f;
+    n.need_h = 1e9f;
+    float widest = -1;  // the largest cell the width allows, of the arrangements tried
     for (int v = 0; v < kArrangements; ++v) {
         if (!arrangement_differs(layout_of(st, st.trace, st.step, 0, {}, ch.batch_shown, ch.batch0), v, room.captions_w > 0))
             continue;
         const StepLayout& wide = layout_of(st, st.trace, st.step, v, {}, ch.batch_shown, ch.batch0);
-        const float text = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, wide, true);
-        // No taller than the width lets its cells be.
-        const float cell_w = (room.avail.x - room.label_w - 10) / std::max(wide.width, 1.0f);
-        const float need = text + std::min(legible, cell_w) * wide.height;
-        const float least = ImGui::GetWindowHeight() - room.avail.y + text_room(room, *s, wide, true, true);
-        if (need < st.panels.stage_need_h) st.panels.stage_need_h = need, st.panels.stage_min_h = least + 4.0f * wide.height;
+        const float least = above + text_room(room, *s, wide, true, true) + 4.0f * wide.height;
+        n.min_h = n.min_h < 0 ? least : std::min(n.min_h, least);
+        const float cell_w = std::min((room.avail.x - room.label_w - 10) / std::max(wide.width, 1.0f), legible);
+        if (cell_w < widest || (cell_w < legible && cell_w == widest)) continue;
+        const float need = above + text_room(room, *s, wide, true) + cell_w * wide.height;
+        if (cell_w > widest || need < n.need_h) widest = cell_w, n.need_h = need;
     }
-    // Told without the explanation, and its height apart: the layout decides whether it has
-    // the room (and so does not swing between the two from frame to frame).
-    st.panels.stage_explain_h = explain_h;
-    const float told = heading_more - (explained ? explain_h : 0.0f);
-    st.panels.stage_text_h += told, st.panels.stage_need_h += told, st.panels.stage_min_h += told;
+    // Where memory is the lesson, the strip is drawn only in a room that holds it beside the
+    // grid (memory_strip_drawn): the need is such a room.
+    n.lesson = memory_lesson(*s) && memory_strip_drawn(room, *s);
+    if (n.lesson) {
+        const float strip_h = strip_text_h(room, strip_span(s->tensors.front()), token_run(s->tensors.front()));
+        n.need_h = std::max(n.need_h, above + std::max(strip_h / 0.6f, strip_h + 5.7f * room.line));
+    }
+    // (Windows are placed at whole pixels.)
+    n.need_h = std::ceil(n.need_h) + 1;
+    n.explain_h = ImGui::CalcTextSize(s->explain.c_str(), nullptr, false, width).y + style.ItemSpacing.y;
+    return n;
 }
-
-}  // namespace
 
 void DrawStage(AppState& st, double now) {
     const Step* s = st.current();
@@ -193,7 +213,6 @@ void DrawStage(AppState& st, double now) {
     }
     DrawQuizVerdict(st);
     const Config& c = st.trace->config;
-    bool explained = false;
     // Presenter mode's caption names the step already.
     const auto cramps = [&](float h) {
         if (st.shapes_only) return false;
@@ -205,19 +224,7 @@ void DrawStage(AppState& st, double now) {
         if (reshape && memory_strip_drawn(without, *s) && !memory_strip_drawn(with, *s)) return true;
         return choose_window(st, with, *s).best < legible_cell(with);  // the cells first
     };
-    const float heading_w = room_left().x;
-    const float explain_h =
-        draw_heading(*s, st.presenting || st.document, st.panels.stage_explains, !st.presenting, cramps, explained);
-    // What the layout is told assumes the tallest heading of any step, so that the stage and
-    // the heatmaps share the height alike from step to step (the other tabs stay as they are).
-    const bool titled = !st.presenting;
-    const float heading_more =
-        st.panels.heatmaps_tab
-            ? std::max(st.panels.heading_tallest.of(steps_key(st.trace.get(), heading_w, titled ? "titled" : ""), *st.trace,
-                                                    [&](const Step& other) { return heading_h(other, heading_w, titled); }) -
-                           heading_h(*s, heading_w, titled),
-                       0.0f)
-            : 0.0f;
+    draw_heading(*s, st.presenting || st.document, st.panels.stage_explains, !st.presenting, cramps);
     if (st.shapes_only) {
         draw_shapes_only(*s, c, st.notice);
         return;
@@ -245,7 +252,6 @@ void DrawStage(AppState& st, double now) {
     for (const TensorLayout& tl : L.tensors) any_hidden |= tl.hidden > 0;
     const float cell = cell_size(room, *s, ch, motion, st.stage_view.zoom);
     if (st.stage_view.zoom > 1.0f) layout_audit().allow_scroll();  // zoomed in: the reader pans and scrolls
-    tell_layout(st, s, room, ch, L, explain_h, explained, heading_more);
     handle_view(st, L, ch.variant, cell);
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();

@@ -281,7 +281,9 @@ void DrawFlashTiles(AppState& st) {
     for (int h = 0; h < heads; ++h) {
         const int col = h % tiling.columns, row = h / tiling.columns;
         const float x0 = origin.x + col * map_w + label_w, y_title = origin.y + row * map_h, y0 = y_title + line_h;
-        draw_label(v.dl, {x0, y_title}, head_color(h), fit_text("head " + std::to_string(h), NS * cell));
+        // The title, or "hK" where it does not fit the grid (the head is always named).
+        const std::string title = "head " + std::to_string(h);
+        draw_label(v.dl, {x0, y_title}, head_color(h), ImGui::CalcTextSize(title.c_str()).x <= NS * cell ? title : "h" + std::to_string(h));
         draw_scores(v, h, x0, y0);
         draw_tile_outlines(v, x0, y0);
         draw_running_stats(st, v, h, x0 + (NS + 1) * cell, y0);

@@ -1,5 +1,7 @@
 #pragma once
 // One panel, one file, one draw function. Each draws into the window the caller opened.
+#include <imgui.h>
+
 #include "gui/model/state.hpp"
 
 namespace headsplit::gui {
@@ -22,6 +24,19 @@ void DrawWhy(AppState& st);                       // panel_why.cpp
 void DrawCaption(AppState& st);                   // panel_caption.cpp (presenter mode)
 void DrawQuizCard(AppState& st, double now);      // panel_quiz.cpp: the question, in the stage
 void DrawQuizVerdict(const AppState& st);         // panel_quiz.cpp: right or not, and why
+float QuizVerdictHeight(const AppState& st, float width);  // panel_quiz.cpp: the verdict's height, 0 when none
+
+// What a panel asks of the normal layout's column, measured before the panels are placed:
+// its height that is not cells, the height that shows its cells legibly, and with 4 px cells
+// (-1: nothing to ask; the splitter shares the column); the explanation it would add; whether
+// the step's lesson is in it (the stage, where memory is the lesson: its memory strip).
+struct PanelNeed {
+    float text_h = -1, need_h = -1, min_h = -1, explain_h = 0;
+    bool lesson = false;
+};
+// panel_stage.cpp: the stage as `panel` (its width, the column's height) would show it;
+// `window_titled`: the panel has a title bar.
+PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled);
 // panel_lesson.cpp: the live lesson over the panels: the join card (the student address, the
 // code, its QR code) or the class's line, and after a reveal the answers' histogram.
 void DrawLesson(AppState& st);

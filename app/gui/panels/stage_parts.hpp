@@ -46,8 +46,12 @@ struct Room {
 // tensors: {"each [B, T, D] = [1, 3, 6]", "strides [18, 6, 1]"}.
 std::array<std::string, 2> shared_captions(const Step& s, const Config& c);
 
-// `scrolls`: the panel may show scroll bars (zoomed in).
+// `scrolls`: the panel may show scroll bars (zoomed in). The room left in the window drawn.
 Room measure_room(const Step& s, const Config& c, bool scrolls);
+
+// The room of a stage whose cells, captions and strip have `avail` px, measured before the
+// panel is placed.
+Room room_of(const Step& s, const Config& c, bool scrolls, ImVec2 avail);
 
 // Steps whose lesson is where the values lie: a view, a transpose, a copy (merge, concat,
 // repeat_kv, the split of fused qkv).

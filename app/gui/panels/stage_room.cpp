@@ -68,15 +68,20 @@ std::array<std::string, 2> shared_captions(const Step& s, const Config& c) {
 }
 
 Room measure_room(const Step& s, const Config& c, bool scrolls) {
+    // The room as if no scroll bar showed (fit_cell keeps the bars' room free either way): a
+    // bar appearing (zoomed in) must not change the cells, or the next frame would drop it again.
+    ImVec2 avail = scrolls ? ImGui::GetContentRegionAvail() : room_left();
+    if (scrolls && ImGui::GetScrollMaxY() > 0) avail.x += ImGui::GetStyle().ScrollbarSize;
+    if (scrolls && ImGui::GetScrollMaxX() > 0) avail.y += ImGui::GetStyle().ScrollbarSize;
+    return room_of(s, c, scrolls, avail);
+}
+
+Room room_of(const Step& s, const Config& c, bool scrolls, ImVec2 avail) {
     Room r;
     r.line = ImGui::GetTextLineHeightWithSpacing();
     r.font = ImGui::GetFontSize();
-    // The room as if no scroll bar showed (fit_cell keeps the bars' room free either way): a
-    // bar appearing (zoomed in) must not change the cells, or the next frame would drop it again.
     r.scrolls = scrolls;
-    r.avail = scrolls ? ImGui::GetContentRegionAvail() : room_left();
-    if (scrolls && ImGui::GetScrollMaxY() > 0) r.avail.x += ImGui::GetStyle().ScrollbarSize;
-    if (scrolls && ImGui::GetScrollMaxX() > 0) r.avail.y += ImGui::GetStyle().ScrollbarSize;
+    r.avail = avail;
     // Token names on the left (a head's or a sentence's name before its first row), as wide as
     // the widest needs, cut at 8 letters, 5.5 letters at most.
     float widest = 0;

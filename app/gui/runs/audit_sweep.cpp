@@ -231,7 +231,8 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
                               ((fb_w >= 900 * st.font_scale && fb_h >= 540 * st.font_scale) ||
                                (st.presenting && fb_w >= 1024 && fb_h >= 768 && st.font_scale <= 1.5f));
     // Presenter mode: digits 2.5% of the window's height (27 px from 1080 up); the memory strip
-    // on the steps about memory of up to 144 numbers (12 tokens x 12 features) up to text 1.5; nothing of the weights before the step
+    // on the steps about memory of up to 144 numbers (12 tokens x 12 features) up to text 1.5
+    // (and in the normal layout, below); nothing of the weights before the step
     // that computes them (the heatmaps of the weights each context used).
     const Step& here = st.trace->steps[static_cast<std::size_t>(st.step)];
     rules.number_min_h = st.presenting ? 0.025f * std::min(ImGui::GetIO().DisplaySize.y, 1080.0f) : 0.0f;
@@ -240,7 +241,12 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
     const TensorRecord& first = here.tensors.front();
     std::int64_t lo = INT64_MAX, hi = -1;  // the strip's addresses (a chunk of fused qkv leaves gaps)
     for (std::int64_t i = 0; i < numel(first.shape); ++i) lo = std::min(lo, first.address(i)), hi = std::max(hi, first.address(i));
-    rules.memory_strip = st.presenting && st.font_scale <= 1.5f && step_ >= 0 && memory_step &&
+    // The normal layout too where its stage has the room beside legible cells: 1920x1080 up to
+    // text 1.5 and 1366x768 up to text 1.25, up to 96 numbers (12 tokens x 8 features), not
+    // in flash mode (whose tiles share the column).
+    const bool normal_room = !st.presenting && c.mode != Mode::Flash && numel(first.shape) <= 96 &&
+                             ((fb_w >= 1920 && fb_h >= 1080) || (fb_w >= 1366 && fb_h >= 768 && st.font_scale <= 1.25f));
+    rules.memory_strip = (st.presenting || normal_room) && st.font_scale <= 1.5f && step_ >= 0 && memory_step &&
                          numel(first.shape) <= 144 && hi - lo < 256 &&
                          !st.shapes_only && !quiz_waiting(st);
     int first_weights = -1;
