@@ -77,12 +77,12 @@ const char* scale_name(AppState::HeatScale s) {
     return "?";
 }
 
-std::vector<Map> choose_maps(AppState& st, std::vector<Map> maps, std::int64_t sentence, bool comparing) {
+std::vector<Map> choose_maps(const AppState& st, std::vector<Map> maps, std::int64_t sentence, bool comparing, int focus) {
     const Trace& tr = *st.trace;
     const Config& c = tr.config;
     if (!comparing) return maps;
     const std::vector<Map> theirs = maps_of(matching_grids(tr, st.step, *st.other_mask), false, sentence);
-    const std::size_t f = static_cast<std::size_t>(std::max(st.focus_head, 0));
+    const std::size_t f = static_cast<std::size_t>(std::max(focus, 0));
     if (f < theirs.size() && f < maps.size()) {
         Map a = maps[f], b = theirs[f];
         a.title += c.causal ? ": causal" : ": bidirectional";

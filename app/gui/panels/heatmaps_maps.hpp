@@ -42,9 +42,9 @@ ValueRange range_of(const AppState& st, const Map& m);
 const char* scale_name(AppState::HeatScale s);
 
 // The maps to draw: every head's (focus_maps() may show one of them large), or, comparing
-// masks, the chosen head (the focused one, else the first) beside the same head of the trace
+// masks, the chosen head (`focus`, else the first) beside the same head of the trace
 // with the mask flipped, each titled with the mask it ran under.
 // `maps`: every head's, from maps_of().
-std::vector<Map> choose_maps(AppState& st, std::vector<Map> maps, std::int64_t sentence, bool comparing);
+std::vector<Map> choose_maps(const AppState& st, std::vector<Map> maps, std::int64_t sentence, bool comparing, int focus);
 
 }  // namespace headsplit::gui::heat

@@ -7,8 +7,10 @@
 #include <cmath>
 
 #include <map>
+#include <optional>
 
 #include <imgui.h>
+#include <imgui_internal.h>  // the window's flags, for the audit
 
 #include "gui/view/layout.hpp"
 #include "gui/panels/heatmaps_maps.hpp"
@@ -53,6 +55,44 @@ struct Grids {
         return at < pad.size() && pad[at] != 0.0f;
     }
 };
+
+// What the maps show at the step on screen: its grids, what the maps share, every head's map
+// and those drawn (a comparison: one head under both masks).
+struct Scene {
+    std::vector<const Step*> grids;
+    Grids g;
+    std::vector<Map> all, maps;
+};
+
+// The scene where the panel draws maps (not where it shows a line: no values, flash mode's
+// tiles, a question waiting, the weights not computed yet or no longer used).
+std::optional<Scene> scene_of(const AppState& st) {
+    if (!st.trace || st.shapes_only || st.trace->config.mode == Mode::Flash || !heatmaps_off(st).empty()) return std::nullopt;
+    const Trace& tr = *st.trace;
+    const Config& c = tr.config;
+    std::vector<const Step*> grids = grids_for(tr, st.step);
+    if (grids.empty() || quiz_hides(st, grids.front()->index)) return std::nullopt;
+    const bool weights = grids.front()->op == Op::Softmax || grids.front()->op == Op::Dropout;
+    const std::int64_t sentence = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - 1);
+    std::vector<Map> all = maps_of(grids, true, sentence);
+    const bool comparing = st.compare_masks && st.other_mask && st.other_mask->config.tokens == c.tokens &&
+                           st.other_mask->config.causal != c.causal;
+    const int heads_here = static_cast<int>(all.size());
+    const int focus = st.focus_head < heads_here ? st.focus_head : -1;
+    std::vector<Map> maps = choose_maps(st, all, sentence, comparing, focus);
+    // Each map is rows x keys: T x T, T x S with a context, 1 x t in a decoding round.
+    const TensorRecord& grid0 = *maps.front().t;
+    const std::int64_t R = grid0.shape[grid0.shape.size() - 2], T = grid0.shape.back();
+    const std::int64_t row0 = grids.front()->rows.first;  // a decoding round's token
+    // Up to 48 tokens per map are drawn (the first ones, said in the header line): beyond
+    // that a cell is a few pixels and drawing every one costs more than a frame.
+    const std::int64_t N = std::min<std::int64_t>(T, 48), NR = std::min<std::int64_t>(R, 48);
+    std::vector<std::string> words;
+    for (std::int64_t t = 0; t < c.num_tokens(); ++t) words.push_back(c.token_at(sentence, t));
+    Grids g{c, sentence, row0, R, T, N, NR, c.key_tokens(sentence), tr.inputs.key_padding_mask, weights, comparing,
+            heads_here, st.document, std::move(words), is_grid_op(tr.steps[static_cast<std::size_t>(st.step)].op)};
+    return Scene{std::move(grids), std::move(g), std::move(all), std::move(maps)};
+}
 
 // Keeps the next control on this line when it fits, else starts a new one.
 void same_line_if(float w) {
@@ -135,6 +175,47 @@ void draw_what(const AppState& st, const Grids& g, const Step& first) {
     ImGui::TextDisabled("%s", what.c_str());
     ImGui::PopTextWrapPos();
     audit_last_item(what);
+}
+
+// The header's height in a window's panel (not a page's) whose content is `width` px wide and
+// `room` px tall, as draw_header() lays it out: its controls' lines, and the line on what is
+// shown beside them or under them.
+float header_h(const AppState& st, const Grids& g, const Step& first, float width, float room) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float font = ImGui::GetFontSize(), gap = style.ItemSpacing.x, inner = style.ItemInnerSpacing.x;
+    const float text_line = ImGui::GetTextLineHeightWithSpacing();
+    // (ImGui places lines and sized items at whole pixels.)
+    const float slider = std::floor(4 * font);
+    int lines = 1;
+    float x = 0;  // where the next item starts on the line (after SameLine)
+    auto item = [&](float w) { x += w + gap; };
+    auto same_line_if = [&](float w) {  // as the function of that name
+        if (w > width - x) ++lines, x = 0;
+    };
+    if (st.focus_head >= 0 && !g.comparing && st.panels.heads_fit) item(button_width("all heads"));
+    if (st.trace->config.batch > 1) item(slider + inner + ImGui::CalcTextSize("sentence").x);
+    const char* compare_label = "causal vs bidirectional";
+    if (width - x < toggle_width(compare_label)) ++lines, x = 0;
+    item(toggle_width(compare_label));
+    if (g.comparing && g.heads_here > 1) {
+        same_line_if(ImGui::CalcTextSize("head").x + 6 * font);
+        item(slider + inner + ImGui::CalcTextSize("head").x);
+    }
+    same_line_if(ImGui::CalcTextSize("each row to its max colour scale").x + ImGui::GetFrameHeight() * 2.5f);
+    const float combo = std::floor(std::min(ImGui::CalcTextSize("each row to its max").x + ImGui::GetFrameHeight() * 1.5f,
+                                            width - x - ImGui::CalcTextSize("colour scale").x - inner));
+    item(combo + inner + ImGui::CalcTextSize("colour scale").x);
+    float controls = 0;
+    for (int i = 0; i < lines; ++i) controls = std::floor(controls + ImGui::GetFrameHeight() + style.ItemSpacing.y);
+    if (room - controls < 4 * text_line + 4 + 2 * font) return controls;  // no room for the line on what is shown
+    const std::string what = what_text(*st.trace, g, st.step, first);
+    const std::string part = std::to_string(g.N) + " " + std::to_string(g.sentence) + " " + std::to_string(first.round);
+    const float widest = std::max(ImGui::CalcTextSize(what.c_str()).x,
+                                  st.panels.heat_what_w.of(steps_key(st.trace.get(), 0, part), *st.trace, [&](const Step& s) {
+                                      return is_grid_op(s.op) ? ImGui::CalcTextSize(what_text(*st.trace, g, s.index, s).c_str()).x : 0.0f;
+                                  }));
+    if (widest <= width - x) return controls;
+    return std::floor(controls + ImGui::CalcTextSize(what.c_str(), nullptr, false, width).y + style.ItemSpacing.y);
 }
 
 // The legend's parts, each kept whole: the colour scale with its range, then a swatch and its
@@ -246,16 +327,15 @@ void place_tiling(Canvas& cv, const std::vector<Map>& maps, std::int64_t N, std:
     }
 }
 
-// `focus`: the head chosen (-1: none); `heads_fit` is set to whether every map fits legibly.
-Canvas place_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps, int focus, bool& heads_fit) {
+// The maps fitted to `avail` px (the room under the header), nothing drawn; `focus`: the head
+// chosen (-1: none).
+Canvas fit_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps, int focus, ImVec2 avail) {
     Canvas cv;
     cv.font = ImGui::GetFontSize();
     cv.line_h = ImGui::GetTextLineHeightWithSpacing();
-    cv.origin = ImGui::GetCursorScreenPos();
     const float font = cv.font, line_h = cv.line_h;
     const std::int64_t N = g.N, NR = g.NR;
-    // The panel never scrolls: the maps take the room left in it.
-    cv.avail = room_left();
+    cv.avail = avail;
     // Row labels: the widest token, cut to 8 letters at most.
     float label_w = 0;
     for (std::int64_t i = 0; i < NR; ++i)
@@ -302,11 +382,7 @@ Canvas place_maps(const AppState& st, const Grids& g, const std::vector<Map>& ma
             place_tiling(cv, maps, N, NR, maps_h, focus, g);
         }
     }
-    const bool fit = cv.tiling.cell >= cv.legible || maps.size() == 1;
-    heads_fit = fit;
     cv.cell = std::clamp(cv.tiling.cell, 1.0f, 5.0f * font);
-    cv.dl = ImGui::GetWindowDrawList();
-    cv.text_col = ImGui::GetColorU32(ImGuiCol_Text), cv.dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
 
     // Labels: smaller where the cells are (to kSmallestLabel of the text), then every k-th row / key
     // when the cells are smaller than a label.
@@ -325,6 +401,17 @@ Canvas place_maps(const AppState& st, const Grids& g, const std::vector<Map>& ma
         cv.key_stride = label_stride(cv.cell, key_need * cv.key_size / font + 4);
     }
     cv.map_w = label_w + N * cv.cell + cv.gap, cv.map_h = line_h + cv.key_band + NR * cv.cell + cv.gap;
+    return cv;
+}
+
+// The maps fitted to the room left in the panel (it never scrolls), at the cursor;
+// `heads_fit` is set to whether every map fits legibly.
+Canvas place_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps, int focus, bool& heads_fit) {
+    Canvas cv = fit_maps(st, g, maps, focus, room_left());
+    heads_fit = cv.tiling.cell >= cv.legible || maps.size() == 1;
+    cv.origin = ImGui::GetCursorScreenPos();
+    cv.dl = ImGui::GetWindowDrawList();
+    cv.text_col = ImGui::GetColorU32(ImGuiCol_Text), cv.dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
     return cv;
 }
 
@@ -540,47 +627,33 @@ void DrawHeatmaps(AppState& st) {
         ImGui::TextDisabled("%s", when.c_str());
         ImGui::PopTextWrapPos();
         audit_last_item(when);
-        st.panels.heads_text_h = st.panels.heads_need_h = ImGui::GetCursorPosY() + ImGui::GetStyle().WindowPadding.y;
         return;
     }
-    const bool weights = grids.front()->op == Op::Softmax || grids.front()->op == Op::Dropout;
-    const std::int64_t sentence = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - 1);
-    std::vector<Map> all = maps_of(grids, true, sentence);
-    if (st.focus_head >= static_cast<int>(all.size())) st.focus_head = -1;
-    const bool comparing = st.compare_masks && st.other_mask && st.other_mask->config.tokens == c.tokens &&
-                           st.other_mask->config.causal != c.causal;
-    const int heads_here = static_cast<int>(all.size());
-    if (!comparing) {  // each on screen, large or as a thumbnail
+    std::optional<Scene> scene = scene_of(st);
+    if (!scene) return;
+    if (st.focus_head >= scene->g.heads_here) st.focus_head = -1;
+    if (!scene->g.comparing) {  // each on screen, large or as a thumbnail
         std::vector<int> heads;
-        for (const Map& m : all) heads.push_back(m.head);
+        for (const Map& m : scene->all) heads.push_back(m.head);
         layout_audit().expect_heads(heads);
     }
-    const std::vector<Map> maps = choose_maps(st, std::move(all), sentence, comparing);
-    // Each map is rows x keys: T x T, T x S with a context, 1 x t in a decoding round.
-    const TensorRecord& grid0 = *maps.front().t;
-    const std::int64_t R = grid0.shape[grid0.shape.size() - 2], T = grid0.shape.back();
-    const std::int64_t row0 = grids.front()->rows.first;  // a decoding round's token
-    // Up to 48 tokens per map are drawn (the first ones, said in the header line): beyond
-    // that a cell is a few pixels and drawing every one costs more than a frame.
-    const std::int64_t N = std::min<std::int64_t>(T, 48), NR = std::min<std::int64_t>(R, 48);
-    std::vector<std::string> words;
-    for (std::int64_t t = 0; t < c.num_tokens(); ++t) words.push_back(c.token_at(sentence, t));
-    const Grids g{c, sentence, row0, R, T, N, NR, c.key_tokens(sentence), tr.inputs.key_padding_mask, weights, comparing,
-                  heads_here, st.document, std::move(words), is_grid_op(tr.steps[static_cast<std::size_t>(st.step)].op)};
+    const Grids& g = scene->g;
+    const std::vector<Map>& maps = scene->maps;
+    const bool comparing = g.comparing;
 
     // One line of controls and what is shown, then the maps, then the legend line.
+    const float header_top = ImGui::GetCursorPosY();
     draw_header(st, g, *grids.front());
     const Canvas cv = place_maps(st, g, maps, comparing ? -1 : st.focus_head, st.panels.heads_fit);
-    // What of the panel's height is not cells (for the layout of the next frame): above the
-    // maps, the legend, a map's title and key labels.
-    st.panels.heads_text_h = cv.origin.y - ImGui::GetWindowPos().y + cv.legend_need + cv.line_h + cv.key_band + cv.gap +
-                             ImGui::GetStyle().WindowPadding.y;
-    // Legible cells at the steps the maps are about (scores to dropout) and wherever a map is
-    // small enough to show its numbers (up to 4 tokens); at the others, where they show the
-    // weights each context used beside the stage's lesson, 16 px will do.
-    const bool about_maps = is_grid_op(tr.steps[static_cast<std::size_t>(st.step)].op) || std::max(g.N, g.NR) <= 4;
-    const float want = about_maps ? cv.legible : std::min(cv.legible, 16.0f);
-    st.panels.heads_need_h = st.panels.heads_text_h + want * static_cast<float>(std::max(g.N, g.NR)) + 1;  // 1: rounding
+    // The layout measured the header before the panel was placed: the audit holds the two alike.
+    if (layout_audit().enabled && !st.document && !st.presenting) {
+        const bool titled = !(ImGui::GetCurrentWindow()->Flags & ImGuiWindowFlags_NoTitleBar);
+        if (std::abs(heads_content_top(titled) - header_top) > 1) layout_audit().mismeasured("the heatmaps' top", heads_content_top(titled), header_top);
+        const float told = header_h(st, g, *grids.front(), ImGui::GetWindowWidth() - 2 * ImGui::GetStyle().WindowPadding.x,
+                                    ImGui::GetWindowHeight() - header_top - ImGui::GetStyle().WindowPadding.y);
+        const float drawn = ImGui::GetCursorPosY() - header_top;
+        if (std::abs(told - drawn) > 1) layout_audit().mismeasured("heatmaps' header", told, drawn);
+    }
     // One number format for every cell of a grid (all its heads), or none: worked out once per
     // grid tensor, not once per map.
     std::map<const TensorRecord*, CellText> formats;
@@ -610,6 +683,53 @@ void DrawHeatmaps(AppState& st) {
     const int lines = cv.legend ? legend_lines(legend_parts(g, cv.bound, legend_bar(cv), cv.font), cv.avail.x, cv.font) : 0;
     const float maps_w = cv.focus >= 0 ? cv.avail.x : cv.tiling.columns * cv.map_w;
     ImGui::Dummy({std::max(maps_w, x - cv.origin.x) + 4, ly + lines * cv.line_h - cv.origin.y});
+}
+
+// Where the heads panel's content starts under its title bar and tabs, px from its top.
+float heads_content_top(bool window_titled) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    return (window_titled ? ImGui::GetFrameHeight() : 0.0f) + style.WindowPadding.y + ImGui::GetFrameHeight() + style.ItemSpacing.y;
+}
+
+PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled) {
+    PanelNeed n;
+    if (!st.trace || st.shapes_only || st.trace->config.mode == Mode::Flash) return n;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f), top = heads_content_top(window_titled);
+    if (const std::string when = heatmaps_off(st); !when.empty()) {  // one line, the stage the rest
+        n.text_h = n.need_h = std::ceil(top + ImGui::CalcTextSize(when.c_str(), nullptr, false, width).y + style.ItemSpacing.y +
+                                        style.WindowPadding.y);
+        return n;
+    }
+    const std::optional<Scene> scene = scene_of(st);
+    if (!scene) return n;
+    const Grids& g = scene->g;
+    const int focus = g.comparing || st.focus_head >= g.heads_here ? -1 : st.focus_head;
+    const float above = top + header_h(st, g, *scene->grids.front(), width, panel.y - top - style.WindowPadding.y);
+    const auto fit = [&](float h) { return fit_maps(st, g, scene->maps, focus, {width, std::max(h - above - style.WindowPadding.y, 1.0f)}); };
+    const auto text_of = [&](const Canvas& cv) { return above + cv.legend_need + cv.line_h + cv.key_band + cv.gap + style.WindowPadding.y; };
+    // Legible cells at the steps the maps are about (scores to dropout) and wherever a map is
+    // small enough to show its numbers (up to 4 tokens); at the others, where they show the
+    // weights each context used beside the stage's lesson, 16 px will do. The need: the
+    // least height whose maps have such cells (every head's, unless one was chosen), found
+    // by halving between the text alone and the whole column.
+    const float side = static_cast<float>(std::max(g.N, g.NR));
+    const Canvas whole = fit(panel.y);
+    const float want = g.steady || side <= 4 ? whole.legible : std::min(whole.legible, 16.0f);
+    const auto legible = [&](const Canvas& cv) { return cv.tiling.cell >= want; };
+    if (!legible(whole)) {  // more than the column: as much more as the cells lack
+        n.text_h = text_of(whole);
+        n.need_h = panel.y + (want - whole.tiling.cell) * side * static_cast<float>(std::max(whole.tiling.rows, 1)) + 1;
+        return n;
+    }
+    float lo = text_of(whole), hi = panel.y;
+    for (int i = 0; i < 16 && hi - lo > 0.5f; ++i) {
+        const float mid = 0.5f * (lo + hi);
+        (legible(fit(mid)) ? hi : lo) = mid;
+    }
+    n.text_h = text_of(fit(hi));
+    n.need_h = std::ceil(hi) + 1;
+    return n;
 }
 
 }  // namespace headsplit::gui

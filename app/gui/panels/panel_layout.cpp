@@ -151,9 +151,14 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
                   float& split_origin, float& split_span) {
     const float W = window.x, H = window.y;
     const float column = H - timeline_h;
-    // The stage measured before it is placed; the heads as drawn the frame before (-1 until then).
+    // Measured before the panels are placed: the stage, and the heads panel's heatmaps; its
+    // other tabs (and flash mode's tiles) tell theirs as they are drawn, for the next frame.
     const PanelNeed stage = MeasureStage(st, {W - left - right, column}, titled);
-    const PanelState& ps = st.panels;
+    PanelState& ps = st.panels;
+    if (ps.heatmaps_tab && !asking) {
+        const PanelNeed heads = MeasureHeatmaps(st, {W - left - right, column}, titled);
+        if (heads.need_h > 0) ps.heads_text_h = heads.text_h, ps.heads_need_h = heads.need_h;
+    }
     // When both fit at a legible size, each its need and the splitter's fraction of the rest
     // (a heads panel showing a line alone, no weights yet or none any more, its line); else
     // where memory is the lesson the stage as much as it needs, the heads their text;

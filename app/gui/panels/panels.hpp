@@ -37,6 +37,11 @@ struct PanelNeed {
 // panel_stage.cpp: the stage as `panel` (its width, the column's height) would show it;
 // `window_titled`: the panel has a title bar.
 PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled);
+// panel_heatmaps.cpp: the heatmaps' tab as the heads panel (its width, the column's height)
+// would show it; -1s in flash mode (its tiles tell their need as they are drawn).
+PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled);
+// panel_heatmaps.cpp: where the heads panel's content starts under its title bar and tabs.
+float heads_content_top(bool window_titled);
 // panel_lesson.cpp: the live lesson over the panels: the join card (the student address, the
 // code, its QR code) or the class's line, and after a reveal the answers' histogram.
 void DrawLesson(AppState& st);

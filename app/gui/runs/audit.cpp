@@ -69,6 +69,8 @@ void frame_problems(const LayoutReport& r, const AuditRules& rules, const std::s
         for (const auto& [panel, what] : r.thinned)
             if (judged(panel)) out.push_back(where + panel + ": " + what + " (up to 16 tokens, every one is named)");
     }
+    // What the layout measured before placing a panel is what the panel drew.
+    for (const std::string& m : r.mismeasured) out.push_back(where + m + " (the layout shares the column by the measure)");
     if (rules.memory_strip && std::none_of(r.items.begin(), r.items.end(), [](const AuditItem& it) {
             return it.memory && it.panel == "stage" && it.visible;
         }))

@@ -1,3 +1,4 @@
+#include <cmath>
 #include "gui/view/layout_record.hpp"
 
 #include <algorithm>
@@ -65,6 +66,12 @@ void LayoutAudit::label(const std::string& text, float x, float y, float w, floa
 
 void LayoutAudit::thinned(const std::string& what) {
     if (enabled) report_.thinned.emplace_back(panel_, what);
+}
+
+void LayoutAudit::mismeasured(const std::string& what, float told, float drawn) {
+    if (enabled)
+        report_.mismeasured.push_back(panel_ + ": " + what + ": measured " + std::to_string(static_cast<int>(std::lround(told))) +
+                                      " px, drawn " + std::to_string(static_cast<int>(std::lround(drawn))) + " px");
 }
 
 void LayoutAudit::cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,

@@ -45,6 +45,9 @@ struct LayoutReport {
     std::vector<AuditItem> items;
     // Token labels left out or cut short for want of room ("key labels every 2nd"), by panel.
     std::vector<std::pair<std::string, std::string>> thinned;
+    // Heights the layout measured before a panel was placed that its drawing then found
+    // otherwise: "heatmaps' header: measured 70 px, drawn 104 px".
+    std::vector<std::string> mismeasured;
 };
 
 // Collects one frame. Panels call begin_panel() once, then label() and cell() for what they
@@ -67,6 +70,9 @@ public:
     // Labels of tokens the current panel leaves out for want of room: every k-th drawn, or
     // one left out where it would overlap another.
     void thinned(const std::string& what);
+    // The current panel drew `what` `drawn` px tall where the layout's measure, before the
+    // panel was placed, said `told`.
+    void mismeasured(const std::string& what, float told, float drawn);
     // The current panel shows these heads, each of which must be on screen (as a map or a
     // labelled thumbnail: a visible label "hK" or "head K ...", or a cell of map "head K").
     void expect_heads(std::vector<int> heads);
