@@ -95,11 +95,6 @@ struct PanelState {
     // column between it and the stage (measured before it is placed) by these. The code: the
     // height its whole listing needs at its largest font.
     float heads_text_h = -1, heads_need_h = -1, code_need_h = -1;
-    // The heads' height the normal layout gave last frame, and how many times it has moved for
-    // the picture `split_picture` stands for (DrawPanels: a share that goes round a cycle stops).
-    float bottom_h = -1;
-    int split_moves = 0;
-    std::vector<double> split_picture;
     // Whether the layout gave the stage's explanation the room (the stage's need is measured
     // without it).
     bool stage_explains = true;

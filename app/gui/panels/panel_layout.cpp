@@ -121,27 +121,6 @@ void draw_presenter(AppState& st, double now) {
     handle_splitters(st.panels.dragging_splitter, {{5, true, stage_w, caption_h, H, &st.splits.stage, 0, W, 0.3f, 0.8f}});
 }
 
-// The needs that share the column's height are measured at the sizes the panels had the frame
-// before, and some change with them (a short stage drops its captions' second lines, the
-// heads' maps tile another way), so the share can go round a cycle of two or three heights
-// instead of coming to rest: the panels would jump every frame. It settles in one to three
-// moves; for one picture (`picture`: the window, the text size, the trace, the step, the tab,
-// the splitters, the stage's zoom, the heatmaps' focus, sentence and comparison) it moves at
-// most kSplitMoves times, then stays where it is.
-constexpr int kSplitMoves = 6;
-
-float settle_share(AppState& st, float bottom_h, std::vector<double> picture) {
-    PanelState& ps = st.panels;
-    if (picture != ps.split_picture) {
-        ps.split_picture = std::move(picture);
-        ps.split_moves = 0;
-    } else if (std::abs(bottom_h - ps.bottom_h) > 0.5f && ++ps.split_moves > kSplitMoves) {
-        bottom_h = ps.bottom_h;
-    }
-    ps.bottom_h = bottom_h;
-    return bottom_h;
-}
-
 }  // namespace
 
 // The heads panel's height under the stage (0 while a question waits): the stage above, the
@@ -151,13 +130,16 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
                   float& split_origin, float& split_span) {
     const float W = window.x, H = window.y;
     const float column = H - timeline_h;
-    // Measured before the panels are placed: the stage, and the heads panel's heatmaps; its
-    // other tabs (and flash mode's tiles) tell theirs as they are drawn, for the next frame.
+    // Measured before the panels are placed: the stage, and the heads panel's heatmaps (flash
+    // mode's tiles); its other tabs tell theirs as they are drawn, for the next frame (their
+    // needs do not change with the height they are given).
     const PanelNeed stage = MeasureStage(st, {W - left - right, column}, titled);
     PanelState& ps = st.panels;
     if (ps.heatmaps_tab && !asking) {
-        const PanelNeed heads = MeasureHeatmaps(st, {W - left - right, column}, titled);
-        if (heads.need_h > 0) ps.heads_text_h = heads.text_h, ps.heads_need_h = heads.need_h;
+        const bool flash = st.trace && st.trace->config.mode == Mode::Flash;
+        const PanelNeed heads = flash ? MeasureFlashTiles(st, {W - left - right, column}, titled)
+                                      : MeasureHeatmaps(st, {W - left - right, column}, titled);
+        ps.heads_text_h = heads.text_h, ps.heads_need_h = heads.need_h;
     }
     // When both fit at a legible size, each its need and the splitter's fraction of the rest
     // (a heads panel showing a line alone, no weights yet or none any more, its line); else
@@ -195,14 +177,7 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
     if (stage.need_h > 0) st.panels.stage_explains = column - bottom_h - stage.need_h >= stage.explain_h;
     st.panels.heads_text_h = st.panels.heads_need_h = -1;
     if (asking) bottom_h = 0;
-    return settle_share(st, bottom_h, {W, H, st.font_scale, static_cast<double>(st.step), st.splits.stage,
-                                           static_cast<double>(reinterpret_cast<std::uintptr_t>(st.trace.get())),
-                                           asking ? 1.0 : 0.0, st.panels.heatmaps_tab ? 1.0 : 0.0, left, right,
-                                           st.panels.why_tab ? 1.0 + static_cast<double>(st.why_view) : 0.0,
-                                           st.panels.weights_tab ? 1.0 + static_cast<double>(st.weights_view) : 0.0,
-                                           st.why && st.why->result ? 1.0 : 0.0,
-                                           st.stage_view.zoom, static_cast<double>(st.focus_head),
-                                           static_cast<double>(st.heat_sentence), st.compare_masks ? 1.0 : 0.0});
+    return bottom_h;
 }
 
 // The controls' column: the splitter's share of the window, up to 330 px x text size. A column

@@ -205,7 +205,102 @@ void draw_running_stats(const AppState& st, const TileView& v, int h, float xm, 
     }
 }
 
+// The line on what the tiles show: the step's tiles, and which sentence, tokens and heads.
+std::string tiles_what(const AppState& st, std::int64_t N, std::int64_t NS) {
+    const Trace& tr = *st.trace;
+    const Config& c = tr.config;
+    const Step& here = tr.steps[static_cast<std::size_t>(st.step)];
+    std::string what = tiles_line(c, here, tile_steps(tr, st.step, N, NS, c.flash_block()), c.flash_block());
+    if (c.batch > 1) what += ", sentence " + std::to_string(std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - 1));
+    if (N < c.num_tokens() || NS < c.num_keys()) what += " (the first " + std::to_string(std::max(N, NS)) + " tokens)";
+    if (c.heads > 4) what += ", heads 0-3 of " + std::to_string(c.heads);
+    return what;
+}
+
+// Where the panel's parts stand in content `width` px wide and `room` px tall, as
+// DrawFlashTiles() lays them out: the sentence slider with the line on what is shown beside
+// it (or under it), kept as tall as the longest any step says; the memory bars where 10 lines
+// of room are left; the grids, tiled in the rest.
+struct TilesPlan {
+    float grids_y = 0;  // the grids' top, px below the content's top
+    bool bars = false;
+    MapTiling tiling;
+    float label_w = 0, legible = 0;
+    int heads = 1;
+};
+
+TilesPlan plan_tiles(const AppState& st, float width, float room) {
+    const Trace& tr = *st.trace;
+    const Config& c = tr.config;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float font = ImGui::GetFontSize(), line_h = ImGui::GetTextLineHeightWithSpacing(), gap_y = style.ItemSpacing.y;
+    const std::int64_t N = std::min<std::int64_t>(c.num_tokens(), 48), NS = std::min<std::int64_t>(c.num_keys(), 48);
+    const std::int64_t blk = c.flash_block();
+    TilesPlan p;
+    // (ImGui places lines and sized items at whole pixels.)
+    float x = c.batch > 1 && !st.document ? std::floor(4 * font) + style.ItemInnerSpacing.x + ImGui::CalcTextSize("sentence").x + style.ItemSpacing.x
+                                          : 0.0f;
+    float y = 0;
+    const std::string what = tiles_what(st, N, NS);
+    if (ImGui::CalcTextSize(what.c_str()).x > width - x) {  // a new line (an empty one where nothing stood before)
+        y = std::floor((x > 0 ? ImGui::GetFrameHeight() : font) + gap_y);
+        x = 0;
+    }
+    const float what_top = y, what_w = width - x;
+    const float text_h = ImGui::CalcTextSize(what.c_str(), nullptr, false, what_w).y;
+    y = std::floor(y + std::max(text_h, x > 0 ? ImGui::GetFrameHeight() : 0.0f) + gap_y);
+    const float most = tr.steps.size() > 200 ? 0.0f : st.panels.tiles_line_h.of(steps_key(st.trace.get(), what_w), tr, [&](const Step& s) {
+        return ImGui::CalcTextSize(tiles_line(c, s, tile_steps(tr, s.index, N, NS, blk), blk).c_str(), nullptr, false, what_w).y;
+    });
+    y = std::max(y, what_top + std::floor(most + gap_y));
+    float avail_h = room - y;
+    p.bars = avail_h >= 10 * line_h;
+    if (p.bars) y = std::floor(y + 2 * line_h + gap_y), avail_h -= 2 * line_h;
+    p.grids_y = y;
+    p.heads = static_cast<int>(std::min<std::int64_t>(c.heads, 4));
+    const std::int64_t sentence = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - 1);
+    float label_w = 0;
+    for (std::int64_t i = 0; i < N; ++i)
+        label_w = std::max(label_w, ImGui::CalcTextSize(c.token_at(sentence, i).substr(0, 8).c_str()).x);
+    p.label_w = std::min(label_w, 6.0f * font) + 6;
+    // m and l: two columns of cells after a gap of one cell.
+    p.tiling = tile_maps(p.heads, NS + 3, width, avail_h, p.label_w, 2 * line_h, font, N);
+    // Legible: up to 4 tokens a number's size, up to 12 tokens 32 px drawn (the heatmaps' rule).
+    p.legible = std::max(N, NS) <= 4 ? value_cell() : std::max(N, NS) <= 12 ? 34.0f : std::max(8.0f, font / 3);
+    return p;
+}
+
 }  // namespace
+
+PanelNeed MeasureFlashTiles(const AppState& st, ImVec2 panel, bool window_titled) {
+    PanelNeed n;
+    if (!st.trace || st.shapes_only || st.trace->config.mode != Mode::Flash || quiz_hides(st, st.step)) return n;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f), top = heads_content_top(window_titled);
+    const float line_h = ImGui::GetTextLineHeightWithSpacing(), font = ImGui::GetFontSize();
+    const std::int64_t N = std::min<std::int64_t>(st.trace->config.num_tokens(), 48);
+    const auto plan = [&](float h) { return plan_tiles(st, width, std::max(h - top - style.WindowPadding.y, 1.0f)); };
+    const auto text_of = [&](const TilesPlan& p) {
+        return top + p.grids_y + static_cast<float>(p.tiling.rows) * (2 * line_h + font) + 2 * line_h + style.WindowPadding.y;
+    };
+    // The least height whose grids have legible cells, found by halving between the text
+    // alone and the column; more than the column by as much as the cells lack.
+    const TilesPlan whole = plan(panel.y);
+    const float rows = static_cast<float>(std::max(whole.tiling.rows, 1) * N);
+    if (whole.tiling.cell < whole.legible) {
+        n.text_h = text_of(whole);
+        n.need_h = panel.y + (whole.legible - whole.tiling.cell) * rows + 1;
+        return n;
+    }
+    float lo = text_of(whole), hi = panel.y;
+    for (int i = 0; i < 16 && hi - lo > 0.5f; ++i) {
+        const float mid = 0.5f * (lo + hi);
+        (plan(mid).tiling.cell >= whole.legible ? hi : lo) = mid;
+    }
+    n.text_h = text_of(plan(hi));
+    n.need_h = std::ceil(hi) + 1;
+    return n;
+}
 
 void DrawFlashTiles(AppState& st) {
     const Trace& tr = *st.trace;
@@ -219,12 +314,10 @@ void DrawFlashTiles(AppState& st) {
     // Up to 48 tokens each way are drawn.
     const std::int64_t N = std::min<std::int64_t>(T, 48), NS = std::min<std::int64_t>(S, 48);
     const TileSteps ts = tile_steps(tr, st.step, N, NS, blk);
-    std::string what = tiles_line(c, here, ts, blk);
+    const std::string what = tiles_what(st, N, NS);
     const std::int64_t sentence = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - 1);
+    const float content_top = ImGui::GetCursorPosY();
     SentenceSlider(st);
-    if (c.batch > 1) what += ", sentence " + std::to_string(sentence);
-    if (N < T || NS < S) what += " (the first " + std::to_string(std::max(N, NS)) + " tokens)";
-    if (c.heads > 4) what += ", heads 0-3 of " + std::to_string(c.heads);
     if (ImGui::CalcTextSize(what.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
     const float what_top = ImGui::GetCursorPosY(), what_w = ImGui::GetContentRegionAvail().x;
     ImGui::PushTextWrapPos(0.0f);  // at the panel's edge: the line is told whole
@@ -250,6 +343,13 @@ void DrawFlashTiles(AppState& st) {
         avail.y -= 2 * line_h;
     }
     const ImVec2 origin = ImGui::GetCursorScreenPos();
+    // The layout measured the panel before placing it: the audit holds the two alike.
+    if (layout_audit().enabled && !st.document && !st.presenting) {
+        const float drawn = ImGui::GetCursorPosY() - content_top;
+        const TilesPlan p = plan_tiles(st, ImGui::GetWindowWidth() - 2 * ImGui::GetStyle().WindowPadding.x,
+                                       ImGui::GetWindowHeight() - content_top - ImGui::GetStyle().WindowPadding.y);
+        if (std::abs(p.grids_y - drawn) > 1) layout_audit().mismeasured("the tiles' top", p.grids_y, drawn);
+    }
     // Up to four heads (the first, said in the line above), each a grid with its m and l columns beside it.
     const int heads = static_cast<int>(std::min<std::int64_t>(c.heads, 4));
     float label_w = 0;
@@ -266,12 +366,6 @@ void DrawFlashTiles(AppState& st) {
             for (float x : t->values())
                 if (std::isfinite(x)) v.bound = std::max(v.bound, std::fabs(x));
 
-    // What of the panel's height is not cells, and what it needs for legible ones (up to 12
-    // tokens 32 px drawn, the heatmaps' rule, and a pixel for rounding), for the next frame's layout.
-    const float legible = std::max(N, NS) <= 4 ? value_cell() : std::max(N, NS) <= 12 ? 34.0f : std::max(8.0f, font / 3);
-    st.panels.heads_text_h = origin.y - ImGui::GetWindowPos().y + tiling.rows * (2 * line_h + font) + 2 * line_h +
-                             ImGui::GetStyle().WindowPadding.y;
-    st.panels.heads_need_h = st.panels.heads_text_h + legible * static_cast<float>(tiling.rows * N);
     if (tiling.cell < 2) {  // not even 2 px cells fit: say so rather than draw past the edge
         ImGui::TextDisabled("(no room for the tiles: a taller panel shows them)");
         return;

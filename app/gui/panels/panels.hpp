@@ -38,8 +38,10 @@ struct PanelNeed {
 // `window_titled`: the panel has a title bar.
 PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled);
 // panel_heatmaps.cpp: the heatmaps' tab as the heads panel (its width, the column's height)
-// would show it; -1s in flash mode (its tiles tell their need as they are drawn).
+// would show it; -1s in flash mode.
 PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled);
+// panel_tiles.cpp: flash mode's tiles as the heads panel would show them; -1s in other modes.
+PanelNeed MeasureFlashTiles(const AppState& st, ImVec2 panel, bool window_titled);
 // panel_heatmaps.cpp: where the heads panel's content starts under its title bar and tabs.
 float heads_content_top(bool window_titled);
 // panel_lesson.cpp: the live lesson over the panels: the join card (the student address, the
