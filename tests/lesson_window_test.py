@@ -9,7 +9,8 @@
      (presenter mode, step 0); keys sent to the window (XTest) reach the student as states:
      Right (step 1), H (heads 2 -> 3), J then P (paused); Q and Right ask the question, the
      student answers, key 1 reveals it: the student's state carries the counts; F12 saves
-     the histogram's screenshot (not blank);
+     the histogram's screenshot (not blank; at 1024x768 in presenter mode the answers' bars
+     stand in the caption band at the top, not over the stage's memory strip);
   3. the window manager's close (WM_DELETE_WINDOW): the student gets {"type":"ended"}, the
      command exits 0; so does SIGINT (the terminal's Ctrl+C) to another lesson's window.
 
@@ -58,6 +59,24 @@ async def read_urls(proc, timeout=60):
         urls[name] = url
     check(set(urls) == {"teacher", "student"}, "the two lines: %s" % urls)
     return urls
+
+
+# The answers' bars after a reveal (panel_lesson.cpp): the right option's green and the
+# others' blue-grey, drawn as solid rectangles, so their pixels have exactly these colours.
+ANSWER_BARS = "59D973,8C99BF"
+
+
+def check_answers_above_stage(png_stats_exe, path, size):
+    """In presenter mode the class's answers stand in the caption band at the top, never over
+    the stage below it (whose memory strip is at the window's bottom at a view step): every
+    pixel of their bars lies in the window's top 40% (the caption takes at most 55% of the
+    height, and at the text size of this test far less)."""
+    out = subprocess.run([png_stats_exe, path, "--box", ANSWER_BARS], capture_output=True, text=True, timeout=20).stdout.split()
+    at = out.index("box") if "box" in out else -1
+    check(at > 0 and out[at + 1] != "none", "no answers' bars in the screenshot after the reveal: %r" % out)
+    x0, y0, x1, y1 = (int(v) for v in out[at + 1:at + 5])
+    check(y1 < 0.4 * size["h"], "the answers' bars reach y = %d of %d: they cover the stage (box %d,%d-%d,%d)"
+          % (y1, size["h"], x0, y0, x1, y1))
 
 
 def card_screenshot(headsplit, png_stats_exe, base, site):
@@ -136,6 +155,7 @@ async def live(headsplit, png_stats_exe, base, site):
         await asyncio.sleep(0.5)
         hist = png_stats(png_stats_exe, shots[0])
         check(hist["colours"] >= 8, "the histogram's screenshot looks blank: %s" % hist)
+        check_answers_above_stage(png_stats_exe, shots[0], hist)
 
         close(d, w)
         await st.wait("the end", lambda s: any(m["type"] == "ended" for m in s.messages))

@@ -1,8 +1,9 @@
 // Presenter mode's caption: one large line with the step (a checkpoint run's layer first) and
 // its shape change, read from the trace's links (what the step's result was made from -> the
 // result, its sizes named by their axes: "[1, 2 heads, 3 tokens, 3 keys]", so that equal
-// sizes are told apart), and the step's PyTorch line under it; then the live strip (heads, D_out, KV heads,
-// mode, mask, sentence: each a button with its key) and the line on the last change.
+// sizes are told apart), and the step's PyTorch line under it; then the live strip (heads,
+// D_out, KV heads, mode, mask, sentence: each a button with its key; in a live lesson, after a
+// reveal, the class's answers in its place) and the line on the last change.
 // Keys: Left/Right, Space, F5 or Escape to leave, and the strip's.
 #include <algorithm>
 #include <climits>
@@ -215,7 +216,9 @@ void DrawCaption(AppState& st) {
     st.panels.f1_listed = f1_beside || (!quiz_waiting(st) && shown >= 2);  // "F1: keys" is the second
     if (ImGui::GetCursorPosY() < keys_top + spare) ImGui::SetCursorPosY(keys_top + spare);
     if (quiz_waiting(st)) return;  // the question first
-    draw_live_strip(st);
+    // A live lesson's answers after a reveal take the strip's line while they show (its keys
+    // still work); the sentence box, when open, keeps it.
+    if (st.live.typing || !DrawLessonAnswers(st)) draw_live_strip(st);
     if (!st.live.caption.empty()) {
         ImGui::TextColored({0.55f, 0.85f, 1.0f, 1}, "%s", st.live.caption.c_str());
         audit_last_item(st.live.caption);

@@ -2,11 +2,14 @@
 // large enough for the back row, the address as a QR code) until the teacher hides it, then
 // a line about the class in the corner (who is here, who answered, paused, locked; the
 // lesson's buttons under the mouse), and after a reveal the histogram of the answers with
-// the right one marked. Everything here reads st.lesson; the window loop posts to the server.
+// the right one marked: above that line, or in presenter mode in the caption (the stage's
+// content stays uncovered). Everything here reads st.lesson; the window loop posts to the
+// server.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 #include <imgui_internal.h>  // BringWindowToDisplayFront
@@ -138,6 +141,12 @@ void draw_join_card(AppState& st) {
     ImGui::End();
 }
 
+// The histogram shows after the reveal, at the step asked, once the counts are in.
+bool histogram_shown(const AppState& st) {
+    const LessonView& v = st.lesson;
+    return v.on && !v.card && v.revealed && st.step == v.asked_step && !v.cls.counts.empty();
+}
+
 // After the reveal, at the step asked: one bar per option, its count, the right one marked.
 void draw_histogram(const LessonView& v, float width) {
     const std::size_t n = std::min(v.options.size(), v.cls.counts.size());
@@ -175,7 +184,7 @@ void draw_histogram(const LessonView& v, float width) {
 void draw_class_strip(AppState& st) {
     LessonView& v = st.lesson;
     const ImVec2 ds = ImGui::GetIO().DisplaySize;
-    const bool histogram = v.revealed && st.step == v.asked_step && !v.cls.counts.empty();
+    const bool histogram = histogram_shown(st) && !st.presenting;  // presenter mode: in the caption
     const std::string head = "live lesson " + v.join_code + "   " + class_line(v, false);
     const float pad = 2 * ImGui::GetStyle().WindowPadding.x;
     float width = std::max(ImGui::CalcTextSize(head.c_str()).x, 1.5f * ImGui::CalcTextSize(answered_line(v).c_str()).x) + pad;
@@ -202,6 +211,66 @@ void draw_class_strip(AppState& st) {
 }
 
 }  // namespace
+
+// One line where it fits: the title, then each option's shape, a short bar and its count (the
+// right one in green and marked), at the text size or smaller to stay on one line, never under
+// kAnswersShare of the window's height; wrapped between options where even that is too wide.
+bool DrawLessonAnswers(const AppState& st) {
+    if (!histogram_shown(st)) return false;
+    const LessonView& v = st.lesson;
+    const std::size_t n = std::min(v.options.size(), v.cls.counts.size());
+    int most = 1, total = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        most = std::max(most, v.cls.counts[i]);
+        total += v.cls.counts[i];
+    }
+    const std::string title = "answers (" + std::to_string(total) + "):";
+    std::vector<std::string> counts;
+    for (std::size_t i = 0; i < n; ++i)
+        counts.push_back(std::to_string(v.cls.counts[i]) + (static_cast<int>(i) == v.cls.answer ? " right" : ""));
+    // Each option's width at the text size: its shape, the bar (kBar em), its count, and the
+    // spacing between the three, which does not grow with the text.
+    constexpr float kBar = 2;
+    const float spacing = ImGui::GetStyle().ItemSpacing.x, gap = ImGui::CalcTextSize("   ").x;
+    auto option_w = [&](std::size_t i, float em) {
+        return ImGui::CalcTextSize(v.options[i].c_str()).x + kBar * em + ImGui::CalcTextSize(counts[i].c_str()).x;
+    };
+    float grows = ImGui::CalcTextSize(title.c_str()).x, fixed = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        grows += gap + option_w(i, ImGui::GetFontSize());
+        fixed += 2 * spacing;
+    }
+    constexpr float kAnswersShare = 0.025f;  // 19 px at 768 px: read from the back of a room
+    const float least = kAnswersShare * ImGui::GetIO().DisplaySize.y / ImGui::GetFontSize();
+    const float fits = 0.98f * (ImGui::GetContentRegionAvail().x - fixed) / std::max(grows, 1.0f);
+    const float scale = std::max(least, std::min(1.0f, fits));
+    ImGui::SetWindowFontScale(scale);
+    const float em = ImGui::GetFontSize(), bar_h = 0.6f * ImGui::GetTextLineHeight();
+    ImGui::AlignTextToFramePadding();  // as tall as the live strip's line it stands in for
+    ImGui::TextDisabled("%s", title.c_str());
+    audit_last_item(title);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float right_edge = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    for (std::size_t i = 0; i < n; ++i) {
+        const bool right = static_cast<int>(i) == v.cls.answer;
+        if (ImGui::GetItemRectMax().x + scale * gap + option_w(i, em) + 2 * spacing <= right_edge) ImGui::SameLine(0, scale * gap);
+        const ImVec4 colour = right ? kRight : ImGui::GetStyleColorVec4(ImGuiCol_Text);
+        ImGui::TextColored(colour, "%s", v.options[i].c_str());
+        ImGui::SameLine();
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float top = p.y + 0.5f * (ImGui::GetTextLineHeight() - bar_h);
+        const float filled = kBar * em * static_cast<float>(v.cls.counts[i]) / static_cast<float>(most);
+        dl->AddRectFilled({p.x, top}, {p.x + kBar * em, top + bar_h}, ImGui::GetColorU32(ImGuiCol_FrameBg));
+        if (filled > 0)
+            dl->AddRectFilled({p.x, top}, {p.x + filled, top + bar_h}, ImGui::GetColorU32(right ? kRight : ImVec4(0.55f, 0.6f, 0.75f, 1)));
+        ImGui::Dummy({kBar * em, ImGui::GetTextLineHeight()});
+        ImGui::SameLine();
+        ImGui::TextColored(colour, "%s", counts[i].c_str());
+        audit_last_item(v.options[i] + " " + counts[i]);
+    }
+    ImGui::SetWindowFontScale(1.0f);
+    return true;
+}
 
 void DrawLesson(AppState& st) {
     if (st.lesson.card) draw_join_card(st);

@@ -47,5 +47,8 @@ float heads_content_top(bool window_titled);
 // panel_lesson.cpp: the live lesson over the panels: the join card (the student address, the
 // code, its QR code) or the class's line, and after a reveal the answers' histogram.
 void DrawLesson(AppState& st);
+// panel_lesson.cpp: in presenter mode's caption, the class's answers after a reveal; false
+// (nothing drawn) at other times.
+bool DrawLessonAnswers(const AppState& st);
 
 }  // namespace headsplit::gui
