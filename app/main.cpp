@@ -140,7 +140,9 @@ int run_main(int argc, char** argv) {
         // A window with someone at it can start a live lesson; the unattended runs cannot.
         if (options.screenshot.empty() && options.drive_frames == 0 && options.layout_audit.empty())
             options.lesson_starter = app::lesson_starter({});
-        return gui::run_gui(options);
+        const int code = gui::run_gui(options);
+        if (app::lesson_interrupted()) std::cerr << "headsplit: interrupted; the lesson has ended and every student was told\n";
+        return code;
     } catch (const ConfigError& e) {
         return fail(2, e.what());
     } catch (const GlError& e) {

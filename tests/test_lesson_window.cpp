@@ -6,15 +6,18 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/lesson_link.hpp"
 #include "config_checks.hpp"
 #include "gui/model/lesson.hpp"
 #include "gui/model/state.hpp"
@@ -192,6 +195,128 @@ TEST_CASE("lesson posts: steps at most ten a second, pause and lock, the questio
     REQUIRE(m.size() == 2);
     CHECK(m[0] == json{{"type", "close_question"}});
     CHECK(m[1]["query"].get<std::string>().find("step=4") != std::string::npos);
+}
+
+namespace {
+
+// A state with the default example's trace computed.
+void computed(AppState& st) {
+    st.config.backend = BackendKind::Cpu;
+    st.computer = std::make_unique<TraceComputer>(false);
+    recompute(st);
+    for (int i = 0; i < 2000 && !st.trace; ++i) {
+        if (auto r = st.computer->take()) apply_result(st, std::move(*r), 0.0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    REQUIRE(st.trace);
+}
+
+// A site folder with an index.html, removed at the end of the scope.
+struct TempSite {
+    std::filesystem::path path;
+    explicit TempSite(const std::string& name)
+        : path(std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {
+        std::filesystem::create_directories(path);
+        std::ofstream(path / "index.html") << "<!doctype html>\n";
+    }
+    ~TempSite() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
+
+void (*handler_of(int sig))(int) {
+    struct sigaction now {};
+    ::sigaction(sig, nullptr, &now);
+    return now.sa_handler;
+}
+
+volatile std::sig_atomic_t g_test_signal = 0;
+extern "C" void note_test_signal(int) { g_test_signal = 1; }
+
+}  // namespace
+
+TEST_CASE("lesson from the Controls: the port field's value starts it, a value that is no port is refused", "[lesson][gui]") {
+    AppState st;
+    computed(st);
+    CHECK(st.lesson.port == 8080);  // the field's default
+    std::vector<int> asked;
+    const LessonStarter start = [&asked](const std::string&, int port) {
+        asked.push_back(port);
+        LessonStart failed;
+        failed.error = "cannot listen (test)";
+        return failed;
+    };
+    std::shared_ptr<LessonLink> link;
+    st.lesson.port = 9123;
+    st.lesson.start_requested = true;
+    lesson_frame(st, link, start, 0.0);
+    CHECK(asked == std::vector<int>{9123});
+    CHECK(st.lesson.said == "cannot listen (test)");
+    for (int bad : {-1, 65536, 100000}) {
+        st.lesson.port = bad;
+        st.lesson.start_requested = true;
+        lesson_frame(st, link, start, 0.0);
+        CHECK(asked.size() == 1);  // not started
+        CHECK(st.lesson.said.find("lesson port " + std::to_string(bad) + " is not a port") == 0);
+        CHECK(st.lesson.said.find("0 for any free port") != std::string::npos);
+    }
+}
+
+TEST_CASE("lesson from the Controls: a port in use is named in one line, SIGINT and SIGTERM close the window", "[lesson][gui]") {
+    const TempSite site("headsplit-controls");
+    app::LessonSettings settings;
+    settings.bind = "127.0.0.1";
+    settings.site = site.path.string();
+    const LessonStarter start = app::lesson_starter(settings);
+
+    // Another server holds a port: the Controls' lesson on it says so, naming the port and the field.
+    lesson::ServerOptions other;
+    other.bind = "127.0.0.1";
+    other.port = 0;
+    other.site = site.path.string();
+    lesson::Server holder(other);
+    AppState st;
+    computed(st);
+    std::shared_ptr<LessonLink> link;
+    st.lesson.port = holder.port();
+    st.lesson.start_requested = true;
+    lesson_frame(st, link, start, 0.0);
+    CHECK_FALSE(link);
+    CHECK_FALSE(st.lesson.on);
+    const std::string& said = st.lesson.said;
+    CHECK(said.find("port " + std::to_string(holder.port()) + ": the port is in use") != std::string::npos);
+    CHECK(said.find("lesson port field") != std::string::npos);
+    CHECK(said.find("--port") == std::string::npos);  // the window has no command line to change
+    CHECK(said.find('\n') == std::string::npos);
+
+    // On any free port it starts; the terminal's signals then close the window (the students
+    // are told as when it is closed), and once the lesson is gone the handlers before it are back.
+    struct sigaction mine {}, before_int {}, before_term {};
+    mine.sa_handler = note_test_signal;
+    sigemptyset(&mine.sa_mask);
+    ::sigaction(SIGINT, &mine, &before_int);
+    ::sigaction(SIGTERM, &mine, &before_term);
+    st.lesson.port = 0;
+    st.lesson.start_requested = true;
+    lesson_frame(st, link, start, 1.0);
+    REQUIRE(link);
+    CHECK(st.lesson.on);
+    CHECK(st.lesson.port == 0);  // the field keeps what the teacher typed
+    CHECK(handler_of(SIGINT) != note_test_signal);
+    CHECK(handler_of(SIGTERM) != note_test_signal);
+    CHECK_FALSE(link->interrupted());
+    std::raise(SIGINT);
+    CHECK(g_test_signal == 0);
+    CHECK(link->interrupted());
+    lesson_frame(st, link, start, 2.0);
+    CHECK(st.lesson.close_window);
+    lesson_end(st, link);
+    CHECK(st.lesson.said == "the lesson has ended; every student was told");
+    CHECK(handler_of(SIGINT) == note_test_signal);
+    CHECK(handler_of(SIGTERM) == note_test_signal);
+    ::sigaction(SIGINT, &before_int, nullptr);
+    ::sigaction(SIGTERM, &before_term, nullptr);
 }
 
 TEST_CASE("lesson stats: the server hands its latest stats to another thread", "[lesson]") {

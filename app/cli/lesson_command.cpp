@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <stdexcept>
 #include <vector>
@@ -16,7 +15,6 @@
 #include "cli/lesson_link.hpp"
 #include "cli/options.hpp"
 #include "gui/model/lesson.hpp"
-#include "lesson/site.hpp"
 
 namespace headsplit::app {
 
@@ -31,29 +29,6 @@ void LessonCommand::add_to(CLI::App& parent) {
     // The teacher window's options: the configuration, its size and text, --screenshot.
     window.add_to(*cmd);
     cmd->callback([] {});
-}
-
-std::string find_site(const std::string& given) {
-    namespace fs = std::filesystem;
-    if (!given.empty()) {
-        const std::string root = lesson::site_root(given);
-        if (root.empty() || root == "/")
-            throw ConfigError("--site " + given + " is not a folder with the page; give the folder make web writes (build-web/site)");
-        std::error_code ec;
-        if (!fs::is_regular_file(fs::path(root) / "index.html", ec))
-            throw ConfigError("--site " + given + " has no index.html; give the folder make web writes (build-web/site)");
-        return root;
-    }
-    std::vector<fs::path> places;
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) places.push_back(exe.parent_path().parent_path() / "share" / "headsplit" / "site");
-    places.push_back(fs::path(HEADSPLIT_SOURCE_DIR) / "build-web" / "site");
-    for (const fs::path& dir : places)
-        if (fs::is_regular_file(dir / "index.html", ec)) return lesson::site_root(dir.string());
-    std::string looked;
-    for (const fs::path& dir : places) looked += (looked.empty() ? "" : " and ") + dir.lexically_normal().string();
-    throw ConfigError("no page to serve (looked in " + looked + "); build it with make web, or give --site DIR");
 }
 
 int LessonCommand::run() {
@@ -115,8 +90,9 @@ int LessonCommand::run() {
         return 0;
     }
     g.lesson = std::move(started);
-    LessonSettings again = settings;  // "start a live lesson" after ending this one: the same place
+    LessonSettings again = settings;  // "start a live lesson" after ending this one: the same address
     g.lesson_starter = lesson_starter(again);
+    g.lesson_port = settings.port;
     const int code = gui::run_gui(g);
     g.lesson.link.reset();
     std::cerr << "headsplit lesson: ended; every student was told\n";

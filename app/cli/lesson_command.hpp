@@ -19,8 +19,4 @@ struct LessonCommand {
     int run();
 };
 
-// The site folder to serve: `given` when set, else the page's build beside the source tree,
-// else the installed package's. Throws ConfigError naming what would work.
-std::string find_site(const std::string& given);
-
 }  // namespace headsplit::app

@@ -8,12 +8,13 @@
 
 #include <csignal>
 #include <exception>
+#include <filesystem>
 #include <utility>
 
-#include "cli/lesson_command.hpp"
 #include "cli/options.hpp"
 #include "lesson/qr.hpp"
 #include "lesson/server.hpp"
+#include "lesson/site.hpp"
 
 namespace headsplit::app {
 
@@ -23,10 +24,39 @@ volatile std::sig_atomic_t g_interrupted = 0;
 
 extern "C" void on_stop_signal(int) { g_interrupted = 1; }
 
+void set_stop_handler(struct sigaction* before_int, struct sigaction* before_term) {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, before_int);
+    ::sigaction(SIGTERM, &sa, before_term);
+}
+
+// SIGINT and SIGTERM close the window while a lesson runs, however it was started: the
+// students are told it ended. The first link takes the signals, the last one gone gives them
+// back to the handlers they had (a window with no lesson ends on Ctrl+C as before).
+struct StopSignals {
+    int links = 0;
+    struct sigaction before_int {}, before_term {};
+
+    void hold() {
+        if (links++ == 0) set_stop_handler(&before_int, &before_term);
+    }
+    void release() {
+        if (--links > 0) return;
+        ::sigaction(SIGINT, &before_int, nullptr);
+        ::sigaction(SIGTERM, &before_term, nullptr);
+    }
+};
+StopSignals g_stop_signals;  // the window's thread only
+
 // The window's link: posts go to the server's queue, stats come from its latest snapshot.
 class ServerLink : public gui::LessonLink {
 public:
-    explicit ServerLink(lesson::ServerOptions o) : server_(std::move(o)) {}
+    explicit ServerLink(lesson::ServerOptions o) : server_(std::move(o)) { g_stop_signals.hold(); }
+    ~ServerLink() override { g_stop_signals.release(); }
+    ServerLink(const ServerLink&) = delete;
+    ServerLink& operator=(const ServerLink&) = delete;
     void post(const std::string& json) override { server_.post_teacher_message(json); }
     std::pair<std::uint64_t, std::string> stats() override {
         lesson::Server::Stats s = server_.latest_stats();
@@ -48,6 +78,29 @@ bool every_interface(const std::string& bind) { return bind.empty() || bind == "
 
 }  // namespace
 
+std::string find_site(const std::string& given) {
+    namespace fs = std::filesystem;
+    if (!given.empty()) {
+        const std::string root = lesson::site_root(given);
+        if (root.empty() || root == "/")
+            throw ConfigError("--site " + given + " is not a folder with the page; give the folder make web writes (build-web/site)");
+        std::error_code ec;
+        if (!fs::is_regular_file(fs::path(root) / "index.html", ec))
+            throw ConfigError("--site " + given + " has no index.html; give the folder make web writes (build-web/site)");
+        return root;
+    }
+    std::vector<fs::path> places;
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) places.push_back(exe.parent_path().parent_path() / "share" / "headsplit" / "site");
+    places.push_back(fs::path(HEADSPLIT_SOURCE_DIR) / "build-web" / "site");
+    for (const fs::path& dir : places)
+        if (fs::is_regular_file(dir / "index.html", ec)) return lesson::site_root(dir.string());
+    std::string looked;
+    for (const fs::path& dir : places) looked += (looked.empty() ? "" : " and ") + dir.lexically_normal().string();
+    throw ConfigError("no page to serve (looked in " + looked + "); build it with make web, or give --site DIR");
+}
+
 std::vector<std::string> lan_addresses() {
     std::vector<std::string> out;
     ifaddrs* list = nullptr;
@@ -63,13 +116,9 @@ std::vector<std::string> lan_addresses() {
     return out;
 }
 
-void close_window_on_signals() {
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGINT, &sa, nullptr);
-    ::sigaction(SIGTERM, &sa, nullptr);
-}
+void close_window_on_signals() { set_stop_handler(nullptr, nullptr); }
+
+bool lesson_interrupted() { return g_interrupted != 0; }
 
 gui::LessonStart start_lesson(const LessonSettings& s, const std::string& query) {
     lesson::ServerOptions o;
@@ -78,6 +127,7 @@ gui::LessonStart start_lesson(const LessonSettings& s, const std::string& query)
     o.bind = every_interface(s.bind) ? std::string() : s.bind;
     o.site = find_site(s.site);
     o.query = query;
+    o.port_advice = s.port_advice;
     auto link = std::make_shared<ServerLink>(o);
     const lesson::Server& server = link->server();
 
@@ -98,9 +148,12 @@ gui::LessonStart start_lesson(const LessonSettings& s, const std::string& query)
 }
 
 gui::LessonStarter lesson_starter(LessonSettings s) {
-    return [s](const std::string& query) {
+    s.port_advice = "choose another in the Controls' lesson port field, or 0 for any free port";
+    return [s](const std::string& query, int port) {
         try {
-            return start_lesson(s, query);
+            LessonSettings here = s;
+            here.port = port;
+            return start_lesson(here, query);
         } catch (const std::exception& e) {
             gui::LessonStart failed;
             failed.error = one_line(e.what());

@@ -13,7 +13,13 @@ struct LessonSettings {
     int port = 8080;   // 0: any free port
     int max_students = 300;
     std::string site;  // --site as given ("": the page's build, or the installed one)
+    // What to tell when the port cannot be had: how to choose another.
+    std::string port_advice = "choose another with --port N, or --port 0 for any free port";
 };
+
+// The site folder to serve: `given` when set, else the page's build beside the source tree,
+// else the installed package's. Throws ConfigError naming what would work.
+std::string find_site(const std::string& given);
 
 // The machine's IPv4 addresses other than loopback, of interfaces that are up, in their order.
 std::vector<std::string> lan_addresses();
@@ -25,10 +31,15 @@ std::vector<std::string> lan_addresses();
 gui::LessonStart start_lesson(const LessonSettings& s, const std::string& query);
 
 // From now on SIGINT and SIGTERM make every link start_lesson made say interrupted(): the
-// window closes and the lesson ends as when it is closed.
+// window closes and the lesson ends as when it is closed. While a link lives this holds
+// anyway (a lesson started from the Controls); when the last one is gone, the handlers it
+// replaced come back.
 void close_window_on_signals();
+// Whether SIGINT or SIGTERM came while a lesson's link held them.
+bool lesson_interrupted();
 
-// start_lesson for the window's "start a live lesson": its failure is the start's error.
+// start_lesson for the window's "start a live lesson", on the port it is given: its failure
+// is the start's error, a port that cannot be had told as the Controls' port field.
 gui::LessonStarter lesson_starter(LessonSettings s);
 
 }  // namespace headsplit::app

@@ -59,9 +59,9 @@ struct Command {
     std::string text;
 };
 
-// Why the port could not be had, by binding it ourselves (libwebsockets only says it failed);
-// empty when it can be had.
-std::string listen_problem(const std::string& bind, int port) {
+// Why the port could not be had, by binding it ourselves (libwebsockets only says it failed),
+// with `advice` on choosing another; empty when it can be had.
+std::string listen_problem(const std::string& bind, int port, const std::string& advice) {
     const std::string where =
         (bind.empty() ? std::string("every interface") : bind) + (port ? " port " + std::to_string(port) : std::string());
     const bool v6 = bind.find(':') != std::string::npos;
@@ -96,13 +96,12 @@ std::string listen_problem(const std::string& bind, int port) {
     }
     if (fd >= 0 && err == 0) return {};
     if (err == EADDRINUSE)
-        return "cannot listen on " + where + ": the port is in use; choose another with --port N, or --port 0 for any free port";
+        return "cannot listen on " + where + ": the port is in use; " + advice;
     if (err == EADDRNOTAVAIL)
         return "cannot listen on " + where + ": " + bind + " is not an address of this machine; leave --bind out for every interface";
     if (err == EACCES)
-        return "cannot listen on " + where + ": ports below 1024 need privileges; use --port 8080, or --port 0 for any free port";
-    return "cannot listen on " + where + (err ? std::string(": ") + std::strerror(err) : std::string()) +
-           "; try --port 0 for any free port";
+        return "cannot listen on " + where + ": ports below 1024 need privileges; " + advice;
+    return "cannot listen on " + where + (err ? std::string(": ") + std::strerror(err) : std::string()) + "; " + advice;
 }
 
 }  // namespace
@@ -439,7 +438,7 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
     info.user = &d;
     // libwebsockets waits for an address that is not (yet) this machine's; a lesson refuses it.
     if (!d.options.bind.empty()) {
-        const std::string problem = listen_problem(d.options.bind, 0);
+        const std::string problem = listen_problem(d.options.bind, 0, d.options.port_advice);
         if (!problem.empty()) throw std::runtime_error(problem);
     }
     d.context = lws_create_context(&info);
@@ -457,9 +456,9 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
     if (!d.vhost) {
         lws_context_destroy(d.context);
         d.context = nullptr;
-        const std::string problem = listen_problem(d.options.bind, d.options.port);
-        throw std::runtime_error(problem.empty() ? "cannot listen on port " + std::to_string(d.options.port) +
-                                                       "; try --port 0 for any free port"
+        const std::string problem = listen_problem(d.options.bind, d.options.port, d.options.port_advice);
+        throw std::runtime_error(problem.empty() ? "cannot listen on port " + std::to_string(d.options.port) + "; " +
+                                                       d.options.port_advice
                                                  : problem);
     }
     d.port = lws_get_vhost_listen_port(d.vhost);

@@ -25,6 +25,8 @@ struct ServerOptions {
     std::string site;         // the site folder (site_root() of it)
     std::string query;        // the lesson's first state: a page address's query
     std::size_t max_backlog = 256;
+    // How to choose another port, said after why this one cannot be had.
+    std::string port_advice = "choose another with --port N, or --port 0 for any free port";
 };
 
 class Server {

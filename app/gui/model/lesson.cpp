@@ -45,6 +45,11 @@ std::string lesson_query_now(const AppState& st) {
     return lesson_query(st.config, step, st.presenting);
 }
 
+std::string lesson_port_problem(int port) {
+    if (port >= 0 && port <= 65535) return {};
+    return "lesson port " + std::to_string(port) + " is not a port; give one from 1 to 65535 (8080 by default), or 0 for any free port";
+}
+
 std::vector<std::string> lesson_messages(AppState& st, double now) {
     LessonView& v = st.lesson;
     std::vector<std::string> out;
@@ -117,8 +122,10 @@ void lesson_adopt(AppState& st, std::shared_ptr<LessonLink>& link, const LessonS
     }
     link = started.link;
     const bool can_start = v.can_start;
+    const int port = v.port;
     v = LessonView{};
     v.can_start = can_start;
+    v.port = port;
     v.on = true;
     v.student_url = started.student_url;
     v.join_code = started.join_code;
@@ -144,7 +151,9 @@ void lesson_frame(AppState& st, std::shared_ptr<LessonLink>& link, const LessonS
     }
     if (v.start_requested) {
         v.start_requested = false;
-        if (!link && start) lesson_adopt(st, link, start(lesson_query_now(st)));
+        const std::string problem = lesson_port_problem(v.port);
+        if (!problem.empty()) v.said = problem;
+        else if (!link && start) lesson_adopt(st, link, start(lesson_query_now(st), v.port));
     }
     if (!link) return;
     if (link->interrupted()) v.close_window = true;

@@ -58,8 +58,11 @@ struct LessonStart {
     int qr_size = 0;                           // the student URL's QR code: qr_size x qr_size
     std::vector<std::uint8_t> qr;              // modules, row by row, 1 dark (no quiet zone)
 };
-// Starts a lesson whose first state is `query`.
-using LessonStarter = std::function<LessonStart(const std::string& query)>;
+// Starts a lesson whose first state is `query`, listening on `port` (0: any free port).
+using LessonStarter = std::function<LessonStart(const std::string& query, int port)>;
+
+// The port a lesson started from the Controls listens on unless the teacher types another.
+constexpr int kLessonPort = 8080;
 
 // What the join card, the class's line and the histogram show, and what was last posted.
 struct LessonView {
@@ -70,6 +73,7 @@ struct LessonView {
     bool paused = false, locked = false;
     bool start_requested = false, stop_requested = false;
     bool close_window = false;  // the lesson was interrupted from the terminal: the window closes
+    int port = kLessonPort;     // the Controls' port field: where "start a live lesson" listens
     std::string said;        // why the last start failed, or that the lesson ended
     std::string student_url, join_code;
     std::vector<std::string> other_addresses;
@@ -102,6 +106,9 @@ std::string lesson_query_now(const AppState& st);
 
 // The messages to post this frame, in order; records them as posted in st.lesson.
 std::vector<std::string> lesson_messages(AppState& st, double now);
+
+// Why `port` cannot be the Controls' lesson port (one line), or "" when it can.
+std::string lesson_port_problem(int port);
 
 // Reads a stats message into st.lesson.cls; false when it is not one.
 bool take_lesson_stats(LessonView& v, const std::string& json);

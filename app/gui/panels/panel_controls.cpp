@@ -397,12 +397,21 @@ void draw_display(AppState& st) {
     if (ImGui::Button("presenter mode (F5)")) st.presenting = true;
     same_line_if_fits(button_width("reset layout"));
     if (ImGui::Button("reset layout")) st.splits = AppState::Splits{};
-    if (st.lesson.can_start) {  // the live lesson: served on every interface, port 8080
+    if (st.lesson.can_start) {  // the live lesson: served on every interface, on the port in the field
         const char* label = st.lesson.on ? "end the lesson" : "start a live lesson";
         if (ImGui::Button(label)) (st.lesson.on ? st.lesson.stop_requested : st.lesson.start_requested) = true;
         audit_last_item(label);
         if (!st.lesson.on && ImGui::IsItemHovered())
             ImGui::SetTooltip("serve the page on this network; students follow your steps in their browsers");
+        if (!st.lesson.on) {
+            const char* port_label = "lesson port";
+            same_line_if_fits(ImGui::CalcTextSize("000000").x + 2 * ImGui::GetStyle().FramePadding.x +
+                              ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(port_label).x);
+            ImGui::SetNextItemWidth(ImGui::CalcTextSize("000000").x + 2 * ImGui::GetStyle().FramePadding.x);
+            ImGui::InputInt(port_label, &st.lesson.port, 0, 0);
+            audit_last_item(port_label);
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("the port the lesson listens on (0: any free port)");
+        }
         if (!st.lesson.said.empty()) ImGui::TextWrapped("%s", st.lesson.said.c_str());
     }
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));

@@ -346,6 +346,7 @@ public:
         set_up_state(st_, o);
         shown_ = Shown{st_.dark, false, {0, 0, o.width, o.height}};
         lesson_starter_ = o.lesson_starter;
+        st_.lesson.port = o.lesson_port;
         if (o.lesson.link) lesson_adopt(st_, lesson_, o.lesson);
     }
 
