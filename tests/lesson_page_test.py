@@ -16,7 +16,8 @@ teacher window drives the server) and pages in headless Chromium over the DevToo
   - a query the page's own checks refuse (heads=0) is said in one line and not run;
   - the teacher's page (the teacher address in a browser) takes the lesson's state, counts
     the answers and shows the revealed counts; its own step (a key press) reaches the
-    students;
+    students; its Q and the next step ask the class the lesson's question (the class stays on
+    the step before), its key 1 reveals the counts;
   - a fourth student is told the class is full, a dropped connection comes back and catches
     up, and SIGINT tells every page the lesson has ended; each page stays usable on its own.
 
@@ -340,6 +341,45 @@ async def run(headsplit, site, base):
         mark, _ = await tpage.wait("the class count", "(document.getElementById('lesson-mark') || {}).textContent")
         check("3 connected" in mark, "the teacher's page says " + repr(mark))
         await tpage.shot("teacher")
+
+        # The teacher's page asks as the window does: Q, then the next step goes to the class as
+        # the lesson's question while the class stays on the step before it; the teacher's
+        # answer (key 1) reveals the class's counts, and the class moves on to the step.
+        seq = teacher.state["seq"]
+        await tpage.eval("document.getElementById('canvas').focus()")
+        await page_probe.key(tpage.dt, "q")
+        await tpage.wait("the quiz on", "location.search.includes('quiz')")
+        for _ in range(3):
+            await tpage.eval("document.getElementById('canvas').focus()")
+            await page_probe.key(tpage.dt, "ArrowRight")
+            try:
+                await tpage.wait("the step asked", "location.search.includes('step=5')", timeout=5)
+                break
+            except Failed:
+                pass
+        await teacher.wait("the teacher page's question", lambda t: t.state["question"] is not None and
+                           t.state["seq"] > seq and not t.state["question"]["revealed"])
+        q = teacher.state["question"]
+        check(q["prompt"].startswith("Step 5") and len(q["options"]) >= 2, "the teacher page's question: " + json.dumps(q))
+        check("step=4" in teacher.state["query"] and "quiz" not in params(teacher.state["query"]),
+              "the class's view while the question waits: " + teacher.state["query"])
+        for s in students:
+            await s.wait("the teacher page's question", "document.querySelectorAll('#lesson-question .lesson-option').length === "
+                         + str(len(q["options"])))
+        await students[0].click('[data-choice="1"]')
+        await teacher.wait("an answer", lambda t: t.stats.get("answered") == 1)
+        await tpage.eval("document.getElementById('canvas').focus()")
+        await page_probe.key(tpage.dt, "1")
+        await teacher.wait("the teacher page's reveal", lambda t: (t.state["question"] or {}).get("revealed") is True)
+        counts = teacher.state["question"]["counts"]
+        check(counts[1] == 1 and sum(counts) == 1, "the revealed counts: " + json.dumps(teacher.state["question"]))
+        await teacher.wait("the class on the step asked", lambda t: "step=5" in t.state["query"])
+        for s in students:
+            await s.wait("the counts", "!!document.querySelector('.lesson-option.right')")
+        await students[0].shot("teacher-page-revealed")
+        await page_probe.key(tpage.dt, "q")  # the quiz off: the steps below are not asked
+        await tpage.wait("the quiz off", "!location.search.includes('quiz')")
+        await teach("the question closed", type="close_question")
 
         # The class is full.
         extra = await open_page(dev_port, "a fourth student", student_url)

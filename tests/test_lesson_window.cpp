@@ -236,6 +236,32 @@ extern "C" void note_test_signal(int) { g_test_signal = 1; }
 
 }  // namespace
 
+TEST_CASE("lesson from the browser teacher: the quiz asks and reveals without the window's lesson", "[lesson][gui]") {
+    // The teacher's page has no window lesson (st.lesson.on stays false): its quiz still goes
+    // to the class as ask, then reveal, and the class's step stays before the step asked.
+    AppState st;
+    computed(st);
+    go_to_step(st, 2, 1.0);
+    CHECK(lesson_question_messages(st).empty());
+    CHECK(lesson_class_step(st) == 2);
+    set_quiz(st, true);
+    go_to_step(st, 3, 2.0);
+    REQUIRE(quiz_waiting(st));
+    CHECK(lesson_class_step(st) == 2);  // step 3's shape is the question
+    std::vector<std::string> m = lesson_question_messages(st);
+    REQUIRE(m.size() == 1);
+    const json ask = json::parse(m[0]);
+    CHECK(ask["type"] == "ask");
+    CHECK(ask["answer"] == st.quiz.pending->right);
+    CHECK(lesson_question_messages(st).empty());  // asked once
+    quiz_answer(st, st.quiz.pending->options[0].shape, 3.0);  // any answer reveals
+    CHECK(lesson_class_step(st) == 3);
+    m = lesson_question_messages(st);
+    REQUIRE(m.size() == 1);
+    CHECK(json::parse(m[0]) == json{{"type", "reveal"}});
+    CHECK(lesson_question_messages(st).empty());
+}
+
 TEST_CASE("lesson from the Controls: the port field's value starts it, a value that is no port is refused", "[lesson][gui]") {
     AppState st;
     computed(st);

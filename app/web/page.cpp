@@ -135,7 +135,7 @@ public:
 
     void after_frame(AppState& st, const FrameInfo&) override {
         offer_downloads(st);
-        lesson_.after_frame(update_address(st));
+        lesson_.after_frame(st, update_address(st));
     }
 
     int finish() override { return 0; }

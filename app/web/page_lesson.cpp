@@ -9,6 +9,7 @@
 #include "headsplit/engine/config.hpp"
 #include "headsplit/io/config_options.hpp"
 #include "cli/options.hpp"
+#include "gui/model/lesson.hpp"
 #include "web/page.hpp"
 
 namespace headsplit::gui {
@@ -19,6 +20,7 @@ extern "C" {  // web/page_library.js
 void headsplit_lesson_start(const char* code, const char* secret, int adopt);
 void headsplit_lesson_teach(const char* query);
 void headsplit_lesson_refused(const char* line);
+void headsplit_lesson_post(const char* json);
 }
 
 // The newest state's query the browser side handed over, not yet applied (only the newest
@@ -29,10 +31,11 @@ std::optional<std::string>& inbox() {
 }
 
 // The address's names that are the teacher's view, the rest being the page's own (its text
-// size, its theme, the tests' outputs, the lesson itself).
+// size, its theme, the tests' outputs, the lesson itself) or going as the lesson's question
+// (the quiz).
 bool teaches(std::string_view name) {
     return name != "font-scale" && name != "light" && name != "json" && name != "layout-report" && name != "lesson" &&
-           name != "teacher";
+           name != "teacher" && name != "quiz";
 }
 
 bool same_configuration(const Config& a, const PageRequests& a_given, const Config& b, const PageRequests& b_given) {
@@ -112,11 +115,13 @@ void PageLesson::apply(AppState& st, const std::string& query, double now) {
     else if (st.computer->busy()) waiting_step_ = o.step;  // gone to once its trace is in
 }
 
-void PageLesson::after_frame(const QueryPairs& address) const {
+void PageLesson::after_frame(AppState& st, const QueryPairs& address) {
     if (page_requests().teacher.empty() || inbox() || waiting_step_) return;
+    // The question before the view: an unanswered one goes before the class moves on.
+    for (const std::string& m : lesson_question_messages(st)) headsplit_lesson_post(m.c_str());
     QueryPairs view;
     for (const auto& [name, value] : address)
-        if (teaches(name)) view.emplace_back(name, value);
+        if (teaches(name)) view.emplace_back(name, name == "step" ? std::to_string(lesson_class_step(st)) : value);
     headsplit_lesson_teach(lesson_query(view).c_str());
 }
 

@@ -5,11 +5,13 @@
 // reports the teacher's view.
 //   A student's page that follows applies each state's query as if its link had been opened:
 //   the same checks as the address (page_options), a refused query said in one line and
-//   never run. The configuration, the step, presenter mode and the quiz follow; the text size
-//   and the theme stay the student's.
-//   The teacher's page sends its configuration, step, presenter mode and quiz as a query when
-//   they change; a teacher's page opened on the lesson's address alone first takes the
-//   lesson's state (a reload, a second browser).
+//   never run. The configuration, the step and presenter mode follow; the text size and the
+//   theme stay the student's.
+//   The teacher's page sends its configuration, step and presenter mode as a query when they
+//   change, and its quiz as the window's does: a step asked goes to the class as the lesson's
+//   question (the class stays on the step before it), the teacher's answer (1 to 4) reveals
+//   it. A teacher's page opened on the lesson's address alone first takes the lesson's state
+//   (a reload, a second browser).
 #include <optional>
 #include <string>
 
@@ -24,8 +26,9 @@ public:
     // waited for its trace, gone to.
     void before_frame(AppState& st, double now);
     // After the frame, with the address's parameters as the page wrote them: the teacher's
-    // page tells the lesson its view (the browser side sends it when it changed).
-    void after_frame(const QueryPairs& address) const;
+    // page tells the lesson its question and its view (the browser side sends the view when
+    // it changed).
+    void after_frame(AppState& st, const QueryPairs& address);
 
 private:
     void apply(AppState& st, const std::string& query, double now);

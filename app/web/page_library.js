@@ -156,6 +156,13 @@ mergeInto(LibraryManager.library, {
   },
   headsplit_lesson_teach__deps: ["$headsplitLesson"],
 
+  // The teacher's page: a message of the lesson's protocol (the question's ask, reveal and
+  // close_question, web/page_lesson.cpp), sent in order once connected.
+  headsplit_lesson_post: function (jsonC) {
+    headsplitLesson.post(UTF8ToString(jsonC));
+  },
+  headsplit_lesson_post__deps: ["$headsplitLesson"],
+
   // A state whose query the page refused: said in the mark, the page left as it was.
   headsplit_lesson_refused: function (lineC) {
     headsplitLesson.problem = UTF8ToString(lineC);
@@ -166,6 +173,7 @@ mergeInto(LibraryManager.library, {
   $headsplitLesson: {
     ws: null, backoff: 0.5, state: null, stats: null, exploring: false, done: "", problem: "",
     applied: null, choice: null, own: null, sent: null, sendTimer: 0, lastSend: 0, tries: 0,
+    outbox: [],
 
     connect: function () {
       var L = headsplitLesson;
@@ -208,6 +216,7 @@ mergeInto(LibraryManager.library, {
             L.own = null;
             L.follow(msg.query);
           }
+          while (L.outbox.length && L.ws && L.ws.readyState === 1) L.ws.send(L.outbox.shift());
           L.flush();
         } else if (!L.exploring) {
           L.follow(msg.query);
@@ -237,6 +246,14 @@ mergeInto(LibraryManager.library, {
     send: function (msg) {
       var L = headsplitLesson;
       if (L.ws && L.ws.readyState === 1) L.ws.send(JSON.stringify(msg));
+    },
+
+    // The teacher's messages in order: held while the connection is down or its first state
+    // has not come (the server's state is the teacher's to change from).
+    post: function (text) {
+      var L = headsplitLesson;
+      if (!L.outbox.length && L.state && L.ws && L.ws.readyState === 1) L.ws.send(text);
+      else L.outbox.push(text);
     },
 
     teach: function (query) {

@@ -40,21 +40,20 @@ std::string lesson_query(const Config& c, int step, bool present) {
     return encode_query(q);
 }
 
-std::string lesson_query_now(const AppState& st) {
-    const int step = quiz_waiting(st) ? std::max(0, std::min(st.step, st.quiz.shown_upto)) : st.step;
-    return lesson_query(st.config, step, st.presenting);
+int lesson_class_step(const AppState& st) {
+    return quiz_waiting(st) ? std::max(0, std::min(st.step, st.quiz.shown_upto)) : st.step;
 }
+
+std::string lesson_query_now(const AppState& st) { return lesson_query(st.config, lesson_class_step(st), st.presenting); }
 
 std::string lesson_port_problem(int port) {
     if (port >= 0 && port <= 65535) return {};
     return "lesson port " + std::to_string(port) + " is not a port; give one from 1 to 65535 (8080 by default), or 0 for any free port";
 }
 
-std::vector<std::string> lesson_messages(AppState& st, double now) {
+std::vector<std::string> lesson_question_messages(AppState& st) {
     LessonView& v = st.lesson;
     std::vector<std::string> out;
-    if (!v.on) return out;
-    // The question first: an unanswered one goes before the state moves on.
     const bool waiting = quiz_waiting(st);
     const bool open = v.asked != 0 && !v.revealed;
     if (open && !(waiting && st.quiz.questions == v.asked)) {
@@ -80,6 +79,15 @@ std::vector<std::string> lesson_messages(AppState& st, double now) {
         v.answer = q.right;
         v.revealed = false;
     }
+    return out;
+}
+
+std::vector<std::string> lesson_messages(AppState& st, double now) {
+    LessonView& v = st.lesson;
+    std::vector<std::string> out;
+    if (!v.on) return out;
+    // The question first: an unanswered one goes before the state moves on.
+    out = lesson_question_messages(st);
     if (v.paused != v.posted_paused) {
         out.push_back(dump({{"type", "set"}, {"paused", v.paused}}));
         v.posted_paused = v.paused;

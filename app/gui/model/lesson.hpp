@@ -106,6 +106,12 @@ std::string lesson_query_now(const AppState& st);
 
 // The messages to post this frame, in order; records them as posted in st.lesson.
 std::vector<std::string> lesson_messages(AppState& st, double now);
+// The question's part of them (ask, reveal, close_question), as the quiz asks and the teacher
+// answers: the window's and the teacher's page's alike.
+std::vector<std::string> lesson_question_messages(AppState& st);
+// The step the class follows now: the step on screen, or while the quiz waits for an answer,
+// the last step shown.
+int lesson_class_step(const AppState& st);
 
 // Why `port` cannot be the Controls' lesson port (one line), or "" when it can.
 std::string lesson_port_problem(int port);
