@@ -12,7 +12,10 @@ teacher window drives the server) and pages in headless Chromium over the DevToo
     teacher's stats count them; the reveal shows every student the counts, the right one
     marked;
   - "explore on my own" stops following, "back to the teacher" catches up; locking brings an
-    exploring student back and hides the button; pausing shows "paused";
+    exploring student back and hides the button; under the lock a following student's own
+    keys (Right, Page Down, End, Home, Space, H, Q) leave its page where the teacher put it,
+    its mark says they wait, and the teacher's next step still reaches it; a student's own
+    "ask" is refused as driving; pausing shows "paused";
   - a query the page's own checks refuse (heads=0) is said in one line and not run;
   - the teacher's page (the teacher address in a browser) takes the lesson's state, counts
     the answers and shows the revealed counts; its own step (a key press) reaches the
@@ -307,6 +310,27 @@ async def run(headsplit, site, base):
         await teach("the lock", type="set", locked=True)
         await explorer.wait("brought back", "document.body.dataset.lesson === 'following' && location.search.includes('step=6') && "
                                             "!document.getElementById('lesson-explore')")
+        # Locked, a following student's own keys do not move its page (its address stays
+        # put) and its mark says they wait; the teacher's states still reach it.
+        held = follower
+        before = await held.search()
+        for k in ("ArrowRight", "PageDown", "End", "Home", " ", "h", "q"):
+            await held.eval("document.getElementById('canvas').focus()")
+            await page_probe.key(held.dt, k)
+        await asyncio.sleep(1.5)  # a key a page took would have moved its address by now
+        check(await held.search() == before, f"a held student's own keys moved its page: {before} -> {await held.search()}")
+        await held.wait("the keys seen and dropped", "Number(document.body.dataset.lessonIgnored || 0) >= 1")
+        mark = await held.eval("document.getElementById('lesson-mark').textContent")
+        check("wait for the teacher" in mark, "the held page's mark after its keys: " + repr(mark))
+        await teach("a step under the lock", type="set", query="text=the%20dog%20ran%20far%20away&d-out=8&heads=4&step=8")
+        await all_follow("a step under the lock")
+        await held.shot("held")
+        # A student's page cannot ask the class a question: the server refuses it as driving.
+        refused = teacher.stats["refused"].get("driving", 0)
+        await held.eval("headsplitLesson.send({type: 'ask', prompt: 'mine?', options: ['[1]', '[2]'], answer: 0})")
+        await teacher.wait("the student's ask refused", lambda t: t.stats["refused"].get("driving", 0) > refused)
+        check(teacher.state["question"] is None or teacher.state["question"]["prompt"] != "mine?",
+              "a student's ask reached the class: " + json.dumps(teacher.state["question"]))
         await teach("the pause", type="set", paused=True)
         await follower.wait("paused", "document.getElementById('lesson-mark').textContent.includes('paused')")
         await follower.shot("paused")

@@ -21,6 +21,8 @@ void headsplit_lesson_start(const char* code, const char* secret, int adopt);
 void headsplit_lesson_teach(const char* query);
 void headsplit_lesson_refused(const char* line);
 void headsplit_lesson_post(const char* json);
+int headsplit_lesson_held();
+void headsplit_lesson_ignored();
 }
 
 // The newest state's query the browser side handed over, not yet applied (only the newest
@@ -73,6 +75,11 @@ std::string lesson_query(const QueryPairs& pairs) {
 }
 
 void PageLesson::before_frame(AppState& st, double now) {
+    st.lesson.held = page_requests().teacher.empty() && headsplit_lesson_held() != 0;
+    if (st.lesson.ignored != ignored_told_) {
+        ignored_told_ = st.lesson.ignored;
+        headsplit_lesson_ignored();
+    }
     if (inbox()) {
         const std::string query = std::move(*inbox());
         inbox().reset();

@@ -6,7 +6,8 @@
 //   A student's page that follows applies each state's query as if its link had been opened:
 //   the same checks as the address (page_options), a refused query said in one line and
 //   never run. The configuration, the step and presenter mode follow; the text size and the
-//   theme stay the student's.
+//   theme stay the student's. While the teacher locks exploring, the page's own stepping and
+//   changing input is dropped (LessonView::held) and the mark says so.
 //   The teacher's page sends its configuration, step and presenter mode as a query when they
 //   change, and its quiz as the window's does: a step asked goes to the class as the lesson's
 //   question (the class stays on the step before it), the teacher's answer (1 to 4) reveals
@@ -23,7 +24,7 @@ namespace headsplit::gui {
 class PageLesson {
 public:
     // Before the frame's panels: the newest state the page follows, applied; a step that
-    // waited for its trace, gone to.
+    // waited for its trace, gone to; whether the teacher's lock holds the page.
     void before_frame(AppState& st, double now);
     // After the frame, with the address's parameters as the page wrote them: the teacher's
     // page tells the lesson its question and its view (the browser side sends the view when
@@ -35,6 +36,7 @@ private:
 
     std::optional<int> waiting_step_;       // the state's step, once its trace is in
     const Trace* trace_before_ = nullptr;   // the trace on screen when that trace was asked for
+    int ignored_told_ = 0;                  // LessonView::ignored as last told to the browser side
 };
 
 // The query the lesson's server takes for `pairs`: percent-encoded, and the characters its

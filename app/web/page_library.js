@@ -163,6 +163,25 @@ mergeInto(LibraryManager.library, {
   },
   headsplit_lesson_post__deps: ["$headsplitLesson"],
 
+  // Whether the teacher's lock holds this student's page: following, connected, exploring
+  // locked. The page then drops its own stepping and changing input.
+  headsplit_lesson_held: function () {
+    var L = headsplitLesson;
+    return !L.teacher && !L.exploring && !L.done && L.ws && L.ws.readyState === 1 && L.state && L.state.locked ? 1 : 0;
+  },
+  headsplit_lesson_held__deps: ["$headsplitLesson"],
+
+  // The page dropped the student's own input under the lock: the mark says so for a while.
+  headsplit_lesson_ignored: function () {
+    var L = headsplitLesson;
+    L.ignored++;
+    document.body.dataset.lessonIgnored = String(L.ignored);
+    clearTimeout(L.ignoredTimer);
+    L.ignoredTimer = setTimeout(function () { L.ignoredTimer = 0; L.render(); }, 3000);
+    L.render();
+  },
+  headsplit_lesson_ignored__deps: ["$headsplitLesson"],
+
   // A state whose query the page refused: said in the mark, the page left as it was.
   headsplit_lesson_refused: function (lineC) {
     headsplitLesson.problem = UTF8ToString(lineC);
@@ -173,7 +192,7 @@ mergeInto(LibraryManager.library, {
   $headsplitLesson: {
     ws: null, backoff: 0.5, state: null, stats: null, exploring: false, done: "", problem: "",
     applied: null, choice: null, own: null, sent: null, sendTimer: 0, lastSend: 0, tries: 0,
-    outbox: [],
+    outbox: [], ignored: 0, ignoredTimer: 0,
 
     connect: function () {
       var L = headsplitLesson;
@@ -307,6 +326,7 @@ mergeInto(LibraryManager.library, {
       var live = s && !L.done && L.ws;
       if (live && s.paused) line += " \u00b7 paused";
       if (live && s.locked && !L.teacher) line += " \u00b7 the teacher keeps the class together";
+      if (live && s.locked && !L.teacher && L.ignoredTimer) line += ": your keys and clicks wait for the teacher";
       box.textContent = "";
       box.hidden = false;
       var add = function (tag, text, cls) {

@@ -74,6 +74,10 @@ struct LessonView {
     bool start_requested = false, stop_requested = false;
     bool close_window = false;  // the lesson was interrupted from the terminal: the window closes
     int port = kLessonPort;     // the Controls' port field: where "start a live lesson" listens
+    // A student's page following a teacher who locks exploring: its own stepping and changing
+    // input (keys, clicks) is dropped before the frame sees it; `ignored` counts what was.
+    bool held = false;
+    int ignored = 0;
     std::string said;        // why the last start failed, or that the lesson ended
     std::string student_url, join_code;
     std::vector<std::string> other_addresses;

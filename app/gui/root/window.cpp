@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <iterator>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -140,6 +141,41 @@ void handle_keys(AppState& st, GLFWwindow* win, double now) {
         if (ImGui::IsKeyPressed(GLFW_KEY_L)) st.lesson.locked = !st.lesson.locked;
     }
     (void)win;
+}
+
+// A student's page held by the teacher's lock (LessonView::held): the frame sees none of its
+// clicks, typed characters or keys but those of its own view (blank, the keys' list,
+// fullscreen, screenshot, the head shown large, the side panel) and the modifiers; play
+// stops. What was dropped is counted for the page to say so.
+void drop_held_input(AppState& st) {
+    static bool mouse_was_down = false;
+    if (!st.lesson.held) {
+        mouse_was_down = false;
+        return;
+    }
+    ImGuiIO& io = ImGui::GetIO();
+    static const int own[] = {GLFW_KEY_B, GLFW_KEY_PERIOD, GLFW_KEY_F1, GLFW_KEY_F11, GLFW_KEY_F12,
+                              GLFW_KEY_LEFT_BRACKET, GLFW_KEY_RIGHT_BRACKET, GLFW_KEY_W, GLFW_KEY_Y, GLFW_KEY_I,
+                              GLFW_KEY_LEFT_SHIFT, GLFW_KEY_RIGHT_SHIFT, GLFW_KEY_LEFT_CONTROL, GLFW_KEY_RIGHT_CONTROL,
+                              GLFW_KEY_LEFT_ALT, GLFW_KEY_RIGHT_ALT, GLFW_KEY_LEFT_SUPER, GLFW_KEY_RIGHT_SUPER};
+    bool dropped = false;
+    constexpr int keys = static_cast<int>(sizeof io.KeysDown / sizeof io.KeysDown[0]);
+    for (int k = 0; k < keys; ++k) {
+        if (!io.KeysDown[k] || std::find(std::begin(own), std::end(own), k) != std::end(own)) continue;
+        io.KeysDown[k] = false;  // a press: the key stays up until the next one
+        dropped = true;
+    }
+    bool mouse_down = false;
+    for (bool& b : io.MouseDown) {
+        mouse_down |= b;
+        b = false;
+    }
+    dropped |= mouse_down && !mouse_was_down;
+    mouse_was_down = mouse_down;
+    dropped |= !io.InputQueueCharacters.empty();
+    io.InputQueueCharacters.resize(0);
+    st.playing = false;
+    if (dropped) ++st.lesson.ignored;
 }
 
 // What the window shows now, to notice when the state asks for something else.
@@ -373,6 +409,7 @@ public:
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
         if (run_ && run_->pointer_away()) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+        drop_held_input(st_);
         // Two frames within the clock's resolution (the browser's is coarse) give a zero
         // frame time, which ImGui refuses.
         ImGui::GetIO().DeltaTime = std::max(ImGui::GetIO().DeltaTime, 1e-4f);
