@@ -95,14 +95,16 @@ void draw_presenter(AppState& st, double now) {
     const bool about_weights = s && heatmaps_off(st).empty() && (is_grid_op(s->op) || s->op == Op::Context || s->op == Op::Tile);
     const bool asking = quiz_waiting(st) || (!about_weights && st.presenter_side == Side::Heads);
     const float stage_w = asking ? W : W * st.splits.stage;
-    place(0, caption_h, stage_w, H - caption_h);
+    // A live lesson's corner line stands under the stage and the heads, covering neither.
+    const float below = LessonStripHeight(st);
+    place(0, caption_h, stage_w, H - caption_h - below);
     if (ImGui::Begin("Stage", nullptr, fixed | stage_flags(st) | ImGuiWindowFlags_NoTitleBar)) {
         audit_panel("stage");
         DrawStage(st, now);
     }
     ImGui::End();
     if (asking) return;
-    place(stage_w, caption_h, W - stage_w, H - caption_h);
+    place(stage_w, caption_h, W - stage_w, H - caption_h - below);
     switch (st.presenter_side) {
         case Side::Heads:
             if (ImGui::Begin("Heads", nullptr, fixed | ImGuiWindowFlags_NoScrollbar)) DrawHeatmaps(st);  // fitted

@@ -179,17 +179,27 @@ void draw_histogram(const LessonView& v, float width) {
     ImGui::Separator();
 }
 
+std::string strip_head(const LessonView& v) { return "live lesson " + v.join_code + "   " + class_line(v, false); }
+
+// The corner line's width: its line (and the large "answered" line) whole, wider for the
+// histogram or the buttons, at most 60% of the window.
+float strip_width(const AppState& st, bool histogram) {
+    const LessonView& v = st.lesson;
+    const ImVec2 ds = ImGui::GetIO().DisplaySize;
+    const float pad = 2 * ImGui::GetStyle().WindowPadding.x;
+    float width = std::max(ImGui::CalcTextSize(strip_head(v).c_str()).x, 1.5f * ImGui::CalcTextSize(answered_line(v).c_str()).x) + pad;
+    if (histogram || v.strip_hovered) width = std::max(width, std::min(ds.x * 0.5f, 32 * ImGui::GetFontSize()));
+    return std::min(width, ds.x * 0.6f);
+}
+
 // The corner line: the code and the class in one line at the bottom right, the lesson's
 // buttons while the mouse is over it (the keys do the same), the histogram above them.
 void draw_class_strip(AppState& st) {
     LessonView& v = st.lesson;
     const ImVec2 ds = ImGui::GetIO().DisplaySize;
     const bool histogram = histogram_shown(st) && !st.presenting;  // presenter mode: in the caption
-    const std::string head = "live lesson " + v.join_code + "   " + class_line(v, false);
-    const float pad = 2 * ImGui::GetStyle().WindowPadding.x;
-    float width = std::max(ImGui::CalcTextSize(head.c_str()).x, 1.5f * ImGui::CalcTextSize(answered_line(v).c_str()).x) + pad;
-    if (histogram || v.strip_hovered) width = std::max(width, std::min(ds.x * 0.5f, 32 * ImGui::GetFontSize()));
-    width = std::min(width, ds.x * 0.6f);
+    const std::string head = strip_head(v);
+    const float width = strip_width(st, histogram);
     ImGui::SetNextWindowPos(ds, ImGuiCond_Always, {1, 1});
     ImGui::SetNextWindowSize({width, 0}, ImGuiCond_Always);
     ImGui::SetNextWindowBgAlpha(0.95f);
@@ -270,6 +280,16 @@ bool DrawLessonAnswers(const AppState& st) {
     }
     ImGui::SetWindowFontScale(1.0f);
     return true;
+}
+
+float LessonStripHeight(const AppState& st) {
+    const LessonView& v = st.lesson;
+    if (!v.on || v.card || st.blank) return 0.0f;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float inner = strip_width(st, false) - 2 * style.WindowPadding.x;
+    float h = 2 * style.WindowPadding.y + ImGui::CalcTextSize(strip_head(v).c_str(), nullptr, false, inner).y;
+    if (question_open(v)) h += 1.5f * ImGui::GetTextLineHeight() + style.ItemSpacing.y;
+    return std::ceil(h);
 }
 
 void DrawLesson(AppState& st) {

@@ -47,6 +47,9 @@ float heads_content_top(bool window_titled);
 // panel_lesson.cpp: the live lesson over the panels: the join card (the student address, the
 // code, its QR code) or the class's line, and after a reveal the answers' histogram.
 void DrawLesson(AppState& st);
+// panel_lesson.cpp: the height of the live lesson's corner line (0 when none shows): presenter
+// mode keeps it free under the stage and the heads.
+float LessonStripHeight(const AppState& st);
 // panel_lesson.cpp: in presenter mode's caption, the class's answers after a reveal; false
 // (nothing drawn) at other times.
 bool DrawLessonAnswers(const AppState& st);
