@@ -144,6 +144,20 @@ class Page:
             with open(os.path.join(folder, name + ".png"), "wb") as f:
                 f.write(base64.b64decode(shot["data"]))
 
+    async def key_until(self, key, what, expr):
+        """Presses `key` on the canvas until `expr` holds, up to three times (a key a busy page
+        missed is pressed again: the probe's input, not the lesson, is what that would test);
+        whether it came to hold."""
+        for _ in range(3):
+            await self.eval("document.getElementById('canvas').focus()")
+            await page_probe.key(self.dt, key)
+            try:
+                await self.wait(what, expr, timeout=5)
+                return True
+            except Failed:
+                pass
+        return False
+
     async def frame_seconds(self):
         """This page's time per drawn frame, over a second of its idle drawing."""
         count = "Number(document.body.dataset.framesDrawn || 0)"
@@ -349,16 +363,8 @@ async def run(headsplit, site, base):
 
         # The teacher's page's own step reaches the class.
         seq = teacher.state["seq"]
-        # The key moves the teacher page's own step first (a key a busy page missed is pressed
-        # again: the probe's input, not the lesson, is what that would test).
-        for _ in range(3):
-            await tpage.eval("document.getElementById('canvas').focus()")
-            await page_probe.key(tpage.dt, "ArrowRight")
-            try:
-                await tpage.wait("its own step", "location.search.includes('step=4')", timeout=5)
-                break
-            except Failed:
-                pass
+        # The key moves the teacher page's own step first.
+        await tpage.key_until("ArrowRight", "its own step", "location.search.includes('step=4')")
         await teacher.wait("the teacher page's step", lambda t: t.state["seq"] > seq and "step=4" in t.state["query"] and
                            "heads=2" in t.state["query"])
         await all_follow("the teacher page's step")
@@ -373,14 +379,7 @@ async def run(headsplit, site, base):
         await tpage.eval("document.getElementById('canvas').focus()")
         await page_probe.key(tpage.dt, "q")
         await tpage.wait("the quiz on", "location.search.includes('quiz')")
-        for _ in range(3):
-            await tpage.eval("document.getElementById('canvas').focus()")
-            await page_probe.key(tpage.dt, "ArrowRight")
-            try:
-                await tpage.wait("the step asked", "location.search.includes('step=5')", timeout=5)
-                break
-            except Failed:
-                pass
+        await tpage.key_until("ArrowRight", "the step asked", "location.search.includes('step=5')")
         await teacher.wait("the teacher page's question", lambda t: t.state["question"] is not None and
                            t.state["seq"] > seq and not t.state["question"]["revealed"])
         q = teacher.state["question"]
@@ -423,15 +422,7 @@ async def run(headsplit, site, base):
         for s in students + [tpage]:
             await s.wait("the end", "document.body.dataset.lesson === 'ended'")
         before = params(await follower.search()).get("step")
-        for _ in range(3):
-            await follower.eval("document.getElementById('canvas').focus()")
-            await page_probe.key(follower.dt, "ArrowRight")
-            try:
-                await follower.wait("its own step", f"!location.search.includes('step={before[0]}&')", timeout=5)
-                break
-            except Failed:
-                pass
-        else:
+        if not await follower.key_until("ArrowRight", "its own step", f"!location.search.includes('step={before[0]}&')"):
             raise Failed("an ended lesson's page did not take a key")
         for p in pages:
             bad = [c for c in p.dt.console if c.startswith("exception")]

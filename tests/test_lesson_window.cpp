@@ -131,8 +131,10 @@ TEST_CASE("lesson query: the configuration, step and presenter mode parse back t
     CHECK_FALSE(present);
 }
 
-TEST_CASE("lesson posts: steps at most ten a second, pause and lock, the question and its reveal", "[lesson][gui]") {
-    AppState st;
+namespace {
+
+// A state with the default example's trace computed.
+void computed(AppState& st) {
     st.config.backend = BackendKind::Cpu;
     st.computer = std::make_unique<TraceComputer>(false);
     recompute(st);
@@ -141,6 +143,13 @@ TEST_CASE("lesson posts: steps at most ten a second, pause and lock, the questio
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     REQUIRE(st.trace);
+}
+
+}  // namespace
+
+TEST_CASE("lesson posts: steps at most ten a second, pause and lock, the question and its reveal", "[lesson][gui]") {
+    AppState st;
+    computed(st);
     CHECK(lesson_messages(st, 0.0).empty());  // no lesson: nothing
     st.lesson.on = true;
     st.lesson.posted_query = lesson_query_now(st);  // what the server started with
@@ -198,18 +207,6 @@ TEST_CASE("lesson posts: steps at most ten a second, pause and lock, the questio
 }
 
 namespace {
-
-// A state with the default example's trace computed.
-void computed(AppState& st) {
-    st.config.backend = BackendKind::Cpu;
-    st.computer = std::make_unique<TraceComputer>(false);
-    recompute(st);
-    for (int i = 0; i < 2000 && !st.trace; ++i) {
-        if (auto r = st.computer->take()) apply_result(st, std::move(*r), 0.0);
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    REQUIRE(st.trace);
-}
 
 // A site folder with an index.html, removed at the end of the scope.
 struct TempSite {

@@ -2,7 +2,6 @@
 // splitters on their boundaries; presenter mode's caption, stage and heads.
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <vector>
 
 #include <imgui.h>
@@ -145,10 +144,11 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
     }
     // When both fit at a legible size, each its need and the splitter's fraction of the rest
     // (a heads panel showing a line alone, no weights yet or none any more, its line); else
-    // where memory is the lesson the stage as much as it needs, the heads their text;
-    // at the maps' steps (scores to dropout) the maps as much as they need, the stage its text
-    // and 4 px cells; else the heads legible, the stage's cells 4 px at least; else each its text and a share of the rest in
-    // proportion to its cells' need. Until both are known, the splitter's fraction.
+    // where memory is the lesson the stage as much as it needs, the heads their text; at the
+    // maps' steps (scores to dropout) the maps as much as they need, the stage its text and
+    // 4 px cells; else the heads legible, the stage's cells 4 px at least; else each its text
+    // and a share of the rest in proportion to its cells' need. Until both are known, the
+    // splitter's fraction.
     float bottom_h = column * (1.0f - st.splits.stage);
     split_origin = timeline_h, split_span = column;
     if (stage.need_h > 0 && ps.heads_need_h > 0) {
