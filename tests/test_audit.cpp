@@ -283,3 +283,47 @@ TEST_CASE("the layout from one step to the next: panels and maps keep their plac
     REQUIRE(gone.size() == 1);
     CHECK(gone[0] == "heatmaps: shown on step, not here");
 }
+
+TEST_CASE("words and numbers cut short to fit are caught where a class reads", "[audit]") {
+    LayoutAudit a;
+    a.enabled = true;
+    a.begin_frame(1024, 768, 1.5f, "cut");
+    a.begin_panel("stage", 0, 0, 500, 300, 0, 0, 500, 300, false, false);
+    a.label("buffer 8 of attn_weights, addresses 0-17", 10, 10, 400, 20);
+    AuditRules whole;
+    whole.whole_text = true;
+    CHECK(audit_problems(a.report(), whole).empty());
+    a.cut("memory: buffer 8 of attn_weights, addresses 0 to 17", "memory: buffer 8 of attn_weights, addresse.");
+    const auto p = audit_problems(a.report(), whole);
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].find("addresse.") != std::string::npos);
+    CHECK(audit_problems(a.report(), {}).empty());  // outside the classroom's sizes: not judged
+    // A panel the reader zoomed into scrolls: its edges cut as a window's do.
+    a.allow_scroll();
+    CHECK(audit_problems(a.report(), whole).empty());
+    // The report lists the cut.
+    const nlohmann::json doc = nlohmann::json::parse(layout_report_json(a.report()));
+    CHECK(doc["cut"][0]["shown"] == "memory: buffer 8 of attn_weights, addresse.");
+}
+
+TEST_CASE("a panel a third empty while its cells hide their numbers is caught", "[audit]") {
+    // The stage 600 x 600: a 3 x 3 grid of 20 px cells too small for "-.37" in its top-left
+    // corner leaves most of it empty; grown to fill it, the cells show their numbers.
+    auto grid = [](float cell, bool shown) {
+        LayoutAudit a;
+        a.enabled = true;
+        a.begin_frame(1024, 768, 1.5f, "room");
+        a.begin_panel("stage", 0, 0, 600, 600, 0, 0, 600, 600, false, false);
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) a.cell("-.37", 10 + j * cell, 10 + i * cell, cell - 1, cell - 1, shown, 30);
+        return a.report();
+    };
+    AuditRules room;
+    room.room_used = true;
+    const auto p = audit_problems(grid(20, false), room);
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].find("covers 0%") != std::string::npos);  // 59 x 59 px of 600 x 600
+    CHECK(audit_problems(grid(20, false), {}).empty());
+    CHECK(audit_problems(grid(190, true), room).empty());  // fills the panel, numbers shown
+    CHECK(audit_problems(grid(20, true), room).empty());   // small but every number shown: legible
+}

@@ -454,7 +454,7 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
         const float row_max = row_max_of(row_v, T);
         if (i % cv.row_stride == 0)
             draw_label(dl, {x0 - label_w, y0 + i * cell + cell * 0.5f - cv.row_size * 0.5f}, cv.text_col,
-                       fit_text(g.query_label(i), label_w - 6, cv.row_size), g.query_token(i), cv.row_size);
+                       fit_token(g.query_label(i), label_w - 6, cv.row_size), g.query_token(i), cv.row_size);
         for (std::int64_t j = 0; j < N; ++j) {
             const float v = row_v[j];
             const ImVec2 p0(x0 + j * cell, y0 + i * cell), p1(p0.x + cell - 1, p0.y + cell - 1);
@@ -486,18 +486,18 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
         if (cv.keys_on_end) {  // within the band and the panel
             const float y = y0 + NR * cell + 2, room = std::min(cv.key_band - 6, cv.origin.y + cv.avail.y - y);
             draw_label_on_end(dl, {x0 + j * cell + (cell - 1 - cv.key_size) * 0.5f, y}, cv.dim_col,
-                              fit_text(g.key_label(j), room, cv.key_size), g.key_token(j), cv.key_size);
+                              fit_token(g.key_label(j), room, cv.key_size), g.key_token(j), cv.key_size);
             continue;
         }
         if (cv.keys_staggered) {  // centred on the column, every other one a line lower
-            const std::string text = fit_text(g.key_label(j), 2 * cell - 6, cv.key_size);
+            const std::string text = fit_token(g.key_label(j), 2 * cell - 6, cv.key_size);
             const float w = ImGui::GetFont()->CalcTextSizeA(cv.key_size, FLT_MAX, 0, text.c_str()).x;
             draw_label(dl, {x0 + j * cell + (cell - w) * 0.5f, y0 + NR * cell + 2 + (j % 2 ? cv.key_size + 2 : 0.0f)},
                        cv.dim_col, text, g.key_token(j), cv.key_size);
             continue;
         }
         draw_label(dl, {x0 + j * cell + 1, y0 + NR * cell + 2}, cv.dim_col,
-                   fit_text(g.key_label(j), std::min<std::int64_t>(cv.key_stride, N - j) * cell - 4, cv.key_size),
+                   fit_token(g.key_label(j), std::min<std::int64_t>(cv.key_stride, N - j) * cell - 4, cv.key_size),
                    g.key_token(j), cv.key_size);
     }
 }

@@ -113,11 +113,19 @@ void draw_memory_bars(const TileView& v, ImVec2 avail) {
     const float bar_h = font * 0.6f, dy = (line_h - bar_h) * 0.5f;
     v.dl->AddRectFilled({p.x, p.y + dy}, {p.x + std::max(3.0f, bar_w * static_cast<float>(held / whole)), p.y + dy + bar_h},
                         head_color(0, 0.9f));
+    const float words_w = avail.x - bar_w - font;
+    const std::int64_t tile = blk * blk * copies, grid = T * S * copies;
     draw_label(v.dl, {p.x + bar_w + font * 0.5f, p.y}, v.text_col,
-               fit_text("flash holds one tile: " + grid_words(blk, blk, copies), avail.x - bar_w - font));
+               first_fitting({"flash holds one tile: " + grid_words(blk, blk, copies),
+                              "flash: one tile, " + grouped(tile) + " scores (" + human_bytes(4.0 * tile) + ")",
+                              "flash: " + grouped(tile) + " scores"},
+                             words_w));
     v.dl->AddRectFilled({p.x, p.y + line_h + dy}, {p.x + bar_w, p.y + line_h + dy + bar_h}, IM_COL32(200, 90, 80, 230));
     draw_label(v.dl, {p.x + bar_w + font * 0.5f, p.y + line_h}, v.dim_col,
-               fit_text("split holds 2 grids, each " + grid_words(T, S, copies), avail.x - bar_w - font));
+               first_fitting({"split holds 2 grids, each " + grid_words(T, S, copies),
+                              "split: 2 grids of " + grouped(grid) + " scores (" + human_bytes(4.0 * grid) + ")",
+                              "split: 2 x " + grouped(grid) + " scores"},
+                             words_w));
     ImGui::Dummy({avail.x, 2 * line_h});
 }
 
@@ -135,7 +143,7 @@ void draw_scores(const TileView& v, int h, float x0, float y0) {
     for (std::int64_t i = 0; i < v.N; ++i) {
         if (i % v.row_stride == 0)
             draw_label(dl, {x0 - v.label_w, y0 + i * cell + cell * 0.5f - font * 0.5f}, v.text_col,
-                       fit_text(c.token_at(v.sentence, i), v.label_w - 6));
+                       fit_token(c.token_at(v.sentence, i), v.label_w - 6));
         const int qi = static_cast<int>(i / blk);
         for (std::int64_t j = 0; j < v.NS; ++j) {
             const int kj = static_cast<int>(j / blk);
@@ -180,8 +188,12 @@ void draw_tile_outlines(const TileView& v, float x0, float y0) {
 // m and l of each row of head h after its latest tile so far, in two columns from xm.
 void draw_running_stats(const AppState& st, const TileView& v, int h, float xm, float y0) {
     const float cell = v.cell;
-    draw_label(v.dl, {xm, y0 - v.line_h}, v.dim_col, fit_text("m", cell));
-    draw_label(v.dl, {xm + cell, y0 - v.line_h}, v.dim_col, fit_text("l", cell));
+    // The columns' names smaller where a cell is narrower than a letter, down to the smallest
+    // label; past that "l" moves right of "m" rather than be cut.
+    const float m_w = ImGui::CalcTextSize("m").x, font = ImGui::GetFontSize();
+    const float size = m_w <= cell - 1 ? font : std::max(kSmallestLabel * font, font * (cell - 1) / m_w);
+    const float m_drawn = draw_label(v.dl, {xm, y0 - v.line_h}, v.dim_col, "m", "", size).x;
+    draw_label(v.dl, {std::max(xm + cell, xm + m_drawn + 1), y0 - v.line_h}, v.dim_col, "l", "", size);
     const CellText text[2] = {cell_text(values_of(v.ts.latest, "m"), cell - 1, cell - 1, "m h" + std::to_string(h), 0, v.number_min),
                               cell_text(values_of(v.ts.latest, "l"), cell - 1, cell - 1, "l h" + std::to_string(h), 0, v.number_min)};
     for (std::int64_t i = 0; i < v.N; ++i) {

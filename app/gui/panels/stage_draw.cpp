@@ -13,6 +13,22 @@
 
 namespace headsplit::gui::stage {
 
+namespace {
+
+// `text` without the spaces after its commas and around " = ": "[1,3,2,3]", for the narrowest
+// room before a cut.
+std::string without_spaces(const std::string& text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == ' ' && i > 0 && (text[i - 1] == ',' || text[i - 1] == '=' || (i + 1 < text.size() && text[i + 1] == '=')))
+            continue;
+        out += text[i];
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string window_text(const TensorLayout& tl, const LayoutLimits& lim, std::int64_t batch) {
     std::string out;
     auto range = [&](const char* what, std::int64_t start, std::int64_t shown, std::int64_t all) {
@@ -31,18 +47,53 @@ std::string window_text(const TensorLayout& tl, const LayoutLimits& lim, std::in
     return out;
 }
 
+namespace {
+
+// The width the caption under tensor `ti` may take: to the next tensor in its row, or to the
+// panel's right edge.
+float block_width(const Canvas& cv, std::size_t ti) {
+    const TensorLayout& tl = cv.L.tensors[ti];
+    const bool row_ends = ti + 1 == cv.L.tensors.size() || cv.L.tensors[ti + 1].y != tl.y;
+    return !row_ends ? tl.width * cv.cell + kTensorGap * cv.cell * 0.8f
+                     : cv.origin.x + cv.room.avail.x - (cv.grid0.x + tl.x * cv.cell);
+}
+
+// `text` at `pos` in `room` px: shorter (without "each ", then without spaces), then smaller
+// down to the smallest label, before a cut.
+void place_caption(Canvas& cv, ImVec2 pos, const std::string& text, float room) {
+    const std::string bare = text.rfind("each ", 0) == 0 ? text.substr(5) : text, tight = without_spaces(bare);
+    const float tight_w = ImGui::CalcTextSize(tight.c_str()).x, font = cv.room.font;
+    const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    if (tight_w <= room)
+        cv.label(pos, dim, first_fitting({text, bare, tight}, room));
+    else
+        cv.label_sized(pos, dim, tight, std::max(kSmallestLabel * font, font * room / tight_w), room, "");
+}
+
+}  // namespace
+
 void draw_tensor_captions(Canvas& cv, float below, bool beside) {
     const Step& s = cv.s;
     const TensorRecord& first = s.tensors.front();
-    const float cell = cv.cell;
+    const float cell = cv.cell, font = cv.room.font, right = cv.origin.x + cv.room.avail.x;
     bool same = true;
     for (const TensorRecord& r : s.tensors) same &= r.shape == first.shape && r.strides == first.strides;
+    // Shapes that differ go under their tensors; all on one line from the panel's edge where
+    // one would not fit under its tensor even at the smallest label.
+    bool joined = false;
+    std::string all_shapes;
+    for (std::size_t ti = 0; !same && ti < cv.L.tensors.size(); ++ti) {
+        const TensorRecord& rec = s.tensors[ti];
+        const float tight_w = ImGui::CalcTextSize(without_spaces(shape_str(rec.shape)).c_str()).x;
+        joined |= tight_w * kSmallestLabel > block_width(cv, ti);
+        all_shapes += (ti ? ", " : "") + rec.name + " " + shape_str(rec.shape);
+    }
+    if (beside) below = cv.grid0.y + cv.L.tensors.back().y * cell;
+    if (joined) place_caption(cv, {cv.origin.x, below}, all_shapes, cv.room.avail.x);
     for (std::size_t ti = 0; ti < cv.L.tensors.size(); ++ti) {
         const TensorLayout& tl = cv.L.tensors[ti];
         const TensorRecord& rec = s.tensors[ti];
-        const bool row_ends = ti + 1 == cv.L.tensors.size() || cv.L.tensors[ti + 1].y != tl.y;
-        const float block_w = !row_ends ? tl.width * cell + kTensorGap * cell * 0.8f
-                                        : cv.origin.x + cv.room.avail.x - (cv.grid0.x + tl.x * cell);
+        const float block_w = block_width(cv, ti);
         // One drawn for several viewed together: the others named beside it, and their key/value
         // heads where they have fewer.
         std::string name = rec.name;
@@ -56,33 +107,42 @@ void draw_tensor_captions(Canvas& cv, float below, bool beside) {
                         ? " alike, with " + std::to_string(other.shape[static_cast<std::size_t>(kv)]) + " kv heads)"
                         : " alike)";
         }
-        const float name_w = cv.L.tensors.size() == 1 ? cv.origin.x + cv.room.avail.x - (cv.grid0.x + tl.x * cell) : block_w;
+        const float name_w = cv.L.tensors.size() == 1 ? right - (cv.grid0.x + tl.x * cell) : block_w;
         if (tl.y == 0) {
-            cv.label({cv.grid0.x + tl.x * cell, cv.origin.y}, ImGui::GetColorU32(ImGuiCol_Text), fit_text(name, name_w));
+            // The name alone where the others' do not fit; smaller, down to the smallest label,
+            // where even it does not.
+            const float w = ImGui::CalcTextSize(rec.name.c_str()).x;
+            const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text);
+            const ImVec2 at(cv.grid0.x + tl.x * cell, cv.origin.y);
+            if (ImGui::CalcTextSize(name.c_str()).x <= name_w || w <= name_w) {
+                cv.label(at, ink, first_fitting({name, rec.name}, name_w));
+            } else {
+                const float size = std::max(kSmallestLabel * font, font * name_w / w);
+                cv.label_sized({at.x, at.y + font - size}, ink, rec.name, size, name_w, "");
+            }
         } else {  // a later row of tensors: in the gap above it, as large as the gap allows up to the text
-            const float size = std::max(kSmallestLabel * cv.room.font, std::min(cv.room.font, kTensorRowGap * cell - 3));
+            const float size = std::max(kSmallestLabel * font, std::min(font, kTensorRowGap * cell - 3));
             const ImVec2 pos(cv.grid0.x + tl.x * cell, cv.grid0.y + tl.y * cell - size - 2);
             cv.label_sized(pos, ImGui::GetColorU32(ImGuiCol_Text), name, size, name_w, "");
         }
-        if (same && ti > 0) continue;
-        const std::array<std::string, 2> shared = shared_captions(s, cv.c);
-        std::string axes = shared[0], strides = shared[1];
+        if ((same && ti > 0) || joined) continue;
         if (!same) {
-            axes = fit_text(rec.name + " " + shape_str(rec.shape), block_w);
-            strides = "";
+            const std::string shape = shape_str(rec.shape);
+            const float x = cv.grid0.x + (beside ? beside_x(cv.L) * cell : tl.x * cell);
+            place_caption(cv, {x, below}, ImGui::CalcTextSize((rec.name + " " + shape).c_str()).x <= block_w ? rec.name + " " + shape : shape,
+                          block_w);
+            continue;
         }
         // From under the grid, or from the panel's left edge (under the token names) when that
         // keeps them whole.
-        const float x = cv.grid0.x + (beside ? beside_x(cv.L) * cell : same ? 0 : tl.x * cell);
-        const float right = cv.origin.x + cv.room.avail.x;
-        if (beside) below = cv.grid0.y + cv.L.tensors.back().y * cell;
+        const std::array<std::string, 2> shared = shared_captions(s, cv.c);
+        const float x = cv.grid0.x + (beside ? beside_x(cv.L) * cell : 0);
         auto place = [&](const std::string& text, float y) {
-            const float w = ImGui::CalcTextSize(text.c_str()).x;
-            const float at = x + w <= right || !same ? x : cv.origin.x;
-            cv.label({at, y}, ImGui::GetColorU32(ImGuiCol_TextDisabled), fit_text(text, right - at));
+            const float at = x + ImGui::CalcTextSize(text.c_str()).x <= right ? x : cv.origin.x;
+            place_caption(cv, {at, y}, text, right - at);
         };
-        place(axes, below);
-        if (!strides.empty() && !short_stage(cv.room)) place(strides, below + cv.room.line);
+        place(shared[0], below);
+        if (!shared[1].empty() && !short_stage(cv.room)) place(shared[1], below + cv.room.line);
     }
 }
 
@@ -108,8 +168,11 @@ void draw_window_note(Canvas& cv, float below, bool beside) {
             }
     const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
     const float y = below + (beside ? 0.0f : caption_lines(cv.room)) * cv.room.line;  // under the captions
-    cv.label({cv.origin.x, y}, dim, fit_text(note, note_w));
-    if (!second.empty() && note_lines(cv.room) > 1) cv.label({cv.origin.x, y + cv.room.line}, dim, fit_text(second, note_w));
+    // Without the parenthesis (the slider's hint) before a cut.
+    auto bare = [](const std::string& t) { return t.find(" (") == std::string::npos ? t : t.substr(0, t.find(" (")); };
+    cv.label({cv.origin.x, y}, dim, first_fitting({note, bare(note)}, note_w));
+    if (!second.empty() && note_lines(cv.room) > 1)
+        cv.label({cv.origin.x, y + cv.room.line}, dim, first_fitting({second, bare(second)}, note_w));
 }
 
 ImU32 head_colour_of(const Config& c, const TensorLayout& t, std::int64_t h) {
@@ -309,7 +372,7 @@ bool draw_strip_brackets(Canvas& cv, const TensorRecord& rec, const TensorLayout
                 const bool lower = stagger && (brackets++ % 2 == 1);
                 const float room_w = stagger ? 2.0f * (bx1 - bx0 + 2) - 6 : bx1 - bx0 + 2;
                 const float size = std::clamp(font * room_w / std::max(word_w, 1.0f), kSmallestLabel * font, font);
-                const std::string name = fit_text(word, room_w, size);
+                const std::string name = fit_token(word, room_w, size);
                 const float name_w = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, name.c_str()).x;
                 const float mid = (bx0 + bx1) * 0.5f;
                 const float x = std::clamp(mid - name_w * 0.5f, cv.origin.x, std::max(cv.origin.x, cv.origin.x + cv.room.avail.x - name_w));
@@ -340,10 +403,14 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
     const std::int64_t span = hi - lo + 1;
     const StripShape k = strip_shape(cv.room, span, cv.cell, token_run(rec));
     const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-    const std::string title = "memory: buffer " + std::to_string(rec.buffer) + " of " + rec.name + ", addresses " +
-                              std::to_string(lo) + " to " + std::to_string(hi) +
-                              (s.op == Op::Merge || rec.storage == Storage::Copy ? ", copied in token order" : "");
-    cv.label({cv.origin.x, y_mem}, dim, fit_text(title, cv.room.avail.x));
+    const bool copied = s.op == Op::Merge || rec.storage == Storage::Copy;
+    const std::string buffer = "buffer " + std::to_string(rec.buffer), from = std::to_string(lo), to = std::to_string(hi);
+    const std::string title = first_fitting(
+        {"memory: " + buffer + " of " + rec.name + ", addresses " + from + " to " + to + (copied ? ", copied in token order" : ""),
+         buffer + " of " + rec.name + ", addresses " + from + "-" + to + (copied ? ", copied by token" : ""),
+         buffer + ", addresses " + from + "-" + to + (copied ? ", copied" : ""), buffer + ": " + from + "-" + to},
+        cv.room.avail.x);
+    cv.label({cv.origin.x, y_mem}, dim, title);
     y_mem += line;
     std::vector<int> at(static_cast<std::size_t>(span), -1);
     for (std::int64_t i = 0; i < n; ++i) at[offs[i] - lo] = static_cast<int>(i);

@@ -206,7 +206,8 @@ struct Canvas {
     }
     // A label `size` px tall, narrowed to `max_w` (a trailing "." marks a cut).
     ImVec2 label_sized(ImVec2 pos, ImU32 col, const std::string& text, float size, float max_w, const std::string& token) {
-        return grown(pos, draw_label(dl, pos, col, fit_text(text, max_w, size), token, size));
+        return grown(pos, draw_label(dl, pos, col, token.empty() ? fit_text(text, max_w, size) : fit_token(text, max_w, size),
+                                     token, size));
     }
     ImVec2 grown(ImVec2 pos, ImVec2 size) {
         right = std::max(right, pos.x + size.x);

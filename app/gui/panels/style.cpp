@@ -257,14 +257,35 @@ std::string word_label(const std::vector<std::string>& words, std::size_t i, std
     return !w.empty() && std::count(words.begin(), words.end(), w) > 1 ? std::to_string(at) + ":" + w : w;
 }
 
-std::string fit_text(const std::string& text, float max_w, float size) {
-    if (text_width(text, size) <= max_w) return text;
+namespace {
+
+// `text` cut to fit `max_w` px, a trailing "." marking the cut ("" when not one letter fits).
+std::string cut_to_fit(const std::string& text, float max_w, float size) {
     for (std::size_t n = text.size(); n-- > 1;) {
         if ((static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) continue;  // not inside a UTF-8 character
-        const std::string cut = text.substr(0, n) + ".";
+        std::string cut = text.substr(0, n) + ".";
         if (text_width(cut, size) <= max_w) return cut;
     }
     return "";
+}
+
+}  // namespace
+
+std::string fit_text(const std::string& text, float max_w, float size) {
+    if (text_width(text, size) <= max_w) return text;
+    std::string cut = cut_to_fit(text, max_w, size);
+    layout_audit().cut(text, cut);
+    return cut;
+}
+
+std::string fit_token(const std::string& text, float max_w, float size) {
+    return text_width(text, size) <= max_w ? text : cut_to_fit(text, max_w, size);
+}
+
+std::string first_fitting(const std::vector<std::string>& options, float max_w, float size) {
+    for (const std::string& o : options)
+        if (text_width(o, size) <= max_w) return o;
+    return options.empty() ? std::string() : fit_text(options.back(), max_w, size);
 }
 
 void audit_last_item(const std::string& text) {

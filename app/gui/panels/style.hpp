@@ -98,6 +98,12 @@ std::string word_label(const std::vector<std::string>& words, std::size_t i, std
 // `text` cut to fit `max_w` px in the current font at `size` px (0: its own size; a trailing
 // "." marks the cut); "" when not even one letter fits.
 std::string fit_text(const std::string& text, float max_w, float size = 0);
+// The same for a token's label, which the audit judges by its own rule (every token named
+// whole up to 16 tokens, thinned past that) rather than as a cut word.
+std::string fit_token(const std::string& text, float max_w, float size = 0);
+// The first of `options` (longest first) that fits `max_w` px whole; the last cut to fit when
+// none does.
+std::string first_fitting(const std::vector<std::string>& options, float max_w, float size = 0);
 // Records the last ImGui item (a button, a line of text) as a label.
 void audit_last_item(const std::string& text);
 // The key of what a panel measured over every step (StepsMost): `trace`, `width` and the

@@ -69,6 +69,33 @@ void frame_problems(const LayoutReport& r, const AuditRules& rules, const std::s
         for (const auto& [panel, what] : r.thinned)
             if (judged(panel)) out.push_back(where + panel + ": " + what + " (up to 16 tokens, every one is named)");
     }
+    // Words and numbers are drawn whole: wrapped or shortened by the panel, never cut.
+    // (Not in a panel the reader zoomed into: it scrolls, its edges cut as a window's do.)
+    auto scrolls = [&](const std::string& name) {
+        return std::any_of(r.panels.begin(), r.panels.end(), [&](const AuditPanel& p) { return p.name == name && p.scroll_x; });
+    };
+    if (rules.whole_text)
+        for (const LayoutReport::Cut& c : r.cut)
+            if (!scrolls(c.panel)) out.push_back(where + c.panel + ": \"" + c.whole + "\" cut to \"" + c.shown + "\"");
+    // A panel that never scrolls leaves no more than a third of itself empty (outside the box
+    // around what it draws) while some of its cells are too small to show their numbers.
+    for (const AuditPanel& p : r.panels) {
+        if (!rules.room_used || !p.must_fit) continue;
+        float x0 = 1e9f, y0 = 1e9f, x1 = -1e9f, y1 = -1e9f;
+        const AuditItem* small = nullptr;
+        for (const AuditItem& it : r.items) {
+            if (it.panel != p.name || !it.visible) continue;
+            x0 = std::min(x0, it.x), y0 = std::min(y0, it.y), x1 = std::max(x1, it.x + it.w), y1 = std::max(y1, it.y + it.h);
+            if (it.cell && !it.value_shown && !small) small = &it;
+        }
+        const float area = (p.clip_x1 - p.clip_x0) * (p.clip_y1 - p.clip_y0);
+        if (!small || area <= 0) continue;
+        const float used = std::max(0.0f, std::min(x1, p.clip_x1) - std::max(x0, p.clip_x0)) *
+                           std::max(0.0f, std::min(y1, p.clip_y1) - std::max(y0, p.clip_y0)) / area;
+        if (used < 2.0f / 3.0f)
+            out.push_back(where + p.name + ": what it draws covers " + std::to_string(int(100 * used)) + "% of it while " +
+                          quoted(*small) + " is too small for its number");
+    }
     // What the layout measured before placing a panel is what the panel drew.
     for (const std::string& m : r.mismeasured) out.push_back(where + m + " (the layout shares the column by the measure)");
     if (rules.memory_strip && std::none_of(r.items.begin(), r.items.end(), [](const AuditItem& it) {

@@ -48,6 +48,8 @@ struct AuditRules {
     bool no_weights = false;         // before the weights are computed: no heatmap cell
     bool whole_labels = false;       // up to 16 tokens: every token labelled, none cut short
     std::string labels_panel;        // whole_labels in this panel alone ("": every panel)
+    bool whole_text = false;         // no text cut short to fit (token labels: whole_labels)
+    bool room_used = false;          // no panel a third empty while its cells are too small for numbers
 };
 
 // What is wrong with the frame, one line each (empty: readable). The rules: two visible

@@ -262,6 +262,14 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
                                          : fb_w >= 1366 && fb_h >= 768 && most <= 10 && c.batch == 1;
     rules.whole_labels = st.font_scale <= 1.5f && classroom && step_ >= 0;
     if (!st.presenting) rules.labels_panel = is_grid_op(here.op) ? "heatmaps" : "stage";
+    // No word or number cut short, in every panel of a classroom's window from 1024x768 up to
+    // text 1.5 (a token's label is judged by the rule above: past 16 tokens they thin).
+    rules.whole_text = st.font_scale <= 1.5f && fb_w >= 1024 && fb_h >= 768;
+    // No panel a third empty while its cells hide their numbers: on a projector's window (up to
+    // 1920x1080), one sentence, not flash's tiles nor two masks compared (their maps are still
+    // placed by width alone).
+    rules.room_used = rules.whole_text && step_ >= 0 && fb_w <= 1920 && fb_h <= 1080 && c.batch == 1 &&
+                      c.mode != Mode::Flash && !cases_[runs_[run_].c].compare_masks;
     ++frames_checked_;
     std::vector<std::string> problems = audit_problems(r, rules);
     // The layout chosen stays from step to step of one configuration while the steps are about

@@ -68,6 +68,10 @@ void LayoutAudit::thinned(const std::string& what) {
     if (enabled) report_.thinned.emplace_back(panel_, what);
 }
 
+void LayoutAudit::cut(const std::string& whole, const std::string& shown) {
+    if (enabled) report_.cut.push_back({panel_, whole, shown});
+}
+
 void LayoutAudit::mismeasured(const std::string& what, float told, float drawn) {
     if (enabled)
         report_.mismeasured.push_back(panel_ + ": " + what + ": measured " + std::to_string(static_cast<int>(std::lround(told))) +
@@ -136,6 +140,9 @@ std::string layout_report_json(const LayoutReport& r) {
     nlohmann::json thinned = nlohmann::json::array();
     for (const auto& [panel, what] : r.thinned) thinned.push_back({{"panel", panel}, {"what", what}});
     doc["thinned"] = std::move(thinned);
+    nlohmann::json cut = nlohmann::json::array();
+    for (const LayoutReport::Cut& c : r.cut) cut.push_back({{"panel", c.panel}, {"whole", c.whole}, {"shown", c.shown}});
+    doc["cut"] = std::move(cut);
     return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -45,6 +45,11 @@ struct LayoutReport {
     std::vector<AuditItem> items;
     // Token labels left out or cut short for want of room ("key labels every 2nd"), by panel.
     std::vector<std::pair<std::string, std::string>> thinned;
+    // Text cut short to fit (fit_text), by panel: what was to be drawn, and what was.
+    struct Cut {
+        std::string panel, whole, shown;
+    };
+    std::vector<Cut> cut;
     // Heights the layout measured before a panel was placed that its drawing then found
     // otherwise: "heatmaps' header: measured 70 px, drawn 104 px".
     std::vector<std::string> mismeasured;
@@ -70,6 +75,8 @@ public:
     // Labels of tokens the current panel leaves out for want of room: every k-th drawn, or
     // one left out where it would overlap another.
     void thinned(const std::string& what);
+    // Text that the current panel cut short to fit: `whole` drawn as `shown`.
+    void cut(const std::string& whole, const std::string& shown);
     // The current panel drew `what` `drawn` px tall where the layout's measure, before the
     // panel was placed, said `told`.
     void mismeasured(const std::string& what, float told, float drawn);
