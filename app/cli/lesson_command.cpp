@@ -83,8 +83,12 @@ int LessonCommand::run() {
         std::cerr << "headsplit lesson: no network address found besides this machine's own (127.0.0.1); students on other machines cannot join\n";
     }
     if (no_window) {
-        int signal_number = 0;
-        sigwait(&stop_signals, &signal_number);
+        // Threads that started before the mask above (the engine's, OpenBLAS's) may take the
+        // signal instead of this wait; the link's handler then marks it (lesson_interrupted()),
+        // looked at between waits.
+        const timespec tick{0, 200 * 1000 * 1000};
+        while (!lesson_interrupted() && sigtimedwait(&stop_signals, nullptr, &tick) < 0) {
+        }
         started.link->end();
         std::cerr << "headsplit lesson: ended; every student was told\n";
         return 0;
