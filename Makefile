@@ -22,9 +22,10 @@ WERROR ?= OFF
 # Tokenizer: ICU (Unicode classes and regex). Test: the PyTorch oracle; Node.js with npm for the
 # GPT-2 tokenizer reference (npm installs it in the test); fortunes, the corpus of
 # tools/train_tiny.py (its test trains a few steps); git (the commit-subject check and its
-# test). The live lesson: libwebsockets, libqrencode; python3-websockets for its test's
-# clients. Package: dpkg-dev (dpkg-shlibdeps, for CPack's Depends) and file (CPack's DEB
-# generator runs it on the binaries before dpkg-shlibdeps; without it cpack stops).
+# test). The live lesson: libwebsockets, libqrencode, libssl-dev (OpenSSL's libcrypto makes
+# its --https certificate); python3-websockets for its test's clients. Package: dpkg-dev
+# (dpkg-shlibdeps, for CPack's Depends) and file (CPack's DEB generator runs it on the binaries
+# before dpkg-shlibdeps; without it cpack stops).
 DEB_PACKAGES := g++ cmake make pkg-config git \
   libxtensor-dev libxtensor-blas-dev libopenblas-dev \
   catch2 nlohmann-json3-dev libcli11-dev libicu-dev \
@@ -32,7 +33,7 @@ DEB_PACKAGES := g++ cmake make pkg-config git \
   libimgui-dev libglfw3-dev libstb-dev fonts-dejavu-core xvfb xauth python3-xlib \
   python3 python3-numpy python3-torch fortunes \
   clang libclang-rt-14-dev \
-  libwebsockets-dev libqrencode-dev python3-websockets \
+  libwebsockets-dev libqrencode-dev libssl-dev python3-websockets \
   dpkg-dev file
 
 # The page: Debian's emscripten (3.1.6; its system libraries come prebuilt), Eigen for the CPU

@@ -440,6 +440,16 @@ async def run(headsplit, site, base):
             await proc.wait()
 
 
+def remove_folder(base):
+    """Removes a test's temporary folder. Chromium's helpers may still be writing the profile as
+    they exit: a folder left in /tmp must not fail a test whose checks are done."""
+    for _ in range(20):
+        shutil.rmtree(base, ignore_errors=True)
+        if not os.path.exists(base):
+            break
+        time.sleep(0.1)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: lesson_page_test.py HEADSPLIT SITE")
@@ -450,13 +460,7 @@ def main():
     except Failed as e:
         sys.exit("FAIL: " + str(e))
     finally:
-        # Chromium's helpers may still be writing the profile as they exit: a folder left in
-        # /tmp must not fail a test whose checks are done.
-        for _ in range(20):
-            shutil.rmtree(base, ignore_errors=True)
-            if not os.path.exists(base):
-                break
-            time.sleep(0.1)
+        remove_folder(base)
     print("lesson_page: passed in %.0f s" % (time.monotonic() - start))
 
 

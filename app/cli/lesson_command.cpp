@@ -25,6 +25,9 @@ void LessonCommand::add_to(CLI::App& parent) {
     cmd->add_option("--bind", bind, "listen on this address of the machine only (default: every interface)");
     cmd->add_option("--max-students", max_students, "the class's size; the next student is told it is full (default 300)");
     cmd->add_option("--site", site, "the page's site folder to serve (default: build-web/site from make web, or the installed one)");
+    cmd->add_flag("--https", https,
+                  "serve HTTPS and wss:// with a self-signed certificate kept in the user's data folder: students' "
+                  "browsers run the threaded page once they accept it");
     cmd->add_flag("--no-window", no_window, "no teacher window: drive from the teacher's address in a browser");
     // The teacher window's options: the configuration, its size and text, --screenshot.
     window.add_to(*cmd);
@@ -37,6 +40,7 @@ int LessonCommand::run() {
     settings.max_students = static_cast<int>(parse_count("--max-students", max_students, 1, 10000));
     settings.bind = bind;
     settings.site = site;
+    settings.https = https;
     if (!bind.empty()) {
         in6_addr any{};
         if (::inet_pton(AF_INET, bind.c_str(), &any) != 1 && ::inet_pton(AF_INET6, bind.c_str(), &any) != 1)
@@ -74,7 +78,9 @@ int LessonCommand::run() {
 
     const std::string query = no_window ? std::string() : gui::lesson_query(g.config, g.step, true);
     gui::LessonStart started = start_lesson(settings, query);
-    std::cout << "teacher: " << started.teacher_url << "\nstudent: " << started.student_url << std::endl;
+    std::cout << "teacher: " << started.teacher_url << "\nstudent: " << started.student_url << "\n";
+    if (!started.certificate.empty()) std::cout << "certificate: " << started.certificate << "\n";
+    std::cout << std::flush;
     if (!started.other_addresses.empty()) {
         std::cerr << "headsplit lesson: this machine is also reachable at";
         for (const std::string& a : started.other_addresses) std::cerr << " " << a;

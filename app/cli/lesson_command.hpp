@@ -13,6 +13,7 @@ namespace headsplit::app {
 struct LessonCommand {
     std::string port = "8080", bind, max_students = "300", site;
     bool no_window = false;
+    bool https = false;
     GuiCommand window;  // the teacher window's options
 
     void add_to(CLI::App& parent);

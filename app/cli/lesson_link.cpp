@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "cli/options.hpp"
+#include "lesson/certificate.hpp"
 #include "lesson/qr.hpp"
 #include "lesson/server.hpp"
 #include "lesson/site.hpp"
@@ -128,17 +129,30 @@ gui::LessonStart start_lesson(const LessonSettings& s, const std::string& query)
     o.site = find_site(s.site);
     o.query = query;
     o.port_advice = s.port_advice;
+    gui::LessonStart out;
+    if (s.https) {
+        // Every LAN address, bound or not, so that the same certificate serves either way.
+        std::vector<std::string> names = lan_addresses();
+        if (!every_interface(s.bind)) names.push_back(s.bind);
+        const std::string folder = s.certificate_folder.empty() ? lesson::certificate_folder() : s.certificate_folder;
+        const lesson::Certificate cert = lesson::lesson_certificate(folder, names);
+        o.tls_cert = cert.cert_path;
+        o.tls_key = cert.key_path;
+        out.certificate = cert.cert_path + " SHA-256 " + cert.fingerprint +
+                          (cert.made ? cert.replaced.empty() ? " (made now)" : " (made now: " + one_line(cert.replaced) + ")"
+                                     : " (kept from an earlier lesson)");
+    }
     auto link = std::make_shared<ServerLink>(o);
     const lesson::Server& server = link->server();
 
-    gui::LessonStart out;
     const std::vector<std::string> lan = every_interface(s.bind) ? lan_addresses() : std::vector<std::string>{};
     const std::string teacher_host = every_interface(s.bind) ? "127.0.0.1" : url_host(s.bind);
     const std::string student_host = every_interface(s.bind) ? (lan.empty() ? "127.0.0.1" : lan.front()) : url_host(s.bind);
     const std::string port = std::to_string(server.port());
     out.join_code = server.join_code();
-    out.teacher_url = "http://" + teacher_host + ":" + port + "/?lesson=" + server.join_code() + "&teacher=" + server.teacher_secret();
-    out.student_url = "http://" + student_host + ":" + port + "/?lesson=" + server.join_code();
+    const std::string scheme = s.https ? "https://" : "http://";
+    out.teacher_url = scheme + teacher_host + ":" + port + "/?lesson=" + server.join_code() + "&teacher=" + server.teacher_secret();
+    out.student_url = scheme + student_host + ":" + port + "/?lesson=" + server.join_code();
     if (lan.size() > 1) out.other_addresses.assign(lan.begin() + 1, lan.end());
     const lesson::QrCode qr = lesson::make_qr(out.student_url);
     out.qr_size = qr.size;

@@ -13,6 +13,10 @@ struct LessonSettings {
     int port = 8080;   // 0: any free port
     int max_students = 300;
     std::string site;  // --site as given ("": the page's build, or the installed one)
+    // HTTPS and wss:// with the lesson's own certificate (lesson/certificate.hpp), kept in
+    // `certificate_folder` ("": the user's data folder).
+    bool https = false;
+    std::string certificate_folder;
     // What to tell when the port cannot be had: how to choose another.
     std::string port_advice = "choose another with --port N, or --port 0 for any free port";
 };
@@ -26,8 +30,9 @@ std::vector<std::string> lan_addresses();
 
 // Starts a lesson::Server whose first state is `query`, and says where: the teacher's and the
 // students' addresses (the students' on the first LAN address when every interface is
-// bound), the other LAN addresses, the student address's QR code. Throws ConfigError (no
-// site) or std::runtime_error (cannot listen) with one line.
+// bound), the other LAN addresses, the student address's QR code; with `https`, the
+// certificate that names this machine's addresses. Throws ConfigError (no site) or
+// std::runtime_error (cannot listen, no certificate) with one line.
 gui::LessonStart start_lesson(const LessonSettings& s, const std::string& query);
 
 // From now on SIGINT and SIGTERM make every link start_lesson made say interrupted(): the

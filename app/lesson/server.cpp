@@ -433,8 +433,9 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
     d.protocols[0].per_session_data_size = sizeof(PerSession);
     d.protocols[0].rx_buffer_size = kMaxMessageBytes;
 
+    const bool tls = !d.options.tls_cert.empty();
     lws_context_creation_info info{};
-    info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
+    info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | (tls ? LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT : 0);
     info.user = &d;
     // libwebsockets waits for an address that is not (yet) this machine's; a lesson refuses it.
     if (!d.options.bind.empty()) {
@@ -452,11 +453,22 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
     vinfo.max_http_header_data = 4096;
     if (!d.options.bind.empty() && d.options.bind.find(':') == std::string::npos)
         vinfo.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+    if (tls) {
+        // libwebsockets turns TLS on for a vhost only when its own options ask for it too.
+        vinfo.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        vinfo.ssl_cert_filepath = d.options.tls_cert.c_str();
+        vinfo.ssl_private_key_filepath = d.options.tls_key.c_str();
+        // HTTP/1.1 only, as without TLS: the same headers and the same WebSocket upgrade.
+        vinfo.alpn = "http/1.1";
+    }
     d.vhost = lws_create_vhost(d.context, &vinfo);
     if (!d.vhost) {
         lws_context_destroy(d.context);
         d.context = nullptr;
         const std::string problem = listen_problem(d.options.bind, d.options.port, d.options.port_advice);
+        if (problem.empty() && tls)
+            throw std::runtime_error("cannot serve HTTPS with " + d.options.tls_cert + " and " + d.options.tls_key +
+                                     " (libwebsockets could not load them); remove both, and the next lesson makes new ones");
         throw std::runtime_error(problem.empty() ? "cannot listen on port " + std::to_string(d.options.port) + "; " +
                                                        d.options.port_advice
                                                  : problem);

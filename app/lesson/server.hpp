@@ -1,9 +1,11 @@
 #pragma once
 // The live lesson's server: one libwebsockets context on its own service thread, one vhost
-// that serves the site folder over HTTP and the lesson's WebSocket at /lesson.
+// that serves the site folder over HTTP (or HTTPS, given a certificate) and the lesson's
+// WebSocket at /lesson.
 //
 // A student connects to ws://HOST:PORT/lesson?lesson=CODE, the teacher to
-// ws://HOST:PORT/lesson?teacher=SECRET (the query strings of the two printed page addresses).
+// ws://HOST:PORT/lesson?teacher=SECRET (the query strings of the two printed page addresses;
+// wss:// over HTTPS).
 // Every connection gets the current state at once; the teacher's messages change it and every
 // connection gets the new state, in order. Other threads talk to the service thread only
 // through a locked queue and lws_cancel_service().
@@ -25,6 +27,8 @@ struct ServerOptions {
     std::string site;         // the site folder (site_root() of it)
     std::string query;        // the lesson's first state: a page address's query
     std::size_t max_backlog = 256;
+    // HTTPS and wss:// with this certificate and key (PEM files); both empty: plain HTTP.
+    std::string tls_cert, tls_key;
     // How to choose another port, said after why this one cannot be had.
     std::string port_advice = "choose another with --port N, or --port 0 for any free port";
 };

@@ -54,15 +54,16 @@ def host_rules():
     return [f"--host-resolver-rules={rules}"] if rules else []
 
 
-def start_chromium(profile, log):
+def start_chromium(profile, log, extra=()):
     """Starts the browser; returns (process, DevTools port). Raises when it does not listen in 30 s.
 
-    Its messages go to the file `log` (a pipe nobody drains would stall it)."""
+    Its messages go to the file `log` (a pipe nobody drains would stall it); `extra`: more
+    command-line switches (--ignore-certificate-errors for a self-signed https:// page)."""
     proc = subprocess.Popen([os.environ.get("CHROMIUM", "chromium"),
                              "--headless=new", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
                              "--disable-background-networking", "--disable-component-update", "--disable-sync",
                              "--no-first-run", "--disable-quic", "--disable-dev-shm-usage", "--remote-debugging-port=0",
-                             f"--user-data-dir={profile}", "--window-size=1366,768", *host_rules(), "about:blank"],
+                             f"--user-data-dir={profile}", "--window-size=1366,768", *host_rules(), *extra, "about:blank"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
     said = lambda: open(log.name, errors="replace").read()
     deadline = time.monotonic() + 30

@@ -55,6 +55,8 @@ struct LessonStart {
     std::string error;
     std::string student_url, teacher_url, join_code;
     std::vector<std::string> other_addresses;  // the machine's other LAN addresses
+    // Over HTTPS: where the lesson's certificate is and its SHA-256 fingerprint, one line.
+    std::string certificate;
     int qr_size = 0;                           // the student URL's QR code: qr_size x qr_size
     std::vector<std::uint8_t> qr;              // modules, row by row, 1 dark (no quiet zone)
 };

@@ -57,11 +57,8 @@ void register_layout_settings(AppState::Splits& splits) {
 }
 
 std::string settings_path() {
-    std::string dir;
-    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) dir = xdg;
-    else if (const char* home = std::getenv("HOME"); home && *home) dir = std::string(home) + "/.config";
+    const std::string dir = user_folder("XDG_CONFIG_HOME", ".config");
     if (dir.empty()) return "";
-    dir += "/headsplit";
     ::mkdir(dir.c_str(), 0755);  // best effort: without it the layout is simply not kept
     return dir + "/imgui.ini";
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "headsplit/engine/config.hpp"
@@ -26,6 +27,12 @@ std::string why_not(int err) {
 }
 
 }  // namespace
+
+std::string user_folder(const char* xdg_variable, const char* home_part) {
+    if (const char* xdg = std::getenv(xdg_variable); xdg && *xdg) return std::string(xdg) + "/headsplit";
+    if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/" + home_part + "/headsplit";
+    return "";
+}
 
 std::uint64_t check_readable_file(const std::string& path, std::uint64_t max_bytes, const std::string& hint) {
     const std::string tail = hint.empty() ? "" : "; " + hint;

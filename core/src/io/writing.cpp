@@ -176,12 +176,12 @@ std::string temporary_name(const std::string& target, int attempt) {
 }
 
 // A new temporary file for `target` (never one that is there already: O_EXCL), guarded from
-// the moment it exists; its name in `tmp`.
-std::FILE* open_temporary(const std::string& path, const std::string& target, std::string* tmp) {
+// the moment it exists, made with `mode` (less the umask); its name in `tmp`.
+std::FILE* open_temporary(const std::string& path, const std::string& target, std::string* tmp, mode_t mode = 0666) {
     for (int attempt = 0;; ++attempt) {
         *tmp = temporary_name(target, attempt);
         guard_temporary(*tmp);
-        const int fd = ::open(tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        const int fd = ::open(tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
         if (fd < 0 && errno == EEXIST && attempt < 100) continue;
         std::FILE* f = fd < 0 ? nullptr : fdopen(fd, "wb");
         if (f) return f;
@@ -309,12 +309,14 @@ void write_file_atomically(const std::string& path, const std::string& text) {
     write_file_atomically(path, [&](const TextSink& out) { out(text); });
 }
 
-void write_file_atomically(const std::string& path, const std::function<void(const TextSink&)>& produce) {
-    const Target t = output_target(path);
-    if (t.direct) return write_directly(t, path, produce);
-    const std::string& target = t.file;
+namespace {
+
+// Through a temporary file beside `target` and a rename. `owner_only`: the temporary file is
+// made 0600 and stays so, whatever the file it replaces had.
+void replace_file(const std::string& path, const std::string& target, const std::function<void(const TextSink&)>& produce,
+                  bool owner_only) {
     std::string tmp;
-    std::FILE* f = open_temporary(path, target, &tmp);
+    std::FILE* f = open_temporary(path, target, &tmp, owner_only ? 0600 : 0666);
     // Written, flushed and synced before the rename: a full disk is found here, and what was
     // at `path` stays as it was. The first piece that fails stops the rest.
     struct Failed {};
@@ -340,7 +342,7 @@ void write_file_atomically(const std::string& path, const std::function<void(con
     // executable; not set-id bits); a new one gets the usual ones (0666 less the umask). Where the
     // file system will not set them (vfat, some FUSE mounts) the write goes on.
     struct stat before {}, now {};
-    if (ok && ::stat(target.c_str(), &before) == 0 && fstat(fileno(f), &now) == 0 &&
+    if (ok && !owner_only && ::stat(target.c_str(), &before) == 0 && fstat(fileno(f), &now) == 0 &&
         (before.st_mode & 0777) != (now.st_mode & 0777))
         (void)fchmod(fileno(f), before.st_mode & 0777);
     if (ok && fsync(fileno(f)) != 0 && errno != EINVAL) ok = false, err = errno;  // EINVAL: a file system that does not sync
@@ -349,6 +351,21 @@ void write_file_atomically(const std::string& path, const std::function<void(con
     if (!ok) std::remove(tmp.c_str());
     guard_temporary("");
     if (!ok) throw std::runtime_error(write_failure(path, err, "; nothing there was replaced"));
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::function<void(const TextSink&)>& produce) {
+    const Target t = output_target(path);
+    if (t.direct) return write_directly(t, path, produce);
+    replace_file(path, t.file, produce, false);
+}
+
+void write_private_file_atomically(const std::string& path, const std::string& text) {
+    const Target t = output_target(path);
+    if (t.direct)
+        throw ConfigError("cannot write " + path + ": a private file is kept only as a regular file; remove what is there");
+    replace_file(path, t.file, [&](const TextSink& out) { out(text); }, true);
 }
 
 }  // namespace headsplit

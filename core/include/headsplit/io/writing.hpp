@@ -22,6 +22,10 @@ using TextSink = std::function<void(const std::string&)>;
 void write_file_atomically(const std::string& path, const std::string& text);
 // The same, with the text made piece by piece: `produce` hands each piece to its sink.
 void write_file_atomically(const std::string& path, const std::function<void(const TextSink&)>& produce);
+// The same for a file only its owner may read (a private key): the temporary file is made
+// 0600 before a byte is written and the file stays 0600, whatever the one it replaces had. Only
+// a regular file (or a new one) is written; anything else is refused (ConfigError).
+void write_private_file_atomically(const std::string& path, const std::string& text);
 // Throws the same one line when `path` could not be written there, before any long work;
 // leaves nothing behind.
 void check_writable(const std::string& path);
