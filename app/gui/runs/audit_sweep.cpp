@@ -203,18 +203,7 @@ bool AuditSweep::before_frame(AppState& st, GLFWwindow* win, double) {
     return true;
 }
 
-void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
-    const int fb_w = f.fb_w, fb_h = f.fb_h;
-    ++frames_here_;
-    if (!settled(st, fb_w, fb_h)) {
-        frames_here_ = 0;
-        return;
-    }
-    const LayoutReport& r = layout_audit().report();
-    // The tab switch and the layout take a frame or two, some boundaries a few more: the frame
-    // checked is the first, from the third, whose panels stand where they stood the frame before.
-    const Take take = take_frame(frames_here_, settle_.still(r));
-    if (take == Take::Wait) return;
+AuditRules AuditSweep::rules_here(const AppState& st, int fb_w, int fb_h) const {
     const Config& c = st.trace->config;
     AuditRules rules;
     // At 1920x1080 a map of up to 12 tokens is 32 px a cell (the one shown large when not every
@@ -270,6 +259,24 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
     // placed by width alone).
     rules.room_used = rules.whole_text && step_ >= 0 && fb_w <= 1920 && fb_h <= 1080 && c.batch == 1 &&
                       c.mode != Mode::Flash && !cases_[runs_[run_].c].compare_masks;
+    return rules;
+}
+
+void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
+    const int fb_w = f.fb_w, fb_h = f.fb_h;
+    ++frames_here_;
+    if (!settled(st, fb_w, fb_h)) {
+        frames_here_ = 0;
+        return;
+    }
+    const LayoutReport& r = layout_audit().report();
+    // The tab switch and the layout take a frame or two, some boundaries a few more: the frame
+    // checked is the first, from the third, whose panels stand where they stood the frame before.
+    const Take take = take_frame(frames_here_, settle_.still(r));
+    if (take == Take::Wait) return;
+    const Config& c = st.trace->config;
+    const Step& here = st.trace->steps[static_cast<std::size_t>(st.step)];
+    const AuditRules rules = rules_here(st, fb_w, fb_h);
     ++frames_checked_;
     std::vector<std::string> problems = audit_problems(r, rules);
     // The layout chosen stays from step to step of one configuration while the steps are about

@@ -53,6 +53,8 @@ public:
 
 private:
     bool settled(const AppState& st, int fb_w, int fb_h) const;
+    // The rules this frame is held to: by window, text size, case, step and layout.
+    AuditRules rules_here(const AppState& st, int fb_w, int fb_h) const;
     std::string describe(const AppState& st) const;
 
     std::vector<std::pair<int, int>> windows_;

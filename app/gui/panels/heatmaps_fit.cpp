@@ -1,0 +1,303 @@
+#include "gui/panels/heatmaps_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "gui/panels/panels.hpp"
+#include "gui/panels/style.hpp"
+
+namespace headsplit::gui::heat {
+
+// The scene where the panel draws maps (not where it shows a line: no values, flash mode's
+// tiles, a question waiting, the weights not computed yet or no longer used).
+std::optional<Scene> scene_of(const AppState& st) {
+    if (!st.trace || st.shapes_only || st.trace->config.mode == Mode::Flash || !heatmaps_off(st).empty()) return std::nullopt;
+    const Trace& tr = *st.trace;
+    const Config& c = tr.config;
+    std::vector<const Step*> grids = grids_for(tr, st.step);
+    if (grids.empty() || quiz_hides(st, grids.front()->index)) return std::nullopt;
+    const bool weights = grids.front()->op == Op::Softmax || grids.front()->op == Op::Dropout;
+    const std::int64_t sentence = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - 1);
+    std::vector<Map> all = maps_of(grids, true, sentence);
+    const bool comparing = st.compare_masks && st.other_mask && st.other_mask->config.tokens == c.tokens &&
+                           st.other_mask->config.causal != c.causal;
+    const int heads_here = static_cast<int>(all.size());
+    const int focus = st.focus_head < heads_here ? st.focus_head : -1;
+    std::vector<Map> maps = choose_maps(st, all, sentence, comparing, focus);
+    // Each map is rows x keys: T x T, T x S with a context, 1 x t in a decoding round.
+    const TensorRecord& grid0 = *maps.front().t;
+    const std::int64_t R = grid0.shape[grid0.shape.size() - 2], T = grid0.shape.back();
+    const std::int64_t row0 = grids.front()->rows.first;  // a decoding round's token
+    // Up to 48 tokens per map are drawn (the first ones, said in the header line): beyond
+    // that a cell is a few pixels and drawing every one costs more than a frame.
+    const std::int64_t N = std::min<std::int64_t>(T, 48), NR = std::min<std::int64_t>(R, 48);
+    std::vector<std::string> words;
+    for (std::int64_t t = 0; t < c.num_tokens(); ++t) words.push_back(c.token_at(sentence, t));
+    Grids g{c, sentence, row0, R, T, N, NR, c.key_tokens(sentence), tr.inputs.key_padding_mask, weights, comparing,
+            heads_here, st.document, std::move(words), is_grid_op(tr.steps[static_cast<std::size_t>(st.step)].op)};
+    return Scene{std::move(grids), std::move(g), std::move(all), std::move(maps)};
+}
+
+// What the maps show at step `at` (its grid `first`): the step's grid or the weights each
+// context used, and which part.
+std::string what_text(const Trace& tr, const Grids& g, int at, const Step& first) {
+    std::string what = is_grid_op(tr.steps[static_cast<std::size_t>(at)].op)
+                           ? std::string(op_name(first.op)) + ", step " + std::to_string(first.index)
+                           : "the weights each head's context used";
+    if (g.N < g.T) what += " (the first " + std::to_string(g.N) + " of " + std::to_string(g.T) + " tokens)";
+    if (g.c.batch > 1) what += ", sentence " + std::to_string(g.sentence);
+    if (first.round > 0) what += ", round " + std::to_string(first.round);
+    return what;
+}
+
+// The header's height in a window's panel (not a page's) whose content is `width` px wide and
+// `room` px tall, as draw_header() lays it out: its controls' lines, and the line on what is
+// shown beside them or under them.
+float header_h(const AppState& st, const Grids& g, const Step& first, float width, float room) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float font = ImGui::GetFontSize(), gap = style.ItemSpacing.x, inner = style.ItemInnerSpacing.x;
+    const float text_line = ImGui::GetTextLineHeightWithSpacing();
+    // (ImGui places lines and sized items at whole pixels.)
+    const float slider = std::floor(4 * font);
+    int lines = 1;
+    float x = 0;  // where the next item starts on the line (after SameLine)
+    auto item = [&](float w) { x += w + gap; };
+    auto same_line_if = [&](float w) {  // as the function of that name
+        if (w > width - x) ++lines, x = 0;
+    };
+    if (st.focus_head >= 0 && !g.comparing && st.panels.heads_fit) item(button_width("all heads"));
+    if (st.trace->config.batch > 1) item(slider + inner + ImGui::CalcTextSize("sentence").x);
+    const char* compare_label = "causal vs bidirectional";
+    if (width - x < toggle_width(compare_label)) ++lines, x = 0;
+    item(toggle_width(compare_label));
+    if (g.comparing && g.heads_here > 1) {
+        same_line_if(ImGui::CalcTextSize("head").x + 6 * font);
+        item(slider + inner + ImGui::CalcTextSize("head").x);
+    }
+    same_line_if(ImGui::CalcTextSize("each row to its max colour scale").x + ImGui::GetFrameHeight() * 2.5f);
+    const float combo = std::floor(std::min(ImGui::CalcTextSize("each row to its max").x + ImGui::GetFrameHeight() * 1.5f,
+                                            width - x - ImGui::CalcTextSize("colour scale").x - inner));
+    item(combo + inner + ImGui::CalcTextSize("colour scale").x);
+    float controls = 0;
+    for (int i = 0; i < lines; ++i) controls = std::floor(controls + ImGui::GetFrameHeight() + style.ItemSpacing.y);
+    if (room - controls < 4 * text_line + 4 + 2 * font) return controls;  // no room for the line on what is shown
+    const std::string what = what_text(*st.trace, g, st.step, first);
+    const std::string part = std::to_string(g.N) + " " + std::to_string(g.sentence) + " " + std::to_string(first.round);
+    const float widest = std::max(ImGui::CalcTextSize(what.c_str()).x,
+                                  st.panels.heat_what_w.of(steps_key(st.trace.get(), 0, part), *st.trace, [&](const Step& s) {
+                                      return is_grid_op(s.op) ? ImGui::CalcTextSize(what_text(*st.trace, g, s.index, s).c_str()).x : 0.0f;
+                                  }));
+    if (widest <= width - x) return controls;
+    return std::floor(controls + ImGui::CalcTextSize(what.c_str(), nullptr, false, width).y + style.ItemSpacing.y);
+}
+
+std::vector<LegendPart> legend_parts(const Grids& g, float bound, float bar_w, float font) {
+    std::vector<LegendPart> out;
+    const std::string lo = g.weights ? "0" : format_cell(-bound), hi = g.weights ? "1" : format_cell(bound);
+    out.push_back({LegendPart::Scale, lo + "|" + hi,
+                   ImGui::CalcTextSize(lo.c_str()).x + ImGui::CalcTextSize(hi.c_str()).x + bar_w + 12});
+    // (On the maps' own steps the range's numbers take the room of "-00.00" at least: a step
+    // whose range is shorter keeps the lines of the others.)
+    if (g.steady) out.back().w = std::max(out.back().w, ImGui::CalcTextSize("-00.00").x + ImGui::CalcTextSize("00.00").x + bar_w + 12);
+    const std::string masked = g.c.padded() ? "-inf (future)" : "-inf (masked)";
+    out.push_back({LegendPart::Masked, masked, font + ImGui::CalcTextSize(masked.c_str()).x});
+    if (g.c.padded()) out.push_back({LegendPart::Padding, "-inf (padding)", font + ImGui::CalcTextSize("-inf (padding)").x});
+    return out;
+}
+
+// The lines the legend takes in `width` px: its parts side by side, 2 fonts apart, a part
+// that does not fit starting a new line.
+int legend_lines(const std::vector<LegendPart>& parts, float width, float font) {
+    int lines = 1;
+    float x = 0;
+    for (const LegendPart& p : parts) {
+        if (x > 0 && x + 2 * font + p.w > width) ++lines, x = 0;
+        x += (x > 0 ? 2 * font : 0) + p.w;
+    }
+    return lines;
+}
+
+// The colour bar's width: 12 letters, or less on a narrow panel.
+float legend_bar(const Canvas& cv) { return std::min(cv.avail.x * 0.3f, 12.0f * cv.font); }
+
+// The room between two thumbnails.
+float thumb_gap(float font) { return 0.5f * font; }
+
+namespace {
+
+// The maps' tiling in `maps_h` px (one head large where they do not all fit legibly, or one was
+// chosen), each map's title and key labels (cv.key_band) taking room beside its cells.
+void place_tiling(Canvas& cv, const std::vector<Map>& maps, std::int64_t N, std::int64_t NR, float maps_h, int focus,
+                  const Grids& g) {
+    const float font = cv.font, line_h = cv.line_h, label_w = cv.label_w;
+    cv.thumbs_only = false;
+    cv.tiling = tile_maps(static_cast<int>(maps.size()), std::max(N, NR), cv.avail.x, maps_h, label_w,
+                          line_h + cv.key_band, cv.gap);
+    // Legible: up to 4 tokens the size that shows a number, up to 12 tokens 32 px drawn (a
+    // projector's back row), up to 16 room for each token's name at kSmallestLabel of the text, beyond
+    // that a third of a letter. Smaller, one head is shown large
+    // with every head as a thumbnail; a page shows every map, as large as fits.
+    const float legible = cv.legible = std::max(N, NR) <= 4    ? value_cell()
+                                       : std::max(N, NR) <= 12 ? 33.0f
+                                       : std::max(N, NR) <= 16 ? kSmallestLabel * font + 4
+                                                               : std::max(8.0f, font / 3);
+    const bool fit = cv.tiling.cell >= legible || maps.size() == 1;
+    cv.focus = -1;
+    if (!g.document && !g.comparing && maps.size() > 1 && (!fit || focus >= 0)) {
+        cv.focus = std::clamp(focus, 0, static_cast<int>(maps.size()) - 1);
+        cv.thumb = std::clamp(0.1f * std::min(cv.avail.x, maps_h), 1.2f * font, 3.0f * font);
+        cv.thumb_w = ImGui::CalcTextSize(("h" + std::to_string(maps.size() - 1)).c_str()).x;
+        cv.strip = focus_tiling(static_cast<int>(maps.size()), std::max(N, NR), cv.avail.x, maps_h, label_w, line_h + cv.key_band,
+                                cv.gap, cv.thumb, cv.thumb_w, line_h, thumb_gap(font));
+        cv.tiling = {1, 1, cv.strip.cell};
+        cv.thumb = cv.strip.thumb;
+        // No room for a large map beside the strip (or no strip fits): every head as a
+        // thumbnail, in rows from the top, as large as the rows allow.
+        if (cv.strip.cell < 2 || (cv.strip.right ? cv.strip.strip > cv.avail.x : cv.strip.strip > maps_h)) {
+            cv.thumbs_only = true;
+            const float gap = thumb_gap(font);
+            const int n = static_cast<int>(maps.size());
+            for (cv.thumb = 3.0f * font;; cv.thumb = std::max(4.0f, cv.thumb * 0.85f)) {
+                const float box_w = std::max(cv.thumb, cv.thumb_w) + gap, box_h = line_h + cv.thumb + gap;
+                cv.strip.right = false;
+                cv.strip.per_line = std::max(1, static_cast<int>(cv.avail.x / box_w));
+                cv.strip.strip = static_cast<float>((n + cv.strip.per_line - 1) / cv.strip.per_line) * box_h;
+                if (cv.strip.strip <= maps_h || cv.thumb <= 4.0f) break;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+// The maps fitted to `avail` px (the room under the header), nothing drawn; `focus`: the head
+// chosen (-1: none).
+Canvas fit_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps, int focus, ImVec2 avail) {
+    Canvas cv;
+    cv.font = ImGui::GetFontSize();
+    cv.line_h = ImGui::GetTextLineHeightWithSpacing();
+    const float font = cv.font, line_h = cv.line_h;
+    const std::int64_t N = g.N, NR = g.NR;
+    cv.avail = avail;
+    // Row labels: the widest token, cut to 8 letters at most.
+    float label_w = 0;
+    for (std::int64_t i = 0; i < NR; ++i)
+        label_w = std::max(label_w, ImGui::CalcTextSize(g.query_label(i).substr(0, 8).c_str()).x);
+    cv.label_w = label_w = std::min(label_w, 6.0f * font) + 6;
+    cv.gap = font;
+    // Scores share one symmetric colour range across the heads.
+    cv.bound = 0;
+    if (!g.weights)
+        for (const Map& m : maps) cv.bound = std::max(cv.bound, range_of(st, m).magnitude());
+    // The legend's lines, its range's numbers as wide as they are drawn (at "-67.91" for
+    // tiny-trained's scores the masked swatch goes to a second line).
+    const float legend_h = cv.legend_h = line_h * legend_lines(legend_parts(g, cv.bound, legend_bar(cv), font),
+                                                 cv.avail.x, font) + 4;
+    // Tiled as square maps of the larger side, so that 1 x t rows of a round stay readable.
+    // Too short for a map's title, key labels and 4 px cells beside the legend: the legend
+    // gives its room to the maps.
+    cv.legend = cv.avail.y - legend_h >= 2 * line_h + cv.gap + 4.0f * static_cast<float>(std::max(N, NR));
+    cv.legend_need = legend_h;
+    if (!cv.legend) cv.legend_h = 0;
+    const float maps_h = cv.avail.y - cv.legend_h;
+    // Key labels under each map: whole across their column where they fit it at half the text
+    // size or more; else on end, as tall as the longest (up to 6 letters' width) and as large
+    // as the column is wide, or, where the band on end would take legible maps below their
+    // legible size, across on two lines in one line's height; then every k-th.
+    float key_whole = 0, key_need = 0;
+    for (std::int64_t j = 0; j < N; ++j) {
+        key_whole = std::max(key_whole, ImGui::CalcTextSize(g.key_label(j).c_str()).x);
+        key_need = std::max(key_need, ImGui::CalcTextSize(g.key_label(j).substr(0, 3).c_str()).x);
+    }
+    cv.key_band = line_h;
+    place_tiling(cv, maps, N, NR, maps_h, focus, g);
+    if (font * (cv.tiling.cell - 4) / std::max(key_whole, 1.0f) < 0.5f * font) {
+        // (Not where the band would take legible maps below the legible size.)
+        const MapTiling across = cv.tiling;
+        const float size = std::clamp(cv.tiling.cell - 4, kSmallestLabel * font, font);
+        cv.key_band = std::max(line_h, std::min(key_whole, 6.0f * font) * size / font + 6);
+        place_tiling(cv, maps, N, NR, maps_h, focus, g);
+        cv.keys_on_end = true;
+        if (across.cell >= cv.legible && cv.tiling.cell < cv.legible) {  // across on two lines in a line's band
+            cv.keys_on_end = false;
+            cv.keys_staggered = true;
+            cv.key_band = line_h;
+            place_tiling(cv, maps, N, NR, maps_h, focus, g);
+        }
+    }
+    cv.cell = std::clamp(cv.tiling.cell, 1.0f, 5.0f * font);
+
+    // Labels: smaller where the cells are (to kSmallestLabel of the text), then every k-th row / key
+    // when the cells are smaller than a label.
+    cv.row_size = std::clamp(cv.cell - 1, kSmallestLabel * font, font);
+    cv.row_stride = label_stride(cv.cell, cv.row_size);
+    if (cv.keys_staggered) {
+        cv.key_size = std::clamp(std::min(font * (2 * cv.cell - 6) / std::max(key_whole, 1.0f), (cv.key_band - 6) / 2),
+                                 kSmallestLabel * font, font);
+        cv.key_stride = 1;
+    } else if (cv.keys_on_end) {  // no larger than the band holds the longest
+        cv.key_size = std::clamp(std::min(cv.cell - 4, font * (cv.key_band - 6) / std::max(std::min(key_whole, 6.0f * font), 1.0f)),
+                                 kSmallestLabel * font, font);
+        cv.key_stride = label_stride(cv.cell, cv.key_size);  // a line's height holds its own spacing
+    } else {
+        cv.key_size = std::clamp(font * (cv.cell - 4) / std::max(key_whole, 1.0f), kSmallestLabel * font, font);
+        cv.key_stride = label_stride(cv.cell, key_need * cv.key_size / font + 4);
+    }
+    cv.map_w = label_w + N * cv.cell + cv.gap, cv.map_h = line_h + cv.key_band + NR * cv.cell + cv.gap;
+    return cv;
+}
+
+}  // namespace headsplit::gui::heat
+
+namespace headsplit::gui {
+
+using namespace heat;
+
+// Where the heads panel's content starts under its title bar and tabs, px from its top.
+float heads_content_top(bool window_titled) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    return (window_titled ? ImGui::GetFrameHeight() : 0.0f) + style.WindowPadding.y + ImGui::GetFrameHeight() + style.ItemSpacing.y;
+}
+
+PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled) {
+    PanelNeed n;
+    if (!st.trace || st.shapes_only || st.trace->config.mode == Mode::Flash) return n;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f), top = heads_content_top(window_titled);
+    if (const std::string when = heatmaps_off(st); !when.empty()) {  // one line, the stage the rest
+        n.text_h = n.need_h = std::ceil(top + ImGui::CalcTextSize(when.c_str(), nullptr, false, width).y + style.ItemSpacing.y +
+                                        style.WindowPadding.y);
+        return n;
+    }
+    const std::optional<Scene> scene = scene_of(st);
+    if (!scene) return n;
+    const Grids& g = scene->g;
+    const int focus = g.comparing || st.focus_head >= g.heads_here ? -1 : st.focus_head;
+    const float above = top + header_h(st, g, *scene->grids.front(), width, panel.y - top - style.WindowPadding.y);
+    const auto fit = [&](float h) { return fit_maps(st, g, scene->maps, focus, {width, std::max(h - above - style.WindowPadding.y, 1.0f)}); };
+    const auto text_of = [&](const Canvas& cv) { return above + cv.legend_need + cv.line_h + cv.key_band + cv.gap + style.WindowPadding.y; };
+    // Legible cells at the steps the maps are about (scores to dropout) and wherever a map is
+    // small enough to show its numbers (up to 4 tokens); at the others, where they show the
+    // weights each context used beside the stage's lesson, 16 px will do. The need: the
+    // least height whose maps have such cells (every head's, unless one was chosen), found
+    // by halving between the text alone and the whole column.
+    const float side = static_cast<float>(std::max(g.N, g.NR));
+    const Canvas whole = fit(panel.y);
+    const float want = g.steady || side <= 4 ? whole.legible : std::min(whole.legible, 16.0f);
+    const auto legible = [&](const Canvas& cv) { return cv.tiling.cell >= want; };
+    if (!legible(whole)) {  // more than the column: as much more as the cells lack
+        n.text_h = text_of(whole);
+        n.need_h = panel.y + (want - whole.tiling.cell) * side * static_cast<float>(std::max(whole.tiling.rows, 1)) + 1;
+        return n;
+    }
+    float lo = text_of(whole), hi = panel.y;
+    for (int i = 0; i < 16 && hi - lo > 0.5f; ++i) {
+        const float mid = 0.5f * (lo + hi);
+        (legible(fit(mid)) ? hi : lo) = mid;
+    }
+    n.text_h = text_of(fit(hi));
+    n.need_h = std::ceil(hi) + 1;
+    return n;
+}
+
+}  // namespace headsplit::gui
