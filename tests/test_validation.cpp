@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <stdexcept>
 
 #include "helpers.hpp"
 #include "headsplit/io/checkpoint.hpp"
@@ -50,6 +51,12 @@ TEST_CASE("the tiny-trained preset opens the shipped model; a missing model is r
     for (const std::string& t : c.tokens) joined += t;
     CHECK(joined == p->text);
     CHECK(c.token_ids.size() == c.tokens.size());
+    // Its weights are read from the checkpoint above the engine; the engine makes seeded ones
+    // only, and refuses to stand seeded weights in for a checkpoint's.
+    CHECK(load_weights(c).w_out == gpt2_attention_weights(c.weights_dir, c.layer).w_out);
+    CHECK_THROWS_AS(make_weights(c), std::logic_error);
+    Config seeded;
+    CHECK(load_weights(seeded).w_query == make_weights(seeded).w_query);
     const Config other = config_from_preset("tiny-trained", "a dog", s.n_layer - 1);
     CHECK(other.layer == s.n_layer - 1);
     CHECK(other.embeddings.size() == other.tokens.size() * static_cast<std::size_t>(s.n_embd));

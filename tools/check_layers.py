@@ -48,8 +48,6 @@ GROUPS = [
 ALLOWED = [
     ("core/src/engine/recorder.cpp", "headsplit/teaching/narration.hpp",
      "the recorder writes each step's words as it ends it; the memory estimate counts them"),
-    ("core/src/engine/inputs.cpp", "headsplit/io/checkpoint.hpp",
-     "make_inputs() and make_weights() load a checkpoint's layer when the config names one"),
 ]
 
 SOURCE = (".c", ".cc", ".cpp", ".h", ".hpp")

@@ -17,6 +17,7 @@
 #include "headsplit/backends/cpu_backend.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/base/numbers.hpp"
+#include "headsplit/io/checkpoint.hpp"
 #include "headsplit/teaching/presets.hpp"
 #include "headsplit/io/writing.hpp"
 #include "cli/options.hpp"
@@ -365,7 +366,7 @@ int BenchCommand::run() const {
     std::vector<BenchResult> all_results;
     for (const Shape3& shape : shapes) {
         const Inputs in = make_inputs(shape.config);
-        const Weights w = make_weights(shape.config);
+        const Weights w = load_weights(shape.config);
         const bool cpu_listed = std::find(backends.begin(), backends.end(), BackendKind::Cpu) != backends.end();
         for (BackendKind wanted : backends) {
             BackendRequest request;

@@ -10,6 +10,7 @@
 #include "headsplit/backends/backend_policy.hpp"
 #include "headsplit/base/numbers.hpp"
 #include "headsplit/engine/engine.hpp"
+#include "headsplit/io/checkpoint.hpp"
 #include "headsplit/io/config_options.hpp"
 #include "headsplit/io/terminal.hpp"
 #include "headsplit/io/trace_json.hpp"
@@ -147,7 +148,7 @@ Trace run_traced(const CheckedConfig& c) {
             CheckedConfig on = c;
             on.config.backend = kind;  // the trace says where it ran
             require_time(on, backend);
-            if (!inputs) inputs.emplace(make_inputs(c.config)), weights.emplace(make_weights(c.config));
+            if (!inputs) inputs.emplace(make_inputs(c.config)), weights.emplace(load_weights(c.config));
             return headsplit::run(on, *inputs, *weights, backend);
         },
         nullptr);

@@ -12,6 +12,7 @@
 
 #include "headsplit/backends/cpu_backend.hpp"
 #include "headsplit/engine/engine.hpp"
+#include "headsplit/io/checkpoint.hpp"
 #include "headsplit/io/trace_json.hpp"
 #include "cli/options.hpp"
 
@@ -49,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         checked.require_budget();
         if (checked.memory.total() < 4e6) {
             auto cpu = make_cpu_backend();
-            const Trace t = run(checked, make_inputs(c), make_weights(c), *cpu);
+            const Trace t = run(checked, make_inputs(c), load_weights(c), *cpu);
             const std::string text = trace_to_json(t);
             if (text.empty() || shapes.steps.size() != t.steps.size()) __builtin_trap();
         }

@@ -78,7 +78,7 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
             return shapes_only(e);
         }
         Inputs in = make_inputs(c);
-        Weights w = make_weights(c);
+        Weights w = load_weights(c);
         BackendRequest request;
         request.kind = c.backend;
         request.existing = window_backend;

@@ -8,6 +8,7 @@
 #include "headsplit/backends/backend_policy.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/base/numbers.hpp"
+#include "headsplit/io/checkpoint.hpp"
 
 namespace headsplit::gui {
 
@@ -91,7 +92,7 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
         Backend* be = choice.backend;
         const Config& timed = out.timed;
         const Inputs in = make_inputs(timed);
-        const Weights w = make_weights(timed);
+        const Weights w = load_weights(timed);
         const auto stopped = [&] {
             if (cancel && *cancel) throw std::runtime_error("stopped: the measurement was no longer wanted");
         };
@@ -165,7 +166,7 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
             }
             const double length_started = elapsed();
             const Inputs ti = make_inputs(c);
-            const Weights tw = make_weights(c);
+            const Weights tw = load_weights(c);
             const BenchResult r = bench_one(c, ti, tw, Mode::Split, Stage::Forward, *be, repeat, cancel);
             ++done;
             // Flash at the same length (its default block), where it can run (not with dropout).

@@ -1,8 +1,7 @@
 #include "headsplit/engine/inputs.hpp"
 
-#include "headsplit/io/checkpoint.hpp"
-
 #include <cmath>
+#include <stdexcept>
 
 namespace headsplit {
 
@@ -64,7 +63,9 @@ Inputs make_inputs(const Config& c) {
 }
 
 Weights make_weights(const Config& c) {
-    if (!c.weights_dir.empty()) return gpt2_attention_weights(c.weights_dir, c.layer);
+    if (!c.weights_dir.empty())
+        throw std::logic_error("make_weights() makes seeded weights; those of the checkpoint in " + c.weights_dir +
+                               " are load_weights()'s (io/checkpoint.hpp)");
     Weights w;
     const float in_bound = 1.0f / std::sqrt(static_cast<float>(c.d_in));
     const float kv_bound = 1.0f / std::sqrt(static_cast<float>(c.key_dim()));

@@ -252,6 +252,10 @@ Weights gpt2_attention_weights(const std::string& dir, std::int64_t layer) {
     return attention_weights(SafetensorsFile(in_dir(dir, "model.safetensors")), s.n_embd, layer);
 }
 
+Weights load_weights(const Config& c) {
+    return c.weights_dir.empty() ? make_weights(c) : gpt2_attention_weights(c.weights_dir, c.layer);
+}
+
 Config gpt2_config(const std::string& dir, const std::string& text, std::int64_t layer) {
     const Gpt2Input in = gpt2_layer_input(dir, text, layer);
     Config c;

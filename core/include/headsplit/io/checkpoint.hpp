@@ -40,6 +40,10 @@ Gpt2Input gpt2_layer_input(const std::string& dir, const std::string& text, std:
 // nn.Linear layout and their biases, and c_proj as w_out, b_out.
 Weights gpt2_attention_weights(const std::string& dir, std::int64_t layer);
 
+// The weights `c` runs with: layer c.layer's of the checkpoint in c.weights_dir when it
+// names one (gpt2_attention_weights), else the seeded ones (make_weights).
+Weights load_weights(const Config& c);
+
 // A Config for `text` at layer `layer` of the checkpoint in `dir`: tokens, sizes, heads, x
 // (as fixed embeddings), Q/K/V bias and output projection as GPT-2 has them.
 Config gpt2_config(const std::string& dir, const std::string& text, std::int64_t layer);
