@@ -7,6 +7,7 @@
 
 #include "headsplit/backends/cpu_backend.hpp"
 #include "headsplit/engine/engine.hpp"
+#include "headsplit/teaching/narration.hpp"
 
 namespace headsplit::test {
 
@@ -41,10 +42,13 @@ inline Config config_of(const Case& k, Mode mode) {
     return c;
 }
 
-// Runs `c` on the CPU backend with its generated inputs and weights.
+// Runs `c` on the CPU backend with its generated inputs and weights, and narrates the trace
+// as every front end does.
 inline Trace run_cpu(const Config& c) {
     auto backend = make_cpu_backend();
-    return run(c, make_inputs(c), make_weights(c), *backend);
+    Trace trace = run(c, make_inputs(c), make_weights(c), *backend);
+    narrate(trace);
+    return trace;
 }
 
 // The steps of `trace` as "op" or "op@head", for comparing step lists.

@@ -45,14 +45,14 @@ TEST_CASE("key/value heads fit in whole groups, worked by hand", "[config_edit]"
     const std::string why = set_heads(c, 4);
     CHECK(c.kv_heads == 2);
     CHECK(why == "3 KV heads cannot serve 4 heads in equal groups; now 2 KV heads");
-    REQUIRE_NOTHROW(check_config(c));
+    REQUIRE_NOTHROW(check_config(c, kNoWords));
     // D_out 10 with 4 heads: 2 heads (the largest divisor of 10 at most 4), and the KV heads follow.
     const std::string d = set_d_out(c, 10);
     CHECK(c.heads == 2);
     CHECK(c.kv_head_count() == 2);  // 2 KV heads for 2 heads: plain multi-head attention
     CHECK_FALSE(c.grouped());
     CHECK(d.find("now 2 heads") != std::string::npos);
-    REQUIRE_NOTHROW(check_config(c));
+    REQUIRE_NOTHROW(check_config(c, kNoWords));
 }
 
 TEST_CASE("mode, decoding and cross-attention switches leave a configuration that runs", "[config_edit]") {
@@ -62,18 +62,18 @@ TEST_CASE("mode, decoding and cross-attention switches leave a configuration tha
     set_decoding(c, true);
     CHECK(c.decode_from == 4);  // half of 9
     CHECK(c.dropout == 0);
-    REQUIRE_NOTHROW(check_config(c));
+    REQUIRE_NOTHROW(check_config(c, kNoWords));
     set_mode(c, Mode::Flash);
     CHECK(c.block == 3);  // about three blocks of queries
     CHECK(c.decode_from == 0);
-    REQUIRE_NOTHROW(check_config(c));
+    REQUIRE_NOTHROW(check_config(c, kNoWords));
     set_mode(c, Mode::Loop);
     CHECK(c.block == 0);
     set_cross(c, true);
     CHECK_FALSE(c.causal);
-    REQUIRE_NOTHROW(check_config(c));
+    REQUIRE_NOTHROW(check_config(c, kNoWords));
     set_cross(c, false);
-    REQUIRE_NOTHROW(check_config(c));
+    REQUIRE_NOTHROW(check_config(c, kNoWords));
 }
 
 TEST_CASE("a new text keeps the run's settings, fitted to its length", "[config_edit]") {
@@ -92,7 +92,7 @@ TEST_CASE("a new text keeps the run's settings, fitted to its length", "[config_
     CHECK(next.scale_first);
     CHECK(next.backend == BackendKind::Gl);
     CHECK(next.tokens == std::vector<std::string>{"the", "cat", "sleeps"});
-    REQUIRE_NOTHROW(check_config(next));
+    REQUIRE_NOTHROW(check_config(next, kNoWords));
 
     Config decoding = run;
     set_mode(decoding, Mode::Split);
@@ -102,7 +102,7 @@ TEST_CASE("a new text keeps the run's settings, fitted to its length", "[config_
     short_text.set_sentences({split_words("a b")});
     keep_run_settings(decoding, short_text);
     CHECK(short_text.decode_from == 1);  // one round left after the prefill
-    REQUIRE_NOTHROW(check_config(short_text));
+    REQUIRE_NOTHROW(check_config(short_text, kNoWords));
     short_text.set_sentences({split_words("a")});
     fit_to_text(short_text);
     CHECK(short_text.decode_from == 0);  // one token: no decoding

@@ -52,7 +52,7 @@ Trace run_on(const Config& c, Backend& be, bool values = true) {
 }
 
 std::string error_of(const Config& c) {
-    return test::refusal_of([&] { check_config(c); });
+    return test::refusal_of([&] { check_config(c, kNoWords); });
 }
 
 }  // namespace
@@ -222,11 +222,11 @@ TEST_CASE("flash at T = 8192 fits the budget that split's score grid breaks", "[
     c.d_in = c.d_out = 768;
     c.heads = 12;
     c.mode = Mode::Flash;
-    const CheckedConfig flash = check_config(c);
+    const CheckedConfig flash = check_config(c, narration_bytes);
     CHECK(flash.fits_budget());
     CHECK(flash.memory.total() < 2.0 * 1024 * 1024 * 1024);
     // Split holds [1, 12, 8192, 8192] floats at least twice (scores, weights): 3 GiB each.
-    const CheckedConfig split = check_config(as_split(c));
+    const CheckedConfig split = check_config(as_split(c), narration_bytes);
     CHECK_FALSE(split.fits_budget());
     CHECK(split.memory.backend_bytes > 2 * 3.0 * 1024 * 1024 * 1024);
     // The plan keeps the first tiles' values only, and says which.
@@ -276,7 +276,7 @@ TEST_CASE("the default block gives 2 x 2 tiles from two tokens and keys, 64 for 
     cross.context = {synthetic_tokens(10)};
     CHECK(cross.flash_block() == 2);
     CHECK(cross.key_blocks() == 5);
-    REQUIRE_NOTHROW(check_config(cross));
+    REQUIRE_NOTHROW(check_config(cross, kNoWords));
     // A block given is kept (at most T).
     CHECK(small(3, 6, 2, 3).flash_block() == 3);
     CHECK(small(1000, 6, 2, 100).flash_block() == 100);

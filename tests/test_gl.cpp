@@ -351,7 +351,7 @@ TEST_CASE("GL buffers are created once per configuration and reused across runs"
     c.mode = GENERATE(Mode::Split, Mode::Flash);
     c.set_sentences({synthetic_tokens(300)});
     INFO("mode " << mode_name(c.mode));
-    const CheckedConfig ck = check_config(c);
+    const CheckedConfig ck = check_config(c, kNoWords);
     const Inputs in = make_inputs(c);
     const Weights w = make_weights(c);
     RunOptions quiet;

@@ -124,18 +124,23 @@ TEST_CASE("the memory estimate is what a run allocates, on both backends", "[gra
     int checked = 0;
     for (const Config& c : configurations()) {
         INFO(backend_name(kind) << " " << mode_name(c.mode) << " T=" << c.num_tokens() << " dropout=" << c.dropout);
-        const CheckedConfig ck = check_config(c);
+        const CheckedConfig ck = check_config(c, narration_bytes);
         const Inputs in = make_inputs(c);
         const Weights w = make_weights(c);
         auto backend = backend_of(kind);
         const std::int64_t before = backend->used_bytes();
         Runner runner(ck, in, w, *backend);
-        const Trace tr = runner.run();
+        Trace tr = runner.run();
+        narrate(tr);  // the words every front end adds after the run
         CHECK(static_cast<double>(backend->used_bytes() - before) == ck.memory.backend_bytes);
         CHECK(static_cast<double>(tr.value_bytes()) == ck.memory.trace_bytes);
-        // The records the walk made against the run's (the words may differ in length where a
-        // run's narration names a value).
+        // The records the walk made against the narrated run's.
         CHECK(ck.memory.record_bytes == Approx(static_cast<double>(tr.record_bytes())).epsilon(0.1));
+        // The words, counted before the run, are those narrate() wrote.
+        double words = 0;
+        for (const Step& s : tr.steps) words += static_cast<double>(heap_bytes(s.code) + heap_bytes(s.explain));
+        CHECK(words > 0);
+        CHECK(ck.memory.record_bytes - check_config(c, kNoWords).memory.record_bytes == words);
         CHECK(ck.memory.host_bytes > 0);
         ++checked;
     }

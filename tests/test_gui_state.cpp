@@ -301,7 +301,7 @@ TEST_CASE("why weight splits times a shape too quick to time at a longer length,
     timed = timing_config(c);
     CHECK(timed.mode == Mode::Flash);
     CHECK(timed.block == 0);
-    REQUIRE_NOTHROW(check_config(timed));
+    REQUIRE_NOTHROW(check_config(timed, kNoWords));
     // A batch keeps its sentences, each with its context; decoding, its share of the tokens
     // read at once (2 of 3: 170 of 256). Each the same sentence.
     Config two;
@@ -317,12 +317,12 @@ TEST_CASE("why weight splits times a shape too quick to time at a longer length,
     CHECK(timed.num_tokens() == kWhyLongest);
     CHECK(necessary_flops(timed) == 432 * kWhyLongest + 864);
     CHECK(timing_note(two, timed) == "timed at T = 1024: T = 3 is too quick");
-    REQUIRE_NOTHROW(check_config(timed));
+    REQUIRE_NOTHROW(check_config(timed, kNoWords));
     Config decoding;
     decoding.decode_from = 2;
     timed = timing_config(decoding);
     CHECK(timed.decode_from == 170);
-    REQUIRE_NOTHROW(check_config(timed));
+    REQUIRE_NOTHROW(check_config(timed, kNoWords));
     // A shape whose forward is long enough is timed as it is: gpt2-small's sizes at T = 3
     // (4 x 2 x 3 x 768 x 768 FLOPs of projections alone).
     Config wide;
@@ -337,7 +337,7 @@ TEST_CASE("why weight splits times a shape too quick to time at a longer length,
     long_one.d_in = long_one.d_out = 2, long_one.heads = 1;
     CHECK(timing_config(long_one).num_tokens() == kWhyLongest);
     Config tight;
-    tight.memory_budget = static_cast<std::uint64_t>(estimate_memory(tight).total()) + 1;
+    tight.memory_budget = static_cast<std::uint64_t>(estimate_memory(tight, kNoWords).total()) + 1;
     CHECK(timing_config(tight).num_tokens() == 3);
 }
 

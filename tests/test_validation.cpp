@@ -16,7 +16,7 @@ namespace {
 
 std::string error_of(const Config& c) {
     try {
-        check_config(c).require_budget();
+        check_config(c, kNoWords).require_budget();
     } catch (const ConfigError& e) {
         const std::string msg = e.what();
         CHECK(msg.find('\n') == std::string::npos);  // one line
@@ -164,7 +164,7 @@ TEST_CASE("the estimate of recorded values is exact", "[memory]") {
     c.d_out = 12;
     c.heads = 3;
     const Trace tr = test::run_cpu(c);
-    const MemoryEstimate e = estimate_memory(c);
+    const MemoryEstimate e = estimate_memory(c, kNoWords);
     CHECK(e.trace_bytes == static_cast<double>(tr.value_bytes()));
     CHECK(e.total() > e.trace_bytes);
 }

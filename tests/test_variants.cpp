@@ -39,7 +39,7 @@ std::vector<float> rows_of(const TensorRecord& t, std::int64_t b, std::int64_t f
 
 std::string error_of(const Config& c) {
     try {
-        check_config(c).require_budget();
+        check_config(c, kNoWords).require_budget();
     } catch (const ConfigError& e) {
         const std::string msg = e.what();
         CHECK(msg.find('\n') == std::string::npos);
@@ -303,7 +303,7 @@ TEST_CASE("the variants' memory estimate is what a run allocates", "[variants][m
         configs.push_back(c);
     }
     for (const Config& c : configs) {
-        const CheckedConfig ck = check_config(c);
+        const CheckedConfig ck = check_config(c, kNoWords);
         auto backend = kind == BackendKind::Gl ? make_gl_backend() : make_cpu_backend();
         const Inputs in = make_inputs(c);
         const Weights w = make_weights(c);

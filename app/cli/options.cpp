@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "headsplit/io/terminal.hpp"
+#include "headsplit/teaching/narration.hpp"
 #include "headsplit/teaching/presets.hpp"
 
 namespace headsplit::app {
@@ -185,7 +186,7 @@ CheckedConfig make_config(const ConfigOptions& o) {
         Config c = o.weights.empty() ? config_from_preset(o.preset, text, layer)
                                      : gpt2_config(o.weights, text.empty() ? "the cat sleeps" : text, std::max<std::int64_t>(layer, 0));
         apply_run_options(o, c);
-        return check_config(c);
+        return check_config(c, narration_bytes);
     }
     Config c = config_from_preset(o.preset);
     if (!o.texts.empty() && !o.tokens.empty())
@@ -239,7 +240,9 @@ CheckedConfig make_config(const ConfigOptions& o) {
         throw ConfigError("preset " + c.preset + " shares " + std::to_string(c.kv_heads) +
                           " key/value heads, which cannot serve --heads " + o.heads +
                           " in equal groups; give --kv-heads too, a divisor of " + o.heads + ": " + divisor_list(c.heads));
-    return check_config(c);  // the one validation entry: every value, and the memory estimate
+    // The one validation entry: every value, and the memory estimate with the words every
+    // subcommand's trace is narrated with (run_traced).
+    return check_config(c, narration_bytes);
 }
 
 std::string one_line(std::string s) {

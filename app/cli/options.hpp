@@ -33,7 +33,8 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o);
 CLI::Option* needs_a_path(CLI::Option* option);
 
 // The Config they describe (the preset, then each option given on top), through the one
-// validation entry, check_config(). Throws ConfigError.
+// validation entry, check_config(), which counts the words of a narrated trace. Throws
+// ConfigError.
 CheckedConfig make_config(const ConfigOptions& o);
 
 // A parse error (not a call for help) in one line, CLI11's words made plain ("--heads needs a

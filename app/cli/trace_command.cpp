@@ -14,6 +14,7 @@
 #include "headsplit/io/config_options.hpp"
 #include "headsplit/io/terminal.hpp"
 #include "headsplit/io/trace_json.hpp"
+#include "headsplit/teaching/narration.hpp"
 
 namespace headsplit::app {
 
@@ -149,7 +150,9 @@ Trace run_traced(const CheckedConfig& c) {
             on.config.backend = kind;  // the trace says where it ran
             require_time(on, backend);
             if (!inputs) inputs.emplace(make_inputs(c.config)), weights.emplace(load_weights(c.config));
-            return headsplit::run(on, *inputs, *weights, backend);
+            Trace trace = headsplit::run(on, *inputs, *weights, backend);
+            narrate(trace);
+            return trace;
         },
         nullptr);
 }

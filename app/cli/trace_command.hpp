@@ -21,7 +21,8 @@ struct TraceCommand {
 };
 
 // One recorded forward pass of a checked configuration on its backend (the CPU when GL
-// fails, with a notice on stderr); the trace names the backend it ran on.
+// fails, with a notice on stderr), on the checkpoint's weights when it names one, and
+// narrated: what trace, export and handout show. The trace names the backend it ran on.
 Trace run_traced(const CheckedConfig& c);
 
 // The step table: step, op, tensors, shape, memory, matmuls, ms.

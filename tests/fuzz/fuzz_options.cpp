@@ -14,6 +14,7 @@
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/io/checkpoint.hpp"
 #include "headsplit/io/trace_json.hpp"
+#include "headsplit/teaching/narration.hpp"
 #include "cli/options.hpp"
 
 using namespace headsplit;
@@ -45,12 +46,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         cli.parse(static_cast<int>(argv.size()), const_cast<char**>(argv.data()));
         Config c = app::make_config(opts).config;
         c.memory_budget = std::min<std::uint64_t>(c.memory_budget, 64ull << 20);
-        const CheckedConfig checked = check_config(c);
+        const CheckedConfig checked = check_config(c, narration_bytes);
         const Trace shapes = plan(checked);
         checked.require_budget();
         if (checked.memory.total() < 4e6) {
             auto cpu = make_cpu_backend();
-            const Trace t = run(checked, make_inputs(c), load_weights(c), *cpu);
+            Trace t = run(checked, make_inputs(c), load_weights(c), *cpu);
+            narrate(t);
             const std::string text = trace_to_json(t);
             if (text.empty() || shapes.steps.size() != t.steps.size()) __builtin_trap();
         }

@@ -16,6 +16,7 @@
 
 #include "headsplit/backends/cpu_backend.hpp"
 #include "headsplit/engine/engine.hpp"
+#include "headsplit/teaching/narration.hpp"
 #include "headsplit/teaching/presets.hpp"
 
 using namespace headsplit;
@@ -35,13 +36,14 @@ int main() {
     const auto backend = make_cpu_backend();
     for (int r = 1; r <= 6; ++r) {
         const auto t0 = Clock::now();
-        const CheckedConfig checked = check_config(c);
+        const CheckedConfig checked = check_config(c, narration_bytes);  // as the window checks it
         const std::vector<ModeCount> counts = matmul_counts(c);
         const auto t1 = Clock::now();
         const Inputs inputs = make_inputs(c);
         const Weights weights = make_weights(c);
         const auto t2 = Clock::now();
-        const Trace trace = run(checked, inputs, weights, *backend);
+        Trace trace = run(checked, inputs, weights, *backend);
+        narrate(trace);
         const auto t3 = Clock::now();
         double steps = 0;
         for (const Step& s : trace.steps) steps += s.ms;

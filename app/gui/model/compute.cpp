@@ -11,6 +11,7 @@
 #include "headsplit/backends/backend_policy.hpp"
 #include "headsplit/io/checkpoint.hpp"
 #include "headsplit/engine/config_edit.hpp"
+#include "headsplit/teaching/narration.hpp"
 #include "headsplit/teaching/presets.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/backends/gl_backend.hpp"
@@ -48,7 +49,7 @@ CheckedConfig retokenized(const Config& edited) {
     Config c = gpt2_config(edited.weights_dir, text, edited.layer);
     if (find_preset(edited.preset)) c.preset = edited.preset;  // tiny-trained stays tiny-trained
     keep_run_settings(edited, c);
-    return check_config(c);
+    return check_config(c, narration_bytes);
 }
 
 }  // namespace
@@ -67,7 +68,9 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
         r.counts = matmul_counts(c);  // here, not in the frame: a walk per mode
         // Over the memory or the time budget: its shapes, and the budget's line saying why.
         const auto shapes_only = [&](const std::exception& why) {
-            r.trace = std::make_shared<Trace>(plan(checked));
+            auto planned = std::make_shared<Trace>(plan(checked));
+            narrate(*planned);
+            r.trace = std::move(planned);
             r.shapes_only = true;
             r.notice = std::string("shapes only, not computed: ") + why.what();
             return r;
@@ -90,8 +93,9 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
                                          ? std::string("the window's OpenGL is older than 4.3, which compute shaders need")
                                          : gl_problem_;
         // No stderr here: the window writes each notice once (take_result), not per change.
+        // Every trace the window shows is narrated here.
         auto compute = [&](const CheckedConfig& which, const Inputs& ins, const Weights& ws) {
-            return std::make_shared<Trace>(run_with_fallback<Trace>(
+            auto trace = std::make_shared<Trace>(run_with_fallback<Trace>(
                 request,
                 [&](Backend& backend, BackendKind kind) {
                     CheckedConfig on = which;
@@ -101,6 +105,8 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
                     return run(on, ins, ws, backend, options);
                 },
                 &r.notice));
+            narrate(*trace);
+            return trace;
         };
         std::shared_ptr<Trace> trace;
         try {
@@ -122,7 +128,7 @@ ComputeResult TraceComputer::compute_now(const Job& job, Backend* window_backend
             flipped.causal = !c.causal;
             std::optional<CheckedConfig> other;
             try {
-                other = check_config(flipped);
+                other = check_config(flipped, narration_bytes);
             } catch (const ConfigError&) {
             }
             if (other && other->fits_budget()) {
@@ -150,7 +156,7 @@ void TraceComputer::request(const Config& c, bool other_mask) {
     // The one validation of this change. A refused value is answered at once, whatever the
     // size, and nothing is computed.
     try {
-        submit({check_config(c), other_mask});
+        submit({check_config(c, narration_bytes), other_mask});
     } catch (const ConfigError& e) {
         ComputeResult r;
         r.config = c;

@@ -2,7 +2,8 @@
 // Computes traces for the visualizer. Teaching sizes run at once, in the frame, on the
 // window's own GL context; larger ones run on a worker thread (CPU, or GL through a
 // headless context of the worker's own) so no frame waits; configurations over the memory
-// budget become a shapes-only plan.
+// budget become a shapes-only plan. Every trace it hands out is narrated (teaching's
+// narrate()), and its checks count those words in the memory estimate.
 #include <atomic>
 #include <future>
 #include <memory>

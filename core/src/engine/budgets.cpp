@@ -17,7 +17,7 @@ namespace {
 
 // The memory estimate and the matmul FLOPs, from one shapes-only walk (it grows with the
 // steps, so check_config makes it once).
-MemoryEstimate estimate_from_walk(const Config& c, double* flops) {
+MemoryEstimate estimate_from_walk(const Config& c, StepWordsBytes words, double* flops) {
     detail::ShapeOnlyBackend backend;
     const Trace shapes = detail::walk(c, backend);
     if (flops)
@@ -59,8 +59,11 @@ MemoryEstimate estimate_from_walk(const Config& c, double* flops) {
     }
     e.host_bytes = f * (host + readback);
     e.trace_bytes = f * trace;
-    // The steps' own records (words, shapes, links), which the walk has made as a run does.
+    // The steps' own records (shapes, links), which the walk has made as a run does, and the
+    // words a reader will write into them.
     e.record_bytes = static_cast<double>(shapes.record_bytes());
+    if (words)
+        for (const Step& s : shapes.steps) e.record_bytes += static_cast<double>(words(s, c));
     if (c.mode == Mode::Flash && c.backend == BackendKind::Gl)
         e.working_bytes = 2 * f *
                           (static_cast<double>(c.batch * c.kv_head_count() * c.num_keys() * c.head_dim()) +
@@ -71,7 +74,7 @@ MemoryEstimate estimate_from_walk(const Config& c, double* flops) {
 
 }  // namespace
 
-MemoryEstimate estimate_memory(const Config& c) { return estimate_from_walk(c, nullptr); }
+MemoryEstimate estimate_memory(const Config& c, StepWordsBytes words) { return estimate_from_walk(c, words, nullptr); }
 
 namespace {
 
@@ -109,11 +112,11 @@ void CheckedConfig::require_budget(bool with_json) const {
                       "; use fewer tokens or a smaller D_out, or raise --memory-budget");
 }
 
-CheckedConfig check_config(const Config& c) {
+CheckedConfig check_config(const Config& c, StepWordsBytes words) {
     validate(c);
     CheckedConfig checked;
     checked.config = c;
-    checked.memory = estimate_from_walk(c, &checked.flops);
+    checked.memory = estimate_from_walk(c, words, &checked.flops);
     return checked;
 }
 

@@ -72,7 +72,7 @@ Runner::Runner(const CheckedConfig& checked, const Inputs& inputs, const Weights
 }
 
 Runner::Runner(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend)
-    : Runner(check_config(config), inputs, weights, backend) {}
+    : Runner(check_config(config, kNoWords), inputs, weights, backend) {}
 
 Runner::~Runner() {
     // Only this runner's buffers go back: other runners on the same backend keep theirs.
@@ -111,7 +111,7 @@ Trace run(const CheckedConfig& config, const Inputs& inputs, const Weights& weig
 }
 
 Trace run(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend) {
-    return run(check_config(config), inputs, weights, backend);
+    return run(check_config(config, kNoWords), inputs, weights, backend);
 }
 
 Trace plan(const CheckedConfig& checked) {
@@ -119,7 +119,7 @@ Trace plan(const CheckedConfig& checked) {
     return detail::walk(checked.config, backend);
 }
 
-Trace plan(const Config& config) { return plan(check_config(config)); }
+Trace plan(const Config& config) { return plan(check_config(config, kNoWords)); }
 
 std::vector<ModeCount> matmul_counts(const Config& c) {
     std::vector<ModeCount> out;

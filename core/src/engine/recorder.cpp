@@ -2,8 +2,6 @@
 
 #include <stdexcept>
 
-#include "headsplit/teaching/narration.hpp"
-
 namespace headsplit::detail {
 
 Recorder::Recorder(const Config& config, Backend& backend, std::vector<Step>& steps, bool values)
@@ -58,9 +56,6 @@ Val Recorder::tensor(const std::string& name, const TensorDesc& t, Storage stora
 }
 
 void Recorder::end() {
-    Narration words = narrate(step_, config_);
-    step_.code = std::move(words.code);
-    step_.explain = std::move(words.explain);
     steps_.push_back(std::move(step_));
     readback_.clear();
 }

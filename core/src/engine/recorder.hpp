@@ -21,8 +21,8 @@ struct Val {
 };
 
 // Builds one Step at a time: times the compute between begin() and computed(), then reads
-// each backend buffer back at most once for the tensors the step records. The words of each
-// step come from the narration module, keyed by its op, the config and the head.
+// each backend buffer back at most once for the tensors the step records. It writes no
+// words: those are a reader's, from the facts recorded here.
 class Recorder {
 public:
     Recorder(const Config& config, Backend& backend, std::vector<Step>& steps, bool values);

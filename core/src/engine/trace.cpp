@@ -96,16 +96,18 @@ namespace {
 
 constexpr std::size_t kPerAllocation = 16;  // glibc's chunk header and rounding, about
 
-// Heap bytes of a string (none while it fits the string's own small buffer) or a vector.
-std::size_t heap_of(const std::string& s) {
-    return s.capacity() > 15 ? s.capacity() + 1 + kPerAllocation : 0;
-}
+// Heap bytes of a string or a vector.
+std::size_t heap_of(const std::string& s) { return heap_bytes(s); }
 template <class T>
 std::size_t heap_of(const std::vector<T>& v) {
     return v.capacity() > 0 ? v.capacity() * sizeof(T) + kPerAllocation : 0;
 }
 
 }  // namespace
+
+std::size_t heap_bytes(const std::string& s) {
+    return s.capacity() > 15 ? s.capacity() + 1 + kPerAllocation : 0;
+}
 
 std::size_t Trace::record_bytes() const {
     std::size_t n = heap_of(steps);

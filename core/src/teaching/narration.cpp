@@ -294,6 +294,19 @@ Narration narrate(const Step& s, const Config& c) {
     return {};
 }
 
+void narrate(Trace& trace) {
+    for (Step& s : trace.steps) {
+        Narration words = narrate(s, trace.config);
+        s.code = std::move(words.code);
+        s.explain = std::move(words.explain);
+    }
+}
+
+std::size_t narration_bytes(const Step& s, const Config& c) {
+    const Narration words = narrate(s, c);
+    return heap_bytes(words.code) + heap_bytes(words.explain);
+}
+
 std::vector<std::string> module_header(const Config& c) {
     const std::string bias = c.qkv_bias ? "True" : "False";
     std::vector<std::string> out;

@@ -1,5 +1,6 @@
 #pragma once
 // One function from (config, inputs, weights, backend) to a Trace.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -31,7 +32,7 @@ struct MemoryEstimate {
     double backend_bytes = 0;  // every backend buffer: x, weights, Q/K/V, scores, ...: what a run allocates
     double host_bytes = 0;     // inputs and weights on the host (the caller's and the trace's), staging, a readback
     double trace_bytes = 0;    // recorded tensor values
-    double record_bytes = 0;   // the steps' records beside their values (Trace::record_bytes)
+    double record_bytes = 0;   // the steps' records beside their values (Trace::record_bytes), words included
     // A backend's own working copies: flash on GL, which copies K and V on a software renderer
     // (kFlashChunkFloats in backend.hpp); 0 elsewhere.
     double working_bytes = 0;
@@ -40,12 +41,19 @@ struct MemoryEstimate {
     // kJsonPieceValues values as a document and its text. Not part of total().
     double json_bytes = 0;
 };
+// What a reader above the engine adds to step `step` of `config` once the run is over: the
+// heap bytes of the words it writes there (Step::code, Step::explain; teaching's
+// narration_bytes). The engine records no words; its memory estimate counts what this says
+// they will take, or none for kNoWords (a trace that no one narrates: a bench, a timing).
+using StepWordsBytes = std::size_t (*)(const Step& step, const Config& config);
+constexpr StepWordsBytes kNoWords = nullptr;
+
 // The values the JSON writer holds at once, and what each costs there: nlohmann's 16-byte
 // node and about 20 characters of text (15.6 a value measured over gpt2-small at T = 256).
 constexpr double kJsonPieceValues = 65536;
 constexpr double kJsonBytesPerValue = 36;
-// `config` must have passed validate().
-MemoryEstimate estimate_memory(const Config& config);
+// `config` must have passed validate(); `words`: what each step's words will take.
+MemoryEstimate estimate_memory(const Config& config, StepWordsBytes words);
 
 // A configuration that passed the one validation entry, check_config(), with its memory
 // estimate. Every path (trace, bench, the window, the why job) checks a configuration once
@@ -86,9 +94,10 @@ void require_time(const CheckedConfig& checked, Backend& backend);
 // 0) and `mode` is not flash, ending with `add_flash`, how to ask for flash mode there.
 void check_block_needs_flash(std::int64_t block, Mode mode, const std::string& add_flash);
 
-// Validates every value (ConfigError naming the first bad one) and estimates the memory.
-// Does not refuse a configuration over the budget: plan() may still show its shapes.
-CheckedConfig check_config(const Config& c);
+// Validates every value (ConfigError naming the first bad one) and estimates the memory,
+// each step's words counted as `words` says. Does not refuse a configuration over the
+// budget: plan() may still show its shapes.
+CheckedConfig check_config(const Config& c, StepWordsBytes words);
 
 // A configuration ready to run again and again on one backend: the constants (x, weights,
 // dropout mask) are uploaded by the first run and the activation buffers allocated by it;
@@ -99,7 +108,7 @@ public:
     // Refuses a configuration over the memory budget (ConfigError); keeps references to
     // `inputs`, `weights` and `backend`, which must outlive it.
     Runner(const CheckedConfig& config, const Inputs& inputs, const Weights& weights, Backend& backend);
-    // The same after check_config(config).
+    // The same after check_config(config, kNoWords).
     Runner(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend);
     ~Runner();
     Runner(const Runner&) = delete;
@@ -113,16 +122,18 @@ private:
 };
 
 // Runs multi-head self-attention as config.mode says (loop | split | fused) on `backend`
-// and records every step, each tensor linked to what it was made from.
+// and records every step, each tensor linked to what it was made from. The steps' words are
+// left empty, for a reader above the engine (teaching's narrate()). The Config overload
+// checks it with check_config(config, kNoWords).
 Trace run(const CheckedConfig& config, const Inputs& inputs, const Weights& weights, Backend& backend,
           const RunOptions& options = {});
 Trace run(const Config& config, const Inputs& inputs, const Weights& weights, Backend& backend);
 
 // The steps of `config` with every tensor's shape, strides, storage and links but no
-// values, at no cost in memory or time: what the visualizer shows for configurations too
-// large to run (gpt3). Not refused for the memory budget.
+// values and no words, at no cost in memory or time: what the visualizer shows for
+// configurations too large to run (gpt3). Not refused for the memory budget.
 Trace plan(const CheckedConfig& config);
-Trace plan(const Config& config);  // through check_config() first
+Trace plan(const Config& config);  // through check_config(config, kNoWords) first
 
 // The matmul calls `c` makes in mode `mode`, from plan()'s walk through the steps: those of the
 // Q/K/V projections, all of them, and the steps; or why the mode cannot run `c` (fused

@@ -1,6 +1,7 @@
 #pragma once
-// The trace: the ordered steps of one forward pass, each with its op, explanation,
-// PyTorch line, cost, and the tensors it produced (shape, strides, storage, values).
+// The trace: the ordered steps of one forward pass, each with its op, cost, and the tensors
+// it produced (shape, strides, storage, values), and room for its words (PyTorch line,
+// explanation), which a reader above the engine writes from those facts.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -139,6 +140,7 @@ struct Step {
     // key block, all S), else those its queries attend to. Set by the engine, which knows them.
     Span rows, keys;
     bool has_key_axis() const;  // a tensor of it counts keys (the JSON writes "keys" then)
+    // The words, empty as the engine records the step; teaching's narrate() writes them.
     std::string code;            // the PyTorch-equivalent line
     std::string explain;         // one sentence
     std::int64_t matmuls = 0;    // matmul calls (a batched matmul over heads counts 1)
@@ -187,6 +189,10 @@ struct Step {
     }
 };
 
+// The heap a string holds as record_bytes() counts it: none while it fits the string's own
+// small buffer, else its capacity and the allocator's overhead.
+std::size_t heap_bytes(const std::string& s);
+
 struct Trace {
     Config config;
     Inputs inputs;
@@ -196,10 +202,10 @@ struct Trace {
     std::int64_t total_matmuls() const;
     double total_ms() const;
     std::size_t value_bytes() const;  // bytes of all recorded tensor values (deferred ones whole, made or not)
-    // The heap the steps hold beside their values: each step, its words (code, explanation),
-    // its tensors' names, shapes, strides, links and axes, every allocation counted with the
-    // allocator's own 16 bytes: a few KB a flash tile, which a memory estimate of values
-    // alone would miss.
+    // The heap the steps hold beside their values: each step, its words (code, explanation)
+    // once narrated, its tensors' names, shapes, strides, links and axes, every allocation
+    // counted with the allocator's own 16 bytes: a few KB a flash tile, which a memory
+    // estimate of values alone would miss.
     std::size_t record_bytes() const;
 
     // The tensor a link names (nullptr for a weight link or a link to nothing).

@@ -1,7 +1,9 @@
 #pragma once
 // What each step says: its PyTorch line and its one-sentence explanation, keyed by op,
 // mode and config (and the head in loop mode). The one place these words live: the engine
-// stamps them on each Step, the CLI prints them, the window's code panel lists them.
+// records the facts and leaves the words empty; narrate(Trace&) writes them after run() or
+// plan(), and the CLI, the JSON, the handout and the window read them from the trace.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,14 @@ struct Narration {
 // (the engine sets those before asking). A loop-mode head's code line is written for any
 // head (`self.heads[h]`), as inside the for loop.
 Narration narrate(const Step& s, const Config& c);
+
+// Writes every step's code and explanation (Step::code, Step::explain) from its facts and
+// the trace's config. Every trace shown or exported to people goes through it once.
+void narrate(Trace& trace);
+
+// The heap bytes the words narrate() writes into step `s` of `c` take (Trace::record_bytes'
+// count of them): what check_config() is given to count them before the run (StepWordsBytes).
+std::size_t narration_bytes(const Step& s, const Config& c);
 
 // A tensor's shape with each size named by its axis, for a class that must tell equal sizes
 // apart: "[1, 2 heads, 3 tokens, 3 keys]" (the batch a plain number, a score grid's columns
