@@ -18,30 +18,16 @@
 set -u
 headsplit=$1 site=$2 png_stats=$3 py=$4
 here=$(cd "$(dirname "$0")" && pwd)
-tools=$here/../tools/web
-work=$(mktemp -d)
-server_pid= bare_pid=
-cleanup() { kill $server_pid $bare_pid 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+. "$here/web_common.sh"
 
 for f in index.html sw.js app.js app.wasm app.data app.worker.js app-single.js app-single.wasm; do
   [ -s "$site/$f" ] || { echo "FAIL: $site/$f is missing (make web builds the site)"; exit 1; }
 done
 command -v chromium >/dev/null || { echo "FAIL: chromium is needed (make web installs it)"; exit 1; }
 
-"$py" "$tools/serve.py" "$site" --port 0 >"$work/server.txt" 2>&1 &
-server_pid=$!
-for _ in $(seq 50); do [ -s "$work/server.txt" ] && break; sleep 0.1; done
-base=$(head -1 "$work/server.txt")
-case $base in http://127.0.0.1:*) ;; *) echo "FAIL: the server did not start: $(cat "$work/server.txt")"; exit 1 ;; esac
+serve_site base "$work/server.txt"
 # The same site from a host that cannot send the two headers: the page's service worker adds them.
-"$py" "$tools/serve.py" "$site" --port 0 --no-isolation-headers >"$work/bare.txt" 2>&1 &
-bare_pid=$!
-for _ in $(seq 50); do [ -s "$work/bare.txt" ] && break; sleep 0.1; done
-bare=$(head -1 "$work/bare.txt")
-case $bare in http://127.0.0.1:*) ;; *) echo "FAIL: the server without headers did not start: $(cat "$work/bare.txt")"; exit 1 ;; esac
+serve_site bare "$work/bare.txt" --no-isolation-headers
 
 # name|options (the command line's; the address takes the same, as name=value pairs)
 cases=(
@@ -295,21 +281,19 @@ esac
 # The single-threaded page: plain http:// on a host other than localhost is not a secure
 # context (a LAN address, as a live lesson serves the page), so the browser gives no shared
 # memory and index.html loads app-single. lan.test resolves to loopback in this browser. Its
-# trace equals the desktop's; gpt2-small at T = 256 computes in its frames, and the longest
-# frame is reported (not bounded: the build computes in the frame, docs/page.md).
+# trace equals the desktop's. (Its large traces, computed between frames: web_single_test.sh.)
 lan=${base/127.0.0.1/lan.test}
 nine=$(query --text 'a small cat sat on the warm mat today' --d-in 8 --d-out 12 --heads 3)
-echo "[{\"url\": \"$lan?$nine&json=1\", \"texts\": {\"trace-json\": \"$work/single-nine.json\"}},
-       {\"url\": \"$lan?preset=gpt2-small&tokens=256&step=5\", \"timeout\": 300}]" >"$work/single.json"
+echo "[{\"url\": \"$lan?$nine&json=1\", \"texts\": {\"trace-json\": \"$work/single-nine.json\"}}]" >"$work/single.json"
 PROBE_HOST_RULES="MAP lan.test 127.0.0.1" "$py" "$tools/page_probe.py" "$work/single.json" "$work/single-results.json" ||
   bad "the single-threaded page: the probe failed"
 single() { "$py" -c 'import json,sys; r=json.load(open(sys.argv[1]))[int(sys.argv[2])]; v=r.get(sys.argv[3]); print("" if v is None else v)' "$work/single-results.json" "$1" "$2"; }
-for j in 0 1; do
+for j in 0; do
   [ "$(single $j build)" = app-single ] && [ -z "$(single $j error)" ] ||
     bad "not a secure context: loaded '$(single $j build)', $(single $j error) $(single $j console)"
 done
 out=$("$py" "$here/web_compare.py" "$work/single-nine.json" "$work/desk-nine-words.json" 1e-5) || bad "single-threaded nine-words: $out"
-echo "single-threaded page: nine-words $out; gpt2-small T = 256 computed in $(single 1 compute_ms) ms in the frame"
+echo "single-threaded page: nine-words $out"
 
 [ $fail = 0 ] && echo "PASS: the page"
 exit $fail

@@ -20,7 +20,9 @@ usage: page_probe.py JOBS.json RESULTS.json
                   frame with a computed trace), "compute_ms", "steps_ms",
                   "longest_busy_frame_ms", "busy_frames" (frames drawn while a trace computed),
                   "frames_settled" and "frames" (frames drawn when it
-                  settled and after the actions), "address", "console", "error"}, ...]
+                  settled and after the actions), "long_tasks" ([start, duration] in ms of
+                  each task that held the page's thread 50 ms or more, the browser's Long Tasks
+                  API, on the clock of the page's marks), "address", "console", "error"}, ...]
   "build": "app" or "app-single" (index.html's choice). PROBE_HOST_RULES adds Chromium's
   --host-resolver-rules (e.g. "MAP lan.test 127.0.0.1": a host that is not a secure context).
   The texts are read after the actions. Debugging: PROBE_DEBUG=1 prints each poll and keeps
@@ -193,6 +195,13 @@ KEYLOG = """(() => { const p = document.createElement("pre"); p.id = "keylog"; d
       (e.target && e.target.id) + " " + (e.clientX || "") + "," + (e.clientY || "") + "\\n"; }, true); })()"""
 
 
+# The browser's own record of each task that held the page's thread 50 ms or more (its
+# Long Tasks API): [start, duration] in ms on performance.now()'s clock, the page's marks'.
+LONG_TASKS = """window.__longTasks = [];
+  new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__longTasks.push([e.startTime, e.duration]); })
+    .observe({ entryTypes: ["longtask"] });"""
+
+
 def number(value):
     """A data- attribute's number: an int when it is whole (as JavaScript prints it), NaN when absent."""
     try:
@@ -249,6 +258,7 @@ async def run_job(dt, job):
     result["busy_frames"] = number(await data("busyFrames"))
     result["frames"] = number(await data("framesDrawn"))
     result["build"] = await dt.evaluate("document.body.dataset.build || ''")  # app, or app-single (no threads)
+    result["long_tasks"] = await dt.evaluate("window.__longTasks || []")
     if job.get("screenshot"):
         await asyncio.sleep(0.2)  # a few more frames: the settled frame is on the canvas
         shot = await dt.send("Page.captureScreenshot", {"format": "png"})
@@ -266,6 +276,7 @@ async def probe(jobs, port):
         dt = DevTools(ws)
         await dt.send("Page.enable")
         await dt.send("Runtime.enable")
+        await dt.send("Page.addScriptToEvaluateOnNewDocument", {"source": LONG_TASKS})
         results = []
         for job in jobs:
             dt.console.clear()

@@ -196,7 +196,7 @@ void TraceComputer::start_worker(const Job& job) {
     worker_started_ = now_seconds();
     busy_what_ = std::to_string(c.num_tokens()) + " tokens, D_out " + std::to_string(c.d_out) + ", " +
                  std::to_string(c.heads) + " heads on " + backend_name(c.backend);
-    worker_ = std::async(kOffFrame, [this, job] {
+    worker_ = OffFrame<ComputeResult>([this, job] {
         // Below the UI thread, so that on a 2-core laptop the frames keep their pace (threads
         // this one starts inherit it; OpenBLAS's pool, made at start-up, does not). Best
         // effort: if the system refuses, the trace is computed at normal priority.
@@ -206,7 +206,7 @@ void TraceComputer::start_worker(const Job& job) {
 }
 
 std::optional<ComputeResult> TraceComputer::take() {
-    if (worker_.valid() && ready_to_take(worker_)) {
+    if (worker_.valid() && worker_.ready()) {
         ComputeResult r = worker_.get();
         // A value refused while the worker ran is the newest word: its result is dropped so
         // the refusal stays on screen (and is not overwritten before it was taken).

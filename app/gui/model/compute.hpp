@@ -1,9 +1,10 @@
 #pragma once
 // Computes traces for the visualizer. Teaching sizes run at once, in the frame, on the
 // window's own GL context; larger ones run on a worker thread (CPU, or GL through a
-// headless context of the worker's own) so no frame waits; configurations over the memory
-// budget become a shapes-only plan. Every trace it hands out is narrated (teaching's
-// narrate()), and its checks count those words in the memory estimate.
+// headless context of the worker's own) so no frame waits, or, in the single-threaded page,
+// in slices between its frames (base/slices.hpp); configurations over the memory budget
+// become a shapes-only plan. Every trace it hands out is narrated (teaching's narrate()), and
+// its checks count those words in the memory estimate.
 #include <atomic>
 #include <future>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "headsplit/backends/backend.hpp"
+#include "headsplit/base/threads.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/engine/trace.hpp"
 
@@ -62,7 +64,7 @@ private:
     bool window_gl_;
     std::unique_ptr<Backend> window_backend_;  // GL on the window's context, made on first use
     std::string gl_problem_;
-    std::future<ComputeResult> worker_;
+    OffFrame<ComputeResult> worker_;  // the worker, or the page's sliced job
     std::optional<Job> waiting_;
     bool refused_while_busy_ = false;  // the worker's result is out of date when it comes
     std::optional<ComputeResult> ready_;

@@ -26,6 +26,7 @@
 #include "gui/model/state.hpp"
 #include "gui/panels/style.hpp"
 #include "gui/runs/unattended.hpp"
+#include "headsplit/base/slices.hpp"
 #ifdef __EMSCRIPTEN__
 #include <emscripten.h>
 #include "web/page.hpp"
@@ -256,11 +257,12 @@ void poll_events(const AppState& st, bool unattended, double now) {
 // frame, a page drawn in software takes more than a core). While a trace computes, 10 a
 // second: the spinner still turns, and
 // the computation gets the time the frames would take.
+constexpr double kPageSlowFrame = 0.1;  // seconds between the frames of an idle or busy page
 bool page_skips_frame(const AppState& st, double started, double last_drawn) {
 #ifdef __EMSCRIPTEN__
     const bool animating = started - st.anim_start < st.anim_seconds;
     const bool lively = !st.computer->busy() && (animating || st.playing || page_seconds_since_input() < 0.5);
-    return !lively && started - last_drawn < 0.1;
+    return !lively && started - last_drawn < kPageSlowFrame;
 #else
     (void)st, (void)started, (void)last_drawn;
     return false;
@@ -391,7 +393,13 @@ public:
     bool frame() {
         if (glfwWindowShouldClose(win_)) return false;
         const double started = now_seconds();
-        if (page_skips_frame(st_, started, last_drawn_)) return true;
+        if (page_skips_frame(st_, started, last_drawn_)) {
+            // The single-threaded page computes a large trace in the ticks it draws no frame
+            // in, until the next frame is due (at least 20 ms a tick, so that it moves on where
+            // the frames take longer than their period).
+            run_sliced_jobs(std::max(0.02, last_drawn_ + kPageSlowFrame - started));
+            return true;
+        }
         last_drawn_ = started;
         poll_events(st_, run_ != nullptr, started);
         const double now = now_seconds();

@@ -13,6 +13,7 @@
 #include <xtensor/xview.hpp>
 #include "cpu_rows.hpp"
 #include "sgemm.hpp"
+#include "headsplit/base/slices.hpp"
 
 namespace headsplit {
 
@@ -61,6 +62,14 @@ auto strided(std::vector<float>& buf, const TensorDesc& t) {
 // thread is taken.
 template <class Body>
 void parallel_rows(std::int64_t n, std::int64_t work_per_row, Body body) {
+    if (in_sliced_job()) {  // the single-threaded page: blocks of rows, a slice point after each
+        const std::int64_t block = std::max<std::int64_t>(1, (1 << 22) / std::max<std::int64_t>(work_per_row, 1));
+        for (std::int64_t r0 = 0; r0 < n; r0 += block) {
+            body(r0, std::min(n, r0 + block));
+            slice_point();
+        }
+        return;
+    }
     const std::int64_t half = n / 2;
     if (n * work_per_row < (1 << 16) ||
         !cpu::run_beside([&] { body(half, n); }, [&] { body(std::int64_t{0}, half); }))

@@ -1,6 +1,7 @@
 #include "sgemm.hpp"
 
 #include "headsplit/backends/cpu_backend.hpp"
+#include "headsplit/base/slices.hpp"
 
 // Eigen 3.4 has no wasm SIMD kernels of its own, but it has SSE ones, and emscripten compiles
 // SSE intrinsics to wasm SIMD (this file is built with -msse4.1 -msimd128; 24 against 18
@@ -66,10 +67,38 @@ void product(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const
 }  // namespace
 
 // One thread's product (Eigen runs on one thread without OpenMP, which emscripten lacks);
-// sgemm_threads.cpp shares a large one between two.
+// sgemm_threads.cpp shares a large one between two. In the single-threaded page a large
+// product is computed in blocks, with a slice point between them (base/slices.hpp), so that
+// the frames go on while it runs: gpt2-small's QKV projection at T = 1024 is 1.8 GFLOP, a few
+// hundred milliseconds. Blocks of C's columns when it is wider than tall (each block packs
+// op(A) again, the smaller operand then), else of its rows. Each element of C is the same
+// sum as in one call, bit for bit: Eigen's blocking of the inner dimension depends on K
+// alone, and blocks of a multiple of 16 rows or columns keep its kernel's panels of rows and
+// columns where one call has them (a column left over from a panel is summed in another
+// order).
 void one_thread_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                       const float* B, int ldb, float beta, float* C, int ldc) {
-    product(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    slice_point();
+    // About 2^26 multiply-adds a block (10 to 20 ms in the page), at least 64 rows or columns.
+    const int step = std::max(64, static_cast<int>((1 << 26) / (static_cast<double>(std::min(M, N)) * K + 1)) / 16 * 16);
+    if (!in_sliced_job() || std::max(M, N) <= 2 * step)
+        return product(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (N >= M) {
+        for (int c0 = 0; c0 < N; c0 += step) {
+            // Column c of op(B): B's column c, or its row c when B is stored transposed.
+            const float* b = trans_b ? B + static_cast<std::ptrdiff_t>(c0) * ldb : B + c0;
+            product(trans_a, trans_b, M, std::min(N, c0 + step) - c0, K, alpha, A, lda, b, ldb, beta, C + c0, ldc);
+            slice_point();
+        }
+        return;
+    }
+    for (int r0 = 0; r0 < M; r0 += step) {
+        // Row r of op(A): A's row r, or its column r when A is stored transposed.
+        const float* a = trans_a ? A + r0 : A + static_cast<std::ptrdiff_t>(r0) * lda;
+        product(trans_a, trans_b, std::min(M, r0 + step) - r0, N, K, alpha, a, lda, B, ldb, beta,
+                C + static_cast<std::ptrdiff_t>(r0) * ldc, ldc);
+        slice_point();
+    }
 }
 
 }  // namespace headsplit::cpu

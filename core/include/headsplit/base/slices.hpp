@@ -1,0 +1,67 @@
+#pragma once
+// Long work in the single-threaded page, computed in slices between its frames.
+//
+// That page (emscripten without -pthread, threads.hpp) has one thread, the one that draws. A
+// job too long for a frame runs there as a SlicedJob: the frame loop resumes it for a slice of
+// time when it draws no frame, and the job goes back to the frame loop at its next slice
+// point once its slice is spent. Its stack is kept meanwhile (an emscripten fiber, which
+// needs the page linked with -sASYNCIFY: app/CMakeLists.txt). Every other build computes such
+// work on a thread, and there slice_point() does nothing.
+//
+// Slice points sit between pieces of work that take a few milliseconds (the CPU backend's row
+// blocks and ops), never inside a piece, so a job's numbers are those of one uninterrupted run.
+#include <exception>
+#include <functional>
+#include <memory>
+
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+#define HEADSPLIT_SLICED_WORK 1
+#else
+#define HEADSPLIT_SLICED_WORK 0
+#endif
+
+namespace headsplit {
+
+constexpr bool kSlicedWork = HEADSPLIT_SLICED_WORK != 0;
+
+#if HEADSPLIT_SLICED_WORK
+// Inside a resumed SlicedJob whose slice is spent: back to the frame loop, and on from here
+// when the job is resumed. Anywhere else: returns at once.
+void slice_point();
+// Whether slice points pause here: a sliced job is being resumed.
+bool in_sliced_job();
+#else
+inline void slice_point() {}
+inline bool in_sliced_job() { return false; }
+#endif
+
+// One piece of long work and its own stack. Only the single-threaded page makes them.
+class SlicedJob {
+public:
+    explicit SlicedJob(std::function<void()> work);
+    ~SlicedJob();  // an unfinished job is finished first (its stack holds objects to destroy)
+    SlicedJob(const SlicedJob&) = delete;
+    SlicedJob& operator=(const SlicedJob&) = delete;
+
+    // Runs the work until it ends (true) or `seconds` are spent and it reaches a slice point
+    // (false). A job resumed from inside another job runs to its end.
+    bool resume(double seconds);
+    bool done() const;
+    // What the work threw (null when nothing).
+    std::exception_ptr error() const;
+
+    struct State;
+
+private:
+    std::unique_ptr<State> s_;
+};
+
+// Resumes each unfinished SlicedJob in turn, for `seconds` in all: the frame loop's call on
+// the ticks where it draws no frame. Does nothing where there are no sliced jobs.
+#if HEADSPLIT_SLICED_WORK
+void run_sliced_jobs(double seconds);
+#else
+inline void run_sliced_jobs(double) {}
+#endif
+
+}  // namespace headsplit
