@@ -131,8 +131,10 @@ void place_tiling(Canvas& cv, const std::vector<Map>& maps, std::int64_t N, std:
                   const Grids& g) {
     const float font = cv.font, line_h = cv.line_h, label_w = cv.label_w;
     cv.thumbs_only = false;
+    // Maps of several rows (cross-attention's T x S) as tall as their rows; a decoding round's
+    // single row as a square of its keys, so its cells stay the size they were.
     cv.tiling = tile_maps(static_cast<int>(maps.size()), std::max(N, NR), cv.avail.x, maps_h, label_w,
-                          line_h + cv.key_band, cv.gap);
+                          line_h + cv.key_band, cv.gap, NR > 1 ? NR : std::max(N, NR));
     // Legible: up to 4 tokens the size that shows a number, up to 12 tokens 32 px drawn (a
     // projector's back row), up to 16 room for each token's name at kSmallestLabel of the text, beyond
     // that a third of a letter. Smaller, one head is shown large
@@ -193,7 +195,6 @@ Canvas fit_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps
     // tiny-trained's scores the masked swatch goes to a second line).
     const float legend_h = cv.legend_h = line_h * legend_lines(legend_parts(g, cv.bound, legend_bar(cv), font),
                                                  cv.avail.x, font) + 4;
-    // Tiled as square maps of the larger side, so that 1 x t rows of a round stay readable.
     // Too short for a map's title, key labels and 4 px cells beside the legend: the legend
     // gives its room to the maps.
     cv.legend = cv.avail.y - legend_h >= 2 * line_h + cv.gap + 4.0f * static_cast<float>(std::max(N, NR));

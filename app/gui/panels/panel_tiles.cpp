@@ -192,8 +192,11 @@ void draw_running_stats(const AppState& st, const TileView& v, int h, float xm, 
     // label; past that "l" moves right of "m" rather than be cut.
     const float m_w = ImGui::CalcTextSize("m").x, font = ImGui::GetFontSize();
     const float size = m_w <= cell - 1 ? font : std::max(kSmallestLabel * font, font * (cell - 1) / m_w);
-    const float m_drawn = draw_label(v.dl, {xm, y0 - v.line_h}, v.dim_col, "m", "", size).x;
-    draw_label(v.dl, {std::max(xm + cell, xm + m_drawn + 1), y0 - v.line_h}, v.dim_col, "l", "", size);
+    // Each over the middle of its column where it fits in it.
+    const float m_at = xm + std::max(0.0f, 0.5f * (cell - m_w * size / font));
+    const float m_end = m_at + draw_label(v.dl, {m_at, y0 - v.line_h}, v.dim_col, "m", "", size).x;
+    const float l_w = ImGui::CalcTextSize("l").x * size / font;
+    draw_label(v.dl, {std::max(xm + cell + std::max(0.0f, 0.5f * (cell - l_w)), m_end + 1), y0 - v.line_h}, v.dim_col, "l", "", size);
     const CellText text[2] = {cell_text(values_of(v.ts.latest, "m"), cell - 1, cell - 1, "m h" + std::to_string(h), 0, v.number_min),
                               cell_text(values_of(v.ts.latest, "l"), cell - 1, cell - 1, "l h" + std::to_string(h), 0, v.number_min)};
     for (std::int64_t i = 0; i < v.N; ++i) {

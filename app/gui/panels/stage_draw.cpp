@@ -78,14 +78,18 @@ void draw_tensor_captions(Canvas& cv, float below, bool beside) {
     const float cell = cv.cell, font = cv.room.font, right = cv.origin.x + cv.room.avail.x;
     bool same = true;
     for (const TensorRecord& r : s.tensors) same &= r.shape == first.shape && r.strides == first.strides;
-    // Shapes that differ go under their tensors; all on one line from the panel's edge where
-    // one would not fit under its tensor even at the smallest label.
+    // Shapes that differ go under their tensors; all on one line from the panel's edge, each
+    // with its name, where one would not fit under its tensor even at the smallest label (a
+    // name that does not fit over its tensor at that size is then left to that line).
     bool joined = false;
     std::string all_shapes;
+    auto name_fits = [&](std::size_t ti) {
+        return ImGui::CalcTextSize(s.tensors[ti].name.c_str()).x * kSmallestLabel <= block_width(cv, ti) || cv.L.tensors.size() == 1;
+    };
     for (std::size_t ti = 0; !same && ti < cv.L.tensors.size(); ++ti) {
         const TensorRecord& rec = s.tensors[ti];
         const float tight_w = ImGui::CalcTextSize(without_spaces(shape_str(rec.shape)).c_str()).x;
-        joined |= tight_w * kSmallestLabel > block_width(cv, ti);
+        joined |= tight_w * kSmallestLabel > block_width(cv, ti) || !name_fits(ti);
         all_shapes += (ti ? ", " : "") + rec.name + " " + shape_str(rec.shape);
     }
     if (beside) below = cv.grid0.y + cv.L.tensors.back().y * cell;
@@ -108,7 +112,8 @@ void draw_tensor_captions(Canvas& cv, float below, bool beside) {
                         : " alike)";
         }
         const float name_w = cv.L.tensors.size() == 1 ? right - (cv.grid0.x + tl.x * cell) : block_w;
-        if (tl.y == 0) {
+        const bool named_below = joined && !name_fits(ti);  // on the line under the tensors
+        if (!named_below && tl.y == 0) {
             // The name alone where the others' do not fit; smaller, down to the smallest label,
             // where even it does not.
             const float w = ImGui::CalcTextSize(rec.name.c_str()).x;
@@ -120,7 +125,7 @@ void draw_tensor_captions(Canvas& cv, float below, bool beside) {
                 const float size = std::max(kSmallestLabel * font, font * name_w / w);
                 cv.label_sized({at.x, at.y + font - size}, ink, rec.name, size, name_w, "");
             }
-        } else {  // a later row of tensors: in the gap above it, as large as the gap allows up to the text
+        } else if (!named_below) {  // a later row of tensors: in the gap above it, as large as the gap allows up to the text
             const float size = std::max(kSmallestLabel * font, std::min(font, kTensorRowGap * cell - 3));
             const ImVec2 pos(cv.grid0.x + tl.x * cell, cv.grid0.y + tl.y * cell - size - 2);
             cv.label_sized(pos, ImGui::GetColorU32(ImGuiCol_Text), name, size, name_w, "");
