@@ -110,6 +110,21 @@ else
   fail "the 60-token heatmaps case did not run: $(cat "$work/err")"
 fi
 
+# Cross-attention's scores are queries x context keys: the stage's caption names the keys' axis
+# S, not T (the 3-word sentence over a 6-word context, step 5: [1, 2, 3, 6]).
+if "$bin" --context "le chat dort sur le tapis" --step 5 --screenshot "$work/cross.png" \
+     --layout-report "$work/cross.json" 2>"$work/err"; then
+  python3 - "$work/cross.json" <<'PY' || fail "cross-attention's score caption does not name the keys S"
+import json, sys
+labels = [i["text"] for i in json.load(open(sys.argv[1]))["items"] if i.get("panel") == "stage"]
+caption = [t for t in labels if "(keys)]" in t]
+if not caption or any("T (keys)" in t for t in caption) or not all("S (keys)" in t and "6]" in t for t in caption):
+    sys.exit(f"the caption should read [B, H, T, S (keys)] = [1, 2, 3, 6]; the stage shows {caption or labels[:20]}")
+PY
+else
+  fail "the cross-attention caption case did not run: $(cat "$work/err")"
+fi
+
 # The why tab measuring a large shape (gpt2-xl: over a minute on llvmpipe) when the window
 # closes: the measurement stops after the run it is in, and the process ends (it stayed for
 # the whole measurement, about two minutes here, so closing the window looked like a hang).

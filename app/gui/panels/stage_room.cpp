@@ -54,7 +54,8 @@ std::string axes_text(const TensorRecord& t, const Config& c) {
     std::string s = "[";
     for (std::size_t i = 0; i < std::min(axes.size(), t.shape.size()); ++i) {  // m, l: [B, H, rows]
         std::string a = axis_label(axes[i]);
-        if (axes[i] == Axis::Key && i + 1 < axes.size()) a = c.cross() ? "S" : "T";  // key rows: the keys' tokens
+        // The keys' tokens: S in cross-attention (the context's), else T; "(keys)" on the last axis.
+        if (axes[i] == Axis::Key) a = std::string(c.cross() ? "S" : "T") + (i + 1 < axes.size() ? "" : " (keys)");
         if (axes[i] == Axis::Feature) a = t.shape[i] == head_dim && axes.size() == 4 ? "head_dim" : "D";
         s += (i ? ", " : "") + a;
     }
