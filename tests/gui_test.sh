@@ -125,6 +125,30 @@ else
   fail "the cross-attention caption case did not run: $(cat "$work/err")"
 fi
 
+# Presenter mode shares the width by what each panel must show: two masks compared at the
+# scores step (9 words, 3 heads, 1366x768, text 1.25) get the room to show their numbers at
+# the 2.5% rule, both maps whole, and the stage keeps its grids (at a fixed half of the
+# width the maps had 26 px cells and no number).
+if "$bin" --compare-masks --heads 3 --text "the quick brown fox jumps over the lazy dog" --present --step 4 \
+     --window 1366x768 --font-scale 1.25 --screenshot "$work/compare.png" --layout-report "$work/compare.json" 2>"$work/err"; then
+  python3 - "$work/compare.json" <<'PY' || fail "presenter mode's compared maps do not show their numbers"
+import json, sys
+r = json.load(open(sys.argv[1]))
+cells = [i for i in r["items"] if i.get("panel") == "heatmaps" and i["kind"] == "cell"]
+stage = [i["text"] for i in r["items"] if i.get("panel") == "stage"]
+maps = {i.get("tensor") for i in cells}
+if len(cells) != 2 * 81 or len(maps) != 2:
+    sys.exit(f"expected the two 9 x 9 maps whole, found {len(cells)} cells in {sorted(maps)}")
+small = [i for i in cells if not i.get("value_shown") or i.get("value_h", 0) < 0.025 * 768]
+if small:
+    sys.exit(f"{len(small)} of 162 map cells show no number of 19 px or more, e.g. {small[0]}")
+if "attn_scores" not in stage:
+    sys.exit(f"the stage does not name its tensor: {stage[:10]}")
+PY
+else
+  fail "the compared masks case did not run: $(cat "$work/err")"
+fi
+
 # The why tab measuring a large shape (gpt2-xl: over a minute on llvmpipe) when the window
 # closes: the measurement stops after the run it is in, and the process ends (it stayed for
 # the whole measurement, about two minutes here, so closing the window looked like a hang).

@@ -327,3 +327,21 @@ TEST_CASE("a panel a third empty while its cells hide their numbers is caught", 
     CHECK(audit_problems(grid(190, true), room).empty());  // fills the panel, numbers shown
     CHECK(audit_problems(grid(20, true), room).empty());   // small but every number shown: legible
 }
+
+TEST_CASE("a heatmap's cells of 32 px count as legible without their numbers", "[audit]") {
+    // The heads panel 600 x 600 with one 9 x 9 map in its top half: at 20 px a cell it is a
+    // third empty with cells below their size; at 33 px its shape reads, numbers or not.
+    auto map = [](float cell) {
+        LayoutAudit a;
+        a.enabled = true;
+        a.begin_frame(1366, 768, 1.25f, "room");
+        a.begin_panel("heatmaps", 0, 0, 600, 600, 0, 0, 600, 600, false, false);
+        for (int i = 0; i < 9; ++i)
+            for (int j = 0; j < 9; ++j) a.cell("-.37", 10 + j * cell, 10 + i * cell, cell, cell, false, 30, true, "h0", 0);
+        return a.report();
+    };
+    AuditRules room;
+    room.room_used = true;
+    REQUIRE(audit_problems(map(20), room).size() == 1);
+    CHECK(audit_problems(map(33), room).empty());
+}

@@ -76,14 +76,17 @@ struct PanelState {
     std::map<std::string, WordsBox> words_boxes;  // by the box's id
     float pending_font_scale = -1;  // the text size slider's value until it is released; -1 before the first frame
     int dragging_splitter = -1;     // the splitter a drag holds (window.cpp), -1 when none
+    bool presenter_split_set = false;  // the reader dragged presenter mode's splitter: its fraction stands
     std::string fallback_said;      // the last CPU fall-back notice written to stderr
     bool fonts_built = false;       // the renderer's font texture exists: a new font rebuilds only it
     int timeline_step = -1;         // the step the timeline last brought into view
-    float caption_h = 0;            // presenter mode: the caption's height last frame (its lines wrap)
+    float caption_h = 0;            // presenter mode: the caption's height as drawn with a lesson's answers in it
     // The most any step of the trace needs, so that a panel keeps its place from step to step:
     // presenter mode's caption (its step line, code and note), the flash tiles' line, the
     // stage's heading, the heatmaps' "what" line (its width).
-    mutable StepsMost caption_tallest, tiles_line_h, heading_tallest, heat_what_w;  // caches
+    // And the least cell that shows the numbers of some step's maps (heat_numbers), the
+    // stage's tallest explanation (presenter mode's measure).
+    mutable StepsMost caption_tallest, tiles_line_h, heading_tallest, heat_what_w, heat_numbers, explain_tallest;  // caches
     bool f1_listed = false;         // presenter mode: the caption's keys said "F1: keys" this frame
     bool controls_fold = false;     // the normal layout: the window too narrow for the controls column at this text size
     bool heads_fit = true;          // the heatmaps: every head fitted at a legible size last frame

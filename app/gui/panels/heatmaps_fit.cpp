@@ -285,6 +285,34 @@ PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled) 
     const float side = static_cast<float>(std::max(g.N, g.NR));
     const Canvas whole = fit(panel.y);
     const float want = g.steady || side <= 4 ? whole.legible : std::min(whole.legible, 16.0f);
+    n.cell = std::min(whole.tiling.cell, 5.0f * whole.font), n.legible = want;
+    n.every = focus >= 0 || whole.focus < 0;
+    // Numbers show in maps of up to 16 tokens at most: the least cell that shows those of
+    // some step's maps, the same at every step (so that what a layout asks for them holds
+    // from step to step), each found by halving (a map's numbers share one format, as drawn).
+    if (side <= 16) {
+        const Trace& tr = *st.trace;
+        const auto least = [&](const Step& s) {
+            if (!is_grid_op(s.op)) return 1e5f;
+            ValueRange range;
+            for (const Map& m : maps_of(grids_for(tr, s.index), true, g.sentence))
+                for (const ValueRange& r : block_ranges(st, m)) range.add(r);
+            const auto shown = [&](float cell) {
+                return cell_text(range, cell - 1, cell - 1, "", number_size_max(), number_size_min(st.presenting, st.document)).shown;
+            };
+            float lo = 1, hi = 6 * whole.font;
+            if (!shown(hi)) return 1e5f;
+            for (int i = 0; i < 12 && hi - lo > 0.5f; ++i) (shown(0.5f * (lo + hi)) ? hi : lo) = 0.5f * (lo + hi);
+            return hi;
+        };
+        const std::string key = std::to_string(whole.font) + " " + std::to_string(g.sentence) + " " + std::to_string(st.presenting);
+        // (The cache keeps the most of a measure: of 1e5 less each, 1e5 for none.)
+        const float most = st.panels.heat_numbers.of(steps_key(&tr, 0, key), tr, [&](const Step& s) { return 1e5f - least(s); });
+        if (most > 0) n.numbers = 1e5f - most;
+    }
+    n.min_w = toggle_width("causal vs bidirectional");
+    for (const LegendPart& part : legend_parts(g, whole.bound, legend_bar(whole), whole.font)) n.min_w = std::max(n.min_w, part.w);
+    n.min_w += 2 * style.WindowPadding.x;
     const auto legible = [&](const Canvas& cv) { return cv.tiling.cell >= want; };
     if (!legible(whole)) {  // more than the column: as much more as the cells lack
         n.text_h = text_of(whole);

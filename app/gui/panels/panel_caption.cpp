@@ -29,6 +29,24 @@ void strip_button(AppState& st, const std::string& label, LiveChange up, LiveCha
     audit_last_item(label);
 }
 
+// The live strip's buttons, in order, with what a click (and a Shift+click) changes; the
+// last, "T sentence", opens the sentence box.
+struct StripButton {
+    std::string label;
+    LiveChange up, down;
+};
+std::vector<StripButton> strip_buttons(const Config& c) {
+    return {{"H heads " + std::to_string(c.heads), LiveChange::HeadsUp, LiveChange::HeadsDown},
+            {"D D_out " + std::to_string(c.d_out), LiveChange::DOutUp, LiveChange::DOutDown},
+            {"K KV heads " + std::to_string(c.kv_head_count()), LiveChange::KvHeadsUp, LiveChange::KvHeadsDown},
+            {std::string("M ") + mode_name(c.mode), LiveChange::NextMode, LiveChange::NextMode},
+            {std::string("C mask ") + (c.causal ? "on" : "off"), LiveChange::Causal, LiveChange::Causal},
+            {"T sentence", LiveChange::NextMode, LiveChange::NextMode}};
+}
+
+// How to go down, where it fits on the strip's line (the README lists the keys too).
+std::string strip_hint(const AppState& st) { return st.panels.f1_listed ? "Shift: down" : "Shift: down   F1: keys"; }
+
 // The live strip: what the teacher can change without leaving presenter mode, each with its
 // key; T opens a box for the sentence (Enter runs it, Escape closes it).
 void draw_live_strip(AppState& st) {
@@ -45,17 +63,13 @@ void draw_live_strip(AppState& st) {
     }
     ImGui::AlignTextToFramePadding();
     ImGui::TextDisabled("live:");
-    strip_button(st, "H heads " + std::to_string(c.heads), LiveChange::HeadsUp, LiveChange::HeadsDown);
-    strip_button(st, "D D_out " + std::to_string(c.d_out), LiveChange::DOutUp, LiveChange::DOutDown);
-    strip_button(st, "K KV heads " + std::to_string(c.kv_head_count()), LiveChange::KvHeadsUp, LiveChange::KvHeadsDown);
-    strip_button(st, std::string("M ") + mode_name(c.mode), LiveChange::NextMode, LiveChange::NextMode);
-    strip_button(st, std::string("C mask ") + (c.causal ? "on" : "off"), LiveChange::Causal, LiveChange::Causal);
-    const std::string text = "T sentence";
+    const std::vector<StripButton> buttons = strip_buttons(c);
+    for (std::size_t i = 0; i + 1 < buttons.size(); ++i) strip_button(st, buttons[i].label, buttons[i].up, buttons[i].down);
+    const std::string& text = buttons.back().label;
     same_line_if_fits(button_width(text.c_str()));
     if (ImGui::SmallButton(text.c_str())) open_sentence_box(st);
     audit_last_item(text);
-    // How to go down, where it fits on the strip's line (the README lists the keys too).
-    const std::string hint = st.panels.f1_listed ? "Shift: down" : "Shift: down   F1: keys";
+    const std::string hint = strip_hint(st);
     const float hint_w = ImGui::CalcTextSize(hint.c_str()).x + ImGui::GetStyle().ItemSpacing.x;
     if (ImGui::GetItemRectMax().x + hint_w <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) {
         ImGui::SameLine();
@@ -132,7 +146,74 @@ float step_lines_h(const StepLines& l, float width) {
     return h;
 }
 
+// The keys on a question or F1, and on the first step as many lines of them as its room left
+// holds (with "F1: keys", unless it stands beside the step's line); else the stage has their
+// lines.
+std::vector<std::string> caption_keys(const AppState& st, bool f1_beside) {
+    std::vector<std::string> keys =
+        quiz_waiting(st) ? std::vector<std::string>{"1-4: answer", "Q: end the quiz", "F5 or Escape: leave presenter mode"}
+        : st.show_keys || st.step == 0
+            ? std::vector<std::string>{"Left / Right or Page Up / Down: step", "F1: keys", "Space: play",
+                                       "Q: predict the shape", "[ ]: head", "W: weight split", "Y: why split",
+                                       "I: inspector", "B: blank", "F5 or Escape: leave presenter mode"}
+            : std::vector<std::string>{};
+    if (f1_beside) keys.erase(std::remove(keys.begin(), keys.end(), std::string("F1: keys")), keys.end());
+    return keys;
+}
+
+// Whether "F1: keys" stands beside the first step's line: where it fits the width.
+bool f1_beside_line(const AppState& st, const StepLines& here, float width) {
+    if (st.step != 0 || quiz_waiting(st)) return false;
+    const float line_w = here.scale * ImGui::CalcTextSize(here.line.c_str(), nullptr, false, width / here.scale).x;
+    return line_w + ImGui::CalcTextSize("   ").x + ImGui::CalcTextSize("F1: keys").x <= width;
+}
+
+// How many lines `items` take in `width` px, each beside the one before where it fits with
+// `gap` px between (as same_line_if_fits places them).
+int lines_of(const std::vector<float>& items, float width, float gap) {
+    int lines = 0;
+    float x = 0;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i && x + gap + items[i] <= width) x += gap + items[i];
+        else ++lines, x = items[i];
+    }
+    return lines;
+}
+
 }  // namespace
+
+float MeasureCaption(const AppState& st, float width) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float pad = 2 * style.WindowPadding.y, line = ImGui::GetTextLineHeightWithSpacing();
+    const Step* s = st.current();
+    if (!s) return pad + line;
+    const StepLines here = step_lines(st, *s, width, quiz_hides(st, s->index));
+    const float here_h = step_lines_h(here, width);
+    const std::string quiz = std::to_string(st.quiz.on) + " " + std::to_string(st.quiz.right) + "/" + std::to_string(st.quiz.asked);
+    const float tallest = st.panels.caption_tallest.of(steps_key(st.trace.get(), width, quiz), *st.trace, [&](const Step& other) {
+        return step_lines_h(step_lines(st, other, width, false), width);
+    });
+    const float spare = std::max(tallest - here_h, 0.0f);
+    float keys_h = 0;
+    if (quiz_waiting(st) || st.show_keys) {
+        std::vector<float> widths;
+        for (const std::string& k : caption_keys(st, f1_beside_line(st, here, width))) widths.push_back(ImGui::CalcTextSize(k.c_str()).x);
+        keys_h = static_cast<float>(lines_of(widths, width, ImGui::CalcTextSize("   ").x)) * line;
+    }
+    float h = pad + here_h + std::max(spare, keys_h);
+    if (quiz_waiting(st)) return h;
+    if (st.live.typing) {
+        h += ImGui::GetFrameHeightWithSpacing();
+    } else {
+        // "live:" at a frame's height, then the buttons (a line of text tall each further line).
+        std::vector<float> widths{ImGui::CalcTextSize("live:").x};
+        for (const StripButton& b : strip_buttons(st.config)) widths.push_back(button_width(b.label.c_str()));
+        const int lines = lines_of(widths, width, style.ItemSpacing.x);
+        h += ImGui::GetFrameHeight() + style.ItemSpacing.y + static_cast<float>(lines - 1) * (ImGui::GetTextLineHeight() + style.ItemSpacing.y);
+    }
+    if (!st.live.caption.empty()) h += line;
+    return h;
+}
 
 void DrawCaption(AppState& st) {
     audit_panel("caption");
@@ -153,9 +234,7 @@ void DrawCaption(AppState& st) {
     // The first step says where the keys are beside its line, where it fits (its room below
     // may hold none of them).
     const char* f1 = "F1: keys";
-    const float f1_x = ImGui::GetItemRectMax().x + ImGui::CalcTextSize("   ").x;
-    const bool f1_beside = s->index == 0 && !quiz_waiting(st) &&
-                           f1_x + ImGui::CalcTextSize(f1).x <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    const bool f1_beside = f1_beside_line(st, here, width);
     if (f1_beside) {
         ImGui::SameLine(0, ImGui::CalcTextSize("   ").x);
         ImGui::TextDisabled("%s", f1);
@@ -189,18 +268,8 @@ void DrawCaption(AppState& st) {
     });
     const float spare = std::max(tallest - step_lines_h(here, width), 0.0f);
     const float keys_top = ImGui::GetCursorPosY();
-    // The keys on a question or F1, and on the first step as many lines of them as its room
-    // left holds (with "F1: keys"); else the stage has their lines.
     const bool asked = quiz_waiting(st) || st.show_keys;
-    const std::vector<std::string> keys =
-        quiz_waiting(st) ? std::vector<std::string>{"1-4: answer", "Q: end the quiz", "F5 or Escape: leave presenter mode"}
-        : asked || st.step == 0
-            ? std::vector<std::string>{"Left / Right or Page Up / Down: step", "F1: keys", "Space: play",
-                                       "Q: predict the shape", "[ ]: head", "W: weight split", "Y: why split",
-                                       "I: inspector", "B: blank", "F5 or Escape: leave presenter mode"}
-            : std::vector<std::string>{};
-    std::vector<std::string> listed = keys;
-    if (f1_beside) listed.erase(std::remove(listed.begin(), listed.end(), std::string(f1)), listed.end());
+    const std::vector<std::string> listed = caption_keys(st, f1_beside);
     const int lines_free = asked ? INT_MAX : static_cast<int>((spare + 0.5f) / ImGui::GetTextLineHeightWithSpacing());
     const float gap = ImGui::CalcTextSize("   ").x, right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
     int lines = 0;

@@ -60,15 +60,16 @@ void draw_header(AppState& st, const Grids& g, const Step& first) {
         if (ImGui::SliderInt("head", &head, 0, g.heads_here - 1)) st.focus_head = head;
         audit_last_item("head");
     }
-    // The colour scale is the weights': at the scores' steps it stands greyed out, so that the
-    // header keeps its lines from step to step.
+    // The colour scale is the weights': at the scores' steps it stands greyed out, naming the
+    // scores' own (one range, -m .. m, every head alike: the legend's), so that the header
+    // keeps its lines from step to step.
     same_line_if(ImGui::CalcTextSize("each row to its max colour scale").x + ImGui::GetFrameHeight() * 2.5f);
     {
         ImGui::BeginDisabled(!g.weights);
         ImGui::SetNextItemWidth(std::min(ImGui::CalcTextSize("each row to its max").x + ImGui::GetFrameHeight() * 1.5f,
                                          ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("colour scale").x -
                                              ImGui::GetStyle().ItemInnerSpacing.x));
-        if (ImGui::BeginCombo("colour scale", scale_name(st.heat_scale))) {
+        if (ImGui::BeginCombo("colour scale", g.weights ? scale_name(st.heat_scale) : "scores: -m .. m")) {
             for (auto s : {AppState::HeatScale::Unit, AppState::HeatScale::PerRow, AppState::HeatScale::Log})
                 if (ImGui::Selectable(scale_name(s), s == st.heat_scale)) st.heat_scale = s;
             ImGui::EndCombo();

@@ -1,4 +1,6 @@
 // Inspector: where the hovered cell's value came from, with the actual numbers.
+#include <cstdio>
+
 #include <imgui.h>
 
 #include "gui/view/explain.hpp"
@@ -19,8 +21,12 @@ void DrawInspector(const AppState& st) {
         // The step's explanation first: the stage leaves it here when its room is short.
         if (s) {
             ImGui::TextWrapped("%s", s->explain.c_str());
-            ImGui::TextDisabled("%lld matmuls, %.3g MFLOP, %.3f ms, %lld dispatches", static_cast<long long>(s->matmuls),
-                                s->flops / 1e6, s->ms, static_cast<long long>(s->stats.dispatches));
+            char cost[160];
+            std::snprintf(cost, sizeof cost, "%lld matmuls, %.3g MFLOP, %.3f ms, %lld dispatches", static_cast<long long>(s->matmuls),
+                          s->flops / 1e6, s->ms, static_cast<long long>(s->stats.dispatches));
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+            text_at_spaces(cost, false);  // its narrow column breaks it between its parts
+            ImGui::PopStyleColor();
             ImGui::Separator();
         }
         ImGui::TextWrapped("Hover over any cell on the stage or a heatmap to see where its value comes from.");

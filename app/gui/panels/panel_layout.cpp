@@ -57,6 +57,65 @@ ImGuiWindowFlags stage_flags(const AppState& st) {
            (st.stage_view.zoom > 1.0f ? ImGuiWindowFlags_HorizontalScrollbar : ImGuiWindowFlags_NoScrollbar);
 }
 
+// Presenter mode's share of the width for the stage beside the heads, at a step about the
+// attention weights: measured, unless the reader dragged the splitter. Each share from 0.3
+// to 0.8 is tried that leaves the stage its text and 4 px cells and the heads panel its
+// lines whole. Kept, in turn, where any share has it: legible cells on the panel the step is
+// about (the heads panel's maps from the scores to the dropout and flash mode's tiles, else
+// the stage), legible cells on the other, every part of the step's panel shown (every
+// head's map, not one large; the whole tensors, not a window), its numbers shown (the
+// heatmaps: at the least cell that shows some step's, the same at every step), every part of
+// the other; then the step's panel's cells at 90% of the largest at least, counted by the
+// share of them shown (a window of a large tensor grows with the room; a tenth smaller, maps
+// in two rows may fill a panel that one row leaves half empty); and of those the one
+// that gives the step's panel the most width while the other's cells stay within 3% of
+// their largest: the step's picture takes the room until its cells stop growing, the other
+// what it can use of the rest, the step's picture anything left. Both are measures of what
+// each panel must show, not of the frame before.
+float presenter_stage_share(const AppState& st, float W, float column) {
+    if (st.panels.presenter_split_set || st.presenter_side != AppState::PresenterSide::Heads) return st.splits.stage;
+    const Step* s = st.current();
+    const bool flash = st.trace && st.trace->config.mode == Mode::Flash;
+    const bool maps_step = s && (is_grid_op(s->op) || (flash && s->op == Op::Tile));  // the heads panel's picture
+    struct Try {
+        float f;
+        int every;
+        float mine;   // the cells of the step's panel, times the share of them it shows
+        float other;  // the other's cells
+    };
+    std::vector<Try> tries;
+    for (int i = 0; i <= 25; ++i) {
+        const float f = 0.3f + 0.02f * static_cast<float>(i);
+        const float stage_w = std::floor(W * f);
+        const PanelNeed stage = MeasureStage(st, {stage_w, column}, false);
+        const PanelNeed heads = flash ? MeasureFlashTiles(st, {W - stage_w, column}, true)
+                                      : MeasureHeatmaps(st, {W - stage_w, column}, true);
+        if (stage.cell < 0 || heads.cell < 0) return st.splits.stage;
+        if (stage.min_h > column || W - stage_w < heads.min_w) continue;
+        const PanelNeed& mine = maps_step ? heads : stage;
+        const PanelNeed& other = maps_step ? stage : heads;
+        // (A pixel and a half to spare: the panel draws at whole pixels what was measured.)
+        const bool numbers = mine.numbers > 0 && mine.cell >= mine.numbers + 1.5f;
+        tries.push_back({f, 16 * (mine.cell >= mine.legible) + 8 * (other.cell >= other.legible) + 4 * mine.every + 2 * numbers + other.every,
+                         mine.cell * mine.shown, other.cell * other.shown});
+    }
+    if (tries.empty()) return st.splits.stage;
+    int every = 0;
+    float largest = 0;
+    for (const Try& t : tries) every = std::max(every, t.every);
+    for (const Try& t : tries)
+        if (t.every == every) largest = std::max(largest, t.mine);
+    float other = 0;  // the other's largest of those kept
+    const auto kept = [&](const Try& t) { return t.every == every && t.mine >= 0.9f * largest; };
+    for (const Try& t : tries)
+        if (kept(t)) other = std::max(other, t.other);
+    for (std::size_t i = 0; i < tries.size(); ++i) {  // from the step's panel's widest
+        const Try& t = tries[maps_step ? i : tries.size() - 1 - i];
+        if (kept(t) && t.other >= 0.97f * other) return t.f;
+    }
+    return st.splits.stage;
+}
+
 void draw_presenter(AppState& st, double now) {
     // Keys only: the caption across the top, the stage and the heatmaps share the rest.
     const ImVec2 size = ImGui::GetIO().DisplaySize;
@@ -69,17 +128,18 @@ void draw_presenter(AppState& st, double now) {
     };
     take_result(st, now);
     const ImGuiStyle& style = ImGui::GetStyle();
-    // As tall as the caption was last frame (its lines wrap at large fonts), a guess at first:
-    // the step line (1.5x), the code, the keys, the live strip and the line on the last change.
-    float& caption_h = st.panels.caption_h;
-    if (caption_h <= 0)
-        caption_h = ImGui::GetTextLineHeightWithSpacing() * 4.5f + ImGui::GetFrameHeightWithSpacing() + style.WindowPadding.y * 2;
+    // As tall as the caption's lines (they wrap at large fonts), measured before it is placed;
+    // a live lesson's answers, in the live strip's place after a reveal, as tall as they were
+    // drawn the frame before.
+    const float measured = std::ceil(MeasureCaption(st, W - 2 * style.WindowPadding.x));
+    const bool answers = LessonAnswersShown(st);
+    const float caption_h = std::min(answers ? std::max(measured, st.panels.caption_h) : measured, std::floor(H * 0.55f));
     place(0, 0, W, caption_h);
     if (ImGui::Begin("Presenter", nullptr, fixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar)) {
         DrawCaption(st);
-        // What it takes, for the next frame.
         const float used = ImGui::GetCursorPosY() + style.WindowPadding.y;
-        caption_h = std::min(used, H * 0.55f);
+        st.panels.caption_h = answers ? used : 0.0f;
+        if (!answers && std::abs(used - measured) > 1) layout_audit().mismeasured("the caption's height", measured, used);
     }
     ImGui::End();
     st.hover = Hover{};
@@ -93,9 +153,9 @@ void draw_presenter(AppState& st, double now) {
     const Step* s = st.current();
     const bool about_weights = s && heatmaps_off(st).empty() && (is_grid_op(s->op) || s->op == Op::Context || s->op == Op::Tile);
     const bool asking = quiz_waiting(st) || (!about_weights && st.presenter_side == Side::Heads);
-    const float stage_w = asking ? W : W * st.splits.stage;
     // A live lesson's corner line stands under the stage and the heads, covering neither.
     const float below = LessonStripHeight(st);
+    const float stage_w = asking ? W : std::floor(W * presenter_stage_share(st, W, H - caption_h - below));
     place(0, caption_h, stage_w, H - caption_h - below);
     if (ImGui::Begin("Stage", nullptr, fixed | stage_flags(st) | ImGuiWindowFlags_NoTitleBar)) {
         audit_panel("stage");
@@ -120,6 +180,7 @@ void draw_presenter(AppState& st, double now) {
     }
     ImGui::End();
     handle_splitters(st.panels.dragging_splitter, {{5, true, stage_w, caption_h, H, &st.splits.stage, 0, W, 0.3f, 0.8f}});
+    if (st.panels.dragging_splitter == 5) st.panels.presenter_split_set = true;
 }
 
 }  // namespace

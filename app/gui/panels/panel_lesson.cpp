@@ -282,6 +282,8 @@ bool DrawLessonAnswers(const AppState& st) {
     return true;
 }
 
+bool LessonAnswersShown(const AppState& st) { return histogram_shown(st); }
+
 float LessonStripHeight(const AppState& st) {
     const LessonView& v = st.lesson;
     if (!v.on || v.card || st.blank) return 0.0f;

@@ -146,6 +146,32 @@ void draw_shapes_only(const Step& s, const Config& c, const std::string& notice)
 
 }  // namespace
 
+namespace {
+
+// The cells the stage shows in `room_h` px under its heading, `width` px wide: their side,
+// the share of them and whether the tensors are whole. In presenter mode the step's
+// explanation stands above the cells where it takes a third of the panel at most, as
+// draw_heading puts it: the tallest of any step's is counted, so that the stage asks alike
+// from step to step.
+void shown_cells(const AppState& st, const Step& s, float room_h, float width, PanelNeed& n) {
+    if (st.presenting) {
+        const float e = st.panels.explain_tallest.of(steps_key(st.trace.get(), width), *st.trace, [&](const Step& other) {
+            return ImGui::CalcTextSize(other.explain.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y;
+        });
+        if (e <= room_h / 3) room_h -= e;
+    }
+    const Room room = room_of(s, st.trace->config, st.stage_view.zoom > 1.0f, {width, std::max(room_h, 1.0f)});
+    const Choice ch = choose_window(st, room, s);
+    const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
+    n.cell = std::min(ch.best, kMaxCellFonts * room.font);
+    std::int64_t cells = 0, hidden = 0;
+    for (const TensorLayout& t : L.tensors) cells += static_cast<std::int64_t>(t.cells.size()), hidden += t.hidden;
+    n.shown = cells + hidden > 0 ? static_cast<float>(cells) / static_cast<float>(cells + hidden) : 1.0f;
+    n.every = ch.variant < kArrangements && ch.batch_shown == std::min<std::int64_t>(st.trace->config.batch, 4);
+}
+
+}  // namespace
+
 PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
     PanelNeed n;
     const Step* s = st.current();
@@ -155,11 +181,11 @@ PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
     const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f);
     const bool titled = !st.presenting;  // the heading names the step
     // Above the cells: the title bar and the padding, a question's verdict, the heading without
-    // its explanation (the layout decides whether that has the room); in the heatmaps' tab the
-    // tallest heading of any step, so that the stage and the maps share the column alike from
-    // step to step.
+    // its explanation (the layout decides whether that has the room); beside the heatmaps (the
+    // normal layout's tab, presenter mode) the tallest heading of any step, so that the stage
+    // and the maps share the room alike from step to step.
     float above = (window_titled ? ImGui::GetFrameHeight() : 0.0f) + 2 * style.WindowPadding.y + QuizVerdictHeight(st, width);
-    above += st.panels.heatmaps_tab
+    above += st.panels.heatmaps_tab || st.presenting
                  ? st.panels.heading_tallest.of(steps_key(st.trace.get(), width, titled ? "titled" : ""), *st.trace,
                                                 [&](const Step& other) { return heading_h(other, width, titled); })
                  : heading_h(*s, width, titled);
@@ -171,10 +197,22 @@ PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
     n.text_h = above + text_room(room, *s, L, true, true);
     // Legible cells in the arrangement that needs the least height of those whose width lets
     // the cells be legible (else the one with the largest cells); a step of up to 64 numbers
-    // (the teaching example) at the size that shows them.
+    // (the teaching example) at the size that shows them, where the steps of its op around it
+    // have no more (flash's tiles at a sentence's end hold fewer: the size asked stays).
     std::int64_t numbers = 0;
-    for (const TensorRecord& r : s->tensors) numbers += numel(r.shape);
+    const auto count = [&](const Step& step) {
+        std::int64_t n_step = 0;
+        for (const TensorRecord& r : step.tensors) n_step += numel(r.shape);
+        numbers = std::max(numbers, n_step);
+    };
+    const std::vector<Step>& steps = st.trace->steps;
+    for (int i = st.step; i >= 0 && i > st.step - 256 && steps[static_cast<std::size_t>(i)].op == s->op; --i) count(steps[static_cast<std::size_t>(i)]);
+    for (int i = st.step + 1; i < static_cast<int>(steps.size()) && i < st.step + 256 && steps[static_cast<std::size_t>(i)].op == s->op; ++i)
+        count(steps[static_cast<std::size_t>(i)]);
     const float legible = numbers <= 64 ? value_cell() : legible_cell(room);
+    n.legible = legible;
+    if (numbers <= 64) n.numbers = value_cell();
+    shown_cells(st, *s, panel.y - above, width, n);
     n.need_h = 1e9f;
     float widest = -1;  // the largest cell the width allows, of the arrangements tried
     for (int v = 0; v < kArrangements; ++v) {

@@ -302,6 +302,13 @@ PanelNeed MeasureFlashTiles(const AppState& st, ImVec2 panel, bool window_titled
     // alone and the column; more than the column by as much as the cells lack.
     const TilesPlan whole = plan(panel.y);
     const float rows = static_cast<float>(std::max(whole.tiling.rows, 1) * N);
+    n.cell = whole.tiling.cell, n.legible = whole.legible;
+    // The memory lines' shortest forms beside their bars (draw_memory_bars).
+    const Config& c = st.trace->config;
+    const std::int64_t copies = c.batch * c.heads, blk = c.flash_block();
+    const float words = std::max(ImGui::CalcTextSize(("flash: " + grouped(blk * blk * copies) + " scores").c_str()).x,
+                                 ImGui::CalcTextSize(("split: 2 x " + grouped(c.num_tokens() * c.num_keys() * copies) + " scores").c_str()).x);
+    n.min_w = std::max(words + 4 * font, (words + font) / 0.8f) + 2 * style.WindowPadding.x + 2;
     if (whole.tiling.cell < whole.legible) {
         n.text_h = text_of(whole);
         n.need_h = panel.y + (whole.legible - whole.tiling.cell) * rows + 1;

@@ -22,6 +22,10 @@ void DrawInspector(const AppState& st);           // panel_inspector.cpp
 void DrawWeightSplit(AppState& st);               // panel_weights.cpp
 void DrawWhy(AppState& st);                       // panel_why.cpp
 void DrawCaption(AppState& st);                   // panel_caption.cpp (presenter mode)
+// panel_caption.cpp: the caption's height in a window `width` px wide inside its padding, as
+// DrawCaption lays it out, measured before it is placed (a live lesson's answers after a
+// reveal, which stand in the live strip's place, not counted).
+float MeasureCaption(const AppState& st, float width);
 void DrawQuizCard(AppState& st, double now);      // panel_quiz.cpp: the question, in the stage
 void DrawQuizVerdict(const AppState& st);         // panel_quiz.cpp: right or not, and why
 float QuizVerdictHeight(const AppState& st, float width);  // panel_quiz.cpp: the verdict's height, 0 when none
@@ -33,6 +37,17 @@ float QuizVerdictHeight(const AppState& st, float width);  // panel_quiz.cpp: th
 struct PanelNeed {
     float text_h = -1, need_h = -1, min_h = -1, explain_h = 0;
     bool lesson = false;
+    // The side of its cells, px, when the panel is given the whole of `panel`, and the side it
+    // calls legible (-1 where it draws no cells); whether it shows every part then (every
+    // head's map, not one large for want of room; the whole tensor, not a window of it).
+    float cell = -1, legible = -1;
+    bool every = true;
+    // The least side whose cells show their numbers (-1: none does, or not measured); the
+    // share of its cells it shows (a window of a large tensor, less than 1).
+    float numbers = -1, shown = 1;
+    // The least width whose lines are whole (the heads panel's: its header's toggle, its
+    // legend's parts, flash mode's memory lines).
+    float min_w = 0;
 };
 // panel_stage.cpp: the stage as `panel` (its width, the column's height) would show it;
 // `window_titled`: the panel has a title bar.
@@ -53,5 +68,7 @@ float LessonStripHeight(const AppState& st);
 // panel_lesson.cpp: in presenter mode's caption, the class's answers after a reveal; false
 // (nothing drawn) at other times.
 bool DrawLessonAnswers(const AppState& st);
+// panel_lesson.cpp: whether the class's answers show in the caption now.
+bool LessonAnswersShown(const AppState& st);
 
 }  // namespace headsplit::gui

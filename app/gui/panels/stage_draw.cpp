@@ -152,25 +152,34 @@ void draw_tensor_captions(Canvas& cv, float below, bool beside) {
 }
 
 void draw_window_note(Canvas& cv, float below, bool beside) {
-    std::string note;
+    std::string name, window;
     for (const TensorLayout& tl : cv.L.tensors)
         if (tl.hidden > 0) {
-            note = tl.name + ": " + window_text(tl, layout_variant(cv.variant), cv.c.batch);
+            name = tl.name + ": ", window = window_text(tl, layout_variant(cv.variant), cv.c.batch);
             break;
         }
     // From the panel's left edge, on two lines (broken after a comma) when one is too narrow;
-    // the how-to only where it fits whole: cut, it would end in a broken word.
+    // without the tensor's name (its grid is titled), then "of" written "/", where the lines
+    // need it; the how-to only
+    // where it fits whole: cut, it would end in a broken word.
     const float note_w = std::max(cv.room.avail.x, 4 * cv.room.font);
-    const std::string with_hint = note + "  (drag: pan, wheel: zoom, double-click: reset)";
-    if (!cv.document && ImGui::CalcTextSize(with_hint.c_str()).x <= note_w) note = with_hint;
-    std::string second;
-    if (ImGui::CalcTextSize(note.c_str()).x > note_w)
-        for (std::size_t at = note.rfind(", "); at != std::string::npos && at > 0; at = note.rfind(", ", at - 1))
-            if (ImGui::CalcTextSize(note.substr(0, at + 1).c_str()).x <= note_w) {
-                second = note.substr(at + 2);
-                note = note.substr(0, at + 1);
-                break;
-            }
+    const auto fits = [&](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x <= note_w; };
+    std::string note, second;
+    std::string compact = window;  // "tokens 0-5/9"
+    for (std::size_t at = compact.find(" of "); at != std::string::npos; at = compact.find(" of ", at)) compact.replace(at, 4, "/");
+    for (const std::string& whole : {name + window, window, compact}) {
+        note = whole, second.clear();
+        const std::string with_hint = note + "  (drag: pan, wheel: zoom, double-click: reset)";
+        if (!cv.document && fits(with_hint)) note = with_hint;
+        if (!fits(note))
+            for (std::size_t at = note.rfind(", "); at != std::string::npos && at > 0; at = note.rfind(", ", at - 1))
+                if (fits(note.substr(0, at + 1))) {
+                    second = note.substr(at + 2);
+                    note = note.substr(0, at + 1);
+                    break;
+                }
+        if (fits(note) && fits(second) && (second.empty() || note_lines(cv.room) > 1)) break;
+    }
     const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
     const float y = below + (beside ? 0.0f : caption_lines(cv.room)) * cv.room.line;  // under the captions
     // Without the parenthesis (the slider's hint) before a cut.

@@ -45,6 +45,9 @@ void LayoutSettle::reset() {
 
 namespace {
 
+// A heatmap's cell this large reads from the back row without its number (up to 12 tokens).
+constexpr float kLegibleMapCell = 32.0f;
+
 std::string rect(const AuditItem& it) {
     char b[96];
     std::snprintf(b, sizeof b, "(%.0f, %.0f, %.0f x %.0f)", it.x, it.y, it.w, it.h);
@@ -86,7 +89,8 @@ void frame_problems(const LayoutReport& r, const AuditRules& rules, const std::s
         for (const AuditItem& it : r.items) {
             if (it.panel != p.name || !it.visible) continue;
             x0 = std::min(x0, it.x), y0 = std::min(y0, it.y), x1 = std::max(x1, it.x + it.w), y1 = std::max(y1, it.y + it.h);
-            if (it.cell && !it.value_shown && !small) small = &it;
+            // (A heatmap's cell of 32 px reads without its number: the maps' legible size.)
+            if (it.cell && !it.value_shown && (!it.heatmap || it.w < kLegibleMapCell) && !small) small = &it;
         }
         const float area = (p.clip_x1 - p.clip_x0) * (p.clip_y1 - p.clip_y0);
         if (!small || area <= 0) continue;
@@ -186,7 +190,7 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
                           std::to_string(int(it.value_w)) + " px) but does not show it");
         if (rules.every_value_shown && !it.value_shown)
             out.push_back(where + it.panel + ": " + quoted(it) + " does not show its number");
-        if (rules.heatmap_cells_32 && it.heatmap && it.w < 32)
+        if (rules.heatmap_cells_32 && it.heatmap && it.w < kLegibleMapCell)
             out.push_back(where + it.panel + ": heatmap " + quoted(it) + " is under 32 px");
         if (rules.number_min_h > 0 && it.value_shown && it.value_h + 0.5f < rules.number_min_h)
             out.push_back(where + it.panel + ": " + quoted(it) + "'s number is " + std::to_string(int(it.value_h)) +
