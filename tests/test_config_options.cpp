@@ -7,7 +7,7 @@
 
 #include "headsplit/engine/config.hpp"
 #include "headsplit/io/config_options.hpp"
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/presets.hpp"
 #include "cli/options.hpp"
 #include "config_checks.hpp"
 

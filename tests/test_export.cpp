@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "headsplit/io/export.hpp"
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/presets.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

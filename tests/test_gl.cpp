@@ -8,7 +8,7 @@
 
 #include "headsplit/backends/gl_backend.hpp"
 #include "cli/gl_faults_env.hpp"
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/presets.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

@@ -15,9 +15,9 @@
 
 #include "gui/model/state.hpp"
 #include "headsplit/engine/inputs.hpp"
-#include "headsplit/io/checkpoint.hpp"
+#include "headsplit/model/checkpoint.hpp"
 #include "gui/model/why.hpp"
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/presets.hpp"
 
 using namespace headsplit;
 using namespace headsplit::gui;

@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "gui/model/compute.hpp"
-#include "headsplit/io/checkpoint.hpp"
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/checkpoint.hpp"
+#include "headsplit/model/presets.hpp"
 
 using namespace headsplit;
 using namespace headsplit::gui;

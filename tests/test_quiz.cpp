@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/presets.hpp"
 #include "headsplit/teaching/quiz.hpp"
 #include "helpers.hpp"
 

@@ -11,7 +11,7 @@
 
 #include <unistd.h>
 
-#include "headsplit/io/safetensors.hpp"
+#include "headsplit/model/safetensors.hpp"
 
 using namespace headsplit;
 using Catch::Matchers::Contains;

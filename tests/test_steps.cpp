@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "headsplit/teaching/narration.hpp"
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/presets.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

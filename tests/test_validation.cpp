@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include "helpers.hpp"
-#include "headsplit/io/checkpoint.hpp"
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/checkpoint.hpp"
+#include "headsplit/model/presets.hpp"
 
 using namespace headsplit;
 using Catch::Matchers::Contains;

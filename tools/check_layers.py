@@ -23,11 +23,14 @@ import tempfile
 # as INCLUDE_PREFIX + folder + "/...". Later groups sit above earlier ones (app above core).
 # In ORDER, a tuple is one rank: its folders may include each other.
 GROUPS = [
+    # Core: tensor and op descriptions; the backends; the engine; the words read into a trace
+    # after the run; then one rank, the model (presets, checkpoints, which read their files
+    # through io's checks and tokenizer) and io (formats and exporters, which name a preset).
     {
         "name": "core",
         "roots": ("core/include/headsplit", "core/src"),
         "include_prefix": "headsplit/",
-        "order": ("base", "backends", "engine", ("teaching", "io")),
+        "order": ("base", "backends", "engine", "teaching", ("model", "io")),
     },
     # The app: the GL loader and PNG; what the stage draws where (and the frame's record); the
     # window-free state; the panels; the unattended runs; the live lesson's server (no window);

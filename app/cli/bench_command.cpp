@@ -17,8 +17,8 @@
 #include "headsplit/backends/cpu_backend.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/base/numbers.hpp"
-#include "headsplit/io/checkpoint.hpp"
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/checkpoint.hpp"
+#include "headsplit/model/presets.hpp"
 #include "headsplit/io/writing.hpp"
 #include "cli/options.hpp"
 

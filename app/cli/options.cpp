@@ -1,6 +1,6 @@
 #include "cli/options.hpp"
 
-#include "headsplit/io/checkpoint.hpp"
+#include "headsplit/model/checkpoint.hpp"
 #include "headsplit/engine/config_edit.hpp"
 
 #include "headsplit/engine/engine.hpp"
@@ -13,7 +13,7 @@
 
 #include "headsplit/io/terminal.hpp"
 #include "headsplit/teaching/narration.hpp"
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/presets.hpp"
 
 namespace headsplit::app {
 

@@ -10,7 +10,7 @@
 #include "headsplit/backends/backend_policy.hpp"
 #include "headsplit/base/numbers.hpp"
 #include "headsplit/engine/engine.hpp"
-#include "headsplit/io/checkpoint.hpp"
+#include "headsplit/model/checkpoint.hpp"
 #include "headsplit/io/config_options.hpp"
 #include "headsplit/io/terminal.hpp"
 #include "headsplit/io/trace_json.hpp"

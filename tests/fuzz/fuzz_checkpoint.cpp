@@ -7,7 +7,7 @@
 #include <string>
 
 #include "headsplit/io/bpe.hpp"
-#include "headsplit/io/safetensors.hpp"
+#include "headsplit/model/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;

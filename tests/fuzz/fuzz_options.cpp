@@ -12,7 +12,7 @@
 
 #include "headsplit/backends/cpu_backend.hpp"
 #include "headsplit/engine/engine.hpp"
-#include "headsplit/io/checkpoint.hpp"
+#include "headsplit/model/checkpoint.hpp"
 #include "headsplit/io/trace_json.hpp"
 #include "headsplit/teaching/narration.hpp"
 #include "cli/options.hpp"

@@ -17,7 +17,7 @@
 #include "headsplit/backends/cpu_backend.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/teaching/narration.hpp"
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/presets.hpp"
 
 using namespace headsplit;
 using Clock = std::chrono::steady_clock;

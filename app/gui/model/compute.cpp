@@ -9,10 +9,10 @@
 
 #include "headsplit/base/threads.hpp"
 #include "headsplit/backends/backend_policy.hpp"
-#include "headsplit/io/checkpoint.hpp"
+#include "headsplit/model/checkpoint.hpp"
 #include "headsplit/engine/config_edit.hpp"
 #include "headsplit/teaching/narration.hpp"
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/presets.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/backends/gl_backend.hpp"
 

@@ -8,7 +8,7 @@
 #include "headsplit/backends/backend_policy.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/base/numbers.hpp"
-#include "headsplit/io/checkpoint.hpp"
+#include "headsplit/model/checkpoint.hpp"
 
 namespace headsplit::gui {
 

@@ -7,7 +7,7 @@
 
 #include <imgui.h>
 
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/presets.hpp"
 #include "headsplit/backends/cpu_backend.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/platform/gl.hpp"

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "headsplit/io/terminal.hpp"
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/presets.hpp"
 #include "headsplit/io/writing.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/panels/style.hpp"

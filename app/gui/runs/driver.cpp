@@ -15,7 +15,7 @@
 
 #include "headsplit/io/terminal.hpp"
 #include "headsplit/base/numbers.hpp"
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/presets.hpp"
 #include "headsplit/io/writing.hpp"
 
 namespace headsplit::gui {

@@ -65,7 +65,7 @@ Inputs make_inputs(const Config& c) {
 Weights make_weights(const Config& c) {
     if (!c.weights_dir.empty())
         throw std::logic_error("make_weights() makes seeded weights; those of the checkpoint in " + c.weights_dir +
-                               " are load_weights()'s (io/checkpoint.hpp)");
+                               " are load_weights()'s (model/checkpoint.hpp)");
     Weights w;
     const float in_bound = 1.0f / std::sqrt(static_cast<float>(c.d_in));
     const float kv_bound = 1.0f / std::sqrt(static_cast<float>(c.key_dim()));

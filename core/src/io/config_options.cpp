@@ -6,7 +6,7 @@
 #include "headsplit/base/numbers.hpp"
 #include "headsplit/engine/config_edit.hpp"
 #include "headsplit/io/files.hpp"
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/presets.hpp"
 
 namespace headsplit {
 

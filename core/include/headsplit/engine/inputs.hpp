@@ -54,7 +54,7 @@ Inputs make_inputs(const Config& c);
 
 // nn.Linear's default init range: uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)). Seeded
 // weights only: std::logic_error for a configuration that names a checkpoint, whose weights
-// are read above the engine (load_weights() in io/checkpoint.hpp).
+// are read above the engine (load_weights() in model/checkpoint.hpp).
 Weights make_weights(const Config& c);
 
 // The dropout keep-mask for the attention weights (1 = kept, 0 = dropped), n values,

@@ -1,4 +1,4 @@
-#include "headsplit/io/safetensors.hpp"
+#include "headsplit/model/safetensors.hpp"
 
 #include "headsplit/io/files.hpp"
 

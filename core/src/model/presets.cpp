@@ -1,4 +1,4 @@
-#include "headsplit/teaching/presets.hpp"
+#include "headsplit/model/presets.hpp"
 
 #include <filesystem>
 #include <system_error>
@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "embedded.hpp"
-#include "headsplit/io/checkpoint.hpp"
+#include "headsplit/model/checkpoint.hpp"
 
 namespace headsplit {
 

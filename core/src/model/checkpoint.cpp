@@ -1,4 +1,4 @@
-#include "headsplit/io/checkpoint.hpp"
+#include "headsplit/model/checkpoint.hpp"
 
 
 #include <algorithm>
@@ -12,7 +12,7 @@
 #include "headsplit/backends/cpu_backend.hpp"
 #include "headsplit/io/files.hpp"
 #include "headsplit/engine/engine.hpp"
-#include "headsplit/io/safetensors.hpp"
+#include "headsplit/model/safetensors.hpp"
 
 namespace headsplit {
 
