@@ -1,6 +1,6 @@
 // The engine's entry points: a Runner runs a checked configuration on a backend again and
-// again (forward.cpp does the pass); plan() and matmul_counts() walk it with shapes only
-// (shape_walk.cpp). The budgets are in budgets.cpp.
+// again (forward.cpp does the pass, a Recorder observes it); plan() and matmul_counts() walk
+// it with shapes only (shape_walk.cpp). The budgets are in budgets.cpp.
 #include "headsplit/engine/engine.hpp"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 
 #include "forward.hpp"
 #include "headsplit/base/numbers.hpp"
+#include "recorder.hpp"
 #include "shape_walk.hpp"
 
 namespace headsplit {
@@ -91,8 +92,9 @@ Trace Runner::run(const RunOptions& options) {
         trace.weights = st.weights;
     }
     st.resources.rewind();
-    detail::run_forward(st.config, st.inputs, st.weights, st.backend, st.resources, trace.steps, detail::Work::Compute,
-                        options.record_values, options.projections_only);
+    detail::Recorder recorder(st.backend, trace.steps, options.record_values);
+    detail::run_forward(st.config, st.inputs, st.weights, st.backend, st.resources, recorder, detail::Work::Compute,
+                        options.projections_only);
     if (!options.record_values && !trace.steps.empty()) {
         // The result, read back once at the end.
         TensorRecord& out = trace.steps.back().tensors.back();

@@ -5,22 +5,29 @@
 #include <memory>
 #include <string>
 
-#include "recorder.hpp"
 #include "replay.hpp"
 
 namespace headsplit::detail {
 
 namespace {
 
-// One forward pass. Names follow the teaching code: queries, keys, values, attn_scores,
-// attn_weights, context_vec.
+// A tensor on the backend together with the link to the step that gave it.
+struct Val {
+    TensorDesc t;
+    Source src;
+};
+
+using Later = std::shared_ptr<const DeferredValues>;
+
+// One forward pass: each op a call on the backend, reported to the observer as a step. Names
+// follow the teaching code: queries, keys, values, attn_scores, attn_weights, context_vec.
 class Forward {
 public:
-    Forward(const Config& c, const Inputs& in, const Weights& w, Backend& be, Resources& res, std::vector<Step>& steps,
-            Work work, bool record_values)
-        : c_(c), in_(in), w_(w), be_(be), res_(res), rec_(c, be, steps, record_values), work_(work),
-          B(c.batch), T(c.num_tokens()), S(c.num_keys()), Di(c.d_in), Dk(c.key_dim()), D(c.d_out), H(c.heads),
-          G(c.kv_head_count()), hd(c.head_dim()), KV(c.kv_width()) {}
+    Forward(const Config& c, const Inputs& in, const Weights& w, Backend& be, Resources& res, StepObserver& obs,
+            Work work)
+        : c_(c), in_(in), w_(w), be_(be), buf_(be, res, work), obs_(obs), B(c.batch), T(c.num_tokens()),
+          S(c.num_keys()), Di(c.d_in), Dk(c.key_dim()), D(c.d_out), H(c.heads), G(c.kv_head_count()),
+          hd(c.head_dim()), KV(c.kv_width()) {}
 
     // Q, K, V only (the bench's "projections" stage): one matmul each, one fused, or 3 per head.
     void run_projections() {
@@ -34,24 +41,29 @@ public:
         }
     }
 
+    // The whole pass, op by op. G: key/value heads (H unless grouped); S: keys (T unless
+    // cross-attention).
     void run() {
-        input();
+        input();  // x [B, T, D_in] (the context [B, S, D_ctx], the key padding mask [B, S])
         if (c_.decoding()) {
-            decode();
+            decode();  // rounds of the steps below on a growing KV cache, then assemble [B, T, D_out]
             return;
         }
         const Inputs2 in = whole_inputs();
-        Val ctx;
+        Val ctx;  // context_vec [B, T, D_out]
         if (c_.mode == Mode::Loop) {
-            ctx = loop_heads(in);
-        } else if (c_.mode == Mode::Flash) {
-            ctx = merge(flash(heads_view(project(in), T, S), key_mask_.t.buffer >= 0 ? &key_mask_ : nullptr), T);
+            ctx = loop_heads(in);  // per head: q [B, T, hd], k, v [B, S, hd], its attention; concat
         } else {
-            Qkv qkv = heads_view(project(in), T, S);
-            if (c_.grouped()) qkv = repeat_kv(qkv);
-            ctx = merge(attention(qkv, -1, c_.causal, key_mask_.t.buffer >= 0 ? &key_mask_ : nullptr), T);
+            Qkv qkv = heads_view(project(in), T, S);  // q [B, T, D_out] -> [B, H, T, hd]; k, v [B, G, S, hd]
+            if (c_.mode == Mode::Flash) {
+                ctx = flash(qkv, key_mask());  // tiles of [B, H, blk, blk], then acc / l [B, H, T, hd]
+            } else {
+                if (c_.grouped()) qkv = repeat_kv(qkv);   // k, v [B, G, S, hd] -> [B, H, S, hd]
+                ctx = attention(qkv, -1, c_.causal, key_mask());  // [B, H, T, hd]
+            }
+            ctx = merge(ctx, T);  // [B, H, T, hd] -> [B, T, D_out]
         }
-        if (c_.out_proj) out_proj(ctx, T);
+        if (c_.out_proj) out_proj(ctx, T);  // output [B, T, D_out]
     }
 
 private:
@@ -67,75 +79,32 @@ private:
         std::int64_t tk = 0;
     };
 
-    // An nn.Linear on the backend: weight [out, in] and, when present, bias [out], with the
-    // names of the weights they hold (the trace links to them).
-    struct Linear {
-        TensorDesc w, b;
-        bool has_bias = false;
-        std::string w_name, b_name;
-        const TensorDesc* bias() const { return has_bias ? &b : nullptr; }
-        std::vector<Source> links(const Source& input) const {
-            std::vector<Source> from{input, Source::of_weight(w_name)};
-            if (has_bias) from.push_back(Source::of_weight(b_name));
-            return from;
-        }
-        // Head h's share: rows h*hd .. (h+1)*hd-1 of the weight (columns of W in x @ W)
-        // and the same entries of the bias. No copy: a window on the same buffers.
-        Linear head(std::int64_t h, std::int64_t hd) const {
-            const std::int64_t in = w.shape[1];
-            return {TensorDesc{w.buffer, h * hd * in, {hd, in}, {in, 1}}, TensorDesc{b.buffer, h * hd, {hd}, {1}},
-                    has_bias, w_name, b_name};
-        }
-    };
+    // ---- the seam: each step begun and its tensors reported, through the observer -------
+    void begin(Op op, int head = -1) { obs_.begin({op, head, round_, rows_, keys_}); }
+    Val record(std::string name, const TensorDesc& t, Storage storage, std::vector<Source> from, Axes axes,
+               Later later = nullptr) {
+        return {t, obs_.tensor({std::move(name), t, storage, std::move(from), std::move(axes), std::move(later)})};
+    }
+    // Steps begun from now on belong to this decoding round (-1: none), hold these query rows
+    // and key positions (a round's token, a tile's blocks); whole_pass(): all T rows, all S keys.
+    void set_round(int round) { round_ = round; }
+    void set_rows(std::int64_t first, std::int64_t count) { rows_ = {first, count}; }
+    void set_keys(std::int64_t first, std::int64_t count) { keys_ = {first, count}; }
+    void whole_pass() {
+        rows_ = {0, T};
+        keys_ = {0, S};
+    }
+    // The key padding mask, or none.
+    const Val* key_mask() const { return key_mask_.t.buffer >= 0 ? &key_mask_ : nullptr; }
 
     Linear upload_linear(const char* w_name, const char* b_name, std::int64_t out, std::int64_t in) {
         const std::vector<float>& w = *w_.find(w_name);
         const std::vector<float>& b = *w_.find(b_name);
         const bool has_bias = std::string(b_name) == "b_out" ? c_.out_proj : c_.qkv_bias;
-        Linear l{contiguous(upload_from(out * in, w), {out, in}), TensorDesc{}, has_bias, w_name,
+        Linear l{contiguous(buf_.upload_from(out * in, w), {out, in}), TensorDesc{}, has_bias, w_name,
                  b_name};
-        if (l.has_bias) l.b = contiguous(upload_from(out, b), {out});
+        if (l.has_bias) l.b = contiguous(buf_.upload_from(out, b), {out});
         return l;
-    }
-
-    // A constant: made and uploaded on the first run only (made not at all for a shapes-only
-    // walk, which needs only its size). `make` returns the values, or a reference to them.
-    template <class Make>
-    int upload_made(std::int64_t elements, Make make) {
-        if (res_.next_constant < res_.constants.size()) return res_.constants[res_.next_constant++];
-        const int id = be_.create_buffer(elements);
-        if (work_ == Work::Compute) {
-            const std::vector<float>& data = make();  // a temporary lives to the end of the block
-            be_.write(id, data);
-        }
-        res_.constants.push_back(id);
-        ++res_.next_constant;
-        return id;
-    }
-    // A constant that exists already (a weight, an input): uploaded from where it is, not
-    // copied first.
-    int upload_from(std::int64_t elements, const std::vector<float>& values) {
-        return upload_made(elements, [&]() -> const std::vector<float>& { return values; });
-    }
-    // An activation buffer: allocated on the first run, reused after.
-    int alloc(const Shape& shape) {
-        if (res_.next_activation < res_.activations.size()) return res_.activations[res_.next_activation++];
-        const int id = be_.create_buffer(numel(shape));
-        res_.activations.push_back(id);
-        ++res_.next_activation;
-        return id;
-    }
-    TensorDesc fresh(const Shape& shape) { return contiguous(alloc(shape), shape); }
-
-    // c = a @ w^T (+ b): a [B, n, in] as one [B*n, in] matrix when its rows lie back to back,
-    // else batched over B (some tokens of x, when decoding).
-    void linear(const TensorDesc& a, const Linear& w, const TensorDesc& c) {
-        if (a.is_contiguous()) {
-            be_.matmul(view(a, {a.shape[0] * a.shape[1], a.shape[2]}), w.w, true, w.bias(),
-                       view(c, {c.shape[0] * c.shape[1], c.shape[2]}));
-        } else {
-            be_.matmul(a, w.w, true, w.bias(), c);
-        }
     }
 
     // How queries, keys and values are arranged: rows of features ([B, n, D]), rows split
@@ -164,23 +133,23 @@ private:
     Qkv record_qkv(const TensorDesc& q, const TensorDesc& k, const TensorDesc& v, Storage storage,
                    const std::vector<Source>& qf, const std::vector<Source>& kf, const std::vector<Source>& vf,
                    Arrangement a) {
-        return {rec_.tensor("queries", q, storage, qf, qkv_axes(a, false)),
-                rec_.tensor("keys", k, storage, kf, qkv_axes(a, true)),
-                rec_.tensor("values", v, storage, vf, qkv_axes(a, true))};
+        return {record("queries", q, storage, qf, qkv_axes(a, false)),
+                record("keys", k, storage, kf, qkv_axes(a, true)),
+                record("values", v, storage, vf, qkv_axes(a, true))};
     }
 
     // ---- step 0: x [B, T, D_in] (and the context [B, S, D_context], the key padding mask [B, S])
     void input() {
-        rec_.begin(Op::Input);
-        const TensorDesc x = contiguous(upload_from(B * T * Di, in_.x), {B, T, Di});
+        begin(Op::Input);
+        const TensorDesc x = contiguous(buf_.upload_from(B * T * Di, in_.x), {B, T, Di});
         TensorDesc context, key_mask;
-        if (c_.cross()) context = contiguous(upload_from(B * S * Dk, in_.context), {B, S, Dk});
-        if (c_.padded()) key_mask = contiguous(upload_from(B * S, in_.key_padding_mask), {B, S});
-        rec_.computed(0, 0);
-        x_ = rec_.tensor("x", x, Storage::New, {}, {Axis::Batch, Axis::Token, Axis::Feature});
-        if (c_.cross()) context_ = rec_.tensor("context", context, Storage::New, {}, {Axis::Batch, Axis::Key, Axis::Feature});
-        if (c_.padded()) key_mask_ = rec_.tensor("key_padding_mask", key_mask, Storage::New, {}, {Axis::Batch, Axis::Key});
-        rec_.end();
+        if (c_.cross()) context = contiguous(buf_.upload_from(B * S * Dk, in_.context), {B, S, Dk});
+        if (c_.padded()) key_mask = contiguous(buf_.upload_from(B * S, in_.key_padding_mask), {B, S});
+        obs_.computed(0, 0);
+        x_ = record("x", x, Storage::New, {}, {Axis::Batch, Axis::Token, Axis::Feature});
+        if (c_.cross()) context_ = record("context", context, Storage::New, {}, {Axis::Batch, Axis::Key, Axis::Feature});
+        if (c_.padded()) key_mask_ = record("key_padding_mask", key_mask, Storage::New, {}, {Axis::Batch, Axis::Key});
+        obs_.end();
     }
 
     Inputs2 whole_inputs() const { return {x_, T, c_.cross() ? context_ : x_, S}; }
@@ -197,11 +166,12 @@ private:
     // closes the step): split mode with the whole weights, loop mode with a head's.
     Qkv project_three(const QkvLinears& w, const Inputs2& in) {
         const std::int64_t qw = w.q.w.shape[0], kw = w.k.w.shape[0];
-        const TensorDesc q = fresh({B, in.tq, qw}), k = fresh({B, in.tk, kw}), v = fresh({B, in.tk, kw});
-        linear(in.q.t, w.q, q);
-        linear(in.kv.t, w.k, k);
-        linear(in.kv.t, w.v, v);
-        rec_.computed(3, 2.0 * B * (in.tq * Di * qw + 2.0 * in.tk * Dk * kw));
+        const TensorDesc q = buf_.fresh({B, in.tq, qw});
+        const TensorDesc k = buf_.fresh({B, in.tk, kw}), v = buf_.fresh({B, in.tk, kw});
+        linear(be_, in.q.t, w.q, q);
+        linear(be_, in.kv.t, w.k, k);
+        linear(be_, in.kv.t, w.v, v);
+        obs_.computed(3, 2.0 * B * (in.tq * Di * qw + 2.0 * in.tk * Dk * kw));
         return record_qkv(q, k, v, Storage::New, w.q.links(in.q.src), w.k.links(in.kv.src), w.v.links(in.kv.src),
                           Arrangement::Rows);
     }
@@ -211,9 +181,9 @@ private:
     // ---- step 1 (split): Q, K, V = x @ W^T, one matmul each ---------------------------
     Qkv project_split(const Inputs2& in) {
         const QkvLinears w = upload_qkv();
-        rec_.begin(Op::Project);
+        begin(Op::Project);
         const Qkv t = project_three(w, in);
-        rec_.end();
+        obs_.end();
         return t;
     }
 
@@ -227,44 +197,44 @@ private:
             return all;
         };
         const std::int64_t width = D + 2 * KV;
-        Linear w{contiguous(upload_made(width * Di, [&] { return stack(w_.w_query, w_.w_key, w_.w_value); }),
+        Linear w{contiguous(buf_.upload_made(width * Di, [&] { return stack(w_.w_query, w_.w_key, w_.w_value); }),
                             {width, Di}),
                  TensorDesc{}, c_.qkv_bias, "", ""};
         if (c_.qkv_bias)
-            w.b = contiguous(upload_made(width, [&] { return stack(w_.b_query, w_.b_key, w_.b_value); }), {width});
-        rec_.begin(Op::Project);
-        const TensorDesc qkv = fresh({B, in.tq, width});
-        linear(in.q.t, w, qkv);
-        rec_.computed(1, 2.0 * B * in.tq * Di * width);
+            w.b = contiguous(buf_.upload_made(width, [&] { return stack(w_.b_query, w_.b_key, w_.b_value); }), {width});
+        begin(Op::Project);
+        const TensorDesc qkv = buf_.fresh({B, in.tq, width});
+        linear(be_, in.q.t, w, qkv);
+        obs_.computed(1, 2.0 * B * in.tq * Di * width);
         std::vector<Source> from{in.q.src, Source::of_weight("w_query"), Source::of_weight("w_key"),
                                  Source::of_weight("w_value")};
         if (c_.qkv_bias)
             for (const char* bias : {"b_query", "b_key", "b_value"}) from.push_back(Source::of_weight(bias));
-        const Val whole = rec_.tensor("qkv", qkv, Storage::New, from, {Axis::Batch, Axis::Token, Axis::Feature});
-        rec_.end();
+        const Val whole = record("qkv", qkv, Storage::New, from, {Axis::Batch, Axis::Token, Axis::Feature});
+        obs_.end();
 
-        rec_.begin(Op::Split);
-        rec_.computed(0, 0);
+        begin(Op::Split);
+        obs_.computed(0, 0);
         const Qkv t = record_qkv(narrow_last(qkv, 0, D), narrow_last(qkv, D, KV), narrow_last(qkv, D + KV, KV),
                                  Storage::View, {whole.src}, {whole.src}, {whole.src}, Arrangement::Rows);
-        rec_.end();
+        obs_.end();
         return t;
     }
 
     // ---- view [B,T,D_out] -> [B,T,H,hd] (keys, values: G heads), then transpose -> [B,H,T,hd]
     Qkv heads_view(const Qkv& in, std::int64_t tq, std::int64_t tk) {
-        rec_.begin(Op::View);
-        rec_.computed(0, 0);
+        begin(Op::View);
+        obs_.computed(0, 0);
         const Qkv viewed = record_qkv(view(in.q.t, {B, tq, H, hd}), view(in.k.t, {B, tk, G, hd}),
                                       view(in.v.t, {B, tk, G, hd}), Storage::View, {in.q.src}, {in.k.src}, {in.v.src},
                                       Arrangement::RowsOfHeads);
-        rec_.end();
+        obs_.end();
 
-        rec_.begin(Op::Transpose);
-        rec_.computed(0, 0);
+        begin(Op::Transpose);
+        obs_.computed(0, 0);
         const Qkv t = record_qkv(transpose(viewed.q.t, 1, 2), transpose(viewed.k.t, 1, 2), transpose(viewed.v.t, 1, 2),
                                  Storage::View, {viewed.q.src}, {viewed.k.src}, {viewed.v.src}, Arrangement::HeadPanels);
-        rec_.end();
+        obs_.end();
         return t;
     }
 
@@ -277,79 +247,284 @@ private:
             const Shape& s = src.strides;
             const std::int64_t n = src.shape[2];
             const TensorDesc expanded{src.buffer, src.offset, {B, G, r, n, hd}, {s[0], s[1], 0, s[2], s[3]}};
-            const TensorDesc out = fresh({B, H, n, hd});
+            const TensorDesc out = buf_.fresh({B, H, n, hd});
             be_.copy(expanded, view(out, {B, G, r, n, hd}));
             return out;
         };
-        rec_.begin(Op::RepeatKv);
+        begin(Op::RepeatKv);
         const TensorDesc k = repeat(t.k.t), v = repeat(t.v.t);
-        rec_.computed(0, 0);
+        obs_.computed(0, 0);
         const Axes repeated{Axis::Batch, Axis::Head, Axis::Key, Axis::Feature};
-        const Val keys = rec_.tensor("keys", k, Storage::Copy, {t.k.src}, repeated);
-        const Val values = rec_.tensor("values", v, Storage::Copy, {t.v.src}, repeated);
-        rec_.end();
+        const Val keys = record("keys", k, Storage::Copy, {t.k.src}, repeated);
+        const Val values = record("values", v, Storage::Copy, {t.v.src}, repeated);
+        obs_.end();
         return {t.q, keys, values};
     }
 
     // ---- scores, mask, scale, softmax, dropout, context: for all heads (head = -1) or one
     // head (loop mode). q: [..., Tq, hd], k, v: [..., Tk, hd]. Returns context_vec [..., Tq, hd].
     Val attention(const Qkv& t, int head, bool causal, const Val* key_mask) {
-        const std::int64_t heads_here = head < 0 ? H : 1;
-        const std::int64_t tq = t.q.t.shape[t.q.t.rank() - 2], tk = t.k.t.shape[t.k.t.rank() - 2];
-        Shape tt = t.q.t.shape;
-        tt.back() = tk;  // [..., Tq, Tk]
+        const std::int64_t tk = t.k.t.shape[t.k.t.rank() - 2];
         const TensorDesc keys_mask =
             key_mask ? TensorDesc{key_mask->t.buffer, key_mask->t.offset, {B, tk}, key_mask->t.strides} : TensorDesc{};
         const TensorDesc* pad = key_mask ? &keys_mask : nullptr;  // [B, Tk]
-        const std::shared_ptr<const GridSnapshot> snapshot =
-            snapshot_grid(be_, rec_.values(), t.q.t, t.k.t, numel(tt), scale_factor(), pad);
-        const Fusion fusion = decide_fusion(rec_.values(), snapshot != nullptr, causal, tq, tk);
+        const GridPlan plan = plan_grid(be_, obs_.reads_values(), t.q.t, t.k.t, scale_factor(), pad, causal);
+        const bool fused = plan.fusion.fused;
         std::vector<Op> chain;  // the grid's steps so far, after Q @ K^T
         const auto then = [&](Op op) {
             chain.push_back(op);
-            return grid_values(snapshot, chain);
+            return grid_values(plan.snapshot, chain);
         };
 
         // attn_scores = q @ k^T: [..., Tq, hd] x [..., Tk, hd]^T -> [..., Tq, Tk]
-        rec_.begin(Op::Scores, head);
-        const TensorDesc grid = fresh(tt);
-        if (fusion.skip_upper) be_.causal_matmul(t.q.t, t.k.t, true, grid, true);
-        else be_.matmul(t.q.t, t.k.t, true, nullptr, grid);
-        rec_.computed(1, 2.0 * B * heads_here * tq * tk * hd);
-        Val scores = rec_.tensor("attn_scores", grid, Storage::New, {t.q.src, t.k.src}, row_axes(tt.size(), Axis::Key),
-                                 grid_values(snapshot, chain));
-        rec_.end();
-
+        Val scores = qk_scores(t, head, plan.fusion.skip_upper, grid_values(plan.snapshot, chain));
         // scale, causal mask, key padding: in place on [..., Tq, Tk] (left to the softmax when fused)
-        if (c_.scale_first) scores = scale(scores, head, fusion.fused, then(Op::Scale));
-        if (causal) scores = mask(scores, head, fusion.fused, then(Op::Mask));
-        if (key_mask) scores = pad_mask(scores, head, *key_mask, tk, fusion.fused, then(Op::PadMask));
-        if (!c_.scale_first) scores = scale(scores, head, fusion.fused, then(Op::Scale));
-
+        if (c_.scale_first) scores = scale(scores, head, fused, then(Op::Scale));
+        if (causal) scores = mask(scores, head, fused, then(Op::Mask));
+        if (key_mask) scores = pad_mask(scores, head, *key_mask, tk, fused, then(Op::PadMask));
+        if (!c_.scale_first) scores = scale(scores, head, fused, then(Op::Scale));
         // attn_weights = softmax(attn_scores, dim=-1): [..., Tq, Tk]
-        rec_.begin(Op::Softmax, head);
-        const TensorDesc probs = fresh(tt);
-        if (fusion.fused) be_.masked_softmax(scores.t, probs, scale_factor(), causal, pad);
-        else be_.softmax(scores.t, probs);
-        rec_.computed(0, 0);
-        Val weights = rec_.tensor("attn_weights", probs, Storage::New, {scores.src}, row_axes(tt.size(), Axis::Key),
-                                  then(Op::Softmax));
-        rec_.end();
-
+        Val weights = softmax(scores, head, fused, causal, pad, then(Op::Softmax));
+        // attn_weights = dropout(attn_weights): [..., Tq, Tk]
         if (c_.dropout > 0) weights = dropout(weights, head);
-
         // context_vec = attn_weights @ v: [..., Tq, Tk] x [..., Tk, hd] -> [..., Tq, hd]
-        rec_.begin(Op::Context, head);
-        Shape ctx_shape = tt;
-        ctx_shape.back() = hd;
-        const TensorDesc ctx = fresh(ctx_shape);
-        if (fusion.skip_upper) be_.causal_matmul(weights.t, t.v.t, false, ctx, false);
-        else be_.matmul(weights.t, t.v.t, false, nullptr, ctx);
-        rec_.computed(1, 2.0 * B * heads_here * tq * tk * hd);
-        const Val out = rec_.tensor("context_vec", ctx, Storage::New, {weights.src, t.v.src},
-                                    row_axes(ctx_shape.size(), Axis::Feature));
-        rec_.end();
+        return weighted_values(weights, t, head, plan.fusion.skip_upper);
+    }
+
+    // Multiply-adds x 2 of one of attention's two matmuls, for all heads or one.
+    double attention_flops(int head, std::int64_t tq, std::int64_t tk) const {
+        const std::int64_t heads_here = head < 0 ? H : 1;
+        return 2.0 * B * heads_here * tq * tk * hd;
+    }
+
+    // ---- attn_scores = q @ k^T: [..., Tq, hd] x [..., Tk, hd]^T -> [..., Tq, Tk].
+    // `skip_upper`: the work above a causal diagonal is left out (nothing will read it).
+    Val qk_scores(const Qkv& t, int head, bool skip_upper, Later later) {
+        const std::int64_t tq = t.q.t.shape[t.q.t.rank() - 2], tk = t.k.t.shape[t.k.t.rank() - 2];
+        Shape tt = t.q.t.shape;
+        tt.back() = tk;  // [..., Tq, Tk]
+        begin(Op::Scores, head);
+        const TensorDesc grid = buf_.fresh(tt);
+        if (skip_upper) be_.causal_matmul(t.q.t, t.k.t, true, grid, true);
+        else be_.matmul(t.q.t, t.k.t, true, nullptr, grid);
+        obs_.computed(1, attention_flops(head, tq, tk));
+        const Val scores =
+            record("attn_scores", grid, Storage::New, {t.q.src, t.k.src}, row_axes(tt.size(), Axis::Key), std::move(later));
+        obs_.end();
+        return scores;
+    }
+
+    float scale_factor() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))); }
+
+    // ---- scale, causal mask, key padding: attn_scores [..., Tq, Tk] changed in place by
+    // `change`, unless `fused` (the softmax step's one pass does it then). `also`: what the
+    // step reads besides the scores; `later`: the values made when first shown, or none.
+    template <class Change>
+    Val in_place(Op op, const Val& scores, int head, bool fused, Change change, std::vector<Source> also, Later later) {
+        begin(op, head);
+        if (!fused) change();
+        obs_.computed(0, 0);
+        also.insert(also.begin(), scores.src);
+        const Val out = record("attn_scores", scores.t, Storage::InPlace, std::move(also),
+                               row_axes(scores.t.rank(), Axis::Key), std::move(later));
+        obs_.end();
         return out;
+    }
+    // attn_scores = attn_scores / sqrt(head_dim)
+    Val scale(const Val& s, int head, bool fused, Later later) {
+        return in_place(Op::Scale, s, head, fused, [&] { be_.scale(s.t, scale_factor()); }, {}, std::move(later));
+    }
+    // attn_scores.masked_fill_(key j > query i, -inf)
+    Val mask(const Val& s, int head, bool fused, Later later) {
+        return in_place(Op::Mask, s, head, fused, [&] { be_.causal_mask(s.t); }, {}, std::move(later));
+    }
+    // attn_scores.masked_fill_(key_padding_mask[b, j], -inf): the first tk columns of the [B, S] mask
+    Val pad_mask(const Val& s, int head, const Val& key_mask, std::int64_t tk, bool fused, Later later) {
+        const TensorDesc keys{key_mask.t.buffer, key_mask.t.offset, {B, tk}, key_mask.t.strides};
+        return in_place(Op::PadMask, s, head, fused, [&] { be_.masked_fill(s.t, keys); }, {key_mask.src},
+                        std::move(later));
+    }
+
+    // ---- attn_weights = dropout(attn_weights): [..., Tq, Tk] times a keep mask / (1 - p)
+    Val dropout(const Val& weights, int head) {
+        // The mask is cut from one [B, H, T, S] draw, so loop mode's heads drop the same cells
+        // as the batched modes. It is drawn whenever the pass computes, whether or not values
+        // are recorded.
+        const TensorDesc keep_mask = contiguous(buf_.upload_made(numel(weights.t.shape), [&] {
+            const std::int64_t per_head = T * S;
+            std::vector<float> keep_all = make_dropout_mask(c_.seed, B * H * per_head, c_.dropout);
+            if (head < 0) return keep_all;
+            std::vector<float> keep;
+            for (std::int64_t b = 0; b < B; ++b) {
+                auto first = keep_all.begin() + (b * H + head) * per_head;
+                keep.insert(keep.end(), first, first + per_head);
+            }
+            return keep;
+        }), weights.t.shape);
+        begin(Op::Dropout, head);
+        const TensorDesc out = buf_.fresh(weights.t.shape);
+        be_.multiply(weights.t, keep_mask, static_cast<float>(1.0 / (1.0 - c_.dropout)), out);
+        obs_.computed(0, 0);
+        const Axes grid = row_axes(out.rank(), Axis::Key);
+        const Val mask_rec = record("dropout_mask", keep_mask, Storage::New, {}, grid);
+        const Val result = record("attn_weights", out, Storage::New, {weights.src, mask_rec.src}, grid);
+        obs_.end();
+        return result;
+    }
+
+    // ---- attn_weights = softmax(attn_scores, dim=-1): [..., Tq, Tk]. `fused`: the mask, the
+    // padding (`pad`, [B, Tk], or none) and the scale are this step's one pass.
+    Val softmax(const Val& scores, int head, bool fused, bool causal, const TensorDesc* pad, Later later) {
+        begin(Op::Softmax, head);
+        const TensorDesc probs = buf_.fresh(scores.t.shape);
+        if (fused) be_.masked_softmax(scores.t, probs, scale_factor(), causal, pad);
+        else be_.softmax(scores.t, probs);
+        obs_.computed(0, 0);
+        const Val weights = record("attn_weights", probs, Storage::New, {scores.src},
+                                   row_axes(probs.rank(), Axis::Key), std::move(later));
+        obs_.end();
+        return weights;
+    }
+
+    // ---- context_vec = attn_weights @ v: [..., Tq, Tk] x [..., Tk, hd] -> [..., Tq, hd].
+    // `skip_upper`: the weights above a causal diagonal are 0 and need not be read.
+    Val weighted_values(const Val& weights, const Qkv& t, int head, bool skip_upper) {
+        const std::int64_t tq = weights.t.shape[weights.t.rank() - 2], tk = weights.t.shape.back();
+        begin(Op::Context, head);
+        Shape ctx_shape = weights.t.shape;
+        ctx_shape.back() = hd;
+        const TensorDesc ctx = buf_.fresh(ctx_shape);
+        if (skip_upper) be_.causal_matmul(weights.t, t.v.t, false, ctx, false);
+        else be_.matmul(weights.t, t.v.t, false, nullptr, ctx);
+        obs_.computed(1, attention_flops(head, tq, tk));
+        const Val out = record("context_vec", ctx, Storage::New, {weights.src, t.v.src},
+                               row_axes(ctx_shape.size(), Axis::Feature));
+        obs_.end();
+        return out;
+    }
+
+    // ---- transpose back [B,H,n,hd] -> [B,n,H,hd], then merge (copy) -> [B,n,D_out] ------
+    Val merge(const Val& ctx, std::int64_t n) {
+        begin(Op::TransposeBack);
+        obs_.computed(0, 0);
+        const Val back = record("context_vec", transpose(ctx.t, 1, 2), Storage::View, {ctx.src},
+                                     {Axis::Batch, Axis::Token, Axis::Head, Axis::Feature});
+        obs_.end();
+
+        begin(Op::Merge);
+        const int buf = buf_.alloc({B, n, D});
+        be_.copy(back.t, contiguous(buf, back.t.shape));
+        obs_.computed(0, 0);
+        const Val merged = record("context_vec", contiguous(buf, {B, n, D}), Storage::Copy, {back.src}, row_axes(3, Axis::Feature));
+        obs_.end();
+        return merged;
+    }
+
+    // ---- loop mode: per head h, three small matmuls and its own attention; concat -------
+    // Head h's three small projections: its rows of W_query, and those of its KV head's
+    // W_key and W_value (head h / (H / G)).
+    Qkv project_head(std::int64_t h, const QkvLinears& w, const Inputs2& in) {
+        const std::int64_t g = h / c_.group_size();
+        begin(Op::Project, static_cast<int>(h));
+        const Qkv t = project_three({w.q.head(h, hd), w.k.head(g, hd), w.v.head(g, hd)}, in);
+        obs_.end();
+        return t;
+    }
+
+    Val loop_heads(const Inputs2& in) {
+        const QkvLinears w = upload_qkv();
+        std::vector<Val> outputs;
+        for (std::int64_t h = 0; h < H; ++h)
+            outputs.push_back(attention(project_head(h, w, in), static_cast<int>(h), c_.causal,
+                                        key_mask()));
+
+        begin(Op::Concat);
+        const int buf = buf_.alloc({B, T, D});
+        std::vector<Source> from;  // head h's output is from[h]
+        for (std::int64_t h = 0; h < H; ++h) {
+            be_.copy(outputs[h].t, TensorDesc{buf, h * hd, {B, T, hd}, {T * D, D, 1}});
+            from.push_back(outputs[h].src);
+        }
+        obs_.computed(0, 0);
+        const Val merged = record("context_vec", contiguous(buf, {B, T, D}), Storage::Copy, from, row_axes(3, Axis::Feature));
+        obs_.end();
+        return merged;
+    }
+
+    // ---- output projection [B,n,D_out] @ W_out^T + b_out ------------------------------
+    Val out_proj(const Val& ctx, std::int64_t n) {
+        const Linear w = upload_linear("w_out", "b_out", D, D);
+        begin(Op::OutProj);
+        const TensorDesc out = buf_.fresh({B, n, D});
+        linear(be_, ctx.t, w, out);
+        obs_.computed(1, 2.0 * B * n * D * D);
+        const Val result = record("output", out, Storage::New, w.links(ctx.src), row_axes(3, Axis::Feature));
+        obs_.end();
+        return result;
+    }
+
+    // ---- decoding: round 0 runs the first P tokens at once (prefill, causal); round r runs
+    // token P + r - 1 alone against the KV cache [B, G, T, hd], which grows by one position
+    // per round. Then the outputs of all rounds are assembled into [B, T, D_out].
+    void decode() {
+        const std::int64_t P = c_.decode_from;
+        const TensorDesc cache_k = buf_.fresh({B, G, T, hd}), cache_v = buf_.fresh({B, G, T, hd});
+        Qkv cache;  // the cache so far (keys, values), as last recorded
+        std::vector<std::pair<std::int64_t, Val>> outputs;  // (first token, [B, n, D_out])
+        for (int round = 0; round <= T - P; ++round) {
+            const std::int64_t pos = round == 0 ? 0 : P + round - 1, n = round == 0 ? P : 1;
+            set_round(round);
+            set_rows(pos, n);
+            set_keys(pos, n);  // the round's new keys, until they join the cache
+            const TensorDesc rows{x_.t.buffer, pos * Di, {B, n, Di}, {T * Di, Di, 1}};
+            const Val x{rows, x_.src};
+            Qkv qkv = heads_view(project({x, n, x, n}), n, n);
+            cache = cache_append(qkv, cache, cache_k, cache_v, pos, n);
+            qkv = {qkv.q, cache.k, cache.v};
+            if (c_.grouped()) qkv = repeat_kv(qkv);
+            Val ctx = merge(attention(qkv, -1, round == 0, key_mask()), n);
+            if (c_.out_proj) ctx = out_proj(ctx, n);
+            outputs.emplace_back(pos, ctx);
+        }
+        set_round(-1);
+        whole_pass();
+
+        begin(Op::Assemble);
+        const int buf = buf_.alloc({B, T, D});
+        std::vector<Source> from;
+        for (const auto& [pos, out] : outputs) {
+            be_.copy(out.t, TensorDesc{buf, pos * D, out.t.shape, {T * D, D, 1}});
+            from.push_back(out.src);
+        }
+        obs_.computed(0, 0);
+        record(c_.out_proj ? "output" : "context_vec", contiguous(buf, {B, T, D}), Storage::Copy, from,
+                    row_axes(3, Axis::Feature));
+        obs_.end();
+    }
+
+    // Writes the n new positions' keys and values (from `t`, [B, G, n, hd]) into the cache at
+    // `pos` and records the cache so far, [B, G, pos + n, hd], a view of the cache buffer:
+    // the prefill's write fills it (copy), each later one adds a row in place.
+    Qkv cache_append(const Qkv& t, const Qkv& before, const TensorDesc& cache_k, const TensorDesc& cache_v,
+                     std::int64_t pos, std::int64_t n) {
+        const auto window = [&](const TensorDesc& cache, std::int64_t first, std::int64_t len) {
+            return TensorDesc{cache.buffer, cache.offset + first * hd, {B, G, len, hd}, cache.strides};
+        };
+        set_keys(0, pos + n);  // from here on the round reads the cache so far
+        begin(Op::CacheAppend);
+        be_.copy(t.k.t, window(cache_k, pos, n));
+        be_.copy(t.v.t, window(cache_v, pos, n));
+        obs_.computed(0, 0);
+        const bool first = pos == 0;
+        const Storage storage = first ? Storage::Copy : Storage::InPlace;
+        const auto from = [&](const Val& old, const Val& fresh_rows) {
+            return first ? std::vector<Source>{fresh_rows.src} : std::vector<Source>{old.src, fresh_rows.src};
+        };
+        const Axes cached = qkv_axes(Arrangement::HeadPanels, true);
+        const Val k = record("keys", window(cache_k, 0, pos + n), storage, from(before.k, t.k), cached);
+        const Val v = record("values", window(cache_v, 0, pos + n), storage, from(before.v, t.v), cached);
+        obs_.end();
+        return {t.q, k, v};
     }
 
     // Flash's walk over its tiles: the backend call's arguments, and what has run and been kept.
@@ -374,9 +549,9 @@ private:
     // tiles whose values are kept run one by one, and the first tile left out runs the rest.
     Val flash(const Qkv& t, const Val* key_mask) {
         const std::int64_t blk = c_.flash_block();
-        const TensorDesc m = fresh({B, H, T}), l = fresh({B, H, T}), acc = fresh({B, H, T, hd});
+        const TensorDesc m = buf_.fresh({B, H, T}), l = buf_.fresh({B, H, T}), acc = buf_.fresh({B, H, T, hd});
         FlashWalk w;
-        w.tile = fresh({B, H, blk, blk});
+        w.tile = buf_.fresh({B, H, blk, blk});
         const TensorDesc keys_mask =
             key_mask ? TensorDesc{key_mask->t.buffer, key_mask->t.offset, {B, S}, key_mask->t.strides} : TensorDesc{};
         FlashArgs& a = w.a;
@@ -390,7 +565,7 @@ private:
         a.factor = scale_factor();
         a.causal = c_.causal;
         a.block = blk;
-        w.one_pass = !rec_.values();
+        w.one_pass = !obs_.reads_values();
         // Recording on a backend with a replay maker, the tiles' values are made again
         // when first shown (TileTensor), from copies of the queries, keys and values; the run
         // computes every tile in one pass as if it recorded nothing.
@@ -405,16 +580,16 @@ private:
         }
 
         // context_vec = acc / l: [B, H, T, hd], in place
-        rec_.whole_pass();
-        rec_.begin(Op::Normalize);
+        whole_pass();
+        begin(Op::Normalize);
         if (!w.one_pass) {
             a.q_begin = 0, a.q_end = T, a.k_begin = a.k_end = 0, a.normalize = true;
             a.tile = TensorDesc{};
             be_.flash_attention(a);
         }
-        rec_.computed(0, 0);
-        const Val out = rec_.tensor("context_vec", acc, Storage::InPlace, last, row_axes(4, Axis::Feature));
-        rec_.end();
+        obs_.computed(0, 0);
+        const Val out = record("context_vec", acc, Storage::InPlace, last, row_axes(4, Axis::Feature));
+        obs_.end();
         return out;
     }
 
@@ -426,15 +601,14 @@ private:
         const std::int64_t q0 = i * blk, nq = std::min(blk, T - q0);
         const std::int64_t k0 = j * blk, nk = std::min(blk, S - k0);
         const double values = static_cast<double>(B * H * (nq * nk + 2 * nq + nq * hd));
-        rec_.set_rows(q0, nq);
-        rec_.set_keys(k0, nk);
-        rec_.begin(Op::Tile);
+        set_rows(q0, nq);
+        set_keys(k0, nk);
         w.keeping = w.keeping && w.kept + values <= kFlashTileValues;
         if (w.keeping) w.kept += values;
-        rec_.set_tile(static_cast<int>(i), static_cast<int>(j), w.keeping);
+        obs_.begin({Op::Tile, -1, round_, rows_, keys_, static_cast<int>(i), static_cast<int>(j), w.keeping});
         flash_compute(w, q0, nq, k0, nk);
-        rec_.computed(2, 4.0 * B * H * nq * nk * hd);
-        const auto later = [&](int which) -> std::shared_ptr<const DeferredValues> {
+        obs_.computed(2, 4.0 * B * H * nq * nk * hd);
+        const auto later = [&](int which) -> Later {
             if (!w.snapshot || !w.keeping) return nullptr;
             return tile_values(w.snapshot, q0, nq, k0, nk, which);
         };
@@ -442,7 +616,7 @@ private:
         // The scores read the key padding mask too, where there is one (<pad> keys get -inf).
         std::vector<Source> read{t.q.src, t.k.src};
         if (key_mask) read.push_back(key_mask->src);
-        const Val scores = rec_.tensor("tile_scores", s, Storage::New, read, row_axes(4, Axis::Key), later(0));
+        const Val scores = record("tile_scores", s, Storage::New, read, row_axes(4, Axis::Key), later(0));
         const bool first = prev.m.src.step < 0;
         const Storage st = first ? Storage::New : Storage::InPlace;
         // Updated in place: the rows as they were come first (the buffer they share).
@@ -451,12 +625,11 @@ private:
             return links;
         };
         const Axes per_row{Axis::Batch, Axis::Head, Axis::Token};  // one number per row of each head
-        prev.m = rec_.tensor("m", flash_rows(w.a.m, q0, nq), st, from({scores.src}, prev.m), per_row, later(1));
-        prev.l = rec_.tensor("l", flash_rows(w.a.l, q0, nq), st, from({scores.src, prev.m.src}, prev.l), per_row,
-                             later(2));
-        prev.acc = rec_.tensor("acc", flash_rows(w.a.acc, q0, nq), st, from({scores.src, prev.m.src, t.v.src}, prev.acc),
-                               row_axes(4, Axis::Feature), later(3));
-        rec_.end();
+        prev.m = record("m", flash_rows(w.a.m, q0, nq), st, from({scores.src}, prev.m), per_row, later(1));
+        prev.l = record("l", flash_rows(w.a.l, q0, nq), st, from({scores.src, prev.m.src}, prev.l), per_row, later(2));
+        prev.acc = record("acc", flash_rows(w.a.acc, q0, nq), st, from({scores.src, prev.m.src, t.v.src}, prev.acc),
+                          row_axes(4, Axis::Feature), later(3));
+        obs_.end();
     }
 
     // What tile step (q0, nq, k0, nk) computes: a kept tile alone (recording its values as it
@@ -484,208 +657,24 @@ private:
         }
     }
 
-    float scale_factor() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))); }
-
-    // `fused`: left to the softmax step's one pass (nothing computed here).
-    // `later`: the values made when first shown (GridValues), or none.
-    Val mask(const Val& scores, int head, bool fused, std::shared_ptr<const DeferredValues> later) {
-        rec_.begin(Op::Mask, head);
-        if (!fused) be_.causal_mask(scores.t);
-        rec_.computed(0, 0);
-        const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src},
-                                    row_axes(scores.t.rank(), Axis::Key), std::move(later));
-        rec_.end();
-        return out;
-    }
-
-    // Padded keys (the first tk columns of the [B, S] key padding mask) become -inf.
-    Val pad_mask(const Val& scores, int head, const Val& key_mask, std::int64_t tk, bool fused,
-                 std::shared_ptr<const DeferredValues> later) {
-        rec_.begin(Op::PadMask, head);
-        if (!fused) be_.masked_fill(scores.t, TensorDesc{key_mask.t.buffer, key_mask.t.offset, {B, tk}, key_mask.t.strides});
-        rec_.computed(0, 0);
-        const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src, key_mask.src},
-                                    row_axes(scores.t.rank(), Axis::Key), std::move(later));
-        rec_.end();
-        return out;
-    }
-
-    Val scale(const Val& scores, int head, bool fused, std::shared_ptr<const DeferredValues> later) {
-        rec_.begin(Op::Scale, head);
-        if (!fused) be_.scale(scores.t, scale_factor());
-        rec_.computed(0, 0);
-        const Val out = rec_.tensor("attn_scores", scores.t, Storage::InPlace, {scores.src},
-                                    row_axes(scores.t.rank(), Axis::Key), std::move(later));
-        rec_.end();
-        return out;
-    }
-
-    Val dropout(const Val& weights, int head) {
-        // The mask is cut from one [B, H, T, S] draw, so loop mode's heads drop the same cells
-        // as the batched modes. It is drawn whenever the pass computes, whether or not values
-        // are recorded.
-        const TensorDesc keep_mask = contiguous(upload_made(numel(weights.t.shape), [&] {
-            const std::int64_t per_head = T * S;
-            std::vector<float> keep_all = make_dropout_mask(c_.seed, B * H * per_head, c_.dropout);
-            if (head < 0) return keep_all;
-            std::vector<float> keep;
-            for (std::int64_t b = 0; b < B; ++b) {
-                auto first = keep_all.begin() + (b * H + head) * per_head;
-                keep.insert(keep.end(), first, first + per_head);
-            }
-            return keep;
-        }), weights.t.shape);
-        rec_.begin(Op::Dropout, head);
-        const TensorDesc out = fresh(weights.t.shape);
-        be_.multiply(weights.t, keep_mask, static_cast<float>(1.0 / (1.0 - c_.dropout)), out);
-        rec_.computed(0, 0);
-        const Axes grid = row_axes(out.rank(), Axis::Key);
-        const Val mask_rec = rec_.tensor("dropout_mask", keep_mask, Storage::New, {}, grid);
-        const Val result = rec_.tensor("attn_weights", out, Storage::New, {weights.src, mask_rec.src}, grid);
-        rec_.end();
-        return result;
-    }
-
-    // ---- transpose back [B,H,n,hd] -> [B,n,H,hd], then merge (copy) -> [B,n,D_out] ------
-    Val merge(const Val& ctx, std::int64_t n) {
-        rec_.begin(Op::TransposeBack);
-        rec_.computed(0, 0);
-        const Val back = rec_.tensor("context_vec", transpose(ctx.t, 1, 2), Storage::View, {ctx.src},
-                                     {Axis::Batch, Axis::Token, Axis::Head, Axis::Feature});
-        rec_.end();
-
-        rec_.begin(Op::Merge);
-        const int buf = alloc({B, n, D});
-        be_.copy(back.t, contiguous(buf, back.t.shape));
-        rec_.computed(0, 0);
-        const Val merged = rec_.tensor("context_vec", contiguous(buf, {B, n, D}), Storage::Copy, {back.src}, row_axes(3, Axis::Feature));
-        rec_.end();
-        return merged;
-    }
-
-    // ---- loop mode: per head h, three small matmuls and its own attention; concat -------
-    // Head h's three small projections: its rows of W_query, and those of its KV head's
-    // W_key and W_value (head h / (H / G)).
-    Qkv project_head(std::int64_t h, const QkvLinears& w, const Inputs2& in) {
-        const std::int64_t g = h / c_.group_size();
-        rec_.begin(Op::Project, static_cast<int>(h));
-        const Qkv t = project_three({w.q.head(h, hd), w.k.head(g, hd), w.v.head(g, hd)}, in);
-        rec_.end();
-        return t;
-    }
-
-    Val loop_heads(const Inputs2& in) {
-        const QkvLinears w = upload_qkv();
-        std::vector<Val> outputs;
-        for (std::int64_t h = 0; h < H; ++h)
-            outputs.push_back(attention(project_head(h, w, in), static_cast<int>(h), c_.causal,
-                                        key_mask_.t.buffer >= 0 ? &key_mask_ : nullptr));
-
-        rec_.begin(Op::Concat);
-        const int buf = alloc({B, T, D});
-        std::vector<Source> from;  // head h's output is from[h]
-        for (std::int64_t h = 0; h < H; ++h) {
-            be_.copy(outputs[h].t, TensorDesc{buf, h * hd, {B, T, hd}, {T * D, D, 1}});
-            from.push_back(outputs[h].src);
-        }
-        rec_.computed(0, 0);
-        const Val merged = rec_.tensor("context_vec", contiguous(buf, {B, T, D}), Storage::Copy, from, row_axes(3, Axis::Feature));
-        rec_.end();
-        return merged;
-    }
-
-    // ---- output projection [B,n,D_out] @ W_out^T + b_out ------------------------------
-    Val out_proj(const Val& ctx, std::int64_t n) {
-        const Linear w = upload_linear("w_out", "b_out", D, D);
-        rec_.begin(Op::OutProj);
-        const TensorDesc out = fresh({B, n, D});
-        linear(ctx.t, w, out);
-        rec_.computed(1, 2.0 * B * n * D * D);
-        const Val result = rec_.tensor("output", out, Storage::New, w.links(ctx.src), row_axes(3, Axis::Feature));
-        rec_.end();
-        return result;
-    }
-
-    // ---- decoding: round 0 runs the first P tokens at once (prefill, causal); round r runs
-    // token P + r - 1 alone against the KV cache [B, G, T, hd], which grows by one position
-    // per round. Then the outputs of all rounds are assembled into [B, T, D_out].
-    void decode() {
-        const std::int64_t P = c_.decode_from;
-        const TensorDesc cache_k = fresh({B, G, T, hd}), cache_v = fresh({B, G, T, hd});
-        Qkv cache;  // the cache so far (keys, values), as last recorded
-        std::vector<std::pair<std::int64_t, Val>> outputs;  // (first token, [B, n, D_out])
-        for (int round = 0; round <= T - P; ++round) {
-            const std::int64_t pos = round == 0 ? 0 : P + round - 1, n = round == 0 ? P : 1;
-            rec_.set_round(round);
-            rec_.set_rows(pos, n);
-            rec_.set_keys(pos, n);  // the round's new keys, until they join the cache
-            const TensorDesc rows{x_.t.buffer, pos * Di, {B, n, Di}, {T * Di, Di, 1}};
-            const Val x{rows, x_.src};
-            Qkv qkv = heads_view(project({x, n, x, n}), n, n);
-            cache = cache_append(qkv, cache, cache_k, cache_v, pos, n);
-            qkv = {qkv.q, cache.k, cache.v};
-            if (c_.grouped()) qkv = repeat_kv(qkv);
-            Val ctx = merge(attention(qkv, -1, round == 0, key_mask_.t.buffer >= 0 ? &key_mask_ : nullptr), n);
-            if (c_.out_proj) ctx = out_proj(ctx, n);
-            outputs.emplace_back(pos, ctx);
-        }
-        rec_.set_round(-1);
-        rec_.whole_pass();
-
-        rec_.begin(Op::Assemble);
-        const int buf = alloc({B, T, D});
-        std::vector<Source> from;
-        for (const auto& [pos, out] : outputs) {
-            be_.copy(out.t, TensorDesc{buf, pos * D, out.t.shape, {T * D, D, 1}});
-            from.push_back(out.src);
-        }
-        rec_.computed(0, 0);
-        rec_.tensor(c_.out_proj ? "output" : "context_vec", contiguous(buf, {B, T, D}), Storage::Copy, from,
-                    row_axes(3, Axis::Feature));
-        rec_.end();
-    }
-
-    // Writes the n new positions' keys and values (from `t`, [B, G, n, hd]) into the cache at
-    // `pos` and records the cache so far, [B, G, pos + n, hd], a view of the cache buffer:
-    // the prefill's write fills it (copy), each later one adds a row in place.
-    Qkv cache_append(const Qkv& t, const Qkv& before, const TensorDesc& cache_k, const TensorDesc& cache_v,
-                     std::int64_t pos, std::int64_t n) {
-        const auto window = [&](const TensorDesc& cache, std::int64_t first, std::int64_t len) {
-            return TensorDesc{cache.buffer, cache.offset + first * hd, {B, G, len, hd}, cache.strides};
-        };
-        rec_.set_keys(0, pos + n);  // from here on the round reads the cache so far
-        rec_.begin(Op::CacheAppend);
-        be_.copy(t.k.t, window(cache_k, pos, n));
-        be_.copy(t.v.t, window(cache_v, pos, n));
-        rec_.computed(0, 0);
-        const bool first = pos == 0;
-        const Storage storage = first ? Storage::Copy : Storage::InPlace;
-        const auto from = [&](const Val& old, const Val& fresh_rows) {
-            return first ? std::vector<Source>{fresh_rows.src} : std::vector<Source>{old.src, fresh_rows.src};
-        };
-        const Axes cached = qkv_axes(Arrangement::HeadPanels, true);
-        const Val k = rec_.tensor("keys", window(cache_k, 0, pos + n), storage, from(before.k, t.k), cached);
-        const Val v = rec_.tensor("values", window(cache_v, 0, pos + n), storage, from(before.v, t.v), cached);
-        rec_.end();
-        return {t.q, k, v};
-    }
-
     const Config& c_;
     const Inputs& in_;
     const Weights& w_;
     Backend& be_;
-    Resources& res_;
-    Recorder rec_;
-    const Work work_;
+    Buffers buf_;
+    StepObserver& obs_;
     const std::int64_t B, T, S, Di, Dk, D, H, G, hd, KV;
     Val x_, context_, key_mask_;
+    // Where the next step stands: its decoding round (-1: none), query rows and key positions.
+    int round_ = -1;
+    Span rows_{0, T}, keys_{0, S};
 };
 
 }  // namespace
 
 void run_forward(const Config& c, const Inputs& in, const Weights& w, Backend& backend, Resources& resources,
-                 std::vector<Step>& steps, Work work, bool record_values, bool projections_only) {
-    Forward f(c, in, w, backend, resources, steps, work, record_values);
+                 StepObserver& observer, Work work, bool projections_only) {
+    Forward f(c, in, w, backend, resources, observer, work);
     if (projections_only) f.run_projections();
     else f.run();
 }

@@ -4,22 +4,17 @@
 
 namespace headsplit::detail {
 
-Recorder::Recorder(const Config& config, Backend& backend, std::vector<Step>& steps, bool values)
-    : config_(config), backend_(backend), steps_(steps), values_(values) {
-    whole_pass();
-}
+Recorder::Recorder(Backend& backend, std::vector<Step>& steps, bool values)
+    : backend_(backend), steps_(steps), values_(values) {}
 
-void Recorder::begin(Op op, int head) {
+void Recorder::begin(const StepTag& tag) {
     backend_.finish();
     backend_.take_stats();
     step_ = Step{};
     step_.index = static_cast<int>(steps_.size());
-    step_.op = op;
-    step_.head = head;
-    step_.round = round_;
-    step_.rows = rows_;
-    step_.keys = keys_;
-    step_.tile_values = true;
+    step_.op = tag.op, step_.head = tag.head, step_.round = tag.round;
+    step_.rows = tag.rows, step_.keys = tag.keys;
+    step_.tile_q = tag.tile_q, step_.tile_k = tag.tile_k, step_.tile_values = tag.keep_values;
     readback_.clear();
     start_ = Clock::now();
 }
@@ -32,12 +27,13 @@ void Recorder::computed(std::int64_t matmuls, double flops) {
     step_.flops = flops;
 }
 
-Val Recorder::tensor(const std::string& name, const TensorDesc& t, Storage storage, std::vector<Source> from, Axes axes,
-                     std::shared_ptr<const DeferredValues> later) {
-    check_axes(name, t.shape, axes);
-    TensorRecord r{name, t.shape, t.strides, t.offset, t.buffer, storage, {}, nullptr, std::move(from), std::move(axes)};
-    if (values_ && step_.tile_values && later) {
-        r.deferred = std::move(later);
+Source Recorder::tensor(TensorEvent e) {
+    check_axes(e.name, e.t.shape, e.axes);
+    const TensorDesc& t = e.t;
+    TensorRecord r{e.name, t.shape, t.strides, t.offset, t.buffer, e.storage, {}, nullptr, std::move(e.from),
+                   std::move(e.axes)};
+    if (values_ && step_.tile_values && e.later) {
+        r.deferred = std::move(e.later);
     } else if (values_ && step_.tile_values) {
         std::int64_t size = 0;
         if (const float* host = backend_.host_view(t.buffer, &size)) {  // host memory: no whole-buffer copy
@@ -52,7 +48,7 @@ Val Recorder::tensor(const std::string& name, const TensorDesc& t, Storage stora
         }
     }
     step_.tensors.push_back(std::move(r));
-    return {t, Source::of_step(step_.index, name)};
+    return Source::of_step(step_.index, e.name);
 }
 
 void Recorder::end() {

@@ -113,8 +113,7 @@ private:
     std::vector<Op> ops_;  // after Q @ K^T
 };
 
-}  // namespace
-
+// The copies a recorded score grid is made again from, or none (GridPlan).
 std::shared_ptr<const GridSnapshot> snapshot_grid(Backend& backend, bool recording, const TensorDesc& q,
                                                   const TensorDesc& k, std::int64_t grid_values, float factor,
                                                   const TensorDesc* key_mask) {
@@ -131,6 +130,21 @@ std::shared_ptr<const GridSnapshot> snapshot_grid(Backend& backend, bool recordi
         snapshot->mask_shape = key_mask->shape;
     }
     return snapshot;
+}
+
+}  // namespace
+
+GridPlan plan_grid(Backend& backend, bool recording, const TensorDesc& q, const TensorDesc& k, float factor,
+                   const TensorDesc* key_mask, bool causal) {
+    const std::int64_t tq = q.shape[q.rank() - 2], tk = k.shape[k.rank() - 2];
+    Shape grid = q.shape;
+    grid.back() = tk;
+    GridPlan plan;
+    plan.snapshot = snapshot_grid(backend, recording, q, k, numel(grid), factor, key_mask);
+    // Recording nothing, or the values made again later, nothing reads the steps one by one.
+    const bool quiet = !recording || plan.snapshot;
+    plan.fusion = {quiet, quiet && causal && tq == tk};
+    return plan;
 }
 
 std::shared_ptr<const DeferredValues> grid_values(std::shared_ptr<const GridSnapshot> in, std::vector<Op> ops) {

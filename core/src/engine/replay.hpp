@@ -1,9 +1,10 @@
 #pragma once
 // Deferred values and fused paths, decided here in one place. A large score grid's and a
 // flash tile's numbers are made again when first shown from copies of the run's queries and
-// keys (and values), on a fresh backend from the run's Backend::replay_maker() (snapshot_grid,
+// keys (and values), on a fresh backend from the run's Backend::replay_maker() (plan_grid,
 // snapshot_flash: none when they are read as the run goes); attention whose values are not
-// read as it goes takes the fused path (decide_fusion).
+// read as it goes takes the fused path (plan_grid). Replays reach backends only through the
+// Backend interface.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -32,10 +33,6 @@ constexpr std::int64_t kDeferredValues = 16384;
 struct Fusion {
     bool fused = false, skip_upper = false;
 };
-inline Fusion decide_fusion(bool recording, bool deferred, bool causal, std::int64_t tq, std::int64_t tk) {
-    const bool quiet = !recording || deferred;
-    return {quiet, quiet && causal && tq == tk};
-}
 
 // Rows q0 .. q0 + n - 1 of flash's m or l ([B, H, T]), or of its acc ([B, H, T, hd]).
 TensorDesc flash_rows(const TensorDesc& whole, std::int64_t q0, std::int64_t n);
@@ -60,12 +57,16 @@ struct GridSnapshot {
     Backend::Maker make_backend = nullptr;  // the replay's backend
 };
 
-// The copies a recorded score grid [..., Tq, Tk] is made again from, or none: only when
-// `recording` values on a backend with a replay_maker(), for a grid of at least
-// kDeferredValues numbers. `key_mask`: the [B, Tk] key padding mask, or none.
-std::shared_ptr<const GridSnapshot> snapshot_grid(Backend& backend, bool recording, const TensorDesc& q,
-                                                  const TensorDesc& k, std::int64_t grid_values, float factor,
-                                                  const TensorDesc* key_mask);
+// How the score grid q @ k^T ([..., Tq, hd] x [..., Tk, hd]^T) runs: the copies its recorded
+// values are made again from, or none (only when `recording` values on a backend with a
+// replay_maker(), for a grid of at least kDeferredValues numbers), and its Fusion. `key_mask`:
+// the [B, Tk] key padding mask, or none.
+struct GridPlan {
+    std::shared_ptr<const GridSnapshot> snapshot;
+    Fusion fusion;
+};
+GridPlan plan_grid(Backend& backend, bool recording, const TensorDesc& q, const TensorDesc& k, float factor,
+                   const TensorDesc* key_mask, bool causal);
 // The grid after Q @ K^T and then `ops` (scale, mask, pad_mask, softmax), made when first shown.
 std::shared_ptr<const DeferredValues> grid_values(std::shared_ptr<const GridSnapshot> in, std::vector<Op> ops);
 

@@ -1,6 +1,7 @@
 #include "shape_walk.hpp"
 
 #include "forward.hpp"
+#include "recorder.hpp"
 
 namespace headsplit::detail {
 
@@ -11,7 +12,8 @@ Trace walk(const Config& config, ShapeOnlyBackend& backend) {
     Inputs inputs;
     Weights weights;  // empty: the walk never reads them
     Resources resources;
-    run_forward(config, inputs, weights, backend, resources, trace.steps, Work::ShapesOnly, false);
+    Recorder recorder(backend, trace.steps, false);
+    run_forward(config, inputs, weights, backend, resources, recorder, Work::ShapesOnly);
     for (Step& s : trace.steps) s.ms = 0;
     return trace;
 }
