@@ -260,16 +260,21 @@ float heads_content_top(bool window_titled) {
     return (window_titled ? ImGui::GetFrameHeight() : 0.0f) + style.WindowPadding.y + ImGui::GetFrameHeight() + style.ItemSpacing.y;
 }
 
+PanelNeed heads_line_need(const std::string& when, ImVec2 panel, bool window_titled) {
+    PanelNeed n;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f), top = heads_content_top(window_titled);
+    n.text_h = n.need_h = std::ceil(top + ImGui::CalcTextSize(when.c_str(), nullptr, false, width).y + style.ItemSpacing.y +
+                                    style.WindowPadding.y);
+    return n;
+}
+
 PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled) {
     PanelNeed n;
     if (!st.trace || st.shapes_only || st.trace->config.mode == Mode::Flash) return n;
     const ImGuiStyle& style = ImGui::GetStyle();
     const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f), top = heads_content_top(window_titled);
-    if (const std::string when = heatmaps_off(st); !when.empty()) {  // one line, the stage the rest
-        n.text_h = n.need_h = std::ceil(top + ImGui::CalcTextSize(when.c_str(), nullptr, false, width).y + style.ItemSpacing.y +
-                                        style.WindowPadding.y);
-        return n;
-    }
+    if (const std::string when = heatmaps_off(st); !when.empty()) return heads_line_need(when, panel, window_titled);
     const std::optional<Scene> scene = scene_of(st);
     if (!scene) return n;
     const Grids& g = scene->g;

@@ -1,6 +1,7 @@
 // Controls: the sentence, sizes, switches and display settings. Any change asks for a new
 // trace at once; a refused value shows why inline and the last good trace stays.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -51,9 +52,10 @@ bool list_slider(const char* label, const std::vector<std::int64_t>& values, std
     return true;
 }
 
+// Greyed, broken at spaces only (ImGui's wrapping breaks after a point: "1." / "50").
 void dim_wrapped(const std::string& text) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("%s", text.c_str());
+    text_at_spaces(text, false);
     ImGui::PopStyleColor();
 }
 
@@ -186,11 +188,10 @@ bool draw_sizes(AppState& st, bool checkpoint) {
         // Why the others are missing, with the numbers.
         for (std::int64_t h = 2; h <= std::min<std::int64_t>(c.d_out, 8); ++h) {
             if (c.d_out % h == 0) continue;
-            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-            ImGui::TextWrapped("not %lld heads: %lld / %lld = %.2f features per head is not whole", static_cast<long long>(h),
-                               static_cast<long long>(c.d_out), static_cast<long long>(h),
-                               static_cast<double>(c.d_out) / static_cast<double>(h));
-            ImGui::PopStyleColor();
+            char why[160];
+            std::snprintf(why, sizeof why, "not %lld heads: %lld / %lld = %.2f features per head is not whole", static_cast<long long>(h),
+                          static_cast<long long>(c.d_out), static_cast<long long>(h), static_cast<double>(c.d_out) / static_cast<double>(h));
+            dim_wrapped(why);
             break;  // one example is enough
         }
     }  // the sizes of a run without a checkpoint
@@ -331,13 +332,15 @@ void draw_status(const AppState& st) {
     if (st.trace) {
         const Config& tc = st.trace->config;
         const std::string cpu_label = std::string("CPU (") + cpu_matmul_library() + ")";
+        char line[512];
         if (st.shapes_only)
-            ImGui::TextWrapped("%s: %zu steps, %lld matmuls, shapes only", mode_name(tc.mode), st.trace->steps.size(),
-                               static_cast<long long>(st.trace->total_matmuls()));
+            std::snprintf(line, sizeof line, "%s: %zu steps, %lld matmuls, shapes only", mode_name(tc.mode), st.trace->steps.size(),
+                          static_cast<long long>(st.trace->total_matmuls()));
         else
-        ImGui::TextWrapped("%s on %s: %zu steps, %lld matmuls, %.2f ms", mode_name(tc.mode),
-                           tc.backend == BackendKind::Gl ? st.gl_renderer.c_str() : cpu_label.c_str(),
-                           st.trace->steps.size(), static_cast<long long>(st.trace->total_matmuls()), st.last_compute_ms);
+            std::snprintf(line, sizeof line, "%s on %s: %zu steps, %lld matmuls, %.2f ms", mode_name(tc.mode),
+                          tc.backend == BackendKind::Gl ? st.gl_renderer.c_str() : cpu_label.c_str(), st.trace->steps.size(),
+                          static_cast<long long>(st.trace->total_matmuls()), st.last_compute_ms);
+        text_at_spaces(line, false);  // a number whole ("0.12 ms")
     }
     if (st.computer->busy()) {
         const char spinner[] = "|/-\\";

@@ -287,7 +287,20 @@ void SentenceSlider(AppState& st) {
 }
 
 std::string heatmaps_off(const AppState& st) {
-    if (!st.trace || st.shapes_only || st.trace->config.mode == Mode::Flash) return "";
+    if (!st.trace || st.shapes_only) return "";
+    if (st.trace->config.mode == Mode::Flash) {  // its tiles, from the first to the normalizing step
+        if (st.trace->config.decoding()) return "";
+        int first = -1, last = -1;
+        for (const Step& s : st.trace->steps) {
+            if (s.op == Op::Tile && first < 0) first = s.index;
+            if (s.op == Op::Tile || s.op == Op::Normalize) last = s.index;
+        }
+        if (first < 0) return "";
+        if (st.step < first) return "flash's tiles are computed from step " + std::to_string(first);
+        if (st.step > last)
+            return "the tiles were computed at steps " + std::to_string(first) + " to " + std::to_string(last) + " (Left goes back to them)";
+        return "";
+    }
     const std::vector<const Step*> grids = grids_for(*st.trace, st.step);
     if (grids.empty()) return "";
     if (grids.front()->index > st.step)
@@ -308,8 +321,15 @@ void DrawHeatmaps(AppState& st) {
     }
     const Trace& tr = *st.trace;
     const Config& c = tr.config;
+    const auto off = [&](const std::string& when) {  // the stage takes the room
+        ImGui::PushTextWrapPos(0);
+        ImGui::TextDisabled("%s", when.c_str());
+        ImGui::PopTextWrapPos();
+        audit_last_item(when);
+    };
     if (c.mode == Mode::Flash) {  // no score grid is ever held: its tiles instead
-        DrawFlashTiles(st);
+        if (const std::string when = heatmaps_off(st); !when.empty()) off(when);
+        else DrawFlashTiles(st);
         return;
     }
     const std::vector<const Step*> grids = grids_for(tr, st.step);
@@ -318,11 +338,8 @@ void DrawHeatmaps(AppState& st) {
         ImGui::TextDisabled("predict the shape: the heatmaps show once the class has answered");
         return;
     }
-    if (const std::string when = heatmaps_off(st); !when.empty()) {  // the stage takes the room
-        ImGui::PushTextWrapPos(0);
-        ImGui::TextDisabled("%s", when.c_str());
-        ImGui::PopTextWrapPos();
-        audit_last_item(when);
+    if (const std::string when = heatmaps_off(st); !when.empty()) {
+        off(when);
         return;
     }
     std::optional<Scene> scene = scene_of(st);

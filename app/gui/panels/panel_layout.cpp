@@ -67,11 +67,11 @@ ImGuiWindowFlags stage_flags(const AppState& st) {
 // heatmaps: at the least cell that shows some step's, the same at every step), every part of
 // the other; then the step's panel's cells at 90% of the largest at least, counted by the
 // share of them shown (a window of a large tensor grows with the room; a tenth smaller, maps
-// in two rows may fill a panel that one row leaves half empty); and of those the one
-// that gives the step's panel the most width while the other's cells stay within 3% of
-// their largest: the step's picture takes the room until its cells stop growing, the other
-// what it can use of the rest, the step's picture anything left. Both are measures of what
-// each panel must show, not of the frame before.
+// in two rows may fill a panel that one row leaves half empty); and of those, beside the
+// heads' picture the one that gives it the least width, beside the stage's the one that
+// gives the stage the most while the heads' cells stay within 3% of their largest: the
+// step's picture takes the room until its cells stop growing, the other the rest. Both are
+// measures of what each panel must show, not of the frame before.
 float presenter_stage_share(const AppState& st, float W, float column) {
     if (st.panels.presenter_split_set || st.presenter_side != AppState::PresenterSide::Heads) return st.splits.stage;
     const Step* s = st.current();
@@ -109,10 +109,12 @@ float presenter_stage_share(const AppState& st, float W, float column) {
     const auto kept = [&](const Try& t) { return t.every == every && t.mine >= 0.9f * largest; };
     for (const Try& t : tries)
         if (kept(t)) other = std::max(other, t.other);
-    for (std::size_t i = 0; i < tries.size(); ++i) {  // from the step's panel's widest
-        const Try& t = tries[maps_step ? i : tries.size() - 1 - i];
-        if (kept(t) && t.other >= 0.97f * other) return t.f;
-    }
+    // From the stage's widest share: beside the heads' picture the narrowest heads panel kept
+    // (the stage's cells change from step to step with its tensors, so they decide nothing
+    // there and the share holds over the heads' steps); beside the stage's picture, the
+    // widest stage that leaves the heads' cells within 3% of their largest.
+    for (std::size_t i = tries.size(); i-- > 0;)
+        if (kept(tries[i]) && (maps_step || tries[i].other >= 0.97f * other)) return tries[i].f;
     return st.splits.stage;
 }
 

@@ -59,6 +59,9 @@ PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled);
 PanelNeed MeasureFlashTiles(const AppState& st, ImVec2 panel, bool window_titled);
 // panel_heatmaps.cpp: where the heads panel's content starts under its title bar and tabs.
 float heads_content_top(bool window_titled);
+// heatmaps_fit.cpp: the heads panel showing line `when` alone (no weights yet, or no more;
+// flash's tiles likewise), the stage the rest.
+PanelNeed heads_line_need(const std::string& when, ImVec2 panel, bool window_titled);
 // panel_lesson.cpp: the live lesson over the panels: the join card (the student address, the
 // code, its QR code) or the class's line, and after a reveal the answers' histogram.
 void DrawLesson(AppState& st);

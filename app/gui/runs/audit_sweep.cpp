@@ -14,6 +14,7 @@
 #include "headsplit/model/presets.hpp"
 #include "headsplit/io/writing.hpp"
 #include "gui/panels/panels.hpp"
+#include "gui/panels/stage_parts.hpp"  // which steps are about memory
 #include "gui/panels/style.hpp"
 #include "gui/view/layout.hpp"
 
@@ -255,10 +256,10 @@ AuditRules AuditSweep::rules_here(const AppState& st, int fb_w, int fb_h) const 
     // text 1.5 (a token's label is judged by the rule above: past 16 tokens they thin).
     rules.whole_text = st.font_scale <= 1.5f && fb_w >= 1024 && fb_h >= 768;
     // No panel a third empty while its cells hide their numbers: on a projector's window (up to
-    // 1920x1080), one sentence, not flash's tiles nor two masks compared (their maps are still
-    // placed by width alone).
-    rules.room_used = rules.whole_text && step_ >= 0 && fb_w <= 1920 && fb_h <= 1080 && c.batch == 1 &&
-                      c.mode != Mode::Flash && !cases_[runs_[run_].c].compare_masks;
+    // 1920x1080), not two masks compared nor the normal layout's flash tiles (their maps stand
+    // side by side, placed by width alone).
+    rules.room_used = rules.whole_text && step_ >= 0 && fb_w <= 1920 && fb_h <= 1080 && !cases_[runs_[run_].c].compare_masks &&
+                      (st.presenting || c.mode != Mode::Flash);
     return rules;
 }
 
@@ -274,25 +275,24 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
     // checked is the first, from the third, whose panels stand where they stood the frame before.
     const Take take = take_frame(frames_here_, settle_.still(r));
     if (take == Take::Wait) return;
-    const Config& c = st.trace->config;
     const Step& here = st.trace->steps[static_cast<std::size_t>(st.step)];
     const AuditRules rules = rules_here(st, fb_w, fb_h);
     ++frames_checked_;
     std::vector<std::string> problems = audit_problems(r, rules);
     // The layout chosen stays from step to step of one configuration while the steps are about
     // one thing: before the weights, the maps' steps (scores to dropout), the steps that use
-    // the weights, after the last use; a question waiting; a decoding round.
-    // (Checked where a class watches: presenter mode from 1024x768, the normal layout from
-    // 1366x768, text up to 1.5; one sentence, not in flash mode nor decoding: their tiles,
-    // sentence notes and rounds still move the share.)
-    const bool watched = st.font_scale <= 1.5f && fb_h >= 768 && fb_w >= (st.presenting ? 1024 : 1366) &&
-                         c.batch == 1 && c.mode != Mode::Flash && !c.decoding();
+    // the weights, after the last use; a question waiting; a decoding round; and within those,
+    // the steps whose lesson is where the values lie (the stage takes what its memory strip
+    // needs) and the others. (Checked where a class watches: presenter mode from 1024x768,
+    // the normal layout from 1366x768, text up to 1.5.)
+    const bool watched = st.font_scale <= 1.5f && fb_h >= 768 && fb_w >= (st.presenting ? 1024 : 1366);
     // An edge may move by a line of text said on one step only.
     const float lines_moved = 1.0f;
     if (step_ >= 0 && watched) {
         const std::string phase = heatmaps_off(st) + (quiz_waiting(st) ? "asked" : "") + std::to_string(here.round) +
                                   (is_grid_op(here.op)                           ? "maps"
                                    : here.op == Op::Context || here.op == Op::Tile ? "uses"
+                                   : stage::memory_lesson(here)                    ? "memory"
                                                                                    : "");
         if (step_ > 0 && before_step_ == step_ - 1 && phase == before_phase_)
             for (std::string& s : layout_shifts(before_, r, lines_moved * ImGui::GetTextLineHeightWithSpacing())) problems.push_back("the layout changed: " + std::move(s));
