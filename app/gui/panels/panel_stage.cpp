@@ -144,10 +144,6 @@ void draw_shapes_only(const Step& s, const Config& c, const std::string& notice)
     }
 }
 
-}  // namespace
-
-namespace {
-
 // The cells the stage shows in `room_h` px under its heading, `width` px wide: their side,
 // the share of them and whether the tensors are whole. In presenter mode the step's
 // explanation stands above the cells where it takes a third of the panel at most, as

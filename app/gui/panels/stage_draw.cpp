@@ -160,8 +160,7 @@ void draw_window_note(Canvas& cv, float below, bool beside) {
         }
     // From the panel's left edge, on two lines (broken after a comma) when one is too narrow;
     // without the tensor's name (its grid is titled), then "of" written "/", where the lines
-    // need it; the how-to only
-    // where it fits whole: cut, it would end in a broken word.
+    // need it; the how-to only where it fits whole: cut, it would end in a broken word.
     const float note_w = std::max(cv.room.avail.x, 4 * cv.room.font);
     const auto fits = [&](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x <= note_w; };
     std::string note, second;
