@@ -32,8 +32,9 @@ GROUPS = [
         "include_prefix": "headsplit/",
         "order": ("base", "backends", "engine", "teaching", ("model", "io")),
     },
-    # The app: the GL loader and PNG; what the stage draws where (and the frame's record); the
-    # window-free state; the panels; the unattended runs; the live lesson's server (no window);
+    # The app: the GL loader and PNG; what the stage draws where (and the seam the panels tell
+    # a frame through); the window-free state; the panels; the unattended runs (the frame's
+    # recorder among them); the live lesson's server (no window);
     # then the entries, one rank: the window's loop, the subcommands (which open it), the
     # page's main and hooks (which open it from the address, with the subcommands' options,
     # and which the loop calls in the page).

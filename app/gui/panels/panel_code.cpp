@@ -241,7 +241,7 @@ void DrawCode(AppState& st) {
             at += p.text.size();
         }
         if (row.to > row.from)
-            layout_audit().label(l.text.substr(row.from, row.to - row.from), origin.x + row.indent * char_w, y,
+            frame_watch().label(l.text.substr(row.from, row.to - row.from), origin.x + row.indent * char_w, y,
                                  (row.to - row.from) * char_w, font->FontSize);
         if (row.shape.empty()) continue;
         const float shape_w = row.shape.size() * char_w;

@@ -176,8 +176,8 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
     }
     // Key tokens along the bottom, every k-th: across their columns cut to the room they have,
     // on end, centred on the column, cut to the band, or across on two lines.
-    if (cv.key_stride > 1) layout_audit().thinned("key labels every " + std::to_string(cv.key_stride) + "th");
-    if (cv.row_stride > 1) layout_audit().thinned("row labels every " + std::to_string(cv.row_stride) + "th");
+    if (cv.key_stride > 1) frame_watch().thinned("key labels every " + std::to_string(cv.key_stride) + "th");
+    if (cv.row_stride > 1) frame_watch().thinned("row labels every " + std::to_string(cv.row_stride) + "th");
     for (std::int64_t j = 0; j < N; j += cv.key_stride) {
         if (cv.keys_on_end) {  // within the band and the panel
             const float y = y0 + NR * cell + 2, room = std::min(cv.key_band - 6, cv.origin.y + cv.avail.y - y);
@@ -348,7 +348,7 @@ void DrawHeatmaps(AppState& st) {
     if (!scene->g.comparing) {  // each on screen, large or as a thumbnail
         std::vector<int> heads;
         for (const Map& m : scene->all) heads.push_back(m.head);
-        layout_audit().expect_heads(heads);
+        frame_watch().expect_heads(heads);
     }
     const Grids& g = scene->g;
     const std::vector<Map>& maps = scene->maps;
@@ -359,13 +359,13 @@ void DrawHeatmaps(AppState& st) {
     draw_header(st, g, *grids.front());
     const Canvas cv = place_maps(st, g, maps, comparing ? -1 : st.focus_head, st.panels.heads_fit);
     // The layout measured the header before the panel was placed: the audit holds the two alike.
-    if (layout_audit().enabled && !st.document && !st.presenting) {
+    if (frame_watch().watching() && !st.document && !st.presenting) {
         const bool titled = !(ImGui::GetCurrentWindow()->Flags & ImGuiWindowFlags_NoTitleBar);
-        if (std::abs(heads_content_top(titled) - header_top) > 1) layout_audit().mismeasured("the heatmaps' top", heads_content_top(titled), header_top);
+        if (std::abs(heads_content_top(titled) - header_top) > 1) frame_watch().mismeasured("the heatmaps' top", heads_content_top(titled), header_top);
         const float told = header_h(st, g, *grids.front(), ImGui::GetWindowWidth() - 2 * ImGui::GetStyle().WindowPadding.x,
                                     ImGui::GetWindowHeight() - header_top - ImGui::GetStyle().WindowPadding.y);
         const float drawn = ImGui::GetCursorPosY() - header_top;
-        if (std::abs(told - drawn) > 1) layout_audit().mismeasured("heatmaps' header", told, drawn);
+        if (std::abs(told - drawn) > 1) frame_watch().mismeasured("heatmaps' header", told, drawn);
     }
     // One number format for every cell of a grid (all its heads), or none: worked out once per
     // grid tensor, not once per map.

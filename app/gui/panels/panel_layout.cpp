@@ -141,7 +141,7 @@ void draw_presenter(AppState& st, double now) {
         DrawCaption(st);
         const float used = ImGui::GetCursorPosY() + style.WindowPadding.y;
         st.panels.caption_h = answers ? used : 0.0f;
-        if (!answers && std::abs(used - measured) > 1) layout_audit().mismeasured("the caption's height", measured, used);
+        if (!answers && std::abs(used - measured) > 1) frame_watch().mismeasured("the caption's height", measured, used);
     }
     ImGui::End();
     st.hover = Hover{};

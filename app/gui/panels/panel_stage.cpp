@@ -285,7 +285,7 @@ void DrawStage(AppState& st, double now) {
     bool any_hidden = false;
     for (const TensorLayout& tl : L.tensors) any_hidden |= tl.hidden > 0;
     const float cell = cell_size(room, *s, ch, motion, st.stage_view.zoom);
-    if (st.stage_view.zoom > 1.0f) layout_audit().allow_scroll();  // zoomed in: the reader pans and scrolls
+    if (st.stage_view.zoom > 1.0f) frame_watch().allow_scroll();  // zoomed in: the reader pans and scrolls
     handle_view(st, L, ch.variant, cell);
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();

@@ -367,11 +367,11 @@ void DrawFlashTiles(AppState& st) {
     }
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     // The layout measured the panel before placing it: the audit holds the two alike.
-    if (layout_audit().enabled && !st.document && !st.presenting) {
+    if (frame_watch().watching() && !st.document && !st.presenting) {
         const float drawn = ImGui::GetCursorPosY() - content_top;
         const TilesPlan p = plan_tiles(st, ImGui::GetWindowWidth() - 2 * ImGui::GetStyle().WindowPadding.x,
                                        ImGui::GetWindowHeight() - content_top - ImGui::GetStyle().WindowPadding.y);
-        if (std::abs(p.grids_y - drawn) > 1) layout_audit().mismeasured("the tiles' top", p.grids_y, drawn);
+        if (std::abs(p.grids_y - drawn) > 1) frame_watch().mismeasured("the tiles' top", p.grids_y, drawn);
     }
     // Up to four heads (the first, said in the line above), each a grid with its m and l columns beside it.
     const int heads = static_cast<int>(std::min<std::int64_t>(c.heads, 4));

@@ -220,7 +220,7 @@ void draw_panel_titles(Canvas& cv) {
             const float w = font->CalcTextSizeA(size, FLT_MAX, 0, text.c_str()).x;
             if (w > room_w) size = std::max(size * room_w / w, std::min(size, 0.6f * cv.room.font));
             if (size + 0.01f < kSmallestLabel * cv.room.font) {  // cells of a few pixels: the colours tell the panels
-                if (t.token_panels) layout_audit().thinned("token panels untitled");
+                if (t.token_panels) frame_watch().thinned("token panels untitled");
                 continue;
             }
             // At the bottom of the slot, over its panel.
@@ -265,7 +265,7 @@ void draw_row_labels(Canvas& cv) {
     for (const TensorLayout& tl : cv.L.tensors)
         if (tl.x == 0) want_row_labels(cv, tl, size, stride, wanted);  // the first tensor of each row of tensors
     std::stable_sort(wanted.begin(), wanted.end(), [](const RowLabel& a, const RowLabel& b) { return a.first > b.first; });
-    if (stride > 1) layout_audit().thinned("row labels every " + std::to_string(stride) + "th");
+    if (stride > 1) frame_watch().thinned("row labels every " + std::to_string(stride) + "th");
     // A label centred on a cell smaller than the text reaches past the grid: kept in the panel.
     const float y_max = cv.origin.y + cv.room.avail.y - label_h;
     std::vector<float> placed;
@@ -274,7 +274,7 @@ void draw_row_labels(Canvas& cv) {
         bool clear = true;
         for (float p : placed) clear &= std::fabs(p - y) >= label_h - 0.5f;
         if (!clear) {
-            layout_audit().thinned("row label \"" + l.text + "\" left out: it would overlap another");
+            frame_watch().thinned("row label \"" + l.text + "\" left out: it would overlap another");
             continue;
         }
         placed.push_back(y);
@@ -331,7 +331,7 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
             if (is_grid_op(s.op) && cell_at.head >= 0 && tl.axes.size() == 4)
                 dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
             std::vector<long long> index;  // for the audit only: no allocation a cell a frame otherwise
-            if (layout_audit().enabled) {
+            if (frame_watch().watching()) {
                 const Shape at = unravel(rec.shape, static_cast<std::int64_t>(i));
                 index.assign(at.begin(), at.end());
             }
@@ -389,7 +389,7 @@ bool draw_strip_brackets(Canvas& cv, const TensorRecord& rec, const TensorLayout
                 const float name_w = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, name.c_str()).x;
                 const float mid = (bx0 + bx1) * 0.5f;
                 const float x = std::clamp(mid - name_w * 0.5f, cv.origin.x, std::max(cv.origin.x, cv.origin.x + cv.room.avail.x - name_w));
-                if (name.empty()) layout_audit().thinned("the strip's token \"" + word + "\" unnamed");
+                if (name.empty()) frame_watch().thinned("the strip's token \"" + word + "\" unnamed");
                 else
                     cv.label_sized({x, y_marks + 1 + (lower ? label_h : 0.0f)}, ink, name, size, room_w,
                                    row_name(cv.c, tl, batch, tok));
@@ -458,13 +458,13 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
             cv.dl->AddRectFilled(p0, p1, fill, 2.0f);
             if (st.hover.valid && st.hover.tensor == 0 && i == st.hover.index)
                 cv.dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 2.0f, 0, 3.0f);
-            if (layout_audit().enabled) {
+            if (frame_watch().watching()) {
                 std::vector<long long> index;
                 if (i >= 0) {
                     unravel(rec.shape, i, ix);
                     index.assign(ix.begin(), ix.end());
                 }
-                layout_audit().memory(p0.x, p0.y, k.cell - 1, k.cell - 1, rec.name, head, std::move(index));
+                frame_watch().memory(p0.x, p0.y, k.cell - 1, k.cell - 1, rec.name, head, std::move(index));
             }
         }
         const bool stagger = draw_strip_brackets(cv, rec, tl, at, a0, a1, x0, k.cell, y_cells);

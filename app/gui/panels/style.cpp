@@ -165,14 +165,10 @@ ImFont* cell_font() {
     return a->Fonts.Size > 2 ? a->Fonts[2] : ImGui::GetFont();
 }
 
-LayoutAudit& layout_audit() {
-    static LayoutAudit audit;
-    return audit;
-}
 
 void audit_panel(const char* name) {
-    LayoutAudit& a = layout_audit();
-    if (!a.enabled) return;
+    FrameWatch& a = frame_watch();
+    if (!a.watching()) return;
     const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
     // Right after Begin the draw list clips to the window's inner area: what can be seen.
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -200,7 +196,7 @@ int radio_row(std::initializer_list<const char*> labels, int current) {
 
 void scroll_below_projector_size(float font_scale) {
     const ImVec2 display = ImGui::GetIO().DisplaySize;
-    if (display.x < 680 * font_scale || display.y < 512 * font_scale) layout_audit().allow_scroll();
+    if (display.x < 680 * font_scale || display.y < 512 * font_scale) frame_watch().allow_scroll();
 }
 
 ImVec2 room_left() {
@@ -221,7 +217,7 @@ ImVec2 draw_label(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& te
     if (!(size > 0)) size = ImGui::GetFontSize();
     const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, text.c_str());
     dl->AddText(ImGui::GetFont(), size, pos, color, text.c_str());
-    layout_audit().label(text, pos.x, pos.y, ts.x, ts.y, token);
+    frame_watch().label(text, pos.x, pos.y, ts.x, ts.y, token);
     return ts;
 }
 
@@ -247,7 +243,7 @@ ImVec2 draw_label_on_end(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::str
         dl->CmdBuffer.back().ClipRect = {std::max(outer0.x, pos.x), std::max(outer0.y, pos.y),
                                          std::min(outer1.x, pos.x + ts.y), std::min(outer1.y, pos.y + ts.x)};
     dl->PopClipRect();
-    layout_audit().label(text, pos.x, pos.y, ts.y, ts.x, token);
+    frame_watch().label(text, pos.x, pos.y, ts.y, ts.x, token);
     return {ts.y, ts.x};
 }
 
@@ -274,7 +270,7 @@ std::string cut_to_fit(const std::string& text, float max_w, float size) {
 std::string fit_text(const std::string& text, float max_w, float size) {
     if (text_width(text, size) <= max_w) return text;
     std::string cut = cut_to_fit(text, max_w, size);
-    layout_audit().cut(text, cut);
+    frame_watch().cut(text, cut);
     return cut;
 }
 
@@ -290,7 +286,7 @@ std::string first_fitting(const std::vector<std::string>& options, float max_w, 
 
 void audit_last_item(const std::string& text) {
     const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-    layout_audit().label(text, a.x, a.y, b.x - a.x, b.y - a.y);
+    frame_watch().label(text, a.x, a.y, b.x - a.x, b.y - a.y);
 }
 
 std::string steps_key(const Trace* trace, float width, const std::string& more) {
@@ -348,7 +344,7 @@ bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, 
     // size is what a projector's back row sees).
     if (!t.shown && w + 0.01f < t.need_w + 4) {
         if (heatmap)
-            layout_audit().cell(format_cell(value, t.decimals), p0.x, p0.y, w, h, false, t.need_w, true, t.tensor, head, 0,
+            frame_watch().cell(format_cell(value, t.decimals), p0.x, p0.y, w, h, false, t.need_w, true, t.tensor, head, 0,
                                 std::move(index));
         return false;
     }
@@ -358,7 +354,7 @@ bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, 
         const ImVec2 ts = f->CalcTextSizeA(t.size, FLT_MAX, 0.0f, text.c_str());
         dl->AddText(f, t.size, {(p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f}, color, text.c_str());
     }
-    layout_audit().cell(text, p0.x, p0.y, w, h, t.shown, t.need_w, heatmap, t.tensor, head, digit_height(t.size),
+    frame_watch().cell(text, p0.x, p0.y, w, h, t.shown, t.need_w, heatmap, t.tensor, head, digit_height(t.size),
                         std::move(index));
     return t.shown;
 }

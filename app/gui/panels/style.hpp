@@ -6,7 +6,7 @@
 
 #include <imgui.h>
 
-#include "gui/view/layout_record.hpp"
+#include "gui/view/frame_watch.hpp"
 #include "headsplit/engine/config.hpp"
 #include "headsplit/base/numbers.hpp"
 #include "headsplit/engine/trace.hpp"
@@ -67,8 +67,6 @@ float number_size_max();
 // A4's 186 mm between margins), or not at all: the smallest size, px (0 elsewhere: the cell
 // font's usual size).
 float number_size_min(bool presenting, bool document = false);
-// The audit of the frame being drawn (enabled by --layout-report / --layout-audit).
-LayoutAudit& layout_audit();
 // Records the current window as audited panel `name` (call right after ImGui::Begin).
 void audit_panel(const char* name);
 // Puts the next item, `w` wide, on the line of the one before where it fits.

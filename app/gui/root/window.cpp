@@ -21,6 +21,7 @@
 #include <backends/imgui_impl_opengl3.h>
 
 #include "gui/panels/panels.hpp"
+#include "gui/runs/layout_record.hpp"
 #include "gui/runs/requests.hpp"
 #include "gui/root/settings.hpp"
 #include "gui/model/state.hpp"

@@ -1,11 +1,11 @@
 #pragma once
 // The layout audit: the rules a readable frame keeps, judged on the record of what the panels
-// placed (gui/view/layout_record.hpp), and the rules between frames (a layout at rest, the
+// placed (gui/runs/layout_record.hpp), and the rules between frames (a layout at rest, the
 // same layout from step to step). Free of any window code, so the rules are unit-tested.
 #include <string>
 #include <vector>
 
-#include "gui/view/layout_record.hpp"
+#include "gui/runs/layout_record.hpp"
 
 namespace headsplit::gui {
 

@@ -16,6 +16,7 @@
 #include "gui/panels/panels.hpp"
 #include "gui/panels/stage_parts.hpp"  // which steps are about memory
 #include "gui/panels/style.hpp"
+#include "gui/runs/layout_record.hpp"
 #include "gui/view/layout.hpp"
 
 namespace headsplit::gui {

@@ -5,6 +5,7 @@
 #include "headsplit/io/terminal.hpp"
 #include "headsplit/io/writing.hpp"
 #include "gui/platform/png.hpp"
+#include "gui/runs/layout_record.hpp"
 #include "gui/panels/style.hpp"
 
 namespace headsplit::gui {

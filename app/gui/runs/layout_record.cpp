@@ -1,5 +1,6 @@
+#include "gui/runs/layout_record.hpp"
+
 #include <cmath>
-#include "gui/view/layout_record.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,6 +8,13 @@
 #include <nlohmann/json.hpp>
 
 namespace headsplit::gui {
+
+LayoutAudit& layout_audit() {
+    static LayoutAudit audit;
+    static const bool installed = (watch_frames(&audit), true);
+    (void)installed;
+    return audit;
+}
 
 void LayoutAudit::begin_frame(int window_w, int window_h, float font_scale, std::string what) {
     report_ = LayoutReport{};

@@ -1,12 +1,14 @@
 #pragma once
 // The record of one frame: what the custom-drawn panels (stage, heatmaps, weights, timeline,
-// code) placed, every panel, label and cell with its rectangle in window pixels. Panels fill
-// it while they draw when it is enabled (`--layout-report`, the layout audit); it is written
-// as the layout report's JSON. The rules a readable frame keeps are the audit's
-// (gui/runs/audit.hpp).
+// code) placed, every panel, label and cell with its rectangle in window pixels. It watches
+// the frame (gui/view/frame_watch.hpp) and keeps what the panels tell while it is enabled
+// (`--layout-report`, the layout audit); it is written as the layout report's JSON. The rules
+// a readable frame keeps are the audit's (gui/runs/audit.hpp).
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "gui/view/frame_watch.hpp"
 
 namespace headsplit::gui {
 
@@ -55,36 +57,28 @@ struct LayoutReport {
     std::vector<std::string> mismeasured;
 };
 
-// Collects one frame. Panels call begin_panel() once, then label() and cell() for what they
+// Collects one frame. Panels tell begin_panel() once, then label() and cell() for what they
 // draw; nothing is kept while `enabled` is false.
-class LayoutAudit {
+class LayoutAudit : public FrameWatch {
 public:
     bool enabled = false;
 
     void begin_frame(int window_w, int window_h, float font_scale, std::string what);
-    // The panel's rectangle, and the part of it its content is drawn in (visible area).
+    bool watching() const override { return enabled; }
     void begin_panel(const std::string& name, float x, float y, float w, float h, float clip_x0, float clip_y0,
-                     float clip_x1, float clip_y1, bool scroll_x, bool scroll_y);
-    void label(const std::string& text, float x, float y, float w, float h, const std::string& token = "");
+                     float clip_x1, float clip_y1, bool scroll_x, bool scroll_y) override;
+    void label(const std::string& text, float x, float y, float w, float h, const std::string& token = "") override;
     void cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,
               bool heatmap = false, const std::string& tensor = "", int head = -1, float value_h = 0,
-              std::vector<long long> index = {});
-    // A cell of a memory strip: the element at one address of tensor `tensor`'s buffer, its
-    // index in the tensor (empty: an address the tensor does not use), coloured as head `head`.
-    void memory(float x, float y, float w, float h, const std::string& tensor, int head, std::vector<long long> index);
-    // Labels of tokens the current panel leaves out for want of room: every k-th drawn, or
-    // one left out where it would overlap another.
-    void thinned(const std::string& what);
-    // Text that the current panel cut short to fit: `whole` drawn as `shown`.
-    void cut(const std::string& whole, const std::string& shown);
-    // The current panel drew `what` `drawn` px tall where the layout's measure, before the
-    // panel was placed, said `told`.
-    void mismeasured(const std::string& what, float told, float drawn);
-    // The current panel shows these heads, each of which must be on screen (as a map or a
-    // labelled thumbnail: a visible label "hK" or "head K ...", or a cell of map "head K").
-    void expect_heads(std::vector<int> heads);
-    // The current panel scrolls after all (the reader zoomed in): must_fit off, both ways.
-    void allow_scroll();
+              std::vector<long long> index = {}) override;
+    void memory(float x, float y, float w, float h, const std::string& tensor, int head, std::vector<long long> index) override;
+    void thinned(const std::string& what) override;
+    void cut(const std::string& whole, const std::string& shown) override;
+    void mismeasured(const std::string& what, float told, float drawn) override;
+    // A panel's heads: each must be on screen as a map or a labelled thumbnail (a visible
+    // label "hK" or "head K ...", or a cell of map "head K").
+    void expect_heads(std::vector<int> heads) override;
+    void allow_scroll() override;
 
     const LayoutReport& report() const { return report_; }
 
@@ -99,6 +93,10 @@ private:
 // The panels that never scroll: the stage, the heatmaps, the why tab, the code and presenter
 // mode's caption.
 bool must_fit_panel(const std::string& name);
+
+// The recorder the panels tell while a run watches (installed as their frame_watch() on first
+// use; `enabled` says whether it keeps anything).
+LayoutAudit& layout_audit();
 
 // {"format": "headsplit-layout", "version": 2, ...} (README: the layout report).
 std::string layout_report_json(const LayoutReport& r);
