@@ -1,8 +1,9 @@
 #include "gui/model/state.hpp"
 
+#include <algorithm>
 #include <iostream>
 
-#include <algorithm>
+#include "headsplit/base/threads.hpp"
 
 namespace headsplit::gui {
 
@@ -137,6 +138,8 @@ void apply_result(AppState& st, ComputeResult r, double now) {
 // shown in the Controls panel and, once per message, written to stderr for whoever
 // launched the app from a terminal.
 void take_result(AppState& st, double now) {
+    if (st.why && !st.why->result && ready_to_take(st.why->future))
+        st.why->result = std::make_shared<WhyResult>(st.why->future.get());
     auto r = st.computer->take();
     if (!r) return;
     if (r->fell_back && r->notice != st.panels.fallback_said) {

@@ -93,11 +93,9 @@ struct PanelState {
     bool heatmaps_tab = true;       // the heads panel showed the heatmaps' tab last frame
     bool why_tab = false;           // ... or the why tab
     bool weights_tab = false;       // ... or the weight split tab
-    // The heads panel's height that is not cells (text lines, bars), and what it needs to show
-    // its cells at a legible size, last frame; -1 when not drawn. The normal layout shares the
-    // column between it and the stage (measured before it is placed) by these. The code: the
-    // height its whole listing needs at its largest font.
-    float heads_text_h = -1, heads_need_h = -1, code_need_h = -1;
+    // The code's height that its whole listing needs at its largest font, last frame; -1 when
+    // not drawn.
+    float code_need_h = -1;
     // Whether the layout gave the stage's explanation the room (the stage's need is measured
     // without it).
     bool stage_explains = true;
@@ -231,7 +229,8 @@ void quiz_answer(AppState& st, Shape given, double now);  // by value: callers p
 void quiz_reset_score(AppState& st);
 // Asks for the trace of st.config.
 void recompute(AppState& st);
-// Takes a finished computation, if there is one, onto the screen (apply_result). A GL problem
+// Takes a finished computation, if there is one, onto the screen (apply_result), and the why
+// tab's finished measurement into its result. A GL problem
 // that sent the work to the CPU is shown in the Controls panel and, once per message, written
 // to stderr for whoever launched the app from a terminal.
 void take_result(AppState& st, double now);

@@ -194,16 +194,18 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
                   float& split_origin, float& split_span) {
     const float W = window.x, H = window.y;
     const float column = H - timeline_h;
-    // Measured before the panels are placed: the stage, and the heads panel's heatmaps (flash
-    // mode's tiles); its other tabs tell theirs as they are drawn, for the next frame (their
-    // needs do not change with the height they are given).
+    // Measured before the panels are placed: the stage, and the heads panel's tab on screen
+    // (the heatmaps or flash mode's tiles, the weight split, the why tab).
     const PanelNeed stage = MeasureStage(st, {W - left - right, column}, titled);
-    PanelState& ps = st.panels;
-    if (ps.heatmaps_tab && !asking) {
+    const PanelState& ps = st.panels;
+    PanelNeed heads;
+    if (!asking) {
+        const ImVec2 panel{W - left - right, column};
         const bool flash = st.trace && st.trace->config.mode == Mode::Flash;
-        const PanelNeed heads = flash ? MeasureFlashTiles(st, {W - left - right, column}, titled)
-                                      : MeasureHeatmaps(st, {W - left - right, column}, titled);
-        ps.heads_text_h = heads.text_h, ps.heads_need_h = heads.need_h;
+        heads = ps.weights_tab ? MeasureWeightSplit(st, panel, titled)
+                : ps.why_tab   ? MeasureWhy(st, panel, titled)
+                : flash        ? MeasureFlashTiles(st, panel, titled)
+                               : MeasureHeatmaps(st, panel, titled);
     }
     // When both fit at a legible size, each its need and the splitter's fraction of the rest
     // (a heads panel showing a line alone, no weights yet or none any more, its line); else
@@ -214,33 +216,32 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
     // splitter's fraction.
     float bottom_h = column * (1.0f - st.splits.stage);
     split_origin = timeline_h, split_span = column;
-    if (stage.need_h > 0 && ps.heads_need_h > 0) {
+    if (stage.need_h > 0 && heads.need_h > 0) {
         const bool heads_idle = st.panels.heatmaps_tab && !heatmaps_off(st).empty();
         const Step* here = st.current();
         // The heads panel's text (its line where it shows one alone): its cells may shrink.
-        const float least_heads = heads_idle ? ps.heads_need_h : ps.heads_text_h;
+        const float least_heads = heads_idle ? heads.need_h : heads.text_h;
         const bool maps_step = st.panels.heatmaps_tab && here && is_grid_op(here->op);
-        if (stage.need_h + ps.heads_need_h <= column && heads_idle) {
-            bottom_h = ps.heads_need_h;
-        } else if (stage.need_h + ps.heads_need_h <= column) {
-            split_origin = timeline_h + stage.need_h, split_span = column - stage.need_h - ps.heads_need_h;
-            bottom_h = ps.heads_need_h + split_span * (1.0f - st.splits.stage);
+        if (stage.need_h + heads.need_h <= column && heads_idle) {
+            bottom_h = heads.need_h;
+        } else if (stage.need_h + heads.need_h <= column) {
+            split_origin = timeline_h + stage.need_h, split_span = column - stage.need_h - heads.need_h;
+            bottom_h = heads.need_h + split_span * (1.0f - st.splits.stage);
         } else if (stage.lesson && stage.min_h + least_heads <= column) {
             bottom_h = std::max(column - stage.need_h, least_heads);  // the strip first, the heads the rest
-        } else if (maps_step && ps.heads_text_h + stage.min_h <= column) {
-            bottom_h = std::min(ps.heads_need_h, column - stage.min_h);  // the maps first, the stage the rest
-        } else if (ps.heads_need_h + stage.min_h <= column) {
-            bottom_h = ps.heads_need_h;  // the heads legible, the stage's cells 4 px at least
-        } else if (column > stage.text_h + ps.heads_text_h) {
-            const float cells = column - stage.text_h - ps.heads_text_h;
-            const float want_s = std::max(stage.need_h - stage.text_h, 1.0f), want_h = std::max(ps.heads_need_h - ps.heads_text_h, 1.0f);
-            bottom_h = ps.heads_text_h + cells * want_h / (want_s + want_h);
+        } else if (maps_step && heads.text_h + stage.min_h <= column) {
+            bottom_h = std::min(heads.need_h, column - stage.min_h);  // the maps first, the stage the rest
+        } else if (heads.need_h + stage.min_h <= column) {
+            bottom_h = heads.need_h;  // the heads legible, the stage's cells 4 px at least
+        } else if (column > stage.text_h + heads.text_h) {
+            const float cells = column - stage.text_h - heads.text_h;
+            const float want_s = std::max(stage.need_h - stage.text_h, 1.0f), want_h = std::max(heads.need_h - heads.text_h, 1.0f);
+            bottom_h = heads.text_h + cells * want_h / (want_s + want_h);
         }
     }
     // The stage's explanation where the room the stage was given holds it beside the cells'
     // need (the inspector shows it anyway): so the share does not change with its length.
     if (stage.need_h > 0) st.panels.stage_explains = column - bottom_h - stage.need_h >= stage.explain_h;
-    st.panels.heads_text_h = st.panels.heads_need_h = -1;
     if (asking) bottom_h = 0;
     return bottom_h;
 }

@@ -3,6 +3,8 @@
 // mode the separate per-head matrices under them; the matmuls each mode runs for this shape;
 // what sharing keys and values saves.
 #include <algorithm>
+#include <array>
+#include <cmath>
 
 #include <imgui.h>
 
@@ -33,46 +35,89 @@ void wrapped_line(const std::string& text, Ink ink) {
 
 std::string ll(std::int64_t v) { return std::to_string(v); }
 
+// The matmul counts' table: its cells' text, a row per mode (loop, split, fused) under the
+// header; each column as wide as its widest text but the weights', which takes the rest and
+// wraps (a projector's panel is narrow). Widths set here, not fitted by ImGui from the frame
+// before, so that its height is measured before the panel is placed.
+struct CountsTable {
+    std::vector<std::array<std::string, 4>> rows;  // rows[0]: the header
+    std::vector<Ink> name_inks, inks;  // a row's mode name, and its other cells
+    std::vector<bool> refused;         // a mode this shape cannot run: hovering its name says why
+    std::array<float, 3> fixed_w{};  // the first three columns' widths
+};
+
+CountsTable counts_table(const std::vector<ModeCount>& counts, const Config& c) {
+    const std::int64_t Di = c.d_in, D = c.d_out, H = c.heads, hd = c.head_dim();
+    CountsTable t;
+    t.rows.push_back({"mode", "all", "Q/K/V", "Q/K/V weights"});
+    t.name_inks.push_back(Ink::Plain), t.inks.push_back(Ink::Plain), t.refused.push_back(false);
+    for (const ModeCount& n : counts) {
+        const Mode m = n.mode;
+        t.name_inks.push_back(m == c.mode ? Ink::Current : Ink::Plain);
+        t.refused.push_back(!n.refused.empty());
+        if (!n.refused.empty()) {
+            t.rows.push_back({mode_name(m), "-", "-", "not here (hover the mode: why)"});
+            t.inks.push_back(Ink::Dim);
+            continue;
+        }
+        t.rows.push_back({mode_name(m), ll(n.total), ll(n.projections),
+                          m == Mode::Loop ? "3 x " + ll(H) + " of " + ll(Di) + " x " + ll(hd)
+                          : m == Mode::Split && !c.grouped() && !c.cross()
+                              ? "3 of " + ll(Di) + " x " + ll(D)
+                          : m == Mode::Split ? ll(Di) + " x " + ll(D) + ", 2 of " + ll(c.key_dim()) + " x " + ll(c.kv_width())
+                                             : "1 of " + ll(Di) + " x " + ll(D + 2 * c.kv_width())});
+        t.inks.push_back(m == c.mode ? Ink::Current : Ink::Plain);
+    }
+    for (const auto& row : t.rows)
+        for (int k = 0; k < 3; ++k) t.fixed_w[k] = std::max(t.fixed_w[k], ImGui::CalcTextSize(row[k].c_str()).x);
+    return t;
+}
+
+// The weights column's width in a table `width` px wide (ImGui's cell padding on both sides of
+// each column, a border between columns and at the ends).
+float weights_column_w(const CountsTable& t, float width) {
+    const float pad = 2 * ImGui::GetStyle().CellPadding.x;
+    return std::max(width - t.fixed_w[0] - t.fixed_w[1] - t.fixed_w[2] - 4 * pad - 5, 1.0f);
+}
+
+// The table's height `width` px wide: each row its tallest cell and the cell padding above and
+// below; then the parameter line, wrapped (ImGui places each line at a whole pixel).
+float counts_height(const CountsTable& t, const Config& c, float width) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float weights_w = weights_column_w(t, width);
+    float h = 0;
+    for (std::size_t i = 0; i < t.rows.size(); ++i) {
+        const float cell = i == 0 ? ImGui::GetTextLineHeight()
+                                  : ImGui::CalcTextSize(t.rows[i][3].c_str(), nullptr, false, weights_w).y;
+        h += std::floor(std::max(cell, ImGui::GetTextLineHeight()) + 2 * style.CellPadding.y);
+    }
+    return h + std::floor(style.ItemSpacing.y) +
+           std::floor(ImGui::CalcTextSize(parameter_line(c).c_str(), nullptr, false, width).y + style.ItemSpacing.y);
+}
+
 // Matmul counts of loop, split and fused for this shape (counted with the trace, off the
 // frame): a row each, all of a forward's matmuls, the Q/K/V projections among them and their
-// weights (the one column that wraps: a projector's panel is narrow); then the attention's
-// weight count.
+// weights; then the attention's weight count.
 void draw_counts(const std::vector<ModeCount>& counts, const Config& c) {
-    const std::int64_t Di = c.d_in, D = c.d_out, H = c.heads, hd = c.head_dim();
+    const CountsTable t = counts_table(counts, c);
     const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit;
     if (ImGui::BeginTable("counts", 4, flags, {room_left().x, 0})) {
-        ImGui::TableSetupColumn("mode");
-        ImGui::TableSetupColumn("all");
-        ImGui::TableSetupColumn("Q/K/V");
-        ImGui::TableSetupColumn("Q/K/V weights", ImGuiTableColumnFlags_WidthStretch);
+        for (int k = 0; k < 3; ++k) ImGui::TableSetupColumn(t.rows[0][k].c_str(), ImGuiTableColumnFlags_WidthFixed, t.fixed_w[k]);
+        ImGui::TableSetupColumn(t.rows[0][3].c_str(), ImGuiTableColumnFlags_WidthStretch);
         ImGui::TableHeadersRow();
-        // Only the weights wrap: the other columns are as wide as their widest line.
-        auto cell = [](const std::string& text, Ink ink, bool wrap = false) {
-            ImGui::TableNextColumn();
-            if (wrap) return wrapped_line(text, ink);
-            ImGui::TextColored(ink_color(ink), "%s", text.c_str());
-            audit_last_item(text);
-        };
-        for (const ModeCount& n : counts) {
-            const Mode m = n.mode;
-            const Ink ink = m == c.mode ? Ink::Current : Ink::Plain;
+        for (std::size_t i = 1; i < t.rows.size(); ++i) {
             ImGui::TableNextRow();
-            cell(mode_name(m), ink);
-            if (!n.refused.empty()) {
-                if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", n.refused.c_str());
-                cell("-", Ink::Dim);
-                cell("-", Ink::Dim);
-                cell("not here (hover the mode: why)", Ink::Dim, true);
-                continue;
+            for (int k = 0; k < 4; ++k) {
+                ImGui::TableNextColumn();
+                if (k == 3) {
+                    wrapped_line(t.rows[i][k], t.inks[i]);
+                    continue;
+                }
+                ImGui::TextColored(ink_color(k == 0 ? t.name_inks[i] : t.inks[i]), "%s", t.rows[i][k].c_str());
+                audit_last_item(t.rows[i][k]);
+                if (k == 0 && t.refused[i] && ImGui::IsItemHovered())
+                    ImGui::SetTooltip("%s", counts[i - 1].refused.c_str());
             }
-            cell(ll(n.total), ink);
-            cell(ll(n.projections), ink);
-            cell(m == Mode::Loop ? "3 x " + ll(H) + " of " + ll(Di) + " x " + ll(hd)
-                 : m == Mode::Split && !c.grouped() && !c.cross()
-                     ? "3 of " + ll(Di) + " x " + ll(D)
-                 : m == Mode::Split ? ll(Di) + " x " + ll(D) + ", 2 of " + ll(c.key_dim()) + " x " + ll(c.kv_width())
-                                    : "1 of " + ll(Di) + " x " + ll(D + 2 * c.kv_width()),
-                 ink, true);
         }
         ImGui::EndTable();
     }
@@ -80,8 +125,8 @@ void draw_counts(const std::vector<ModeCount>& counts, const Config& c) {
 }
 
 // What sharing keys and values saves: MHA, this configuration's GQA, MQA, a line each.
-void draw_kv_sharing(const Config& c) {
-    wrapped_line("KV heads: W_key + W_value, and the KV cache a token adds", Ink::Dim);
+std::vector<std::pair<std::string, Ink>> kv_lines(const Config& c) {
+    std::vector<std::pair<std::string, Ink>> out{{"KV heads: W_key + W_value, and the KV cache a token adds", Ink::Dim}};
     std::vector<std::int64_t> kvs{c.heads};
     if (c.grouped() && c.kv_head_count() > 1) kvs.push_back(c.kv_head_count());
     kvs.push_back(1);
@@ -94,41 +139,71 @@ void draw_kv_sharing(const Config& c) {
         if (c.layers > 1)
             line += ", " + human_bytes(static_cast<double>(model_kv_cache_bytes_per_token(v))) + " for " + ll(c.layers) +
                     " layers in fp16";
-        wrapped_line(line, kv == c.kv_head_count() ? Ink::Current : Ink::Plain);
+        out.emplace_back(std::move(line), kv == c.kv_head_count() ? Ink::Current : Ink::Plain);
     }
+    return out;
+}
+
+// Lines that wrap at `width`, as wrapped_line() draws them, one under the other.
+float wrapped_height(const std::vector<std::pair<std::string, Ink>>& lines, float width) {
+    float h = 0;
+    for (const auto& l : lines)
+        h += std::floor(ImGui::CalcTextSize(l.first.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y);
+    return h;
+}
+
+// W_query's picture `width` px wide: its title's and its labels' heights, and its cells'
+// rows and the side of a cell the layout is asked for.
+struct QuerySizes {
+    std::string title, loop_title;
+    float title_h = 0, loop_title_h = 0, below = 0, text_h = 0;
+    std::int64_t rows = 0, cols = 0;
+    float grid_rows = 0, across = 0, floor_px = 0;
+};
+
+QuerySizes query_sizes(const Config& c, float width) {
+    QuerySizes q;
+    const std::int64_t Di = c.d_in, D = c.d_out, hd = c.head_dim();
+    q.rows = std::min<std::int64_t>(Di, 12), q.cols = std::min<std::int64_t>(D, 64);
+    const bool loop = c.mode == Mode::Loop;
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    q.title = "W_query (" + ll(Di) + " x " + ll(D) + "): head h owns columns h*" + ll(hd) + " .. (h+1)*" + ll(hd) + "-1" +
+              (D > q.cols ? " (the first " + ll(q.cols) + " shown)" : "");
+    q.title_h = std::floor(ImGui::CalcTextSize(q.title.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y);
+    q.loop_title = "loop mode: one small W_query per head, " + ll(Di) + " x " + ll(hd) + " each";
+    q.loop_title_h = loop ? ImGui::CalcTextSize(q.loop_title.c_str(), nullptr, false, width).y + 4 : 0.0f;
+    // Under the cells: the heads' names, and in loop mode the title and names of the second grid.
+    q.below = line + (loop ? q.loop_title_h + line : 0.0f);
+    q.grid_rows = loop ? 2.0f * q.rows : static_cast<float>(q.rows);
+    q.across = width / static_cast<float>(q.cols);
+    // What the layout is asked for: rows of cells that show a number, 12 px or 3 px, no
+    // taller than the width lets a cell be.
+    q.floor_px = std::min(D <= 8 ? value_cell() : D <= 64 ? 12.0f : 3.0f, q.across);
+    q.text_h = q.title_h + q.below;
+    return q;
 }
 
 // W_Q in math layout [D_in, D_out]: column j belongs to head j / head_dim. Its title wraps;
 // the cells take the room left (up to 3.2 font heights), and show their numbers where the room
 // allows (all or none). Loop mode adds each head's own matrix under its block of columns.
 // Returns the height without cells, and `legible`: the height whose cells show a number (up
-// to D_out = 8), are 12 px (up to 64) or 3 px, for the layout.
+// to D_out = 8), are 12 px (up to 64) or 3 px, as drawn.
 float draw_query_weight(const Trace& tr, float& legible, float number_min) {
     const Config& c = tr.config;
-    const std::int64_t Di = c.d_in, D = c.d_out, hd = c.head_dim();
-    const std::int64_t rows = std::min<std::int64_t>(Di, 12), cols = std::min<std::int64_t>(D, 64);
+    const std::int64_t Di = c.d_in, hd = c.head_dim();
     const bool loop = c.mode == Mode::Loop;
     const float line = ImGui::GetTextLineHeightWithSpacing();
     const float top = ImGui::GetCursorScreenPos().y;
-    wrapped_line("W_query (" + ll(Di) + " x " + ll(D) + "): head h owns columns h*" + ll(hd) + " .. (h+1)*" + ll(hd) + "-1" +
-                     (D > cols ? " (the first " + ll(cols) + " shown)" : ""),
-                 Ink::Plain);
-    const std::string loop_title = "loop mode: one small W_query per head, " + ll(Di) + " x " + ll(hd) + " each";
-    const float loop_title_h = loop ? ImGui::CalcTextSize(loop_title.c_str(), nullptr, false, room_left().x).y + 4 : 0.0f;
-    // Under the cells: the heads' names, and in loop mode the title and names of the second grid.
-    const float below = line + (loop ? loop_title_h + line : 0.0f);
-    const float grid_rows = loop ? 2.0f * rows : static_cast<float>(rows);
+    const QuerySizes q = query_sizes(c, room_left().x);
+    const std::int64_t rows = q.rows, cols = q.cols;
+    wrapped_line(q.title, Ink::Plain);
     const ImVec2 room = room_left();
     // Square (a wide, short cell would have room across for a number it cannot show), as large
     // as the room, up to 3.2 font heights; 1 px at least (only below a projector's size, where
     // the panel may scroll, does the room get that small).
-    const float across = room.x / static_cast<float>(cols);
-    const float cell = std::clamp(std::min(across, (room.y - below) / grid_rows), 1.0f, 3.2f * ImGui::GetFontSize());
-    // What the layout is asked for: rows of cells that show a number, 12 px or 3 px, no
-    // taller than the width lets a cell be.
-    const float floor_px = std::min(D <= 8 ? value_cell() : D <= 64 ? 12.0f : 3.0f, across);
-    const float text_h = ImGui::GetCursorScreenPos().y - top + below;
-    legible = text_h + grid_rows * floor_px;
+    const float cell = std::clamp(std::min(q.across, (room.y - q.below) / q.grid_rows), 1.0f, 3.2f * ImGui::GetFontSize());
+    const float text_h = ImGui::GetCursorScreenPos().y - top + q.below;
+    legible = text_h + q.grid_rows * q.floor_px;
 
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 o = ImGui::GetCursorScreenPos();
@@ -169,8 +244,8 @@ float draw_query_weight(const Trace& tr, float& legible, float number_min) {
         // The same numbers as H separate D_in x head_dim matrices, one per head, each under
         // its own block of columns.
         ImGui::SetCursorScreenPos({o.x, y_end});
-        wrapped_line(loop_title, Ink::Plain);
-        const float y2 = y_end + loop_title_h;
+        wrapped_line(q.loop_title, Ink::Plain);
+        const float y2 = y_end + q.loop_title_h;
         for (std::int64_t h = 0; h < heads_shown; ++h) {
             block(y2, h * hd, std::min<std::int64_t>((h + 1) * hd, cols));
             dl->AddRect({o.x + h * block_w - 1, y2 - 1},
@@ -189,8 +264,45 @@ float draw_query_weight(const Trace& tr, float& legible, float number_min) {
 
 }  // namespace
 
+namespace {
+
+using View = AppState::WeightsView;
+
+// The view buttons (no "KV heads" with one head: sharing keys and values needs more).
+std::vector<const char*> view_labels(const Config& c) {
+    if (c.heads > 1) return {"W_query", "matmuls", "KV heads"};
+    return {"W_query", "matmuls"};
+}
+
+// The view's height under its buttons `width` px wide: its text, and (W_query) with cells that
+// read.
+std::pair<float, float> view_need(const AppState& st, View view, float width) {
+    const Config& c = st.trace->config;
+    if (view == View::Query) {
+        const QuerySizes q = query_sizes(c, width);
+        return {q.text_h, q.text_h + q.grid_rows * q.floor_px};
+    }
+    const float h = view == View::Matmuls ? counts_height(counts_table(st.mode_counts, c), c, width)
+                                          : wrapped_height(kv_lines(c), width);
+    return {h, h};
+}
+
+}  // namespace
+
+PanelNeed MeasureWeightSplit(const AppState& st, ImVec2 panel, bool window_titled) {
+    PanelNeed n;
+    if (!st.trace) return n;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f);
+    const View view = st.trace->config.heads <= 1 && st.weights_view == View::KvHeads ? View::Query : st.weights_view;
+    const float top = heads_content_top(window_titled) + radio_row_height(view_labels(st.trace->config), width);
+    const auto [text_h, need_h] = view_need(st, view, width);
+    n.text_h = std::ceil(top + text_h + style.WindowPadding.y);
+    n.need_h = std::ceil(top + need_h + style.WindowPadding.y);
+    return n;
+}
+
 void DrawWeightSplit(AppState& st) {
-    using View = AppState::WeightsView;
     audit_panel("weights");
     scroll_below_projector_size(st.font_scale);  // every view fits from 1024x768 at text 1.5
     if (!st.trace) return;
@@ -198,22 +310,21 @@ void DrawWeightSplit(AppState& st) {
     const float top = ImGui::GetWindowPos().y;
     // Shared keys and values need more than one head.
     if (c.heads <= 1 && st.weights_view == View::KvHeads) st.weights_view = View::Query;
-    st.weights_view = static_cast<View>(c.heads > 1 ? radio_row({"W_query", "matmuls", "KV heads"}, static_cast<int>(st.weights_view))
-                                                    : radio_row({"W_query", "matmuls"}, static_cast<int>(st.weights_view)));
-    // The layout is told the height the view needs: its text, and (W_query) cells that read.
+    st.weights_view = static_cast<View>(radio_row(view_labels(c), static_cast<int>(st.weights_view)));
+    // What the layout measured before placing the panel, against what is drawn.
     const float before = ImGui::GetCursorScreenPos().y - top;
+    const auto [told_text, told_need] = view_need(st, st.weights_view, room_left().x);
     float rigid = 0, legible = 0;
     if (st.weights_view == View::Query) {
-        rigid = before + draw_query_weight(*st.trace, legible, number_size_min(st.presenting));
-        legible += before;
+        rigid = draw_query_weight(*st.trace, legible, number_size_min(st.presenting));
     } else {
         if (st.weights_view == View::Matmuls) draw_counts(st.mode_counts, c);
-        else draw_kv_sharing(c);
-        rigid = legible = ImGui::GetCursorScreenPos().y - top;
+        else
+            for (const auto& [text, ink] : kv_lines(c)) wrapped_line(text, ink);
+        rigid = legible = ImGui::GetCursorScreenPos().y - top - before;
     }
-    const float pad = ImGui::GetStyle().WindowPadding.y;
-    st.panels.heads_text_h = rigid + pad;
-    st.panels.heads_need_h = legible + pad;
+    if (std::abs(rigid - told_text) > 1) frame_watch().mismeasured("the weight split's text", told_text, rigid);
+    if (std::abs(legible - told_need) > 1) frame_watch().mismeasured("the weight split's cells", told_need, legible);
 }
 
 }  // namespace headsplit::gui

@@ -80,29 +80,46 @@ std::string kv_cache_sentence(const Config& c) {
 // MHA, this configuration's grouped-query attention and MQA. From the configuration alone.
 // Its sentence (`explain_h` px high) where the chart's legend and a line still fit under it,
 // and six lines at least; the chart takes the rest of the panel, its legend at least.
-void draw_kv_cache(ImDrawList* dl, const Config& c, float& legend_h, float explain_h) {
+struct KvChart {
+    std::int64_t tokens = 0;
+    Legend legend;
+    std::vector<double> ends;  // each line's cache at the axis's end, bytes
+};
+
+KvChart kv_chart(const Config& c) {
+    KvChart k;
     std::vector<std::int64_t> kvs{c.heads};
     if (c.grouped() && c.kv_head_count() > 1) kvs.push_back(c.kv_head_count());
     if (c.heads > 1) kvs.push_back(1);
     // Tokens to plot: the sequence on screen, or 4096 for the model presets (a long context).
-    const std::int64_t n = c.layers > 1 ? 4096 : std::max<std::int64_t>(c.num_tokens(), 8);
-    Legend legend{{ImGui::GetColorU32(ImGuiCol_TextDisabled),
-                   "the cache after 0 .. " + std::to_string(n) + " tokens, one layer, float32"}};
-    std::vector<double> ends;
+    const std::int64_t n = k.tokens = c.layers > 1 ? 4096 : std::max<std::int64_t>(c.num_tokens(), 8);
+    k.legend = {{ImGui::GetColorU32(ImGuiCol_TextDisabled), "the cache after 0 .. " + std::to_string(n) + " tokens, one layer, float32"}};
     for (std::int64_t kv : kvs) {
         Config v = c;
         v.kv_heads = kv == c.heads ? 0 : kv;
-        ends.push_back(static_cast<double>(n) * static_cast<double>(kv_cache_bytes_per_token(v)));
+        k.ends.push_back(static_cast<double>(n) * static_cast<double>(kv_cache_bytes_per_token(v)));
         // The bytes a token adds, and the cache at the end of the axis.
-        legend.push_back({head_color(kv == c.heads ? 0 : kv == 1 ? 2 : 1),
-                          std::string(kv == c.heads ? "MHA, " : kv == 1 ? "MQA, " : "GQA, ") + std::to_string(kv) +
-                              " KV heads: " + grouped(kv_cache_bytes_per_token(v)) + " bytes a token" +
-                              (c.layers > 1 ? " (" + human_bytes(static_cast<double>(model_kv_cache_bytes_per_token(v))) + ")"
-                                            : "") +
-                              ", " + human_bytes(ends.back()) + " at " + std::to_string(n)});
+        k.legend.push_back({head_color(kv == c.heads ? 0 : kv == 1 ? 2 : 1),
+                            std::string(kv == c.heads ? "MHA, " : kv == 1 ? "MQA, " : "GQA, ") + std::to_string(kv) +
+                                " KV heads: " + grouped(kv_cache_bytes_per_token(v)) + " bytes a token" +
+                                (c.layers > 1 ? " (" + human_bytes(static_cast<double>(model_kv_cache_bytes_per_token(v))) + ")"
+                                              : "") +
+                                ", " + human_bytes(k.ends.back()) + " at " + std::to_string(n)});
     }
+    return k;
+}
+
+// A chart's legend height `width` px wide.
+float legend_height(const Legend& legend, float width) {
+    return static_cast<float>(legend_lines(legend, width).size()) * ImGui::GetTextLineHeight() + 8;
+}
+
+void draw_kv_cache(ImDrawList* dl, const Config& c, float& legend_h, float explain_h) {
+    const KvChart k = kv_chart(c);
+    const Legend& legend = k.legend;
+    const std::vector<double>& ends = k.ends;
     const Legend lines = legend_lines(legend, room_left().x);
-    legend_h = static_cast<float>(lines.size()) * ImGui::GetTextLineHeight() + 8;
+    legend_h = legend_height(legend, room_left().x);
     const float line = ImGui::GetTextLineHeightWithSpacing();
     if (room_left().y >= explain_h + std::max(6 * line, legend_h + line))
         ImGui::TextWrapped("%s", kv_cache_sentence(c).c_str());
@@ -114,30 +131,10 @@ void draw_kv_cache(ImDrawList* dl, const Config& c, float& legend_h, float expla
         dl->AddLine({p0.x, p1.y}, {p1.x, p1.y - static_cast<float>(ends[i] / top) * plot_h}, legend[i + 1].first, 2.5f);
 }
 
-// The measurement: the button and what was measured on the row the view buttons began, or its
-// progress while it runs; the result once it is in and good (nullptr otherwise, its error
-// shown).
-const WhyResult* measurement(AppState& st, const Config& c) {
-    const bool running = st.why && !st.why->result;
-    if (st.why && !st.why->result && ready_to_take(st.why->future))
-        st.why->result = std::make_shared<WhyResult>(st.why->future.get());
-    if (running) {
-        const float f = static_cast<float>(st.why->done) / std::max(1, static_cast<int>(st.why->total));
-        char label[64];
-        std::snprintf(label, sizeof label, "measuring %d of %d", st.why->done.load(), st.why->total.load());
-        ImGui::ProgressBar(f, ImVec2(-1, 0), label);
-        return nullptr;
-    }
-    next_on_line(ImGui::CalcTextSize("measure").x + 2 * ImGui::GetStyle().FramePadding.x);
-    if (ImGui::Button("measure")) st.why = start_why(c);
-    if (!st.why || !st.why->result) return nullptr;
-    const WhyResult& r = *st.why->result;
-    if (!r.error.empty()) {
-        ImGui::TextColored({1, 0.4f, 0.4f, 1}, "%s", r.error.c_str());
-        return nullptr;
-    }
-    // The rounds behind the modes' figures (each round's fastest run), or the timed runs where
-    // the time allowed one round.
+// What the measurement took, on the row of the views' buttons: the rounds behind the modes'
+// figures (each round's fastest run), or the timed runs where the time allowed one round; the
+// backend; the shape timed where it is not the one on screen.
+std::string measured_what(const WhyResult& r, const Config& c) {
     const auto range = [](const std::vector<int>& counts) {
         int least = 0, most = 0;
         for (int n : counts) least = least ? std::min(least, n) : n, most = std::max(most, n);
@@ -159,6 +156,29 @@ const WhyResult* measurement(AppState& st, const Config& c) {
         m.kv_head_count() != c.kv_head_count() || m.batch != c.batch)
         what += ", of T=" + std::to_string(m.num_tokens()) + " D=" + std::to_string(m.d_out) + " " +
                 std::to_string(m.heads) + " heads";
+    return what;
+}
+
+// The measurement: the button and what was measured on the row the view buttons began, or its
+// progress while it runs; the result once it is in and good (nullptr otherwise, its error
+// shown).
+const WhyResult* measurement(AppState& st, const Config& c) {
+    if (st.why && !st.why->result) {  // (take_result() takes it once finished)
+        const float f = static_cast<float>(st.why->done) / std::max(1, static_cast<int>(st.why->total));
+        char label[64];
+        std::snprintf(label, sizeof label, "measuring %d of %d", st.why->done.load(), st.why->total.load());
+        ImGui::ProgressBar(f, ImVec2(-1, 0), label);
+        return nullptr;
+    }
+    next_on_line(ImGui::CalcTextSize("measure").x + 2 * ImGui::GetStyle().FramePadding.x);
+    if (ImGui::Button("measure")) st.why = start_why(c);
+    if (!st.why || !st.why->result) return nullptr;
+    const WhyResult& r = *st.why->result;
+    if (!r.error.empty()) {
+        ImGui::TextColored({1, 0.4f, 0.4f, 1}, "%s", r.error.c_str());
+        return nullptr;
+    }
+    const std::string what = measured_what(r, c);
     next_on_line(ImGui::CalcTextSize(what.c_str()).x);
     ImGui::TextDisabled("%s", fit_text(what, room_left().x).c_str());
     if (!r.notice.empty()) ImGui::TextColored({1.0f, 0.75f, 0.2f, 1}, "%s", r.notice.c_str());
@@ -372,47 +392,151 @@ void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
 
 }  // namespace
 
-void DrawWhy(AppState& st) {
-    using View = AppState::WhyView;
-    // The shape on screen: the last good trace's (the controls may hold a refused value).
-    const Config& c = st.trace ? st.trace->config : st.config;
+namespace {
+
+using View = AppState::WhyView;
+
+const std::vector<const char*> kViews{"modes", "T sweep", "KV cache"};
+const char* const kModesAbout = "One big matmul per projection and a reshape, against a small matmul per head: measured "
+                                "here, on this machine, for the shape on screen.";
+
+// Items placed one after another as next_on_line() places them, in a row `width` px wide: a
+// line as tall as a frame where it holds one, else as a line of text (at a whole pixel, as
+// ImGui places lines).
+class Flow {
+public:
+    explicit Flow(float width) : width_(width) {}
+    void item(float w, bool frame) {
+        const float gap = ImGui::GetStyle().ItemSpacing.x;
+        if (x_ >= 0 && x_ + gap + w > width_) close();
+        x_ = (x_ >= 0 ? x_ + gap : 0.0f) + w;
+        framed_ = framed_ || frame;
+    }
+    void alone(float h) { close(), h_ += std::floor(h); }  // an item on a line of its own, `h` with its spacing
+    float height() {
+        close();
+        return h_;
+    }
+
+private:
+    void close() {
+        if (x_ >= 0) h_ += std::floor(framed_ ? ImGui::GetFrameHeightWithSpacing() : ImGui::GetTextLineHeightWithSpacing());
+        x_ = -1, framed_ = false;
+    }
+    float width_, x_ = -1, h_ = 0;
+    bool framed_ = false;
+};
+
+// The row of the views' buttons and the measurement (measurement()), `width` px wide.
+float header_height(const AppState& st, View view, const Config& c, float width) {
+    Flow row(width);
+    for (const char* label : kViews)
+        row.item(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x, true);
+    if (view == View::KvCache) return row.height();
+    if (st.why && !st.why->result) {
+        row.alone(ImGui::GetFrameHeightWithSpacing());  // the progress bar
+        return row.height();
+    }
+    row.item(ImGui::CalcTextSize("measure").x + 2 * ImGui::GetStyle().FramePadding.x, true);
+    if (!st.why) return row.height();
+    const WhyResult& r = *st.why->result;
+    if (!r.error.empty()) {
+        row.alone(ImGui::GetTextLineHeightWithSpacing());
+        return row.height();
+    }
+    row.item(std::min(ImGui::CalcTextSize(measured_what(r, c).c_str()).x, width), false);
+    if (!r.notice.empty()) row.alone(ImGui::GetTextLineHeightWithSpacing());
+    return row.height();
+}
+
+// The modes' bars with their note and ratios, `width` px wide.
+float bars_height(const WhyResult* r, const Config& c, float width) {
     const float line = ImGui::GetTextLineHeightWithSpacing();
+    // Four modes and their ratios, whether measured yet or not, under the length they were
+    // timed at where it is not the one on screen (its lines kept before the result).
+    const std::string note = r ? r->timed_note : timing_note(c, timing_config(c));
+    const auto measure = [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; };
+    const float note_h = static_cast<float>(note.empty() ? 0 : lines_at_spaces(note, width, measure).size()) * line;
+    return note_h + static_cast<float>(4 + ratio_lines(width)) * line + 4;
+}
+
+const WhyResult* result_of(const AppState& st) {
+    return st.why && st.why->result && st.why->result->error.empty() ? st.why->result.get() : nullptr;
+}
+
+bool flash_timed(const WhyResult* r) {
+    if (!r || r->sweep.empty()) return false;
+    for (const SweepPoint& p : r->sweep)
+        if (!(p.flash_ms > 0)) return false;
+    return true;
+}
+
+// The view's height under the header `width` px wide: its text lines and a chart's legend, and
+// with a chart that reads.
+std::pair<float, float> view_need(const AppState& st, View view, const Config& c, float width) {
+    const float line = ImGui::GetTextLineHeightWithSpacing(), text_line = ImGui::GetTextLineHeight();
+    if (view == View::KvCache) {
+        const float legend_h = legend_height(kv_chart(c).legend, width);
+        return {legend_h + line, legend_h + 3 * line};  // the lines are drawn under the legend
+    }
+    const WhyResult* r = result_of(st);
+    if (view == View::Modes) return {bars_height(r, c, width), bars_height(r, c, width)};
+    const float legend_h = legend_height(sweep_legend(r, flash_timed(r)), width);
+    return {legend_h + (kAxesLines + kLeastPlotLines) * text_line, legend_h + (kAxesLines + 6) * text_line};  // a plot of three ticks
+}
+
+// The shape on screen: the last good trace's (the controls may hold a refused value).
+const Config& shown_config(const AppState& st) { return st.trace ? st.trace->config : st.config; }
+
+}  // namespace
+
+PanelNeed MeasureWhy(const AppState& st, ImVec2 panel, bool window_titled) {
+    PanelNeed n;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f);
+    const Config& c = shown_config(st);
+    const float top = heads_content_top(window_titled) + header_height(st, st.why_view, c, width);
+    const auto [text_h, need_h] = view_need(st, st.why_view, c, width);
+    n.text_h = std::ceil(top + text_h + style.WindowPadding.y);
+    n.need_h = std::ceil(top + need_h + style.WindowPadding.y);
+    return n;
+}
+
+void DrawWhy(AppState& st) {
+    const Config& c = shown_config(st);
     audit_panel("why");
     scroll_below_projector_size(st.font_scale);  // every view fits from 1024x768 at text 1.5
-    const float top = ImGui::GetWindowPos().y;
+    const float top = ImGui::GetCursorScreenPos().y;
+    const float width = room_left().x;
+    const float told_header = header_height(st, st.why_view, c, width);
 
     // One row that wraps where it must: the views, the measurement's button and what it took.
-    st.why_view = static_cast<View>(radio_row({"modes", "T sweep", "KV cache"}, static_cast<int>(st.why_view)));
+    const View measured = st.why_view;
+    st.why_view = static_cast<View>(radio_row(kViews, static_cast<int>(st.why_view)));
 
-    // Below: a sentence that says what the view shows where there is room for it, then the view.
-    // The layout is told the room the view needs (`rigid`: its text lines, a chart's legend),
-    // and that with a chart that reads (`legible`); the sentence takes what room is left
-    // over (the stage has the better claim to it).
+    // Below: a sentence that says what the view shows where there is room for it, then the view
+    // (its need measured before the panel was placed, MeasureWhy); the sentence takes what room
+    // is left over (the stage has the better claim to it).
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    float rigid = 0, legible = 0;
+    float drawn_header = 0;
     if (st.why_view == View::KvCache) {
+        drawn_header = ImGui::GetCursorScreenPos().y - top;
         const float explain_h = ImGui::CalcTextSize(kv_cache_sentence(c).c_str(), nullptr, false, room_left().x).y +
                                 ImGui::GetStyle().ItemSpacing.y;
-        const float before = ImGui::GetCursorScreenPos().y - top;
         float legend_h = 0;
         draw_kv_cache(dl, c, legend_h, explain_h);
-        rigid = before + legend_h + line;
-        legible = before + legend_h + 3 * line;  // the lines are drawn under the legend
     } else {
         const WhyResult* r = measurement(st, c);
+        drawn_header = ImGui::GetCursorScreenPos().y - top;
         if (st.why_view == View::Modes) {
-            const char* about = "One big matmul per projection and a reshape, against a small matmul per head: measured "
-                                "here, on this machine, for the shape on screen.";
-            // Four modes and their ratios, whether measured yet or not, under the length they
-            // were timed at where it is not the one on screen (its lines kept before the result).
-            const std::string note = r ? r->timed_note : timing_note(c, timing_config(c));
+            const std::string note = r ? r->timed_note : "";
+            const float bars_h = bars_height(r, c, room_left().x);
+            const float line = ImGui::GetTextLineHeightWithSpacing();
             const auto measure = [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; };
-            const float note_h =
-                static_cast<float>(note.empty() ? 0 : lines_at_spaces(note, room_left().x, measure).size()) * line;
-            const float bars_h = note_h + static_cast<float>(4 + ratio_lines(room_left().x)) * line + 4;
-            const float about_h = ImGui::CalcTextSize(about, nullptr, false, room_left().x).y + ImGui::GetStyle().ItemSpacing.y;
-            const float before = ImGui::GetCursorScreenPos().y - top;
-            if (room_left().y >= about_h + bars_h) ImGui::TextWrapped("%s", about);
+            const float note_h = static_cast<float>(note.empty() ? 0 : lines_at_spaces(note, room_left().x, measure).size()) * line;
+            const float about_h =
+                ImGui::CalcTextSize(kModesAbout, nullptr, false, room_left().x).y + ImGui::GetStyle().ItemSpacing.y;
+            if (room_left().y >= about_h + bars_h) ImGui::TextWrapped("%s", kModesAbout);
             const float note_top = ImGui::GetCursorScreenPos().y;
             if (r && !note.empty()) {
                 ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
@@ -422,20 +546,14 @@ void DrawWhy(AppState& st) {
             ImGui::SetCursorScreenPos({ImGui::GetCursorScreenPos().x, note_top + note_h});
             if (r) draw_mode_bars(dl, *r);
             ImGui::Dummy({room_left().x, bars_h - note_h});
-            rigid = legible = before + bars_h;
         } else {
-            const float before = ImGui::GetCursorScreenPos().y - top;
             float legend_h = 0;
             draw_sweep(dl, r, legend_h);
-            const float text_line = ImGui::GetTextLineHeight();
-            rigid = before + legend_h + (kAxesLines + kLeastPlotLines) * text_line;
-            legible = before + legend_h + (kAxesLines + 6) * text_line;  // a plot of three ticks
         }
     }
-    // For the layout's share of the column (as the heatmaps tell theirs).
-    const float pad = ImGui::GetStyle().WindowPadding.y;
-    st.panels.heads_text_h = rigid + pad;
-    st.panels.heads_need_h = legible + pad;
+    // (A view chosen this frame is measured from the next.)
+    if (std::abs(drawn_header - told_header) > 1 && st.why_view == measured)
+        frame_watch().mismeasured("the why tab's header", told_header, drawn_header);
 }
 
 }  // namespace headsplit::gui

@@ -55,6 +55,10 @@ PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled);
 // panel_heatmaps.cpp: the heatmaps' tab as the heads panel (its width, the column's height)
 // would show it; -1s in flash mode.
 PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled);
+// panel_weights.cpp, panel_why.cpp: the weight split's and the why tab's view as the heads
+// panel would show it (their text, and with a picture that reads).
+PanelNeed MeasureWeightSplit(const AppState& st, ImVec2 panel, bool window_titled);
+PanelNeed MeasureWhy(const AppState& st, ImVec2 panel, bool window_titled);
 // panel_tiles.cpp: flash mode's tiles as the heads panel would show them; -1s in other modes.
 PanelNeed MeasureFlashTiles(const AppState& st, ImVec2 panel, bool window_titled);
 // panel_heatmaps.cpp: where the heads panel's content starts under its title bar and tabs.

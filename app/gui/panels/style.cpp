@@ -184,14 +184,30 @@ void next_on_line(float w) {
     if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
 }
 
-int radio_row(std::initializer_list<const char*> labels, int current) {
+namespace {
+float radio_width(const char* label) {
+    return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+}
+}  // namespace
+
+int radio_row(const std::vector<const char*>& labels, int current) {
     int i = 0;
     for (const char* label : labels) {
-        if (i > 0)
-            next_on_line(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x);
+        if (i > 0) next_on_line(radio_width(label));
         ImGui::RadioButton(label, &current, i++);
     }
     return current;
+}
+
+float radio_row_height(const std::vector<const char*>& labels, float width) {
+    int lines = 1;
+    float x = -1;  // where the last button ends (-1: none yet)
+    for (const char* label : labels) {
+        const float w = radio_width(label);
+        if (x >= 0 && x + ImGui::GetStyle().ItemSpacing.x + w > width) ++lines, x = -1;
+        x = (x >= 0 ? x + ImGui::GetStyle().ItemSpacing.x : 0.0f) + w;
+    }
+    return static_cast<float>(lines) * std::floor(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.y);
 }
 
 void scroll_below_projector_size(float font_scale) {

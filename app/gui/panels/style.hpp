@@ -73,7 +73,9 @@ void audit_panel(const char* name);
 void next_on_line(float w);
 // A row of radio buttons, one per label (its value its index), going on at the next line where
 // one does not fit; returns the index chosen (`current` when none was clicked).
-int radio_row(std::initializer_list<const char*> labels, int current);
+int radio_row(const std::vector<const char*>& labels, int current);
+// The height radio_row() takes `width` px wide.
+float radio_row_height(const std::vector<const char*>& labels, float width);
 // Panels that must fit do so from a projector's 1024x768 at text 1.5, 680 x 512 px a unit of
 // text: in a smaller window (for its text size) the audit lets the current panel scroll.
 void scroll_below_projector_size(float font_scale);
