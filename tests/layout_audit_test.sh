@@ -14,8 +14,12 @@ trap 'rm -rf "$work"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-"$bin" --layout-audit "$work/audit.json" "$@" 2>"$work/err" || fail "the layout audit: $(head -c 2000 "$work/err")"
-/usr/bin/python3 - "$work/audit.json" <<'PY' || fail "the audit report"
+# audit REPORT [SWEEP...]: the audit over the sweep given, which must find nothing.
+audit() {
+  local report=$1
+  shift
+  "$bin" --layout-audit "$report" "$@" 2>"$work/err" || fail "the layout audit $*: $(head -c 2000 "$work/err")"
+  /usr/bin/python3 - "$report" <<'PY' || fail "the audit report $*"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["format"] == "headsplit-layout-audit", d.get("format")
@@ -28,6 +32,12 @@ assert d["frames_checked"] >= d["runs"] * 12, (d["frames_checked"], d["runs"])
 print("layout audit: %d frames in %d runs (%d windows x %d font scales, %d configurations), no problem"
       % (d["frames_checked"], d["runs"], len(d["windows"]), len(d["font_scales"]), configurations))
 PY
+}
+audit "$work/audit.json" "$@"
+# Without a sweep given, also every configuration at every classroom size and text size the
+# rules name (projectors' 1024x768 and 1280x800, laptops' 1366x768, 1920x1080; text 1.25 and
+# 1.5): the sweep above meets each configuration at a third of its pairs.
+[ $# -eq 0 ] && audit "$work/classroom.json" --audit-windows 1024x768,1280x800,1366x768,1920x1080 --audit-fonts 1.25,1.5
 
 # One frame's report: the four audited panels, labels and cells with their rectangles.
 "$bin" --screenshot "$work/shot.png" --layout-report "$work/layout.json" --step 3 --window 1920x1080 --font-scale 1.5 \

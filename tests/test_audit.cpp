@@ -1,5 +1,7 @@
 // The layout audit's rules, on hand-made frames: each rule fires on the frame that breaks
 // it and stays quiet on the one that keeps it.
+#include <functional>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -306,17 +308,28 @@ TEST_CASE("words and numbers cut short to fit are caught where a class reads", "
     CHECK(doc["cut"][0]["shown"] == "memory: buffer 8 of attn_weights, addresse.");
 }
 
+namespace {
+
+// A 1024x768 frame of one panel `name`, `w` x 600 px, with what `place` draws in it.
+LayoutReport one_panel(const char* name, float w, const std::function<void(LayoutAudit&)>& place) {
+    LayoutAudit a;
+    a.enabled = true;
+    a.begin_frame(1024, 768, 1.5f, "room");
+    a.begin_panel(name, 0, 0, w, 600, 0, 0, w, 600, false, false);
+    place(a);
+    return a.report();
+}
+
+}  // namespace
+
 TEST_CASE("a panel a third empty while its cells hide their numbers is caught", "[audit]") {
     // The stage 600 x 600: a 3 x 3 grid of 20 px cells too small for "-.37" in its top-left
     // corner leaves most of it empty; grown to fill it, the cells show their numbers.
     auto grid = [](float cell, bool shown) {
-        LayoutAudit a;
-        a.enabled = true;
-        a.begin_frame(1024, 768, 1.5f, "room");
-        a.begin_panel("stage", 0, 0, 600, 600, 0, 0, 600, 600, false, false);
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j) a.cell("-.37", 10 + j * cell, 10 + i * cell, cell - 1, cell - 1, shown, 30);
-        return a.report();
+        return one_panel("stage", 600, [&](LayoutAudit& a) {
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j) a.cell("-.37", 10 + j * cell, 10 + i * cell, cell - 1, cell - 1, shown, 30);
+        });
     };
     AuditRules room;
     room.room_used = true;
@@ -332,16 +345,34 @@ TEST_CASE("a heatmap's cells of 32 px count as legible without their numbers", "
     // The heads panel 600 x 600 with one 9 x 9 map in its top half: at 20 px a cell it is a
     // third empty with cells below their size; at 33 px its shape reads, numbers or not.
     auto map = [](float cell) {
-        LayoutAudit a;
-        a.enabled = true;
-        a.begin_frame(1366, 768, 1.25f, "room");
-        a.begin_panel("heatmaps", 0, 0, 600, 600, 0, 0, 600, 600, false, false);
-        for (int i = 0; i < 9; ++i)
-            for (int j = 0; j < 9; ++j) a.cell("-.37", 10 + j * cell, 10 + i * cell, cell, cell, false, 30, true, "h0", 0);
-        return a.report();
+        return one_panel("heatmaps", 600, [&](LayoutAudit& a) {
+            for (int i = 0; i < 9; ++i)
+                for (int j = 0; j < 9; ++j) a.cell("-.37", 10 + j * cell, 10 + i * cell, cell, cell, false, 30, true, "h0", 0);
+        });
     };
     AuditRules room;
     room.room_used = true;
     REQUIRE(audit_problems(map(20), room).size() == 1);
     CHECK(audit_problems(map(33), room).empty());
+}
+
+TEST_CASE("pictures side by side may span their panel instead of filling it", "[audit]") {
+    // Two 5 x 8 grids of 31 px side by side in a 520 x 600 panel: 500 x 166 px, 27% of it,
+    // with cells too small for their numbers. Compared masks or flash's tiles spanning the width are
+    // as large as the width lets them be; the same at half the width, or another picture, is a
+    // panel left empty.
+    auto grids = [](float left, float right) {
+        return one_panel("heatmaps", 520, [&](LayoutAudit& a) {
+            const float cell = (right - left) / 16;
+            for (int g = 0; g < 2; ++g)
+                for (int i = 0; i < 5; ++i)
+                    for (int j = 0; j < 8; ++j)
+                        a.cell("-.5", left + (g * 8 + j) * cell, 10 + i * cell, cell, cell, false, 43, true, "h" + std::to_string(g), g);
+        });
+    };
+    AuditRules strict, side_by_side;
+    strict.room_used = side_by_side.room_used = side_by_side.room_by_span = true;
+    CHECK(audit_problems(grids(0, 500), side_by_side).empty());
+    CHECK(audit_problems(grids(0, 500), strict).size() == 1);
+    CHECK(audit_problems(grids(0, 250), side_by_side).size() == 1);
 }

@@ -292,6 +292,7 @@ PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled) 
     const float want = g.steady || side <= 4 ? whole.legible : std::min(whole.legible, 16.0f);
     n.cell = std::min(whole.tiling.cell, 5.0f * whole.font), n.legible = want;
     n.every = focus >= 0 || whole.focus < 0;
+    n.named = whole.row_stride == 1 && whole.key_stride == 1;
     // Numbers show in maps of up to 16 tokens at most: the least cell that shows those of
     // some step's maps, the same at every step (so that what a layout asks for them holds
     // from step to step), each found by halving (a map's numbers share one format, as drawn).

@@ -60,7 +60,8 @@ ImGuiWindowFlags stage_flags(const AppState& st) {
 // Presenter mode's share of the width for the stage beside the heads, at a step about the
 // attention weights: measured, unless the reader dragged the splitter. Each share from 0.3
 // to 0.8 is tried that leaves the stage its text and 4 px cells and the heads panel its
-// lines whole. Kept, in turn, where any share has it: legible cells on the panel the step is
+// lines whole. Kept, in turn, where any share has it: every token named on both panels (no
+// label thinned for want of room), legible cells on the panel the step is
 // about (the heads panel's maps from the scores to the dropout and flash mode's tiles, else
 // the stage), legible cells on the other, every part of the step's panel shown (every
 // head's map, not one large; the whole tensors, not a window), its numbers shown (the
@@ -96,7 +97,8 @@ float presenter_stage_share(const AppState& st, float W, float column) {
         const PanelNeed& other = maps_step ? stage : heads;
         // (A pixel and a half to spare: the panel draws at whole pixels what was measured.)
         const bool numbers = mine.numbers > 0 && mine.cell >= mine.numbers + 1.5f;
-        tries.push_back({f, 16 * (mine.cell >= mine.legible) + 8 * (other.cell >= other.legible) + 4 * mine.every + 2 * numbers + other.every,
+        tries.push_back({f, 32 * (mine.named && other.named) + 16 * (mine.cell >= mine.legible) + 8 * (other.cell >= other.legible) +
+                                4 * mine.every + 2 * numbers + other.every,
                          mine.cell * mine.shown, other.cell * other.shown});
     }
     if (tries.empty()) return st.splits.stage;

@@ -196,10 +196,11 @@ PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
     // (the teaching example) at the size that shows them, where the steps of its op around it
     // have no more (flash's tiles at a sentence's end hold fewer: the size asked stays).
     std::int64_t numbers = 0;
+    const Step* most = s;  // the step of the most numbers
     const auto count = [&](const Step& step) {
         std::int64_t n_step = 0;
         for (const TensorRecord& r : step.tensors) n_step += numel(r.shape);
-        numbers = std::max(numbers, n_step);
+        if (n_step > numbers) numbers = n_step, most = &step;
     };
     const std::vector<Step>& steps = st.trace->steps;
     for (int i = st.step; i >= 0 && i > st.step - 256 && steps[static_cast<std::size_t>(i)].op == s->op; --i) count(steps[static_cast<std::size_t>(i)]);
@@ -209,6 +210,10 @@ PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
     n.legible = legible;
     if (numbers <= 64) n.numbers = value_cell();
     shown_cells(st, *s, panel.y - above, width, n);
+    // Every row named at the step of the most numbers of those around it (whose cells are the
+    // smallest): so that what a layout asks for the names holds from step to step.
+    const Room most_room = room_of(*most, c, st.stage_view.zoom > 1.0f, {width, std::max(panel.y - above, 1.0f)});
+    n.named = row_label_stride(std::min(choose_window(st, most_room, *most).best, kMaxCellFonts * most_room.font), most_room.font) == 1;
     n.need_h = 1e9f;
     float widest = -1;  // the largest cell the width allows, of the arrangements tried
     for (int v = 0; v < kArrangements; ++v) {

@@ -130,8 +130,9 @@ void draw_memory_bars(const TileView& v, ImVec2 avail) {
 }
 
 // Head h's score grid from (x0, y0): the tiles' scores so far, the ghost of the rest, the
-// skipped tiles dark.
-void draw_scores(const TileView& v, int h, float x0, float y0) {
+// skipped tiles dark; the tokens' labels left of it where `labelled` (the first grid of a row:
+// the grids beside it share its rows).
+void draw_scores(const TileView& v, int h, float x0, float y0, bool labelled) {
     const Config& c = v.c;
     const float cell = v.cell, font = v.font;
     const std::int64_t blk = v.blk;
@@ -141,7 +142,7 @@ void draw_scores(const TileView& v, int h, float x0, float y0) {
     const CellText text = cell_text(values_of(tiles, "tile_scores"), cell - 1, cell - 1, "scores h" + std::to_string(h), 0,
                                      v.number_min);
     for (std::int64_t i = 0; i < v.N; ++i) {
-        if (i % v.row_stride == 0)
+        if (labelled && i % v.row_stride == 0)
             draw_label(dl, {x0 - v.label_w, y0 + i * cell + cell * 0.5f - font * 0.5f}, v.text_col,
                        fit_token(c.token_at(v.sentence, i), v.label_w - 6));
         const int qi = static_cast<int>(i / blk);
@@ -278,8 +279,9 @@ TilesPlan plan_tiles(const AppState& st, float width, float room) {
     for (std::int64_t i = 0; i < N; ++i)
         label_w = std::max(label_w, ImGui::CalcTextSize(c.token_at(sentence, i).substr(0, 8).c_str()).x);
     p.label_w = std::min(label_w, 6.0f * font) + 6;
-    // m and l: two columns of cells after a gap of one cell.
-    p.tiling = tile_maps(p.heads, NS + 3, width, avail_h, p.label_w, 2 * line_h, font, N);
+    // m and l: two columns of cells after a gap of one cell; the grids of a row share the
+    // first one's token labels.
+    p.tiling = tile_maps(p.heads, NS + 3, width - p.label_w, avail_h, 0, 2 * line_h, font, N);
     // Legible: up to 4 tokens a number's size, up to 12 tokens 32 px drawn (the heatmaps' rule).
     p.legible = std::max(N, NS) <= 4 ? value_cell() : std::max(N, NS) <= 12 ? 34.0f : std::max(8.0f, font / 3);
     return p;
@@ -304,6 +306,7 @@ PanelNeed MeasureFlashTiles(const AppState& st, ImVec2 panel, bool window_titled
     const TilesPlan whole = plan(panel.y);
     const float rows = static_cast<float>(std::max(whole.tiling.rows, 1) * N);
     n.cell = whole.tiling.cell, n.legible = whole.legible;
+    n.named = label_stride(std::clamp(whole.tiling.cell, 1.0f, 4.5f * font), font) == 1;  // as DrawFlashTiles names rows
     // The memory lines' shortest forms beside their bars (draw_memory_bars).
     const Config& c = st.trace->config;
     const std::int64_t copies = c.batch * c.heads, blk = c.flash_block();
@@ -379,8 +382,9 @@ void DrawFlashTiles(AppState& st) {
     for (std::int64_t i = 0; i < N; ++i)
         label_w = std::max(label_w, ImGui::CalcTextSize(c.token_at(sentence, i).substr(0, 8).c_str()).x);
     v.label_w = label_w = std::min(label_w, 6.0f * font) + 6;
-    // m and l: two columns of cells after a gap of one cell.
-    const MapTiling tiling = tile_maps(heads, NS + 3, avail.x, avail.y, label_w, 2 * line_h, font, N);
+    // m and l: two columns of cells after a gap of one cell; the grids of a row share the
+    // first one's token labels.
+    const MapTiling tiling = tile_maps(heads, NS + 3, avail.x - label_w, avail.y, 0, 2 * line_h, font, N);
     // As large as the panel allows, never more (nothing scrolls): numbers where they fit.
     const float cell = v.cell = std::clamp(tiling.cell, 1.0f, 4.5f * font);
     v.row_stride = label_stride(cell, font);
@@ -393,21 +397,21 @@ void DrawFlashTiles(AppState& st) {
         ImGui::TextDisabled("(no room for the tiles: a taller panel shows them)");
         return;
     }
-    const float map_w = label_w + (N + 3) * cell + font, map_h = 2 * line_h + N * cell + font;
+    const float map_w = (NS + 3) * cell + font, map_h = 2 * line_h + N * cell + font;
     float bottom = origin.y;
     for (int h = 0; h < heads; ++h) {
         const int col = h % tiling.columns, row = h / tiling.columns;
-        const float x0 = origin.x + col * map_w + label_w, y_title = origin.y + row * map_h, y0 = y_title + line_h;
+        const float x0 = origin.x + label_w + col * map_w, y_title = origin.y + row * map_h, y0 = y_title + line_h;
         // The title, or "hK" where it does not fit the grid (the head is always named).
         const std::string title = "head " + std::to_string(h);
         draw_label(v.dl, {x0, y_title}, head_color(h), ImGui::CalcTextSize(title.c_str()).x <= NS * cell ? title : "h" + std::to_string(h));
-        draw_scores(v, h, x0, y0);
+        draw_scores(v, h, x0, y0, col == 0);
         draw_tile_outlines(v, x0, y0);
         draw_running_stats(st, v, h, x0 + (NS + 1) * cell, y0);
         bottom = std::max(bottom, y0 + N * cell + font);
     }
 
-    ImGui::Dummy({std::min(avail.x, tiling.columns * map_w), bottom - origin.y});
+    ImGui::Dummy({std::min(avail.x, label_w + tiling.columns * map_w), bottom - origin.y});
 }
 
 }  // namespace headsplit::gui

@@ -45,6 +45,8 @@ struct PanelNeed {
     // The least side whose cells show their numbers (-1: none does, or not measured); the
     // share of its cells it shows (a window of a large tensor, less than 1).
     float numbers = -1, shown = 1;
+    // Whether every token it labels is named then (no label thinned for want of room).
+    bool named = true;
     // The least width whose lines are whole (the heads panel's: its header's toggle, its
     // legend's parts, flash mode's memory lines).
     float min_w = 0;

@@ -255,12 +255,17 @@ void want_row_labels(const Canvas& cv, const TensorLayout& tl, float size, int s
     }
 }
 
+int row_label_stride(float cell, float font) {
+    const float size = std::clamp(cell - 1, kSmallestLabel * font, font);
+    return label_stride(cell, ImGui::GetTextLineHeight() * size / font);
+}
+
 void draw_row_labels(Canvas& cv) {
     // As large as the text where the rows are, down to kSmallestLabel of it so that every row keeps its
     // name; smaller rows name every k-th.
     const float cell = cv.cell, size = std::clamp(cell - 1, kSmallestLabel * cv.room.font, cv.room.font);
     const float label_h = ImGui::GetTextLineHeight() * size / cv.room.font;
-    const int stride = label_stride(cell, label_h);
+    const int stride = row_label_stride(cell, cv.room.font);
     std::vector<RowLabel> wanted;
     for (const TensorLayout& tl : cv.L.tensors)
         if (tl.x == 0) want_row_labels(cv, tl, size, stride, wanted);  // the first tensor of each row of tensors

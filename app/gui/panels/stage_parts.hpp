@@ -150,7 +150,7 @@ float legible_cell(const Room& room);
 // The window of cells that reads best in this panel: the largest one whose cells are
 // legible_cell(), its panels in the grid that gives the largest cells (else the one with the
 // largest cells). Sentences of a batch: as many blocks as keep the cells legible (down to
-// one, the heatmaps' sentence slider choosing which).
+// one, the heatmaps' sentence slider choosing which). `s`: the trace's step to show.
 Choice choose_window(const AppState& st, const Room& room, const Step& s);
 
 // Cells gliding from the step before: its layout, which cell each one comes from, and how
@@ -253,6 +253,9 @@ void want_row_labels(const Canvas& cv, const TensorLayout& tl, float size, int s
 // the text so that two never overlap, each panel's first row always; a sentence's number
 // leads its block's first label when there are several.
 void draw_row_labels(Canvas& cv);
+// Every k-th row named beside cells `cell` px tall at text size `font` (1: every row): labels
+// as large as the text where the rows are, down to kSmallestLabel of it.
+int row_label_stride(float cell, float font);
 
 // The cells, gliding from where they stood and fading in when new; the one under the mouse
 // is outlined and becomes st.hover.

@@ -240,9 +240,9 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s) {
         // A printed page first tries a window wide enough to hold most tensors whole.
         for (int level = st.document ? -1 : 0; level < kLayoutVariants / kArrangements && best_b < legible_cell(room); ++level)
             for (int v = level * kArrangements; v < (level + 1) * kArrangements; ++v) {
-                const StepLayout& first = layout_of(st, st.trace, st.step, level * kArrangements, {}, b, b0);
+                const StepLayout& first = layout_of(st, st.trace, s.index, level * kArrangements, {}, b, b0);
                 if (!arrangement_differs(first, v - level * kArrangements, room.captions_w > 0)) continue;
-                const StepLayout& lay = layout_of(st, st.trace, st.step, v, {}, b, b0);
+                const StepLayout& lay = layout_of(st, st.trace, s.index, v, {}, b, b0);
                 const float fit = fit_cell(room, s, lay);
                 if (fit > best_b + 0.5f && rows_named(room, lay, fit)) best_b = fit, v_b = v;
             }

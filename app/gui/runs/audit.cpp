@@ -94,9 +94,13 @@ void frame_problems(const LayoutReport& r, const AuditRules& rules, const std::s
         }
         const float area = (p.clip_x1 - p.clip_x0) * (p.clip_y1 - p.clip_y0);
         if (!small || area <= 0) continue;
-        const float used = std::max(0.0f, std::min(x1, p.clip_x1) - std::max(x0, p.clip_x0)) *
-                           std::max(0.0f, std::min(y1, p.clip_y1) - std::max(y0, p.clip_y0)) / area;
-        if (used < 2.0f / 3.0f)
+        const float span_w = std::max(0.0f, std::min(x1, p.clip_x1) - std::max(x0, p.clip_x0)) / (p.clip_x1 - p.clip_x0);
+        const float span_h = std::max(0.0f, std::min(y1, p.clip_y1) - std::max(y0, p.clip_y0)) / (p.clip_y1 - p.clip_y0);
+        const float used = span_w * span_h;
+        // (Pictures side by side that span the panel's width or height have cells as large as
+        // that side lets them be: the room left across the other is not room they could take.)
+        const bool spans = rules.room_by_span && (span_w >= 0.9f || span_h >= 0.9f);
+        if (used < 2.0f / 3.0f && !spans)
             out.push_back(where + p.name + ": what it draws covers " + std::to_string(int(100 * used)) + "% of it while " +
                           quoted(*small) + " is too small for its number");
     }

@@ -50,6 +50,9 @@ struct AuditRules {
     std::string labels_panel;        // whole_labels in this panel alone ("": every panel)
     bool whole_text = false;         // no text cut short to fit (token labels: whole_labels)
     bool room_used = false;          // no panel a third empty while its cells are too small for numbers
+    // ... or, for pictures that stand side by side (two masks compared, flash's tiles), that
+    // span the panel's width or height: their cells are as large as that side lets them be.
+    bool room_by_span = false;
 };
 
 // What is wrong with the frame, one line each (empty: readable). The rules: two visible
