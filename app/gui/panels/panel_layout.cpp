@@ -73,8 +73,30 @@ ImGuiWindowFlags stage_flags(const AppState& st) {
 // gives the stage the most while the heads' cells stay within 3% of their largest: the
 // step's picture takes the room until its cells stop growing, the other the rest. Both are
 // measures of what each panel must show, not of the frame before.
+// Beside the weight split or the why tab (W, Y): the view as narrow as keeps, in turn where
+// any share has it, its buttons on one line, its text whole without scrolling, its picture
+// legible (W_query's numbers, a chart of three ticks); the stage the rest. Measured on the
+// view alone, so that the share holds from step to step.
+float side_share(const AppState& st, float W, float column) {
+    using Side = AppState::PresenterSide;
+    float best_f = st.splits.stage;
+    int best = -1;
+    for (int i = 0; i <= 25; ++i) {
+        const float f = 0.3f + 0.02f * static_cast<float>(i);
+        const float view_w = W - std::floor(W * f);
+        const PanelNeed view = st.presenter_side == Side::Weights ? MeasureWeightSplit(st, {view_w, column}, true)
+                                                                  : MeasureWhy(st, {view_w, column}, true);
+        if (view.text_h < 0) return st.splits.stage;
+        const int tier = 4 * (view_w >= view.min_w) + 2 * (view.text_h <= column) + (view.need_h <= column);
+        if (tier >= best) best = tier, best_f = f;
+    }
+    return best_f;
+}
+
 float presenter_stage_share(const AppState& st, float W, float column) {
-    if (st.panels.presenter_split_set || st.presenter_side != AppState::PresenterSide::Heads) return st.splits.stage;
+    using Side = AppState::PresenterSide;
+    if (st.panels.presenter_split_set || st.presenter_side == Side::Inspector) return st.splits.stage;
+    if (st.presenter_side != Side::Heads) return side_share(st, W, column);
     const Step* s = st.current();
     const bool flash = st.trace && st.trace->config.mode == Mode::Flash;
     const bool maps_step = s && (is_grid_op(s->op) || (flash && s->op == Op::Tile));  // the heads panel's picture

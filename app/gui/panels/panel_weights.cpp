@@ -299,6 +299,7 @@ PanelNeed MeasureWeightSplit(const AppState& st, ImVec2 panel, bool window_title
     const auto [text_h, need_h] = view_need(st, view, width);
     n.text_h = std::ceil(top + text_h + style.WindowPadding.y);
     n.need_h = std::ceil(top + need_h + style.WindowPadding.y);
+    n.min_w = radio_row_width(view_labels(st.trace->config)) + 2 * style.WindowPadding.x;
     return n;
 }
 

@@ -499,6 +499,7 @@ PanelNeed MeasureWhy(const AppState& st, ImVec2 panel, bool window_titled) {
     const auto [text_h, need_h] = view_need(st, st.why_view, c, width);
     n.text_h = std::ceil(top + text_h + style.WindowPadding.y);
     n.need_h = std::ceil(top + need_h + style.WindowPadding.y);
+    n.min_w = radio_row_width(kViews) + 2 * style.WindowPadding.x;
     return n;
 }
 

@@ -199,6 +199,12 @@ int radio_row(const std::vector<const char*>& labels, int current) {
     return current;
 }
 
+float radio_row_width(const std::vector<const char*>& labels) {
+    float w = 0;
+    for (const char* label : labels) w += (w > 0 ? ImGui::GetStyle().ItemSpacing.x : 0.0f) + radio_width(label);
+    return w;
+}
+
 float radio_row_height(const std::vector<const char*>& labels, float width) {
     int lines = 1;
     float x = -1;  // where the last button ends (-1: none yet)

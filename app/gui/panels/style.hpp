@@ -76,6 +76,8 @@ void next_on_line(float w);
 int radio_row(const std::vector<const char*>& labels, int current);
 // The height radio_row() takes `width` px wide.
 float radio_row_height(const std::vector<const char*>& labels, float width);
+// The width radio_row() takes on one line.
+float radio_row_width(const std::vector<const char*>& labels);
 // Panels that must fit do so from a projector's 1024x768 at text 1.5, 680 x 512 px a unit of
 // text: in a smaller window (for its text size) the audit lets the current panel scroll.
 void scroll_below_projector_size(float font_scale);
