@@ -93,13 +93,9 @@ struct PanelState {
     bool heatmaps_tab = true;       // the heads panel showed the heatmaps' tab last frame
     bool why_tab = false;           // ... or the why tab
     bool weights_tab = false;       // ... or the weight split tab
-    // The code's height that its whole listing needs at its largest font, last frame; -1 when
-    // not drawn.
-    float code_need_h = -1;
     // Whether the layout gave the stage's explanation the room (the stage's need is measured
     // without it).
     bool stage_explains = true;
-    float code_need_w = -1;  // the code: the width its longest line (and shape) needs at a mid size
     // The stage's layouts per (trace, step, window) and its cell matches between two steps:
     // worked out once, not every frame (a cache, so drawing from a const state may fill it).
     mutable TraceCache<StepLayout> stage_layouts;

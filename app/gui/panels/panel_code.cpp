@@ -152,7 +152,43 @@ std::vector<Row> wrap_listing(const std::vector<Line>& lines, int cols) {
     return rows;
 }
 
+
+// The code fonts from the largest, not below 0.6 of the text's size where a smaller font is
+// baked: beyond that, a window of the listing at that size reads better than all of it too
+// small for the back row.
+std::vector<ImFont*> listing_fonts() {
+    std::vector<ImFont*> fonts = code_fonts();
+    while (fonts.size() > 1 && fonts.back()->FontSize < 0.6f * ImGui::GetFontSize() - 0.5f) fonts.pop_back();
+    return fonts;
+}
+
+float row_height(const ImFont* f) { return std::floor(f->FontSize * 1.15f); }
+float char_width(ImFont* f) { return f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, "M").x; }
+
 }  // namespace
+
+CodeNeed MeasureCode(const AppState& st, float panel_w, bool window_titled) {
+    CodeNeed n;
+    if (!st.trace) return n;
+    const std::vector<Line> lines = listing(st, *st.trace, st.step);
+    const std::vector<ImFont*> fonts = listing_fonts();
+    const ImGuiStyle& style = ImGui::GetStyle();
+    // As wide as the longest line (and its shape) at a mid size. (A shape the quiz hides counts
+    // whole: the column keeps its width when it shows.)
+    std::size_t widest = 0;
+    for (const Line& l : lines) {
+        const std::size_t shape = l.step >= 0 ? shape_str(st.trace->steps[static_cast<std::size_t>(l.step)].result().shape).size()
+                                              : l.shape.size();
+        widest = std::max(widest, l.text.size() + (l.shape.empty() ? 0 : std::max(shape, l.shape.size()) + 2));
+    }
+    n.w = widest * char_width(fonts[std::min<std::size_t>(2, fonts.size() - 1)]) + 2 * style.WindowPadding.x + 2;
+    // As tall as the whole listing at the largest font, wrapped to the panel's width.
+    const float width = std::max(panel_w - 2 * style.WindowPadding.x, 1.0f);
+    const std::vector<Row> rows = wrap_listing(lines, static_cast<int>(width / std::max(char_width(fonts.front()), 1.0f)));
+    n.h = (window_titled ? ImGui::GetFrameHeight() : 0.0f) + 2 * style.WindowPadding.y +
+          static_cast<float>(rows.size()) * row_height(fonts.front()) + 2;
+    return n;
+}
 
 // Every line whole: the code takes the largest of its fonts with which the whole listing fits
 // the panel, long lines broken (wrap_listing); when even the smallest does not fit, the rows
@@ -162,32 +198,15 @@ void DrawCode(AppState& st) {
     if (!st.trace) return;
     const std::vector<Line> lines = listing(st, *st.trace, st.step);
     const ImVec2 avail = room_left();
-    std::vector<ImFont*> fonts = code_fonts();
-    // Not below 0.6 of the text's size where a smaller font is baked: beyond that, a window of
-    // the listing at that size reads better than all of it too small for the back row.
-    while (fonts.size() > 1 && fonts.back()->FontSize < 0.6f * ImGui::GetFontSize() - 0.5f) fonts.pop_back();
-    {
-        ImFont* mid = fonts[std::min<std::size_t>(2, fonts.size() - 1)];
-        std::size_t widest = 0;
-        // (A shape the quiz hides counts whole: the column keeps its width when it shows.)
-        for (const Line& l : lines) {
-            const std::size_t shape = l.step >= 0 ? shape_str(st.trace->steps[static_cast<std::size_t>(l.step)].result().shape).size()
-                                                  : l.shape.size();
-            widest = std::max(widest, l.text.size() + (l.shape.empty() ? 0 : std::max(shape, l.shape.size()) + 2));
-        }
-        st.panels.code_need_w = widest * mid->CalcTextSizeA(mid->FontSize, FLT_MAX, 0.0f, "M").x +
-                                2 * ImGui::GetStyle().WindowPadding.x + 2;
-    }
+    const std::vector<ImFont*> fonts = listing_fonts();
     ImFont* font = fonts.back();
     std::vector<Row> rows;
     float row_h = 0, char_w = 0;
     for (ImFont* f : fonts) {
-        char_w = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, "M").x;
-        row_h = std::floor(f->FontSize * 1.15f);
+        char_w = char_width(f);
+        row_h = row_height(f);
         rows = wrap_listing(lines, static_cast<int>(avail.x / std::max(char_w, 1.0f)));
         font = f;
-        // What the largest font needs, for the next frame's layout.
-        if (f == fonts.front()) st.panels.code_need_h = ImGui::GetWindowHeight() - avail.y + rows.size() * row_h + 2;
         if (rows.size() * row_h <= avail.y) break;
     }
     // The rows shown: all, or a window about the current line.

@@ -322,7 +322,8 @@ void DrawPanels(AppState& st, double now) {
     const float left = controls_width(st, W);
     // The code column as wide as its longest line needs at a mid code size, up to 30% of the
     // window, when that is wider than the splitter's.
-    const float right = std::max(st.splits.right * std::min(W, 2240.0f * st.font_scale), std::min(st.panels.code_need_w, 0.3f * W));
+    const float right = std::max(st.splits.right * std::min(W, 2240.0f * st.font_scale),
+                                 std::min(MeasureCode(st, 0, false).w, 0.3f * W));
     const ImGuiStyle& style = ImGui::GetStyle();
     // On a short window (under 720 px per unit of text size) the panels but the controls go
     // without title bars: the timeline's buttons, the stage's heading, the heads' tabs and the
@@ -379,7 +380,7 @@ void DrawPanels(AppState& st, double now) {
     // The code as tall as its whole listing needs at its largest font, leaving the inspector six
     // lines at least; the splitter may give it more.
     const float code_h = std::max(column * st.splits.code,
-                                  std::min(st.panels.code_need_h, column - 6 * ImGui::GetTextLineHeightWithSpacing()));
+                                  std::min(MeasureCode(st, right, titled).h, column - 6 * ImGui::GetTextLineHeightWithSpacing()));
     place(W - right, timeline_h, right, code_h);
     if (ImGui::Begin("PyTorch code", nullptr, fixed | title | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
         audit_panel("code");

@@ -18,6 +18,13 @@ std::string heatmaps_off(const AppState& st);
 void DrawFlashTiles(AppState& st);                // panel_tiles.cpp
 void SentenceSlider(AppState& st);                // panel_heatmaps.cpp: which sentence the maps show
 void DrawCode(AppState& st);                      // panel_code.cpp
+// panel_code.cpp: the code panel's width (its longest line and shape at a mid size) and its
+// height in a panel `panel_w` wide (the whole listing at its largest font), measured before it
+// is placed.
+struct CodeNeed {
+    float w = -1, h = -1;
+};
+CodeNeed MeasureCode(const AppState& st, float panel_w, bool window_titled);
 void DrawInspector(const AppState& st);           // panel_inspector.cpp
 void DrawWeightSplit(AppState& st);               // panel_weights.cpp
 void DrawWhy(AppState& st);                       // panel_why.cpp
