@@ -3,7 +3,9 @@
 
 Reads every `#include "..."` line of the source files under each group's roots (for core:
 core/include/headsplit/ and core/src/), maps the including file and the included header to
-their layers by folder, and reports each include that goes up, unless ALLOWED names it.
+their layers by folder (a public header by its include prefix, a private one by the file it
+names under the group's private root, e.g. "backends/replay.hpp" in core/src), and reports
+each include that goes up, unless ALLOWED names it.
 Folders of one rank may include each other; a file in a folder the table does not know is
 reported too, so that a new folder is placed before it is used. Includes that name no layer
 (a file beside the includer, a library) are not checked.
@@ -30,6 +32,7 @@ GROUPS = [
         "name": "core",
         "roots": ("core/include/headsplit", "core/src"),
         "include_prefix": "headsplit/",
+        "private_root": "core/src",  # its sources include private headers as "folder/file.hpp"
         "order": ("base", "backends", "engine", "teaching", ("model", "io")),
     },
     # The app: the GL loader and PNG; what the stage draws where (and the seam the panels tell
@@ -85,12 +88,16 @@ def layer_of_file(rel):
     return None
 
 
-def layer_of_include(path):
+def layer_of_include(path, root):
     for group in GROUPS:
         prefix = group["include_prefix"]
         if prefix and path.startswith(prefix):
             folder = folder_of(path[len(prefix):], group)
             return (group["name"], folder) if folder else None
+    for group in GROUPS:  # a private header named from the group's private root
+        private = group.get("private_root")
+        if private and "/" in path and os.path.isfile(os.path.join(root, private, path)):
+            return (group["name"], folder_of(path, group))
     for group in GROUPS:  # groups whose headers are included by folder alone (app's)
         if not group["include_prefix"]:
             folder = folder_of(path, group)
@@ -127,7 +134,7 @@ def check(root):
                 if not m:
                     continue
                 header = m.group(1)
-                dst = layer_of_include(header)
+                dst = layer_of_include(header, root)
                 if dst is None or dst == src:
                     continue
                 if dst not in rank:
@@ -150,6 +157,11 @@ def self_test():
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w") as f:
                 f.write(text)
+
+        def reported(want, what):
+            """[] when the tree's one bad arrow is WANT, else a line saying what was found."""
+            found = check(tmp)
+            return [] if found == [want] else ["self-test: %s: expected %r, got %r" % (what, [want], found)]
         write("core/include/headsplit/base/tensor.hpp", "#pragma once\n#include <vector>\n")
         write("core/include/headsplit/engine/engine.hpp", '#pragma once\n#include "headsplit/base/tensor.hpp"\n')
         write("core/src/engine/engine.cpp", '#include "headsplit/engine/engine.hpp"\n#include "local.hpp"\n')
@@ -158,14 +170,18 @@ def self_test():
         if clean:
             return ["self-test: a tree with no upward include was reported:"] + clean
         write("core/src/backends/cpu.cpp", '#include "headsplit/base/tensor.hpp"\n#include "headsplit/engine/engine.hpp"\n')
-        found = check(tmp)
-        want = ["core/src/backends/cpu.cpp:2: includes headsplit/engine/engine.hpp: "
-                "backends may not include engine, a layer above it"]
-        if found != want:
-            return ["self-test: expected %r, got %r" % (want, found)]
+        failed = reported("core/src/backends/cpu.cpp:2: includes headsplit/engine/engine.hpp: "
+                          "backends may not include engine, a layer above it", "an upward include")
+        if failed:
+            return failed
         write("core/src/gui/x.cpp", "\n")
         if not any("folder gui is in no layer" in line for line in check(tmp)):
             return ["self-test: a file in an unknown folder was not reported"]
+        os.remove(os.path.join(tmp, "core/src/gui/x.cpp"))
+        write("core/src/engine/forward.hpp", "#pragma once\n")
+        write("core/src/backends/cpu.cpp", '#include "engine/forward.hpp"\n')
+        return reported("core/src/backends/cpu.cpp:1: includes engine/forward.hpp: "
+                        "backends may not include engine, a layer above it", "a private header's upward include")
     return []
 
 
