@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "replay.hpp"
+#include "replay_plan.hpp"
 
 namespace headsplit::detail {
 

@@ -42,7 +42,7 @@ public:
     virtual ~StepObserver() = default;
     // Whether it reads the tensors' values as the pass goes: then each op computes on its own
     // (or leaves its values to be made again later, DeferredValues); else attention takes its
-    // fused paths (replay.hpp).
+    // fused paths (replay_plan.hpp).
     virtual bool reads_values() const = 0;
     // A step begins: the backend calls up to computed() are its compute.
     virtual void begin(const StepTag& tag) = 0;

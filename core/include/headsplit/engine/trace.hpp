@@ -63,9 +63,9 @@ struct Span {
 };
 
 // Values a record leaves to when they are first asked for: on the CPU, a large score grid's
-// and a flash tile's, which the engine computes again from the step's queries and keys (and
-// values) (replay.cpp: GridValues, TileTensor). Made once, then kept; safe to ask for from
-// several threads.
+// and a flash tile's, computed again from the step's queries and keys (and values) on a
+// fresh backend (core/src/backends/replay.cpp), as the engine plans it (replay_plan.cpp).
+// Made once, then kept; safe to ask for from several threads.
 class DeferredValues {
 public:
     virtual ~DeferredValues() = default;

@@ -1,14 +1,14 @@
 #pragma once
 // Deferred values and fused paths, decided here in one place. A large score grid's and a
-// flash tile's numbers are made again when first shown from copies of the run's queries and
-// keys (and values), on a fresh backend from the run's Backend::replay_maker() (plan_grid,
-// snapshot_flash: none when they are read as the run goes); attention whose values are not
-// read as it goes takes the fused path (plan_grid). Replays reach backends only through the
-// Backend interface.
+// flash tile's numbers are made again when first shown (backends/replay.hpp), from copies
+// taken here when the run's backend has a Backend::replay_maker() (plan_grid, snapshot_flash:
+// none when they are read as the run goes); attention whose values are not read as it goes
+// takes the fused path (plan_grid).
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "backends/replay.hpp"
 #include "headsplit/backends/backend.hpp"
 #include "headsplit/base/op.hpp"
 #include "headsplit/base/tensor.hpp"
@@ -20,7 +20,7 @@ namespace headsplit::detail {
 // every tile of a classroom example, the first rows of tiles of a long pass.
 constexpr double kFlashTileValues = 32.0 * 1024 * 1024;
 
-// A step's values are left to when they are first shown (TileTensor, GridValues) from this
+// A step's values are left to when they are first shown (tile_values, grid_values) from this
 // many numbers (64 KiB): below that, reading them now costs less than the bookkeeping.
 constexpr std::int64_t kDeferredValues = 16384;
 
@@ -32,29 +32,6 @@ constexpr std::int64_t kDeferredValues = 16384;
 // scores there are never read, the weights there are 0).
 struct Fusion {
     bool fused = false, skip_upper = false;
-};
-
-// Rows q0 .. q0 + n - 1 of flash's m or l ([B, H, T]), or of its acc ([B, H, T, hd]).
-TensorDesc flash_rows(const TensorDesc& whole, std::int64_t q0, std::int64_t n);
-
-// The values of `t` as they are now, from a backend whose buffers are host memory.
-std::vector<float> read_host(Backend& backend, const TensorDesc& t);
-
-// What a flash tile's replay needs: the run's queries, keys, values and key mask, kept once
-// per run.
-struct FlashSnapshot {
-    std::vector<float> q, k, v, mask;  // [B, H, T, hd], [B, G, S, hd] twice, [B, S] (or none)
-    Shape q_shape, kv_shape;
-    FlashArgs args;  // factor, causal, block
-    Backend::Maker make_backend = nullptr;  // the replay's backend
-};
-
-// What a score grid's replay needs: the run's queries and keys (and key padding mask).
-struct GridSnapshot {
-    std::vector<float> q, k, key_mask;  // [..., Tq, hd], [..., Tk, hd], [B, Tk] (or none)
-    Shape q_shape, k_shape, mask_shape;
-    float factor = 1.0f;
-    Backend::Maker make_backend = nullptr;  // the replay's backend
 };
 
 // How the score grid q @ k^T ([..., Tq, hd] x [..., Tk, hd]^T) runs: the copies its recorded
@@ -75,7 +52,8 @@ std::shared_ptr<const DeferredValues> grid_values(std::shared_ptr<const GridSnap
 // (`tile_values`: a tile's scores, m, l and acc for all heads).
 std::shared_ptr<const FlashSnapshot> snapshot_flash(Backend& backend, bool recording, const FlashArgs& a,
                                                     std::int64_t tile_values);
-// Tensor `which` of tile step (q0, nq, k0, nk): 0 tile_scores, 1 m, 2 l, 3 acc.
+// Tensor `which` of tile step (q0, nq, k0, nk): 0 tile_scores, 1 m, 2 l, 3 acc, made when
+// first shown.
 std::shared_ptr<const DeferredValues> tile_values(std::shared_ptr<const FlashSnapshot> in, std::int64_t q0,
                                                   std::int64_t nq, std::int64_t k0, std::int64_t nk, int which);
 
