@@ -1,33 +1,27 @@
 #include "forward.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "forward_flash.hpp"
+#include "forward_steps.hpp"
 #include "replay_plan.hpp"
 
 namespace headsplit::detail {
 
 namespace {
 
-// A tensor on the backend together with the link to the step that gave it.
-struct Val {
-    TensorDesc t;
-    Source src;
-};
-
-using Later = std::shared_ptr<const DeferredValues>;
-
 // One forward pass: each op a call on the backend, reported to the observer as a step. Names
 // follow the teaching code: queries, keys, values, attn_scores, attn_weights, context_vec.
-class Forward {
+class Forward : private Steps {
 public:
     Forward(const Config& c, const Inputs& in, const Weights& w, Backend& be, Resources& res, StepObserver& obs,
             Work work)
-        : c_(c), in_(in), w_(w), be_(be), buf_(be, res, work), obs_(obs), B(c.batch), T(c.num_tokens()),
-          S(c.num_keys()), Di(c.d_in), Dk(c.key_dim()), D(c.d_out), H(c.heads), G(c.kv_head_count()),
-          hd(c.head_dim()), KV(c.kv_width()) {}
+        : Steps(obs, c.num_tokens(), c.num_keys()), c_(c), in_(in), w_(w), be_(be), buf_(be, res, work), B(c.batch),
+          T(c.num_tokens()), S(c.num_keys()), Di(c.d_in), Dk(c.key_dim()), D(c.d_out), H(c.heads),
+          G(c.kv_head_count()), hd(c.head_dim()), KV(c.kv_width()) {}
 
     // Q, K, V only (the bench's "projections" stage): one matmul each, one fused, or 3 per head.
     void run_projections() {
@@ -56,7 +50,8 @@ public:
         } else {
             Qkv qkv = heads_view(project(in), T, S);  // q [B, T, D_out] -> [B, H, T, hd]; k, v [B, G, S, hd]
             if (c_.mode == Mode::Flash) {
-                ctx = flash(qkv, key_mask());  // tiles of [B, H, blk, blk], then acc / l [B, H, T, hd]
+                // tiles of [B, H, blk, blk], then acc / l [B, H, T, hd]
+                ctx = flash_tiles(c_, be_, buf_, *this, qkv, key_mask(), scale_factor());
             } else {
                 if (c_.grouped()) qkv = repeat_kv(qkv);   // k, v [B, G, S, hd] -> [B, H, S, hd]
                 ctx = attention(qkv, -1, c_.causal, key_mask());  // [B, H, T, hd]
@@ -67,9 +62,6 @@ public:
     }
 
 private:
-    struct Qkv {
-        Val q, k, v;
-    };
     // What the projections read: the queries' rows (x, or some of its tokens when decoding)
     // and the keys' and values' rows (the same, or the context in cross-attention).
     struct Inputs2 {
@@ -79,21 +71,6 @@ private:
         std::int64_t tk = 0;
     };
 
-    // ---- the seam: each step begun and its tensors reported, through the observer -------
-    void begin(Op op, int head = -1) { obs_.begin({op, head, round_, rows_, keys_}); }
-    Val record(std::string name, const TensorDesc& t, Storage storage, std::vector<Source> from, Axes axes,
-               Later later = nullptr) {
-        return {t, obs_.tensor({std::move(name), t, storage, std::move(from), std::move(axes), std::move(later)})};
-    }
-    // Steps begun from now on belong to this decoding round (-1: none), hold these query rows
-    // and key positions (a round's token, a tile's blocks); whole_pass(): all T rows, all S keys.
-    void set_round(int round) { round_ = round; }
-    void set_rows(std::int64_t first, std::int64_t count) { rows_ = {first, count}; }
-    void set_keys(std::int64_t first, std::int64_t count) { keys_ = {first, count}; }
-    void whole_pass() {
-        rows_ = {0, T};
-        keys_ = {0, S};
-    }
     // The key padding mask, or none.
     const Val* key_mask() const { return key_mask_.t.buffer >= 0 ? &key_mask_ : nullptr; }
 
@@ -122,13 +99,6 @@ private:
         }
         return {Axis::Batch, head, row, Axis::Feature};
     }
-    // Axes of a tensor of queries' rows: [B, H, n, X] per head or [B, n, X] (loop mode's heads
-    // and merged rows), X keys (a score grid) or features.
-    static Axes row_axes(std::size_t rank, Axis last) {
-        if (rank == 4) return {Axis::Batch, Axis::Head, Axis::Token, last};
-        return {Axis::Batch, Axis::Token, last};
-    }
-
     // Records queries, keys and values made from (per tensor) `from`.
     Qkv record_qkv(const TensorDesc& q, const TensorDesc& k, const TensorDesc& v, Storage storage,
                    const std::vector<Source>& qf, const std::vector<Source>& kf, const std::vector<Source>& vf,
@@ -527,147 +497,13 @@ private:
         return {t.q, k, v};
     }
 
-    // Flash's walk over its tiles: the backend call's arguments, and what has run and been kept.
-    struct FlashWalk {
-        FlashArgs a;
-        TensorDesc tile;                                // [B, H, blk, blk]
-        std::shared_ptr<const FlashSnapshot> snapshot;  // the tiles' values made later, or none
-        bool one_pass = false;                          // recording nothing
-        double kept = 0;                                // tile values recorded so far
-        bool keeping = true;  // the first tiles only: once one is left out, so are the rest
-        bool ran = false;     // the tiles not computed one by one have been computed
-    };
-    // A query block's m, l and acc as last recorded.
-    struct FlashRows {
-        Val m, l, acc;
-    };
-
-    // ---- flash mode: tiles of queries x keys with an online softmax (FlashAttention), then
-    // acc / l. Keys and values stay [B, G, S, hd]: each query head reads its group's head in
-    // place, no repeat. Recording nothing, the first tile step runs every tile and the
-    // division in one pass (the others keep their steps, with no compute); recording, the
-    // tiles whose values are kept run one by one, and the first tile left out runs the rest.
-    Val flash(const Qkv& t, const Val* key_mask) {
-        const std::int64_t blk = c_.flash_block();
-        const TensorDesc m = buf_.fresh({B, H, T}), l = buf_.fresh({B, H, T}), acc = buf_.fresh({B, H, T, hd});
-        FlashWalk w;
-        w.tile = buf_.fresh({B, H, blk, blk});
-        const TensorDesc keys_mask =
-            key_mask ? TensorDesc{key_mask->t.buffer, key_mask->t.offset, {B, S}, key_mask->t.strides} : TensorDesc{};
-        FlashArgs& a = w.a;
-        a.q = t.q.t;
-        a.k = t.k.t;
-        a.v = t.v.t;
-        a.m = m;
-        a.l = l;
-        a.acc = acc;
-        a.key_mask = key_mask ? &keys_mask : nullptr;
-        a.factor = scale_factor();
-        a.causal = c_.causal;
-        a.block = blk;
-        w.one_pass = !obs_.reads_values();
-        // Recording on a backend with a replay maker, the tiles' values are made again
-        // when first shown (TileTensor), from copies of the queries, keys and values; the run
-        // computes every tile in one pass as if it recorded nothing.
-        w.snapshot = snapshot_flash(be_, !w.one_pass, a, B * H * blk * (blk + hd + 2));
-        std::vector<Source> last;  // each query block's final acc and l
-        for (std::int64_t i = 0; i < c_.query_blocks(); ++i) {
-            FlashRows rows;
-            for (std::int64_t j = 0; j < c_.key_blocks(); ++j)
-                if (c_.tile_runs(i, j)) flash_tile(w, t, key_mask, i, j, rows);
-            last.push_back(rows.acc.src);
-            last.push_back(rows.l.src);
-        }
-
-        // context_vec = acc / l: [B, H, T, hd], in place
-        whole_pass();
-        begin(Op::Normalize);
-        if (!w.one_pass) {
-            a.q_begin = 0, a.q_end = T, a.k_begin = a.k_end = 0, a.normalize = true;
-            a.tile = TensorDesc{};
-            be_.flash_attention(a);
-        }
-        obs_.computed(0, 0);
-        const Val out = record("context_vec", acc, Storage::InPlace, last, row_axes(4, Axis::Feature));
-        obs_.end();
-        return out;
-    }
-
-    // ---- tile (i, j): query block i [B, H, nq, hd] against key block j [B, G, nk, hd]:
-    // tile_scores [B, H, nq, nk], then the rows' running max m and sum l [B, H, nq] and their
-    // acc [B, H, nq, hd], updated online. `prev`: the block's m, l, acc as last recorded.
-    void flash_tile(FlashWalk& w, const Qkv& t, const Val* key_mask, std::int64_t i, std::int64_t j, FlashRows& prev) {
-        const std::int64_t blk = w.a.block;
-        const std::int64_t q0 = i * blk, nq = std::min(blk, T - q0);
-        const std::int64_t k0 = j * blk, nk = std::min(blk, S - k0);
-        const double values = static_cast<double>(B * H * (nq * nk + 2 * nq + nq * hd));
-        set_rows(q0, nq);
-        set_keys(k0, nk);
-        w.keeping = w.keeping && w.kept + values <= kFlashTileValues;
-        if (w.keeping) w.kept += values;
-        obs_.begin({Op::Tile, -1, round_, rows_, keys_, static_cast<int>(i), static_cast<int>(j), w.keeping});
-        flash_compute(w, q0, nq, k0, nk);
-        obs_.computed(2, 4.0 * B * H * nq * nk * hd);
-        const auto later = [&](int which) -> Later {
-            if (!w.snapshot || !w.keeping) return nullptr;
-            return tile_values(w.snapshot, q0, nq, k0, nk, which);
-        };
-        const TensorDesc s{w.tile.buffer, 0, {B, H, nq, nk}, {H * blk * blk, blk * blk, blk, 1}};
-        // The scores read the key padding mask too, where there is one (<pad> keys get -inf).
-        std::vector<Source> read{t.q.src, t.k.src};
-        if (key_mask) read.push_back(key_mask->src);
-        const Val scores = record("tile_scores", s, Storage::New, read, row_axes(4, Axis::Key), later(0));
-        const bool first = prev.m.src.step < 0;
-        const Storage st = first ? Storage::New : Storage::InPlace;
-        // Updated in place: the rows as they were come first (the buffer they share).
-        const auto from = [&](std::vector<Source> links, const Val& before) {
-            if (!first) links.insert(links.begin(), before.src);
-            return links;
-        };
-        const Axes per_row{Axis::Batch, Axis::Head, Axis::Token};  // one number per row of each head
-        prev.m = record("m", flash_rows(w.a.m, q0, nq), st, from({scores.src}, prev.m), per_row, later(1));
-        prev.l = record("l", flash_rows(w.a.l, q0, nq), st, from({scores.src, prev.m.src}, prev.l), per_row, later(2));
-        prev.acc = record("acc", flash_rows(w.a.acc, q0, nq), st, from({scores.src, prev.m.src, t.v.src}, prev.acc),
-                          row_axes(4, Axis::Feature), later(3));
-        obs_.end();
-    }
-
-    // What tile step (q0, nq, k0, nk) computes: a kept tile alone (recording its values as it
-    // goes); else, the first time, every tile not computed one by one.
-    void flash_compute(FlashWalk& w, std::int64_t q0, std::int64_t nq, std::int64_t k0, std::int64_t nk) {
-        FlashArgs& a = w.a;
-        if (!w.one_pass && w.keeping && !w.snapshot) {
-            a.q_begin = q0, a.q_end = q0 + nq, a.k_begin = k0, a.k_end = k0 + nk;
-            a.tile = w.tile;
-            be_.flash_attention(a);
-        } else if (!w.ran) {
-            // Recording nothing, or the tiles' values made later: every tile in one
-            // call that keeps none (a backend may cut it into larger pieces), with the
-            // division when nothing is recorded. Else the first tile whose values are
-            // left out: it and every tile after it in two such calls (the rest of this
-            // query block, then the blocks after it).
-            a.tile = TensorDesc{};
-            const bool all = w.one_pass || w.snapshot;
-            a.q_begin = all ? 0 : q0, a.q_end = all ? T : q0 + nq, a.k_begin = all ? 0 : k0, a.k_end = S;
-            a.normalize = w.one_pass;
-            be_.flash_attention(a);
-            a.q_begin = q0 + nq, a.q_end = T, a.k_begin = 0;
-            if (!all && a.q_begin < T) be_.flash_attention(a);
-            w.ran = true;
-        }
-    }
-
     const Config& c_;
     const Inputs& in_;
     const Weights& w_;
     Backend& be_;
     Buffers buf_;
-    StepObserver& obs_;
     const std::int64_t B, T, S, Di, Dk, D, H, G, hd, KV;
     Val x_, context_, key_mask_;
-    // Where the next step stands: its decoding round (-1: none), query rows and key positions.
-    int round_ = -1;
-    Span rows_{0, T}, keys_{0, S};
 };
 
 }  // namespace

@@ -1,0 +1,19 @@
+#pragma once
+// Flash mode's walk over its tiles, a part of the forward pass (forward.cpp) in a file of its
+// own: which tiles run one by one, which are kept, which run together, and the steps each
+// reports.
+#include "buffers.hpp"
+#include "forward_steps.hpp"
+#include "headsplit/backends/backend.hpp"
+#include "headsplit/engine/config.hpp"
+
+namespace headsplit::detail {
+
+// ---- flash mode: tiles of queries x keys with an online softmax (FlashAttention), then
+// acc / l. q: [B, H, T, hd]; k, v: [B, G, S, hd], each query head reading its group's head in
+// place, no repeat; scores scaled by `factor`, -inf where `key_mask` ([B, S], or none) masks
+// a key. Returns context_vec [B, H, T, hd].
+Val flash_tiles(const Config& c, Backend& backend, Buffers& buffers, Steps& steps, const Qkv& t, const Val* key_mask,
+                float factor);
+
+}  // namespace headsplit::detail
