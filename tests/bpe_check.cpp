@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "headsplit/io/bpe.hpp"
+#include "headsplit/formats/bpe.hpp"
 
 int main(int argc, char** argv) {
     if (argc != 5) {

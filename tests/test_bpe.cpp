@@ -3,7 +3,7 @@
 // independent encoder on 1,200 strings by tests/bpe_test.sh.)
 #include <catch2/catch.hpp>
 
-#include "headsplit/io/bpe.hpp"
+#include "headsplit/formats/bpe.hpp"
 #include "helpers.hpp"
 
 using namespace headsplit;

@@ -5,7 +5,7 @@ Reads README.md and docs/*.md of the repository ROOT (default: this script's ../
   - every relative link and image, Markdown's [text](path) and HTML's src="path" / href="path":
     the file exists, relative to the document; a #fragment must name one of the target
     document's headings (GitHub's anchors: lower case, punctuation dropped, spaces as -);
-  - every backquoted repository path outside fenced code blocks, such as `core/src/io/bpe.cpp`,
+  - every backquoted repository path outside fenced code blocks, such as `core/src/formats/bpe.cpp`,
     `tests/test_*.cpp` or `docs/present-1024x768-step{2,3}.png`: a word that starts with one of
     the repository's top-level folders names something that exists, relative to ROOT (a glob
     matches at least one; {a,b} is expanded; a trailing :LINE is ignored).

@@ -25,15 +25,17 @@ import tempfile
 # as INCLUDE_PREFIX + folder + "/...". Later groups sit above earlier ones (app above core).
 # In ORDER, a tuple is one rank: its folders may include each other.
 GROUPS = [
-    # Core: tensor and op descriptions; the backends; the engine; the words read into a trace
-    # after the run; then one rank, the model (presets, checkpoints, which read their files
-    # through io's checks and tokenizer) and io (formats and exporters, which name a preset).
+    # Core, each folder a rank of its own: tensor and op descriptions; the backends; the
+    # engine; the words read into a trace after the run; the file formats (the checks before
+    # a named file is read, GPT-2's vocabulary and BPE); the model (presets, checkpoints, which
+    # read their files through the formats); io on top (the trace JSON and the take-home
+    # scripts, files written whole, a configuration as options, which names a preset).
     {
         "name": "core",
         "roots": ("core/include/headsplit", "core/src"),
         "include_prefix": "headsplit/",
         "private_root": "core/src",  # its sources include private headers as "folder/file.hpp"
-        "order": ("base", "backends", "engine", "teaching", ("model", "io")),
+        "order": ("base", "backends", "engine", "teaching", "formats", "model", "io"),
     },
     # The app: the GL loader and PNG; what the stage draws where (and the seam the panels tell
     # a frame through); the window-free state; the panels; the unattended runs (the frame's

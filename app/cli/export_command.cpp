@@ -7,7 +7,7 @@
 #include "headsplit/backends/backend_policy.hpp"
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/io/export.hpp"
-#include "headsplit/io/files.hpp"
+#include "headsplit/formats/files.hpp"
 #include "headsplit/io/terminal.hpp"
 #include "headsplit/io/writing.hpp"
 #include "cli/trace_command.hpp"

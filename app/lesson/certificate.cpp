@@ -25,7 +25,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "headsplit/io/files.hpp"
+#include "headsplit/formats/files.hpp"
 #include "headsplit/io/writing.hpp"
 
 namespace headsplit::lesson {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "headsplit/io/bpe.hpp"
+#include "headsplit/formats/bpe.hpp"
 #include "headsplit/model/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

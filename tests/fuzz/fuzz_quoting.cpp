@@ -28,7 +28,7 @@
 
 #include "headsplit/engine/config.hpp"
 #include "headsplit/io/config_options.hpp"
-#include "headsplit/io/files.hpp"
+#include "headsplit/formats/files.hpp"
 #include "cli/options.hpp"
 
 extern char** environ;

@@ -14,7 +14,7 @@
 #include <imgui.h>
 #include <imgui_internal.h>
 
-#include "headsplit/io/files.hpp"
+#include "headsplit/formats/files.hpp"
 #include "headsplit/io/writing.hpp"
 
 namespace headsplit::gui {

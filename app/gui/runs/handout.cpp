@@ -23,7 +23,7 @@
 
 #include "headsplit/engine/engine.hpp"
 #include "headsplit/io/config_options.hpp"
-#include "headsplit/io/files.hpp"
+#include "headsplit/formats/files.hpp"
 #include "headsplit/io/writing.hpp"
 #include "gui/runs/audit.hpp"
 #include "gui/panels/panels.hpp"

@@ -5,7 +5,7 @@
 
 #include "headsplit/base/numbers.hpp"
 #include "headsplit/engine/config_edit.hpp"
-#include "headsplit/io/files.hpp"
+#include "headsplit/formats/files.hpp"
 #include "headsplit/model/presets.hpp"
 
 namespace headsplit {

@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "headsplit/io/bpe.hpp"
 #include "headsplit/backends/cpu_backend.hpp"
-#include "headsplit/io/files.hpp"
 #include "headsplit/engine/engine.hpp"
+#include "headsplit/formats/bpe.hpp"
+#include "headsplit/formats/files.hpp"
 #include "headsplit/model/safetensors.hpp"
 
 namespace headsplit {

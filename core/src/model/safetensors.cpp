@@ -1,6 +1,6 @@
 #include "headsplit/model/safetensors.hpp"
 
-#include "headsplit/io/files.hpp"
+#include "headsplit/formats/files.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "headsplit/io/bpe.hpp"
+#include "headsplit/formats/bpe.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include "headsplit/base/numbers.hpp"
 #include "bpe_pieces.hpp"
-#include "headsplit/io/files.hpp"
+#include "headsplit/formats/files.hpp"
 
 namespace headsplit {
 

@@ -1,4 +1,4 @@
-#include "headsplit/io/files.hpp"
+#include "headsplit/formats/files.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
