@@ -182,6 +182,7 @@ CodeNeed MeasureCode(const AppState& st, float panel_w, bool window_titled) {
         widest = std::max(widest, l.text.size() + (l.shape.empty() ? 0 : std::max(shape, l.shape.size()) + 2));
     }
     n.w = widest * char_width(fonts[std::min<std::size_t>(2, fonts.size() - 1)]) + 2 * style.WindowPadding.x + 2;
+    if (panel_w <= 0) return n;  // the width alone
     // As tall as the whole listing at the largest font, wrapped to the panel's width.
     const float width = std::max(panel_w - 2 * style.WindowPadding.x, 1.0f);
     const std::vector<Row> rows = wrap_listing(lines, static_cast<int>(width / std::max(char_width(fonts.front()), 1.0f)));

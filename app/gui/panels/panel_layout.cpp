@@ -57,22 +57,6 @@ ImGuiWindowFlags stage_flags(const AppState& st) {
            (st.stage_view.zoom > 1.0f ? ImGuiWindowFlags_HorizontalScrollbar : ImGuiWindowFlags_NoScrollbar);
 }
 
-// Presenter mode's share of the width for the stage beside the heads, at a step about the
-// attention weights: measured, unless the reader dragged the splitter. Each share from 0.3
-// to 0.8 is tried that leaves the stage its text and 4 px cells and the heads panel its
-// lines whole. Kept, in turn, where any share has it: every token named on both panels (no
-// label thinned for want of room), legible cells on the panel the step is
-// about (the heads panel's maps from the scores to the dropout and flash mode's tiles, else
-// the stage), legible cells on the other, every part of the step's panel shown (every
-// head's map, not one large; the whole tensors, not a window), its numbers shown (the
-// heatmaps: at the least cell that shows some step's, the same at every step), every part of
-// the other; then the step's panel's cells at 90% of the largest at least, counted by the
-// share of them shown (a window of a large tensor grows with the room; a tenth smaller, maps
-// in two rows may fill a panel that one row leaves half empty); and of those, beside the
-// heads' picture the one that gives it the least width, beside the stage's the one that
-// gives the stage the most while the heads' cells stay within 3% of their largest: the
-// step's picture takes the room until its cells stop growing, the other the rest. Both are
-// measures of what each panel must show, not of the frame before.
 // Beside the weight split or the why tab (W, Y): the view as narrow as keeps, in turn where
 // any share has it, its buttons on one line, its text whole without scrolling, its picture
 // legible (W_query's numbers, a chart of three ticks); the stage the rest. Measured on the
@@ -93,6 +77,22 @@ float side_share(const AppState& st, float W, float column) {
     return best_f;
 }
 
+// Presenter mode's share of the width for the stage beside the heads, at a step about the
+// attention weights: measured, unless the reader dragged the splitter. Each share from 0.3
+// to 0.8 is tried that leaves the stage its text and 4 px cells and the heads panel its
+// lines whole. Kept, in turn, where any share has it: every token named on both panels (no
+// label thinned for want of room), legible cells on the panel the step is
+// about (the heads panel's maps from the scores to the dropout and flash mode's tiles, else
+// the stage), legible cells on the other, every part of the step's panel shown (every
+// head's map, not one large; the whole tensors, not a window), its numbers shown (the
+// heatmaps: at the least cell that shows some step's, the same at every step), every part of
+// the other; then the step's panel's cells at 90% of the largest at least, counted by the
+// share of them shown (a window of a large tensor grows with the room; a tenth smaller, maps
+// in two rows may fill a panel that one row leaves half empty); and of those, beside the
+// heads' picture the one that gives it the least width, beside the stage's the one that
+// gives the stage the most while the heads' cells stay within 3% of their largest: the
+// step's picture takes the room until its cells stop growing, the other the rest. Both are
+// measures of what each panel must show, not of the frame before.
 float presenter_stage_share(const AppState& st, float W, float column) {
     using Side = AppState::PresenterSide;
     if (st.panels.presenter_split_set || st.presenter_side == Side::Inspector) return st.splits.stage;

@@ -19,8 +19,8 @@ void DrawFlashTiles(AppState& st);                // panel_tiles.cpp
 void SentenceSlider(AppState& st);                // panel_heatmaps.cpp: which sentence the maps show
 void DrawCode(AppState& st);                      // panel_code.cpp
 // panel_code.cpp: the code panel's width (its longest line and shape at a mid size) and its
-// height in a panel `panel_w` wide (the whole listing at its largest font), measured before it
-// is placed.
+// height in a panel `panel_w` wide (the whole listing at its largest font; -1 for a width of
+// 0), measured before it is placed.
 struct CodeNeed {
     float w = -1, h = -1;
 };
