@@ -253,12 +253,50 @@ for panel, along in (("heatmaps", "x"), ("heatmaps", "y"), ("stage", "x")):
     line = named(panel, along)
     assert {l["token"] for l in line} == set(words), (panel, along, [l["text"] for l in line])
     assert {l["text"] for l in line if l["token"] == "the"} == {"0:the", "6:the"}, (panel, along, [l["text"] for l in line])
+# The maps' step is about the heads panel: its head shown large has legible cells (33 px for
+# up to 12 tokens: it had 22 px while the header's controls and a tab line it does not have in
+# presenter mode took its height), and presenter mode's heads panel has no controls.
+heat_cells = [i for i in d["items"] if i["kind"] == "cell" and i["panel"] == "heatmaps"]
+assert heat_cells and min(c["w"] for c in heat_cells) >= 33, min(c["w"] for c in heat_cells)
+heat_labels = [i["text"] for i in d["items"] if i["panel"] == "heatmaps" and i["kind"] == "label"]
+assert not {"causal vs bidirectional", "colour scale"} & set(heat_labels), heat_labels
 p1 = json.load(open(sys.argv[2]))
 cells = [i for i in p1["items"] if i["kind"] == "cell" and i["panel"] == "stage"]
 assert {c["tensor"] for c in cells} == {"queries", "keys", "values"}, {c["tensor"] for c in cells}
 assert len(cells) == 54 and all(c["value_shown"] and c["value_h"] >= 0.025 * 768 - 0.5 for c in cells), \
     [(c["tensor"], c["value_shown"], c["value_h"]) for c in cells if not c["value_shown"]][:5]
 print("ten words: every key and query named whole; the project step: 54 numbers of 19 px or more")
+PY
+# The same at 1920x1080: the softmax's map shows its numbers (every maps step's, "1.0" with the
+# scores': the split gives the heads panel the room for the softmax's, which it missed by a
+# pixel when it asked for the scores' alone).
+"$bin" --screenshot "$work/w10b.png" --layout-report "$work/w10b.json" --present --window 1920x1080 --font-scale 1.5 \
+  --step 7 --text "$ten" --heads 4 --d-out 8 --d-in 8 2>"$work/err" || fail "presenter 1920x1080, ten words: $(cat "$work/err")"
+/usr/bin/python3 - "$work/w10b.json" <<'PY' || fail "the softmax's numbers at 1920x1080"
+import json, sys
+d = json.load(open(sys.argv[1]))
+cells = [i for i in d["items"] if i["kind"] == "cell" and i["panel"] == "heatmaps"]
+assert len(cells) == 100 and all(c["value_shown"] and c["value_h"] >= 0.025 * 1080 - 0.5 for c in cells), \
+    (len(cells), [(c["w"], c["value_shown"]) for c in cells][:3])
+print("ten words at 1920x1080: the softmax's 100 numbers of head 0, 27 px or more")
+PY
+# Two masks compared in the normal layout at 1024x768, text 1.25, the context step: each map
+# says which mask it shows, and the stage, whose step it is, shows context_vec whole (before,
+# the maps took the column and the stage a window of 2 heads and 6 tokens of it).
+nine="the quick brown fox jumps over the lazy dog"
+"$bin" --screenshot "$work/cmp.png" --layout-report "$work/cmp.json" --window 1024x768 --font-scale 1.25 --compare-masks \
+  --step 8 --text "$nine" --heads 3 --d-out 9 --d-in 9 2>"$work/err" || fail "compared masks: $(cat "$work/err")"
+/usr/bin/python3 - "$work/cmp.json" "$nine" <<'PY' || fail "the compared masks' context step"
+import json, sys
+d = json.load(open(sys.argv[1]))
+titles = [i["text"] for i in d["items"] if i["panel"] == "heatmaps" and i["kind"] == "label"]
+for mask in ("causal", "bidirectional"):
+    assert any(t == mask or t.endswith(": " + mask) for t in titles), (mask, titles)
+stage = [i for i in d["items"] if i["panel"] == "stage" and i["kind"] == "label"]
+assert {i["token"] for i in stage if i.get("token")} == set(sys.argv[2].split()), [i["text"] for i in stage]
+assert {"h0", "h1", "h2"} <= {i["text"] for i in stage}, [i["text"] for i in stage]
+assert not [i["text"] for i in stage if " of 9" in i["text"] or " of 3" in i["text"]], [i["text"] for i in stage]
+print("compared masks: each map names its mask; the stage shows context_vec whole, every token and head named")
 PY
 # Without --screenshot the report has no frame to describe: refused in one line.
 "$bin" --layout-report "$work/x.json" 2>"$work/err"

@@ -84,12 +84,15 @@ struct PanelState {
     // The most any step of the trace needs, so that a panel keeps its place from step to step:
     // presenter mode's caption (its step line, code and note), the flash tiles' line, the
     // stage's heading, the heatmaps' "what" line (its width).
-    // And the least cell that shows the numbers of some step's maps (heat_numbers), the
-    // stage's tallest explanation (presenter mode's measure).
-    mutable StepsMost caption_tallest, tiles_line_h, heading_tallest, heat_what_w, heat_numbers, explain_tallest;  // caches
+    // And the least cell that shows the numbers of every step's maps (heat_numbers), and with
+    // two decimals (heat_number_cell), the stage's tallest explanation (presenter mode's
+    // measure).
+    mutable StepsMost caption_tallest, tiles_line_h, heading_tallest, heat_what_w, heat_numbers, heat_number_cell,
+        explain_tallest;  // caches
     bool f1_listed = false;         // presenter mode: the caption's keys said "F1: keys" this frame
     bool controls_fold = false;     // the normal layout: the window too narrow for the controls column at this text size
     bool heads_fit = true;          // the heatmaps: every head fitted at a legible size last frame
+    bool heads_scroll = true;       // the normal layout: the heads panel's tab needs more than its room (it scrolls)
     bool heatmaps_tab = true;       // the heads panel showed the heatmaps' tab last frame
     bool why_tab = false;           // ... or the why tab
     bool weights_tab = false;       // ... or the weight split tab

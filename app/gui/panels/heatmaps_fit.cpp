@@ -40,14 +40,25 @@ std::optional<Scene> scene_of(const AppState& st) {
 
 // What the maps show at step `at` (its grid `first`): the step's grid or the weights each
 // context used, and which part.
-std::string what_text(const Trace& tr, const Grids& g, int at, const Step& first) {
-    std::string what = is_grid_op(tr.steps[static_cast<std::size_t>(at)].op)
-                           ? std::string(op_name(first.op)) + ", step " + std::to_string(first.index)
-                           : "the weights each head's context used";
-    if (g.N < g.T) what += " (the first " + std::to_string(g.N) + " of " + std::to_string(g.T) + " tokens)";
-    if (g.c.batch > 1) what += ", sentence " + std::to_string(g.sentence);
-    if (first.round > 0) what += ", round " + std::to_string(first.round);
+std::string what_text(const Trace& tr, const Grids& g, int at, const Step& first, bool captioned) {
+    std::string what = !is_grid_op(tr.steps[static_cast<std::size_t>(at)].op) ? "the weights each head's context used"
+                       : captioned ? ""
+                                   : std::string(op_name(first.op)) + ", step " + std::to_string(first.index);
+    const auto add = [&](const std::string& part) { what += (what.empty() ? part.substr(part.find_first_not_of(", ")) : part); };
+    if (g.N < g.T) add(" (the first " + std::to_string(g.N) + " of " + std::to_string(g.T) + " tokens)");
+    if (g.c.batch > 1) add(", sentence " + std::to_string(g.sentence));
+    if (first.round > 0) add(", round " + std::to_string(first.round));
     return what;
+}
+
+float what_width(const AppState& st, const Grids& g, const Step& first, bool captioned) {
+    const std::string part = std::to_string(g.N) + " " + std::to_string(g.sentence) + " " + std::to_string(first.round) + " " +
+                             std::to_string(captioned);
+    const std::string what = what_text(*st.trace, g, st.step, first, captioned);
+    return std::max(ImGui::CalcTextSize(what.c_str()).x,
+                    st.panels.heat_what_w.of(steps_key(st.trace.get(), 0, part), *st.trace, [&](const Step& s) {
+                        return is_grid_op(s.op) ? ImGui::CalcTextSize(what_text(*st.trace, g, s.index, s, captioned).c_str()).x : 0.0f;
+                    }));
 }
 
 // The header's height in a window's panel (not a page's) whose content is `width` px wide and
@@ -65,6 +76,17 @@ float header_h(const AppState& st, const Grids& g, const Step& first, float widt
     auto same_line_if = [&](float w) {  // as the function of that name
         if (w > width - x) ++lines, x = 0;
     };
+    const bool captioned = st.presenting && !st.document;
+    const std::string what = what_text(*st.trace, g, st.step, first, captioned);
+    const auto widest = [&] { return what_width(st, g, first, captioned); };
+    const float what_h =
+        what.empty() ? 0.0f : std::floor(ImGui::CalcTextSize(what.c_str(), nullptr, false, width).y + style.ItemSpacing.y);
+    const float frame_line = std::floor(ImGui::GetFrameHeight() + style.ItemSpacing.y);
+    if (captioned) {  // what the caption does not say, beside a batch's sentence slider
+        if (st.trace->config.batch <= 1) return what_h;
+        item(slider + inner + ImGui::CalcTextSize("sentence").x);
+        return widest() <= width - x ? frame_line : std::floor(frame_line + what_h);
+    }
     if (st.focus_head >= 0 && !g.comparing && st.panels.heads_fit) item(button_width("all heads"));
     if (st.trace->config.batch > 1) item(slider + inner + ImGui::CalcTextSize("sentence").x);
     const char* compare_label = "causal vs bidirectional";
@@ -79,16 +101,10 @@ float header_h(const AppState& st, const Grids& g, const Step& first, float widt
                                             width - x - ImGui::CalcTextSize("colour scale").x - inner));
     item(combo + inner + ImGui::CalcTextSize("colour scale").x);
     float controls = 0;
-    for (int i = 0; i < lines; ++i) controls = std::floor(controls + ImGui::GetFrameHeight() + style.ItemSpacing.y);
+    for (int i = 0; i < lines; ++i) controls = std::floor(controls + frame_line);
     if (room - controls < 4 * text_line + 4 + 2 * font) return controls;  // no room for the line on what is shown
-    const std::string what = what_text(*st.trace, g, st.step, first);
-    const std::string part = std::to_string(g.N) + " " + std::to_string(g.sentence) + " " + std::to_string(first.round);
-    const float widest = std::max(ImGui::CalcTextSize(what.c_str()).x,
-                                  st.panels.heat_what_w.of(steps_key(st.trace.get(), 0, part), *st.trace, [&](const Step& s) {
-                                      return is_grid_op(s.op) ? ImGui::CalcTextSize(what_text(*st.trace, g, s.index, s).c_str()).x : 0.0f;
-                                  }));
-    if (widest <= width - x) return controls;
-    return std::floor(controls + ImGui::CalcTextSize(what.c_str(), nullptr, false, width).y + style.ItemSpacing.y);
+    if (widest() <= width - x) return controls;
+    return std::floor(controls + what_h);
 }
 
 std::vector<LegendPart> legend_parts(const Grids& g, float bound, float bar_w, float font) {
@@ -135,11 +151,11 @@ void place_tiling(Canvas& cv, const std::vector<Map>& maps, std::int64_t N, std:
     // single row as a square of its keys, so its cells stay the size they were.
     cv.tiling = tile_maps(static_cast<int>(maps.size()), std::max(N, NR), cv.avail.x, maps_h, label_w,
                           line_h + cv.key_band, cv.gap, NR > 1 ? NR : std::max(N, NR));
-    // Legible: up to 4 tokens the size that shows a number, up to 12 tokens 32 px drawn (a
-    // projector's back row), up to 16 room for each token's name at kSmallestLabel of the text, beyond
-    // that a third of a letter. Smaller, one head is shown large
-    // with every head as a thumbnail; a page shows every map, as large as fits.
-    const float legible = cv.legible = std::max(N, NR) <= 4    ? value_cell()
+    // Legible: up to 4 tokens the size that shows every step's numbers (number_cell), up to 12
+    // tokens 32 px drawn (a projector's back row), up to 16 room for each token's name at
+    // kSmallestLabel of the text, beyond that a third of a letter. Smaller, one head is shown
+    // large with every head as a thumbnail; a page shows every map, as large as fits.
+    const float legible = cv.legible = std::max(N, NR) <= 4    ? cv.number_cell
                                        : std::max(N, NR) <= 12 ? 33.0f
                                        : std::max(N, NR) <= 16 ? kSmallestLabel * font + 4
                                                                : std::max(8.0f, font / 3);
@@ -168,6 +184,24 @@ void place_tiling(Canvas& cv, const std::vector<Map>& maps, std::int64_t N, std:
             }
         }
     }
+}
+
+// The least cell that shows, with two decimals, the numbers of every step's maps of the
+// sentence on screen at the size drawn (presenter mode's 2.5% of the window's height): the same
+// at every step, so that the maps keep their tiling from step to step.
+float number_cell(const AppState& st, const Grids& g) {
+    const Trace& tr = *st.trace;
+    const float at_least = number_size_min(st.presenting, st.document);
+    const std::string key = std::to_string(ImGui::GetFontSize()) + " " + std::to_string(g.sentence) + " " + std::to_string(at_least);
+    return st.panels.heat_number_cell.of(steps_key(&tr, 0, key), tr, [&](const Step& s) {
+        if (!is_grid_op(s.op)) return 0.0f;
+        ValueRange range;
+        for (const Map& m : maps_of(grids_for(tr, s.index), true, g.sentence))
+            for (const ValueRange& r : block_ranges(st, m)) range.add(r);
+        // (Drawn in a cell's side less a pixel, with 4 px beside the number.)
+        const CellText t = cell_text(range, 1e4f, 1e4f, "", number_size_max(), at_least);
+        return t.need_w + 4 + 1;
+    });
 }
 
 }  // namespace
@@ -201,18 +235,20 @@ Canvas fit_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps
     cv.legend_need = legend_h;
     if (!cv.legend) cv.legend_h = 0;
     const float maps_h = cv.avail.y - cv.legend_h;
-    // Key labels under each map: whole across their column where they fit it at half the text
-    // size or more; else on end, as tall as the longest (up to 6 letters' width) and as large
-    // as the column is wide, or, where the band on end would take legible maps below their
-    // legible size, across on two lines in one line's height; then every k-th.
+    // Key labels under each map: whole across their column where they fit it at 70% of the
+    // text size or more (smaller, the back row cannot read them); else on end, as tall as the
+    // longest (up to 6 letters' width) and as large as the column is wide, or, where the band
+    // on end would take legible maps below their legible size, across on two lines in one
+    // line's height; then every k-th.
     float key_whole = 0, key_need = 0;
     for (std::int64_t j = 0; j < N; ++j) {
         key_whole = std::max(key_whole, ImGui::CalcTextSize(g.key_label(j).c_str()).x);
         key_need = std::max(key_need, ImGui::CalcTextSize(g.key_label(j).substr(0, 3).c_str()).x);
     }
     cv.key_band = line_h;
+    if (std::max(N, NR) <= 4) cv.number_cell = number_cell(st, g);
     place_tiling(cv, maps, N, NR, maps_h, focus, g);
-    if (font * (cv.tiling.cell - 4) / std::max(key_whole, 1.0f) < 0.5f * font) {
+    if (font * (cv.tiling.cell - 4) / std::max(key_whole, 1.0f) < 0.7f * font) {
         // (Not where the band would take legible maps below the legible size.)
         const MapTiling across = cv.tiling;
         const float size = std::clamp(cv.tiling.cell - 4, kSmallestLabel * font, font);
@@ -255,15 +291,16 @@ namespace headsplit::gui {
 using namespace heat;
 
 // Where the heads panel's content starts under its title bar and tabs, px from its top.
-float heads_content_top(bool window_titled) {
+float heads_content_top(const AppState& st, bool window_titled) {
     const ImGuiStyle& style = ImGui::GetStyle();
-    return (window_titled ? ImGui::GetFrameHeight() : 0.0f) + style.WindowPadding.y + ImGui::GetFrameHeight() + style.ItemSpacing.y;
+    const float tabs = st.presenting ? 0.0f : ImGui::GetFrameHeight() + style.ItemSpacing.y;  // presenter mode: one view, no tabs
+    return (window_titled ? ImGui::GetFrameHeight() : 0.0f) + style.WindowPadding.y + tabs;
 }
 
-PanelNeed heads_line_need(const std::string& when, ImVec2 panel, bool window_titled) {
+PanelNeed heads_line_need(const AppState& st, const std::string& when, ImVec2 panel, bool window_titled) {
     PanelNeed n;
     const ImGuiStyle& style = ImGui::GetStyle();
-    const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f), top = heads_content_top(window_titled);
+    const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f), top = heads_content_top(st, window_titled);
     n.text_h = n.need_h = std::ceil(top + ImGui::CalcTextSize(when.c_str(), nullptr, false, width).y + style.ItemSpacing.y +
                                     style.WindowPadding.y);
     return n;
@@ -273,8 +310,8 @@ PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled) 
     PanelNeed n;
     if (!st.trace || st.shapes_only || st.trace->config.mode == Mode::Flash) return n;
     const ImGuiStyle& style = ImGui::GetStyle();
-    const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f), top = heads_content_top(window_titled);
-    if (const std::string when = heatmaps_off(st); !when.empty()) return heads_line_need(when, panel, window_titled);
+    const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f), top = heads_content_top(st, window_titled);
+    if (const std::string when = heatmaps_off(st); !when.empty()) return heads_line_need(st, when, panel, window_titled);
     const std::optional<Scene> scene = scene_of(st);
     if (!scene) return n;
     const Grids& g = scene->g;
@@ -294,12 +331,13 @@ PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled) 
     n.every = focus >= 0 || whole.focus < 0;
     n.named = whole.row_stride == 1 && whole.key_stride == 1;
     // Numbers show in maps of up to 16 tokens at most: the least cell that shows those of
-    // some step's maps, the same at every step (so that what a layout asks for them holds
-    // from step to step), each found by halving (a map's numbers share one format, as drawn).
+    // every step's maps (the softmax's "1.00" as well as the scores'), the same at every step
+    // (so that what a layout asks for them holds from step to step), each found by halving (a
+    // map's numbers share one format, as drawn; none where some step's never show).
     if (side <= 16) {
         const Trace& tr = *st.trace;
         const auto least = [&](const Step& s) {
-            if (!is_grid_op(s.op)) return 1e5f;
+            if (!is_grid_op(s.op)) return 0.0f;
             ValueRange range;
             for (const Map& m : maps_of(grids_for(tr, s.index), true, g.sentence))
                 for (const ValueRange& r : block_ranges(st, m)) range.add(r);
@@ -312,9 +350,8 @@ PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled) 
             return hi;
         };
         const std::string key = std::to_string(whole.font) + " " + std::to_string(g.sentence) + " " + std::to_string(st.presenting);
-        // (The cache keeps the most of a measure: of 1e5 less each, 1e5 for none.)
-        const float most = st.panels.heat_numbers.of(steps_key(&tr, 0, key), tr, [&](const Step& s) { return 1e5f - least(s); });
-        if (most > 0) n.numbers = 1e5f - most;
+        const float most = st.panels.heat_numbers.of(steps_key(&tr, 0, key), tr, least);
+        if (most > 0 && most < 1e5f) n.numbers = most;
     }
     n.min_w = toggle_width("causal vs bidirectional");
     for (const LegendPart& part : legend_parts(g, whole.bound, legend_bar(whole), whole.font)) n.min_w = std::max(n.min_w, part.w);

@@ -56,8 +56,12 @@ struct Scene {
 std::optional<Scene> scene_of(const AppState& st);
 
 // What the maps show at step `at` (its grid `first`): the step's grid or the weights each
-// context used, and which part.
-std::string what_text(const Trace& tr, const Grids& g, int at, const Step& first);
+// context used, and which part; `captioned`: presenter mode's caption names the step, so the
+// line at the maps' steps says only the part.
+std::string what_text(const Trace& tr, const Grids& g, int at, const Step& first, bool captioned);
+// The widest line what_text says at the maps' steps of the current one's (or at it): the
+// header keeps its lines from step to step.
+float what_width(const AppState& st, const Grids& g, const Step& first, bool captioned);
 
 // The header's height in a window's panel (not a page's) whose content is `width` px wide and
 // `room` px tall, as draw_header() lays it out: its controls' lines, and the line on what is
@@ -99,6 +103,7 @@ struct Canvas {
     bool legend = true;  // drawn (a panel too short gives its room to the maps)
     float legend_need = 0;  // its height when drawn
     float legible = 0;  // the cell below which not every map is shown
+    float number_cell = 0;  // up to 4 tokens: the least cell that shows every maps' step's numbers
     float key_band = 0;        // the key labels' height under a map
     bool keys_on_end = false;  // the key labels stand on end, reading upwards
     bool keys_staggered = false;  // across, every other one a line lower (twice the width each)

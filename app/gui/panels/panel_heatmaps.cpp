@@ -42,6 +42,11 @@ void draw_header(AppState& st, const Grids& g, const Step& first) {
         draw_what(st, g, first);
         return;
     }
+    if (st.presenting) {  // keys only: what is shown, beside a batch's sentence slider
+        SentenceSlider(st);
+        draw_what(st, g, first);
+        return;
+    }
     if (st.focus_head >= 0 && !g.comparing && st.panels.heads_fit) {
         if (ImGui::SmallButton("all heads")) st.focus_head = -1;
         audit_last_item("all heads");
@@ -85,15 +90,13 @@ void draw_header(AppState& st, const Grids& g, const Step& first) {
 }
 
 void draw_what(const AppState& st, const Grids& g, const Step& first) {
-    const std::string what = what_text(*st.trace, g, st.step, first);
+    const bool captioned = st.presenting && !st.document;
+    const std::string what = what_text(*st.trace, g, st.step, first, captioned);
+    if (what.empty()) return;
     // On a line of its own where the widest any map step says would not fit beside the
     // controls, so that the maps keep their place from step to step.
-    const std::string part = std::to_string(g.N) + " " + std::to_string(g.sentence) + " " + std::to_string(first.round);
-    const float widest = std::max(ImGui::CalcTextSize(what.c_str()).x,
-                                  st.panels.heat_what_w.of(steps_key(st.trace.get(), 0, part), *st.trace, [&](const Step& s) {
-                                      return is_grid_op(s.op) ? ImGui::CalcTextSize(what_text(*st.trace, g, s.index, s).c_str()).x : 0.0f;
-                                  }));
-    if (widest > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+    const bool beside = ImGui::GetCursorPosX() > ImGui::GetCursorStartPos().x + 0.5f;  // after a control
+    if (beside && what_width(st, g, first, captioned) > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
     ImGui::PushTextWrapPos(0.0f);  // at the panel's edge: told whole
     ImGui::TextDisabled("%s", what.c_str());
     ImGui::PopTextWrapPos();
@@ -142,9 +145,15 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
     const float x0 = cv.origin.x + col * cv.map_w + label_w;
     const float y_title = cv.origin.y + row * cv.map_h;
     const float y0 = y_title + cv.line_h;
-    // The title, or "hK" where it does not fit the map (the head is always named).
-    draw_label(dl, {x0, y_title}, head_color(m.head),
-               ImGui::CalcTextSize(m.title.c_str()).x <= N * cell ? m.title : "h" + std::to_string(m.head));
+    // The title over the map and the gap after it, or where it does not fit the mask two maps
+    // compare ("head 0: causal": "causal"; the slider above names the head), else "hK" (the
+    // head is always named).
+    const auto fits = [&](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x <= N * cell + cv.gap; };
+    const std::size_t colon = m.title.find(": ");
+    const std::string title = fits(m.title) ? m.title
+                              : g.comparing && colon != std::string::npos && fits(m.title.substr(colon + 2)) ? m.title.substr(colon + 2)
+                                                                                                            : "h" + std::to_string(m.head);
+    draw_label(dl, {x0, y_title}, head_color(m.head), title);
     for (std::int64_t i = 0; i < NR; ++i) {
         const float* row_v = &m.t->values()[static_cast<std::size_t>(m.block * R * T + i * T)];
         const float row_max = row_max_of(row_v, T);
@@ -359,9 +368,9 @@ void DrawHeatmaps(AppState& st) {
     draw_header(st, g, *grids.front());
     const Canvas cv = place_maps(st, g, maps, comparing ? -1 : st.focus_head, st.panels.heads_fit);
     // The layout measured the header before the panel was placed: the audit holds the two alike.
-    if (frame_watch().watching() && !st.document && !st.presenting) {
+    if (frame_watch().watching() && !st.document) {
         const bool titled = !(ImGui::GetCurrentWindow()->Flags & ImGuiWindowFlags_NoTitleBar);
-        if (std::abs(heads_content_top(titled) - header_top) > 1) frame_watch().mismeasured("the heatmaps' top", heads_content_top(titled), header_top);
+        if (std::abs(heads_content_top(st, titled) - header_top) > 1) frame_watch().mismeasured("the heatmaps' top", heads_content_top(st, titled), header_top);
         const float told = header_h(st, g, *grids.front(), ImGui::GetWindowWidth() - 2 * ImGui::GetStyle().WindowPadding.x,
                                     ImGui::GetWindowHeight() - header_top - ImGui::GetStyle().WindowPadding.y);
         const float drawn = ImGui::GetCursorPosY() - header_top;

@@ -235,7 +235,8 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
     // (a heads panel showing a line alone, no weights yet or none any more, its line); else
     // where memory is the lesson the stage as much as it needs, the heads their text; at the
     // maps' steps (scores to dropout) the maps as much as they need, the stage its text and
-    // 4 px cells; else the heads legible, the stage's cells 4 px at least; else each its text
+    // 4 px cells; else, but at the other steps beside maps of more than 4 tokens (the stage's
+    // picture then), the heads legible, the stage's cells 4 px at least; else each its text
     // and a share of the rest in proportion to its cells' need. Until both are known, the
     // splitter's fraction.
     float bottom_h = column * (1.0f - st.splits.stage);
@@ -246,6 +247,10 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
         // The heads panel's text (its line where it shows one alone): its cells may shrink.
         const float least_heads = heads_idle ? heads.need_h : heads.text_h;
         const bool maps_step = st.panels.heatmaps_tab && here && is_grid_op(here->op);
+        // Beside the maps or flash's tiles, a step whose picture is the stage's own, while the
+        // maps' legible size is less than their numbers' (more than 4 tokens): the two share.
+        const bool numbered = heads.numbers > 0 && heads.legible + 0.5f >= heads.numbers;
+        const bool stage_step = st.panels.heatmaps_tab && here && !is_grid_op(here->op) && here->op != Op::Tile && !numbered;
         if (stage.need_h + heads.need_h <= column && heads_idle) {
             bottom_h = heads.need_h;
         } else if (stage.need_h + heads.need_h <= column) {
@@ -255,7 +260,7 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
             bottom_h = std::max(column - stage.need_h, least_heads);  // the strip first, the heads the rest
         } else if (maps_step && heads.text_h + stage.min_h <= column) {
             bottom_h = std::min(heads.need_h, column - stage.min_h);  // the maps first, the stage the rest
-        } else if (heads.need_h + stage.min_h <= column) {
+        } else if (!stage_step && heads.need_h + stage.min_h <= column) {
             bottom_h = heads.need_h;  // the heads legible, the stage's cells 4 px at least
         } else if (column > stage.text_h + heads.text_h) {
             const float cells = column - stage.text_h - heads.text_h;
@@ -267,6 +272,9 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
     // need (the inspector shows it anyway): so the share does not change with its length.
     if (stage.need_h > 0) st.panels.stage_explains = column - bottom_h - stage.need_h >= stage.explain_h;
     if (asking) bottom_h = 0;
+    // The weight split's and the why tab's text in the room measured for it shows no scroll bar
+    // (one would narrow the width the text was measured at, and a line wrap).
+    st.panels.heads_scroll = heads.text_h < 0 || heads.text_h > bottom_h + 0.5f;
     return bottom_h;
 }
 
@@ -372,8 +380,9 @@ void DrawPanels(AppState& st, double now) {
     // The heatmaps are fitted and never show a bar; the weight split's and the why tab's views
     // fit the width, and scroll down only where the window is too short for their text.
     const ImGuiWindowFlags heads_scroll = st.panels.heatmaps_tab ? ImGuiWindowFlags_NoScrollbar
-                                          : st.panels.why_tab || st.panels.weights_tab ? ImGuiWindowFlags_None
-                                                                 : ImGuiWindowFlags_HorizontalScrollbar;
+                                          : st.panels.why_tab || st.panels.weights_tab
+                                              ? (st.panels.heads_scroll ? ImGuiWindowFlags_None : ImGuiWindowFlags_NoScrollbar)
+                                              : ImGuiWindowFlags_HorizontalScrollbar;
     if (!asking && ImGui::Begin("Heads", nullptr, fixed | title | heads_scroll)) draw_heads_tabs(st);
     if (!asking) ImGui::End();
 

@@ -292,9 +292,9 @@ TilesPlan plan_tiles(const AppState& st, float width, float room) {
 PanelNeed MeasureFlashTiles(const AppState& st, ImVec2 panel, bool window_titled) {
     PanelNeed n;
     if (!st.trace || st.shapes_only || st.trace->config.mode != Mode::Flash || quiz_hides(st, st.step)) return n;
-    if (const std::string when = heatmaps_off(st); !when.empty()) return heads_line_need(when, panel, window_titled);
+    if (const std::string when = heatmaps_off(st); !when.empty()) return heads_line_need(st, when, panel, window_titled);
     const ImGuiStyle& style = ImGui::GetStyle();
-    const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f), top = heads_content_top(window_titled);
+    const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f), top = heads_content_top(st, window_titled);
     const float line_h = ImGui::GetTextLineHeightWithSpacing(), font = ImGui::GetFontSize();
     const std::int64_t N = std::min<std::int64_t>(st.trace->config.num_tokens(), 48);
     const auto plan = [&](float h) { return plan_tiles(st, width, std::max(h - top - style.WindowPadding.y, 1.0f)); };

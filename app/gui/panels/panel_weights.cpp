@@ -295,7 +295,7 @@ PanelNeed MeasureWeightSplit(const AppState& st, ImVec2 panel, bool window_title
     const ImGuiStyle& style = ImGui::GetStyle();
     const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f);
     const View view = st.trace->config.heads <= 1 && st.weights_view == View::KvHeads ? View::Query : st.weights_view;
-    const float top = heads_content_top(window_titled) + radio_row_height(view_labels(st.trace->config), width);
+    const float top = heads_content_top(st, window_titled) + radio_row_height(view_labels(st.trace->config), width);
     const auto [text_h, need_h] = view_need(st, view, width);
     n.text_h = std::ceil(top + text_h + style.WindowPadding.y);
     n.need_h = std::ceil(top + need_h + style.WindowPadding.y);

@@ -495,7 +495,7 @@ PanelNeed MeasureWhy(const AppState& st, ImVec2 panel, bool window_titled) {
     const ImGuiStyle& style = ImGui::GetStyle();
     const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f);
     const Config& c = shown_config(st);
-    const float top = heads_content_top(window_titled) + header_height(st, st.why_view, c, width);
+    const float top = heads_content_top(st, window_titled) + header_height(st, st.why_view, c, width);
     const auto [text_h, need_h] = view_need(st, st.why_view, c, width);
     n.text_h = std::ceil(top + text_h + style.WindowPadding.y);
     n.need_h = std::ceil(top + need_h + style.WindowPadding.y);

@@ -70,11 +70,12 @@ PanelNeed MeasureWeightSplit(const AppState& st, ImVec2 panel, bool window_title
 PanelNeed MeasureWhy(const AppState& st, ImVec2 panel, bool window_titled);
 // panel_tiles.cpp: flash mode's tiles as the heads panel would show them; -1s in other modes.
 PanelNeed MeasureFlashTiles(const AppState& st, ImVec2 panel, bool window_titled);
-// panel_heatmaps.cpp: where the heads panel's content starts under its title bar and tabs.
-float heads_content_top(bool window_titled);
+// heatmaps_fit.cpp: where the heads panel's content starts under its title bar and (but in
+// presenter mode, which shows one view) its tabs.
+float heads_content_top(const AppState& st, bool window_titled);
 // heatmaps_fit.cpp: the heads panel showing line `when` alone (no weights yet, or no more;
 // flash's tiles likewise), the stage the rest.
-PanelNeed heads_line_need(const std::string& when, ImVec2 panel, bool window_titled);
+PanelNeed heads_line_need(const AppState& st, const std::string& when, ImVec2 panel, bool window_titled);
 // panel_lesson.cpp: the live lesson over the panels: the join card (the student address, the
 // code, its QR code) or the class's line, and after a reveal the answers' histogram.
 void DrawLesson(AppState& st);
