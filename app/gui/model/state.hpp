@@ -84,11 +84,11 @@ struct PanelState {
     // The most any step of the trace needs, so that a panel keeps its place from step to step:
     // presenter mode's caption (its step line, code and note), the flash tiles' line, the
     // stage's heading, the heatmaps' "what" line (its width).
-    // And the least cell that shows the numbers of every step's maps (heat_numbers), and with
-    // two decimals (heat_number_cell), the stage's tallest explanation (presenter mode's
-    // measure).
-    mutable StepsMost caption_tallest, tiles_line_h, heading_tallest, heat_what_w, heat_numbers, heat_number_cell,
-        explain_tallest;  // caches
+    // And the least cell that shows the numbers of every step's maps (heat_numbers), of some
+    // step's (heat_numbers_some), of every step's with two decimals (heat_number_cell), the
+    // stage's tallest explanation (presenter mode's measure).
+    mutable StepsMost caption_tallest, tiles_line_h, heading_tallest, heat_what_w, heat_numbers, heat_numbers_some,
+        heat_number_cell, explain_tallest;  // caches
     bool f1_listed = false;         // presenter mode: the caption's keys said "F1: keys" this frame
     bool controls_fold = false;     // the normal layout: the window too narrow for the controls column at this text size
     bool heads_fit = true;          // the heatmaps: every head fitted at a legible size last frame

@@ -331,9 +331,10 @@ PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled) 
     n.every = focus >= 0 || whole.focus < 0;
     n.named = whole.row_stride == 1 && whole.key_stride == 1;
     // Numbers show in maps of up to 16 tokens at most: the least cell that shows those of
-    // every step's maps (the softmax's "1.00" as well as the scores'), the same at every step
-    // (so that what a layout asks for them holds from step to step), each found by halving (a
-    // map's numbers share one format, as drawn; none where some step's never show).
+    // every step's maps (the softmax's "1.00" as well as the scores'; none where some step's
+    // never show), and of some step's, the same at every step (so that what a layout asks for
+    // them holds from step to step), each found by halving (a map's numbers share one format,
+    // as drawn).
     if (side <= 16) {
         const Trace& tr = *st.trace;
         const auto least = [&](const Step& s) {
@@ -352,6 +353,11 @@ PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled) 
         const std::string key = std::to_string(whole.font) + " " + std::to_string(g.sentence) + " " + std::to_string(st.presenting);
         const float most = st.panels.heat_numbers.of(steps_key(&tr, 0, key), tr, least);
         if (most > 0 && most < 1e5f) n.numbers = most;
+        // (The cache keeps the most of a measure: of 1e5 less each, 1e5 for none.)
+        const float some = st.panels.heat_numbers_some.of(steps_key(&tr, 0, key), tr, [&](const Step& s) {
+            return is_grid_op(s.op) ? 1e5f - least(s) : 0.0f;
+        });
+        if (some > 0) n.numbers_some = 1e5f - some;
     }
     n.min_w = toggle_width("causal vs bidirectional");
     for (const LegendPart& part : legend_parts(g, whole.bound, legend_bar(whole), whole.font)) n.min_w = std::max(n.min_w, part.w);

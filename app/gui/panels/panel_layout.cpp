@@ -85,7 +85,7 @@ float side_share(const AppState& st, float W, float column) {
 // about (the heads panel's maps from the scores to the dropout and flash mode's tiles, else
 // the stage), legible cells on the other, every part of the step's panel shown (every
 // head's map, not one large; the whole tensors, not a window), its numbers shown (the
-// heatmaps: at the least cell that shows some step's, the same at every step), every part of
+// heatmaps: every step's, else some step's, the same at every step), every part of
 // the other; then the step's panel's cells at 90% of the largest at least, counted by the
 // share of them shown (a window of a large tensor grows with the room; a tenth smaller, maps
 // in two rows may fill a panel that one row leaves half empty); and of those, beside the
@@ -118,9 +118,10 @@ float presenter_stage_share(const AppState& st, float W, float column) {
         const PanelNeed& mine = maps_step ? heads : stage;
         const PanelNeed& other = maps_step ? stage : heads;
         // (A pixel and a half to spare: the panel draws at whole pixels what was measured.)
-        const bool numbers = mine.numbers > 0 && mine.cell >= mine.numbers + 1.5f;
-        tries.push_back({f, 32 * (mine.named && other.named) + 16 * (mine.cell >= mine.legible) + 8 * (other.cell >= other.legible) +
-                                4 * mine.every + 2 * numbers + other.every,
+        const auto shows = [&](float numbers) { return numbers > 0 && mine.cell >= numbers + 1.5f; };
+        const int numbers = 2 * shows(mine.numbers) + shows(mine.numbers_some);
+        tries.push_back({f, 64 * (mine.named && other.named) + 32 * (mine.cell >= mine.legible) + 16 * (other.cell >= other.legible) +
+                                8 * mine.every + 2 * numbers + other.every,
                          mine.cell * mine.shown, other.cell * other.shown});
     }
     if (tries.empty()) return st.splits.stage;

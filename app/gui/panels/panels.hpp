@@ -49,9 +49,10 @@ struct PanelNeed {
     // head's map, not one large for want of room; the whole tensor, not a window of it).
     float cell = -1, legible = -1;
     bool every = true;
-    // The least side whose cells show their numbers (-1: none does, or not measured); the
-    // share of its cells it shows (a window of a large tensor, less than 1).
-    float numbers = -1, shown = 1;
+    // The least side whose cells show their numbers (-1: none does, or not measured): at
+    // every step of the panel's picture, and (numbers_some) at some step of it; the share of
+    // its cells it shows (a window of a large tensor, less than 1).
+    float numbers = -1, numbers_some = -1, shown = 1;
     // Whether every token it labels is named then (no label thinned for want of room).
     bool named = true;
     // The least width whose lines are whole (the heads panel's: its header's toggle, its
