@@ -282,6 +282,32 @@ TEST_CASE("the default block gives 2 x 2 tiles from two tokens and keys, 64 for 
     CHECK(small(1000, 6, 2, 100).flash_block() == 100);
 }
 
+TEST_CASE("the tiles run are those tile_runs lets through, counted one by one", "[flash]") {
+    // Every (query block, key block) pair asked, against the count per row; with a context of
+    // more keys than queries too.
+    for (const bool causal : {true, false}) {
+        for (const bool cross : {false, true}) {
+            for (const std::int64_t T : {1, 2, 3, 7, 64, 65, 130}) {
+                for (const std::int64_t block : {0, 1, 2, 3, 5, 64}) {
+                    Config c = small(T, 6, 2, block);
+                    c.causal = causal;
+                    if (cross) c.context = {synthetic_tokens(T + 3)};
+                    std::int64_t n = 0;
+                    for (std::int64_t i = 0; i < c.query_blocks(); ++i)
+                        for (std::int64_t j = 0; j < c.key_blocks(); ++j) n += c.tile_runs(i, j) ? 1 : 0;
+                    INFO("T " << T << " block " << block << " causal " << causal << " cross " << cross);
+                    CHECK(c.tiles_run() == n);
+                }
+            }
+        }
+    }
+    // Without the mask every tile runs.
+    Config c = small(3, 6, 2, 1);
+    c.context = {{"le", "chat", "dort", "sur", "le"}};
+    c.causal = false;
+    CHECK(c.tiles_run() == 3 * 5);
+}
+
 TEST_CASE("flash refuses what it cannot show, in one line", "[flash][validation]") {
     Config c = small(3, 6, 2, 4);
     CHECK_THAT(error_of(c), Contains("block = 4 is outside 1 to T = 3"));

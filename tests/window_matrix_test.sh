@@ -5,10 +5,12 @@
 # cross-attention, decoding): each window renders, exits 0 and saves a
 # non-blank PNG. The why tab measures the shape (its first runs record nothing), which is
 # where dropout used to crash.
-# Usage: window_matrix_test.sh PATH/TO/headsplit PATH/TO/png_stats   (run inside xvfb-run)
+# Usage: window_matrix_test.sh PATH/TO/headsplit PATH/TO/png_stats [all|each]   (inside xvfb-run)
+# each: every combination once, the tab and backend taken in turn (the sanitizers' run).
 set -u
 bin=$1
 stats=$2
+sweep=${3:-all}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
@@ -34,9 +36,13 @@ combos=(
   "--decode-from 1 --kv-heads 1"
 )
 sentence="the quick brown fox jumps over the lazy sleeping dog"
+turn=0
 for tab in heatmaps weights why; do
   for backend in cpu gl; do
     for combo in "${combos[@]}"; do
+      turn=$((turn + 1))
+      # (each: the k-th combination under the (k mod 6)-th of the 6 tab and backend pairs.)
+      [ "$sweep" = each ] && [ $(((turn - 1) % ${#combos[@]} % 6)) != $(((turn - 1) / ${#combos[@]})) ] && continue
       shot="$work/shot.png"
       rm -f "$shot"
       runs=$((runs + 1))
