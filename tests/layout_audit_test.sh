@@ -280,23 +280,48 @@ assert len(cells) == 100 and all(c["value_shown"] and c["value_h"] >= 0.025 * 10
     (len(cells), [(c["w"], c["value_shown"]) for c in cells][:3])
 print("ten words at 1920x1080: the softmax's 100 numbers of head 0, 27 px or more")
 PY
-# Two masks compared in the normal layout at 1024x768, text 1.25, the context step: each map
-# says which mask it shows, and the stage, whose step it is, shows context_vec whole (before,
-# the maps took the column and the stage a window of 2 heads and 6 tokens of it).
+# Two masks compared in the normal layout at 1024x768, text 1.25. At the mask step each map
+# says which mask it shows. At the context step the maps are the weights each head's context
+# used, this mask's alone (before, the two masks' maps stood there at 7 px a cell, titled
+# "causal" and "h0"), and the stage, whose step it is, shows context_vec whole.
 nine="the quick brown fox jumps over the lazy dog"
-"$bin" --screenshot "$work/cmp.png" --layout-report "$work/cmp.json" --window 1024x768 --font-scale 1.25 --compare-masks \
-  --step 8 --text "$nine" --heads 3 --d-out 9 --d-in 9 2>"$work/err" || fail "compared masks: $(cat "$work/err")"
-/usr/bin/python3 - "$work/cmp.json" "$nine" <<'PY' || fail "the compared masks' context step"
+for step in 5 8; do
+  "$bin" --screenshot "$work/cmp.png" --layout-report "$work/cmp$step.json" --window 1024x768 --font-scale 1.25 --compare-masks \
+    --step $step --text "$nine" --heads 3 --d-out 9 --d-in 9 2>"$work/err" || fail "compared masks, step $step: $(cat "$work/err")"
+done
+/usr/bin/python3 - "$work/cmp5.json" "$work/cmp8.json" "$nine" <<'PY' || fail "the compared masks"
 import json, sys
-d = json.load(open(sys.argv[1]))
-titles = [i["text"] for i in d["items"] if i["panel"] == "heatmaps" and i["kind"] == "label"]
+def labels(path, panel):
+    return [i for i in json.load(open(path))["items"] if i["panel"] == panel and i["kind"] == "label"]
+titles = [i["text"] for i in labels(sys.argv[1], "heatmaps")]
 for mask in ("causal", "bidirectional"):
     assert any(t == mask or t.endswith(": " + mask) for t in titles), (mask, titles)
-stage = [i for i in d["items"] if i["panel"] == "stage" and i["kind"] == "label"]
-assert {i["token"] for i in stage if i.get("token")} == set(sys.argv[2].split()), [i["text"] for i in stage]
+titles = [i["text"] for i in labels(sys.argv[2], "heatmaps")]
+assert "the weights each head's context used" in titles, titles
+assert not [t for t in titles if t == "bidirectional" or t.endswith(": bidirectional")], titles
+stage = labels(sys.argv[2], "stage")
+assert {i["token"] for i in stage if i.get("token")} == set(sys.argv[3].split()), [i["text"] for i in stage]
 assert {"h0", "h1", "h2"} <= {i["text"] for i in stage}, [i["text"] for i in stage]
 assert not [i["text"] for i in stage if " of 9" in i["text"] or " of 3" in i["text"]], [i["text"] for i in stage]
-print("compared masks: each map names its mask; the stage shows context_vec whole, every token and head named")
+print("compared masks: each map names its mask at the mask step; the context step shows the weights its context used, "
+      "the stage context_vec whole")
+PY
+# Flash mode's tiles are its maps: at a tile step of a padded batch in the normal layout at
+# 1024x768, text 1.5, they take the column (before: 23 px cells, every other token named) and
+# the stage above still names its tensors.
+"$bin" --screenshot "$work/flash.png" --layout-report "$work/flash.json" --window 1024x768 --font-scale 1.5 --step 5 \
+  --text "the quick brown fox jumps" --text "a lazy dog" --text "it sleeps" --mode flash --block 2 \
+  2>"$work/err" || fail "flash's tiles: $(cat "$work/err")"
+/usr/bin/python3 - "$work/flash.json" <<'PY' || fail "flash's tiles in the normal layout"
+import json, sys
+items = json.load(open(sys.argv[1]))["items"]
+cells = [i for i in items if i["panel"] == "heatmaps" and i["kind"] == "cell"]
+assert cells and min(c["w"] for c in cells) >= 30, sorted(c["w"] for c in cells)[:3]
+named = {i["text"] for i in items if i["panel"] == "heatmaps" and i["kind"] == "label"}
+assert set("the quick brown fox jumps".split()) <= named, named
+stage = {i["text"] for i in items if i["panel"] == "stage" and i["kind"] == "label"}
+assert {"tile_scores", "m", "l", "acc"} <= stage, stage
+print("flash's tiles: %d cells of %.0f px or more, every row named; the stage names its tensors" % (len(cells), min(c["w"] for c in cells)))
 PY
 # Without --screenshot the report has no frame to describe: refused in one line.
 "$bin" --layout-report "$work/x.json" 2>"$work/err"

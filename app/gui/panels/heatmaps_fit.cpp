@@ -19,8 +19,10 @@ std::optional<Scene> scene_of(const AppState& st) {
     const bool weights = grids.front()->op == Op::Softmax || grids.front()->op == Op::Dropout;
     const std::int64_t sentence = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - 1);
     std::vector<Map> all = maps_of(grids, true, sentence);
+    // The masks compared where the weights are the step's (scores to dropout); after, the
+    // maps are the weights each head's context used, which are this mask's alone.
     const bool comparing = st.compare_masks && st.other_mask && st.other_mask->config.tokens == c.tokens &&
-                           st.other_mask->config.causal != c.causal;
+                           st.other_mask->config.causal != c.causal && is_grid_op(tr.steps[static_cast<std::size_t>(st.step)].op);
     const int heads_here = static_cast<int>(all.size());
     const int focus = st.focus_head < heads_here ? st.focus_head : -1;
     std::vector<Map> maps = choose_maps(st, all, sentence, comparing, focus);

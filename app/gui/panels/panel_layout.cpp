@@ -235,11 +235,11 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
     // When both fit at a legible size, each its need and the splitter's fraction of the rest
     // (a heads panel showing a line alone, no weights yet or none any more, its line); else
     // where memory is the lesson the stage as much as it needs, the heads their text; at the
-    // maps' steps (scores to dropout) the maps as much as they need, the stage its text and
-    // 4 px cells; else, but at the other steps beside maps of more than 4 tokens (the stage's
-    // picture then), the heads legible, the stage's cells 4 px at least; else each its text
-    // and a share of the rest in proportion to its cells' need. Until both are known, the
-    // splitter's fraction.
+    // maps' steps (scores to dropout, flash's tiles) the maps as much as they need, the stage
+    // its text and 4 px cells; else, but at the other steps beside maps of more than 4 tokens
+    // (the stage's picture then), the heads legible, the stage's cells 4 px at least; else
+    // each its text and a share of the rest in proportion to its cells' need. Until both are
+    // known, the splitter's fraction.
     float bottom_h = column * (1.0f - st.splits.stage);
     split_origin = timeline_h, split_span = column;
     if (stage.need_h > 0 && heads.need_h > 0) {
@@ -247,7 +247,8 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
         const Step* here = st.current();
         // The heads panel's text (its line where it shows one alone): its cells may shrink.
         const float least_heads = heads_idle ? heads.need_h : heads.text_h;
-        const bool maps_step = st.panels.heatmaps_tab && here && is_grid_op(here->op);
+        // (Flash mode's tiles are its maps: a tile step's picture is the heads panel's.)
+        const bool maps_step = st.panels.heatmaps_tab && here && (is_grid_op(here->op) || here->op == Op::Tile);
         // Beside the maps or flash's tiles, a step whose picture is the stage's own, while the
         // maps' legible size is less than their numbers' (more than 4 tokens): the two share.
         const bool numbered = heads.numbers > 0 && heads.legible + 0.5f >= heads.numbers;

@@ -308,7 +308,7 @@ void DrawStage(AppState& st, double now) {
     // Under the grid, and under a token label that reaches below its small last row.
     const float below = grid0.y + L.height * cell + 4 + std::clamp((ImGui::GetTextLineHeight() - cell) * 0.5f - 3.0f, 0.0f, 0.3f * room.line);
     const bool beside = captions_beside(room, L, cell);
-    if (!tiny_stage(room)) draw_tensor_captions(cv, below, beside);
+    draw_tensor_captions(cv, below, beside, !tiny_stage(room));  // a tiny stage: the names alone
     if (any_hidden && !tiny_stage(room)) draw_window_note(cv, below, beside);
     if (!L.tensors.empty()) draw_row_labels(cv);
     draw_panel_titles(cv);

@@ -72,7 +72,7 @@ void place_caption(Canvas& cv, ImVec2 pos, const std::string& text, float room) 
 
 }  // namespace
 
-void draw_tensor_captions(Canvas& cv, float below, bool beside) {
+void draw_tensor_captions(Canvas& cv, float below, bool beside, bool shapes) {
     const Step& s = cv.s;
     const TensorRecord& first = s.tensors.front();
     const float cell = cv.cell, font = cv.room.font, right = cv.origin.x + cv.room.avail.x;
@@ -86,7 +86,7 @@ void draw_tensor_captions(Canvas& cv, float below, bool beside) {
     auto name_fits = [&](std::size_t ti) {
         return ImGui::CalcTextSize(s.tensors[ti].name.c_str()).x * kSmallestLabel <= block_width(cv, ti) || cv.L.tensors.size() == 1;
     };
-    for (std::size_t ti = 0; !same && ti < cv.L.tensors.size(); ++ti) {
+    for (std::size_t ti = 0; !same && shapes && ti < cv.L.tensors.size(); ++ti) {
         const TensorRecord& rec = s.tensors[ti];
         const float tight_w = ImGui::CalcTextSize(without_spaces(shape_str(rec.shape)).c_str()).x;
         joined |= tight_w * kSmallestLabel > block_width(cv, ti) || !name_fits(ti);
@@ -130,7 +130,7 @@ void draw_tensor_captions(Canvas& cv, float below, bool beside) {
             const ImVec2 pos(cv.grid0.x + tl.x * cell, cv.grid0.y + tl.y * cell - size - 2);
             cv.label_sized(pos, ImGui::GetColorU32(ImGuiCol_Text), name, size, name_w, "");
         }
-        if ((same && ti > 0) || joined) continue;
+        if (!shapes || (same && ti > 0) || joined) continue;
         if (!same) {
             const std::string shape = shape_str(rec.shape);
             const float x = cv.grid0.x + (beside ? beside_x(cv.L) * cell : tl.x * cell);

@@ -216,10 +216,10 @@ struct Canvas {
     }
 };
 
-// Tensor names above each block, cut to the block; shape with axis names and strides
-// below, once for the step when its tensors share them (`beside`: beside the last row of
-// tensors instead).
-void draw_tensor_captions(Canvas& cv, float below, bool beside);
+// Tensor names above each block, cut to the block; with `shapes`, shape with axis names and
+// strides below, once for the step when its tensors share them (`beside`: beside the last
+// row of tensors instead).
+void draw_tensor_captions(Canvas& cv, float below, bool beside, bool shapes);
 
 // A note on hidden cells: where the window stands (PyTorch prints "..." for the rest), and
 // how to move it; under the captions, or in their place where they stand beside the grid.

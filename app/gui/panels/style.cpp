@@ -170,10 +170,12 @@ void audit_panel(const char* name) {
     FrameWatch& a = frame_watch();
     if (!a.watching()) return;
     const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-    // Right after Begin the draw list clips to the window's inner area: what can be seen.
+    // Right after Begin the draw list clips to the window's inner area: what can be seen. A
+    // panel drawn in a tab starts under the tab bar (the cursor, less the padding above it).
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 c0 = dl->GetClipRectMin(), c1 = dl->GetClipRectMax();
-    a.begin_panel(name, pos.x, pos.y, size.x, size.y, c0.x, c0.y, c1.x, c1.y,
+    const float top = std::max(c0.y, ImGui::GetCursorScreenPos().y - ImGui::GetStyle().WindowPadding.y);
+    a.begin_panel(name, pos.x, pos.y, size.x, size.y, c0.x, top, c1.x, c1.y,
                   ImGui::GetScrollMaxX() > 0, ImGui::GetScrollMaxY() > 0);
 }
 
