@@ -37,9 +37,7 @@ std::vector<Map> maps_of(const std::vector<const Step*>& grids, bool mine, std::
 }
 
 std::vector<const Step*> matching_grids(const Trace& tr, int step, const Trace& other) {
-    const Step& s = tr.steps[step];
-    // Outside the grid steps: every head's final weights (a flipped mask has no decoding rounds).
-    if (!is_grid_op(s.op)) return grids_for(other, 0);
+    const Step& s = tr.steps[step];  // a grid step: the masks are compared at those alone
     const Step* best = nullptr;
     for (const Step& o : other.steps) {
         if (o.head != s.head || !is_grid_op(o.op)) continue;
