@@ -19,10 +19,11 @@ std::optional<Scene> scene_of(const AppState& st) {
     const bool weights = grids.front()->op == Op::Softmax || grids.front()->op == Op::Dropout;
     const std::int64_t sentence = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - 1);
     std::vector<Map> all = maps_of(grids, true, sentence);
+    const bool steady = is_grid_op(tr.steps[static_cast<std::size_t>(st.step)].op);  // the maps' own step
     // The masks compared where the weights are the step's (scores to dropout); after, the
     // maps are the weights each head's context used, which are this mask's alone.
     const bool comparing = st.compare_masks && st.other_mask && st.other_mask->config.tokens == c.tokens &&
-                           st.other_mask->config.causal != c.causal && is_grid_op(tr.steps[static_cast<std::size_t>(st.step)].op);
+                           st.other_mask->config.causal != c.causal && steady;
     const int heads_here = static_cast<int>(all.size());
     const int focus = st.focus_head < heads_here ? st.focus_head : -1;
     std::vector<Map> maps = choose_maps(st, all, sentence, comparing, focus);
@@ -36,7 +37,7 @@ std::optional<Scene> scene_of(const AppState& st) {
     std::vector<std::string> words;
     for (std::int64_t t = 0; t < c.num_tokens(); ++t) words.push_back(c.token_at(sentence, t));
     Grids g{c, sentence, row0, R, T, N, NR, c.key_tokens(sentence), tr.inputs.key_padding_mask, weights, comparing,
-            heads_here, st.document, std::move(words), is_grid_op(tr.steps[static_cast<std::size_t>(st.step)].op)};
+            heads_here, st.document, std::move(words), steady};
     return Scene{std::move(grids), std::move(g), std::move(all), std::move(maps)};
 }
 

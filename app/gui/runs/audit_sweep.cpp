@@ -257,9 +257,9 @@ AuditRules AuditSweep::rules_here(const AppState& st, int fb_w, int fb_h) const 
     // text 1.5 (a token's label is judged by the rule above: past 16 tokens they thin).
     rules.whole_text = st.font_scale <= 1.5f && fb_w >= 1024 && fb_h >= 768;
     // No panel a third empty while its cells hide their numbers: on a projector's window (up to
-    // 1920x1080). Two masks compared and flash's tiles, whose maps stand side by side, may
-    // instead span their panel's width or height.
-    const bool side_by_side = cases_[runs_[run_].c].compare_masks || c.mode == Mode::Flash;
+    // 1920x1080). Two masks compared (at the maps' steps, where they are) and flash's tiles,
+    // whose maps stand side by side, may instead span their panel's width or height.
+    const bool side_by_side = (cases_[runs_[run_].c].compare_masks && is_grid_op(here.op)) || c.mode == Mode::Flash;
     rules.room_used = rules.whole_text && step_ >= 0 && fb_w <= 1920 && fb_h <= 1080;
     rules.room_by_span = side_by_side;
     return rules;
