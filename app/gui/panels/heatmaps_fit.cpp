@@ -378,6 +378,17 @@ PanelNeed MeasureHeatmaps(const AppState& st, ImVec2 panel, bool window_titled) 
     }
     n.text_h = text_of(fit(hi));
     n.need_h = std::ceil(hi) + 1;
+    // At the maps' own steps the normal layout gives them room until their cells stop growing
+    // (presenter mode measures its shares instead).
+    if (g.steady && !st.presenting) {
+        const auto grown = [&](const Canvas& cv) { return cv.tiling.cell >= 0.97f * whole.tiling.cell && cv.focus == whole.focus; };
+        float lo_full = hi, hi_full = panel.y;
+        for (int i = 0; i < 16 && hi_full - lo_full > 0.5f; ++i) {
+            const float mid = 0.5f * (lo_full + hi_full);
+            (grown(fit(mid)) ? hi_full : lo_full) = mid;
+        }
+        n.full_h = std::ceil(hi_full) + 1;
+    }
     return n;
 }
 

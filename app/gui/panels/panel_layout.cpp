@@ -261,7 +261,8 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
         } else if (stage.lesson && stage.min_h + least_heads <= column) {
             bottom_h = std::max(column - stage.need_h, least_heads);  // the strip first, the heads the rest
         } else if (maps_step && heads.text_h + stage.min_h <= column) {
-            bottom_h = std::min(heads.need_h, column - stage.min_h);  // the maps first, the stage the rest
+            // the maps first, until their cells stop growing; the stage the rest
+            bottom_h = std::min(std::max(heads.need_h, heads.full_h), column - stage.min_h);
         } else if (!stage_step && heads.need_h + stage.min_h <= column) {
             bottom_h = heads.need_h;  // the heads legible, the stage's cells 4 px at least
         } else if (column > stage.text_h + heads.text_h) {

@@ -58,6 +58,9 @@ struct PanelNeed {
     // The least width whose lines are whole (the heads panel's: its header's toggle, its
     // legend's parts, flash mode's memory lines).
     float min_w = 0;
+    // The least height whose cells are within 3% of those the whole column gives (the
+    // heatmaps at the maps' own steps in the normal layout; -1 where not measured).
+    float full_h = -1;
 };
 // panel_stage.cpp: the stage as `panel` (its width, the column's height) would show it;
 // `window_titled`: the panel has a title bar.
