@@ -285,18 +285,20 @@ void begin_audit_frame(const AppState& st) {
     layout_audit().begin_frame(static_cast<int>(ds.x), static_cast<int>(ds.y), st.font_scale, "step " + std::to_string(st.step));
 }
 
-// ImGui's frame into the back buffer, over the panels' background (the clear colour).
-FrameInfo render(const AppState& st, GLFWwindow* win, double started, double now) {
+// ImGui's frame into the back buffer, over the panels' background (the clear colour); with
+// `pixels` false, the frame ends with nothing rasterized.
+FrameInfo render(const AppState& st, GLFWwindow* win, double started, double now, bool pixels) {
     ImGui::Render();
     FrameInfo f;
     glfwGetFramebufferSize(win, &f.fb_w, &f.fb_h);
+    f.started = started;
+    f.now = now;
+    if (!pixels) return f;
     glViewport(0, 0, f.fb_w, f.fb_h);
     const ImVec4 bg = panel_background(st.dark);
     glClearColor(bg.x, bg.y, bg.z, bg.w);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    f.started = started;
-    f.now = now;
     return f;
 }
 
@@ -429,7 +431,7 @@ public:
         if (st_.lesson.on && !st_.blank) DrawLesson(st_);
         lesson_frame(st_, lesson_, lesson_starter_, now);
         if (st_.lesson.close_window) glfwSetWindowShouldClose(win_, GLFW_TRUE);
-        const FrameInfo frame = render(st_, win_, started, now);
+        const FrameInfo frame = render(st_, win_, started, now, !run_ || run_->draws_pixels());
         serve_requests(st_, frame.fb_w, frame.fb_h);
         if (run_ && !run_->frame_drawn(st_, frame)) return false;  // a frame to save is read before it is shown
         glfwSwapBuffers(win_);

@@ -48,6 +48,8 @@ public:
     bool before_frame(AppState& st, GLFWwindow* win, double now) override;
     // After the frame was shown: checks its layout report when it is one to check.
     void after_frame(AppState& st, const FrameInfo& f) override;
+    // The layout report is all it reads: the frames are not rasterized.
+    bool draws_pixels() const override { return false; }
     // Writes the report; 1 (the reason on stderr) when it cannot or when problems were found.
     int finish() override;
 

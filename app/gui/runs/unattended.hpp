@@ -36,6 +36,9 @@ public:
     virtual void after_frame(AppState&, const FrameInfo&) {}
     // The pointer is kept off the window: the frames show no hover (a saved picture).
     virtual bool pointer_away() const { return false; }
+    // Whether the frames are rasterized: a run that reads only where the panels placed their
+    // parts (the layout audit) leaves the pixels undrawn.
+    virtual bool draws_pixels() const { return true; }
     // After the last frame: writes what the run reports. The process's exit code: 0, or 1
     // with the reason on stderr (one line).
     virtual int finish() = 0;
