@@ -289,7 +289,7 @@ void DrawCaption(AppState& st) {
     // still work); the sentence box, when open, keeps it.
     if (st.live.typing || !DrawLessonAnswers(st)) draw_live_strip(st);
     if (!st.live.caption.empty()) {
-        ImGui::TextColored({0.55f, 0.85f, 1.0f, 1}, "%s", st.live.caption.c_str());
+        ImGui::TextColored(live_ink(), "%s", st.live.caption.c_str());
         audit_last_item(st.live.caption);
     }
 }

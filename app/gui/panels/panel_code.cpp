@@ -56,12 +56,14 @@ struct Piece {
     ImVec4 colour;
 };
 
-std::vector<Piece> colour_line(const std::string& line, bool dark) {
-    const ImVec4 plain = ImGui::GetStyleColorVec4(ImGuiCol_Text);
-    const ImVec4 keyword = dark ? ImVec4(0.80f, 0.55f, 1.00f, 1) : ImVec4(0.50f, 0.10f, 0.70f, 1);
-    const ImVec4 self = dark ? ImVec4(0.95f, 0.55f, 0.45f, 1) : ImVec4(0.70f, 0.20f, 0.10f, 1);
-    const ImVec4 number = dark ? ImVec4(0.60f, 0.85f, 0.55f, 1) : ImVec4(0.10f, 0.50f, 0.10f, 1);
-    const ImVec4 comment = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+// A line's pieces in their colours, each legible on `paper` (the panel, or the current line's
+// highlight).
+std::vector<Piece> colour_line(const std::string& line, bool dark, ImVec4 paper) {
+    const ImVec4 plain = ink(ImGui::GetStyleColorVec4(ImGuiCol_Text), paper);
+    const ImVec4 keyword = ink(dark ? ImVec4(0.80f, 0.55f, 1.00f, 1) : ImVec4(0.50f, 0.10f, 0.70f, 1), paper);
+    const ImVec4 self = ink(dark ? ImVec4(0.95f, 0.55f, 0.45f, 1) : ImVec4(0.70f, 0.20f, 0.10f, 1), paper);
+    const ImVec4 number = ink(dark ? ImVec4(0.60f, 0.85f, 0.55f, 1) : ImVec4(0.10f, 0.50f, 0.10f, 1), paper);
+    const ImVec4 comment = ink(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), paper);
     static const char* const keywords[] = {"class", "def", "for", "in", "return", "True", "False", "None", "import", "from"};
     std::vector<Piece> out;
     auto add = [&](std::string t, ImVec4 c) {
@@ -247,7 +249,8 @@ void DrawCode(AppState& st) {
         const bool here = l.step == st.step && l.step >= 0;
         if (here)
             dl->AddRectFilled({origin.x, y}, {origin.x + avail.x, y + row_h}, ImGui::GetColorU32(ImGuiCol_TextSelectedBg));
-        if (coloured_line != row.line) pieces = colour_line(l.text, st.dark), coloured_line = row.line;
+        if (coloured_line != row.line)
+            pieces = colour_line(l.text, st.dark, here ? current_line_background() : panel_background(st.dark)), coloured_line = row.line;
         // The row's characters, each piece in its colour.
         float x = origin.x + row.indent * char_w;
         std::size_t at = 0;
@@ -269,7 +272,7 @@ void DrawCode(AppState& st) {
                          : static_cast<int>(widest + 2 + row.shape.size()) * char_w <= avail.x
                              ? origin.x + (widest + 2) * char_w
                              : x + 2 * char_w;
-        draw_label(dl, {sx, y}, here ? IM_COL32(255, 217, 77, 255) : dim, row.shape);
+        draw_label(dl, {sx, y}, here ? ImGui::ColorConvertFloat4ToU32(ink({1.0f, 0.85f, 0.30f, 1}, current_line_background())) : dim, row.shape);
     }
     ImGui::PopFont();
     ImGui::Dummy({avail.x, y - origin.y});

@@ -344,17 +344,17 @@ void draw_status(const AppState& st) {
     }
     if (st.computer->busy()) {
         const char spinner[] = "|/-\\";
-        ImGui::TextColored({0.9f, 0.8f, 0.3f, 1}, "%c computing %s ... %.1f s",
+        ImGui::TextColored(warning_ink(), "%c computing %s ... %.1f s",
                            spinner[static_cast<int>(st.computer->busy_seconds() * 8) % 4],
                            st.computer->busy_what().c_str(), st.computer->busy_seconds());
     }
     if (!st.error.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.35f, 0.35f, 1));
+        ImGui::PushStyleColor(ImGuiCol_Text, error_ink());
         ImGui::TextWrapped("%s (the last good trace stays on screen)", st.error.c_str());
         ImGui::PopStyleColor();
     }
     if (!st.notice.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.95f, 0.75f, 0.25f, 1));
+        ImGui::PushStyleColor(ImGuiCol_Text, warning_ink());
         ImGui::TextWrapped("%s", st.notice.c_str());
         ImGui::PopStyleColor();
     }

@@ -153,7 +153,7 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
     const std::string title = fits(m.title) ? m.title
                               : g.comparing && colon != std::string::npos && fits(m.title.substr(colon + 2)) ? m.title.substr(colon + 2)
                                                                                                             : "h" + std::to_string(m.head);
-    draw_label(dl, {x0, y_title}, head_color(m.head), title);
+    draw_label(dl, {x0, y_title}, head_ink(m.head), title);
     for (std::int64_t i = 0; i < NR; ++i) {
         const float* row_v = &m.t->values()[static_cast<std::size_t>(m.block * R * T + i * T)];
         const float row_max = row_max_of(row_v, T);
@@ -226,7 +226,7 @@ float draw_thumbnails(AppState& st, const Grids& g, const Canvas& cv, const std:
         const int along = static_cast<int>(k) % ft.per_line, across = static_cast<int>(k) / ft.per_line;
         const float x = sx + (ft.right ? across * box_w : along * box_w);
         const float y = sy + (ft.right ? along * box_h : across * box_h);
-        draw_label(dl, {x, y}, head_color(m.head), "h" + std::to_string(m.head));
+        draw_label(dl, {x, y}, head_ink(m.head), "h" + std::to_string(m.head));
         const float y0 = y + cv.line_h;
         for (std::int64_t i = 0; i < g.NR; ++i) {
             const float* row_v = &m.t->values()[static_cast<std::size_t>(m.block * g.R * g.T + i * g.T)];

@@ -165,7 +165,7 @@ void draw_histogram(const LessonView& v, float width) {
     const float h = ImGui::GetTextLineHeight();
     for (std::size_t i = 0; i < n; ++i) {
         const bool right = static_cast<int>(i) == v.cls.answer;
-        const ImVec4 colour = right ? kRight : ImGui::GetStyleColorVec4(ImGuiCol_Text);
+        const ImVec4 colour = right ? right_ink() : ImGui::GetStyleColorVec4(ImGuiCol_Text);
         ImGui::TextColored(colour, "%s", v.options[i].c_str());
         ImGui::SameLine(label_w + 2 * ImGui::GetStyle().ItemSpacing.x);
         const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -264,7 +264,7 @@ bool DrawLessonAnswers(const AppState& st) {
     for (std::size_t i = 0; i < n; ++i) {
         const bool right = static_cast<int>(i) == v.cls.answer;
         if (ImGui::GetItemRectMax().x + scale * gap + option_w(i, em) + 2 * spacing <= right_edge) ImGui::SameLine(0, scale * gap);
-        const ImVec4 colour = right ? kRight : ImGui::GetStyleColorVec4(ImGuiCol_Text);
+        const ImVec4 colour = right ? right_ink() : ImGui::GetStyleColorVec4(ImGuiCol_Text);
         ImGui::TextColored(colour, "%s", v.options[i].c_str());
         ImGui::SameLine();
         const ImVec2 p = ImGui::GetCursorScreenPos();

@@ -15,8 +15,6 @@ namespace headsplit::gui {
 
 namespace {
 
-const ImVec4 kRight{0.35f, 0.85f, 0.45f, 1}, kWrong{1.0f, 0.45f, 0.40f, 1};
-
 std::string score_line(const QuizState& q) {
     return "score " + std::to_string(q.right) + " / " + std::to_string(q.asked);
 }
@@ -112,7 +110,7 @@ void DrawQuizCard(AppState& st, double now) {
     }
     if (q.typed[0] != '\0' && !typed) {
         ImGui::PushTextWrapPos(0.0f);
-        ImGui::TextColored(kWrong, "write the sizes as whole numbers, e.g. [1, 3, 2, 3] or 1x3x2x3");
+        ImGui::TextColored(error_ink(), "write the sizes as whole numbers, e.g. [1, 3, 2, 3] or 1x3x2x3");
         ImGui::PopTextWrapPos();
     }
     keys_line();
@@ -129,7 +127,7 @@ std::string verdict_line(const AppState& st) {
 void DrawQuizVerdict(const AppState& st) {
     const std::string line = verdict_line(st);
     if (line.empty()) return;
-    ImGui::PushStyleColor(ImGuiCol_Text, st.quiz.answered_right ? kRight : kWrong);
+    ImGui::PushStyleColor(ImGuiCol_Text, st.quiz.answered_right ? right_ink() : error_ink());
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(line.c_str());
     ImGui::PopTextWrapPos();

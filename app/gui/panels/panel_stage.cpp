@@ -124,7 +124,7 @@ void draw_shapes_only(const Step& s, const Config& c, const std::string& notice)
     // The computation's own line when it gave one ("shapes only, not computed: ..."), which
     // says which budget and what would work.
     const std::string why = notice.rfind("shapes only", 0) == 0 ? notice : "shapes only: this configuration was not computed";
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4{0.95f, 0.75f, 0.25f, 1});
+    ImGui::PushStyleColor(ImGuiCol_Text, warning_ink());
     ImGui::TextWrapped("%s", why.c_str());
     ImGui::PopStyleColor();
     for (const TensorRecord& t : s.tensors) {

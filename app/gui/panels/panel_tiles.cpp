@@ -404,7 +404,7 @@ void DrawFlashTiles(AppState& st) {
         const float x0 = origin.x + label_w + col * map_w, y_title = origin.y + row * map_h, y0 = y_title + line_h;
         // The title, or "hK" where it does not fit the grid (the head is always named).
         const std::string title = "head " + std::to_string(h);
-        draw_label(v.dl, {x0, y_title}, head_color(h), ImGui::CalcTextSize(title.c_str()).x <= NS * cell ? title : "h" + std::to_string(h));
+        draw_label(v.dl, {x0, y_title}, head_ink(h), ImGui::CalcTextSize(title.c_str()).x <= NS * cell ? title : "h" + std::to_string(h));
         draw_scores(v, h, x0, y0, col == 0);
         draw_tile_outlines(v, x0, y0);
         draw_running_stats(st, v, h, x0 + (NS + 1) * cell, y0);

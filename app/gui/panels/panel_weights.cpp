@@ -237,7 +237,7 @@ float draw_query_weight(const Trace& tr, float& legible, float number_min) {
     const float block_w = hd * cell;
     const int stride = label_stride(block_w, ImGui::CalcTextSize(("h" + std::to_string(heads_shown - 1)).c_str()).x + 6);
     for (std::int64_t h = 0; h < heads_shown; h += stride)
-        label({o.x + h * block_w, o.y + rows * cell + 2}, head_color(static_cast<int>(h)),
+        label({o.x + h * block_w, o.y + rows * cell + 2}, head_ink(static_cast<int>(h)),
               fit_text("h" + std::to_string(h), stride * block_w - 4));
     float y_end = o.y + rows * cell + line;
     if (loop) {
@@ -253,7 +253,7 @@ float draw_query_weight(const Trace& tr, float& legible, float number_min) {
                         head_color(static_cast<int>(h)), 2.0f, 0, 2.0f);
         }
         for (std::int64_t h = 0; h < heads_shown; h += stride)
-            label({o.x + h * block_w, y2 + rows * cell + 2}, head_color(static_cast<int>(h)),
+            label({o.x + h * block_w, y2 + rows * cell + 2}, head_ink(static_cast<int>(h)),
                   fit_text("h" + std::to_string(h), stride * block_w - 4));
         y_end = y2 + rows * cell + line;
     }

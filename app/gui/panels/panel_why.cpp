@@ -99,7 +99,7 @@ KvChart kv_chart(const Config& c) {
         v.kv_heads = kv == c.heads ? 0 : kv;
         k.ends.push_back(static_cast<double>(n) * static_cast<double>(kv_cache_bytes_per_token(v)));
         // The bytes a token adds, and the cache at the end of the axis.
-        k.legend.push_back({head_color(kv == c.heads ? 0 : kv == 1 ? 2 : 1),
+        k.legend.push_back({head_ink(kv == c.heads ? 0 : kv == 1 ? 2 : 1),
                             std::string(kv == c.heads ? "MHA, " : kv == 1 ? "MQA, " : "GQA, ") + std::to_string(kv) +
                                 " KV heads: " + grouped(kv_cache_bytes_per_token(v)) + " bytes a token" +
                                 (c.layers > 1 ? " (" + human_bytes(static_cast<double>(model_kv_cache_bytes_per_token(v))) + ")"
@@ -291,8 +291,8 @@ Legend sweep_legend(const WhyResult* r, bool flash_timed) {
         t[3] += ms_text[1];
     }
     Legend legend{
-        {ImGui::GetColorU32(ImGuiCol_TextDisabled), axis}, {head_color(3), t[0]}, {head_color(5), t[2]}, {head_color(2), t[1]}};
-    if (flash_timed) legend.push_back({head_color(4), t[3]});
+        {ImGui::GetColorU32(ImGuiCol_TextDisabled), axis}, {head_ink(3), t[0]}, {head_ink(5), t[2]}, {head_ink(2), t[1]}};
+    if (flash_timed) legend.push_back({head_ink(4), t[3]});
     if (r && !r->sweep_end.empty()) legend.push_back({ImGui::GetColorU32(ImGuiCol_TextDisabled), r->sweep_end});
     return legend;
 }
@@ -384,10 +384,10 @@ void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
         draw_label(dl, {x - w / 2, q1.y}, text_col, text);
         free_right = x - w / 2 - gap;
     }
-    plot_line(dl, q0, q1, xs, mem, head_color(3), mem_axis.top * per_unit);
-    plot_line(dl, q0, q1, xs, fmem, head_color(5), mem_axis.top * per_unit);
-    plot_line(dl, q0, q1, xs, ms, head_color(2), ms_axis.top);
-    if (flash_timed) plot_line(dl, q0, q1, xs, fms, head_color(4), ms_axis.top);
+    plot_line(dl, q0, q1, xs, mem, head_ink(3), mem_axis.top * per_unit);
+    plot_line(dl, q0, q1, xs, fmem, head_ink(5), mem_axis.top * per_unit);
+    plot_line(dl, q0, q1, xs, ms, head_ink(2), ms_axis.top);
+    if (flash_timed) plot_line(dl, q0, q1, xs, fms, head_ink(4), ms_axis.top);
 }
 
 }  // namespace

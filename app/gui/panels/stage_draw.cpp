@@ -190,7 +190,7 @@ void draw_window_note(Canvas& cv, float below, bool beside) {
 
 ImU32 head_colour_of(const Config& c, const TensorLayout& t, std::int64_t h) {
     const std::int64_t head = t.head0 + h;
-    return head_color(static_cast<int>(t.kv_heads ? head * c.group_size() : head));
+    return head_ink(static_cast<int>(t.kv_heads ? head * c.group_size() : head));
 }
 
 std::string token_label(const Config& c, const TensorLayout& tl, std::int64_t b, std::int64_t r) {

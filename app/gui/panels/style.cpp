@@ -72,7 +72,38 @@ namespace {
 // The theme apply_theme set: the light one darkens the text colours below, so that on its light
 // grey they keep WCAG AA's 4.5:1 (5.2 to 5.7; the dark theme's green was 1.6:1 there).
 bool g_dark_theme = true;
+
+float relative_luminance(ImVec4 c) {
+    const auto linear = [](float v) { return v <= 0.04045f ? v / 12.92f : std::pow((v + 0.055f) / 1.055f, 2.4f); };
+    return 0.2126f * linear(c.x) + 0.7152f * linear(c.y) + 0.0722f * linear(c.z);
+}
 }  // namespace
+
+float contrast_ratio(ImVec4 a, ImVec4 b) {
+    const float la = relative_luminance(a), lb = relative_luminance(b);
+    return (std::max(la, lb) + 0.05f) / (std::min(la, lb) + 0.05f);
+}
+
+ImVec4 ink(ImVec4 c) { return ink(c, panel_background(g_dark_theme)); }
+
+ImVec4 current_line_background() {
+    const ImVec4 hi = ImGui::GetStyleColorVec4(ImGuiCol_TextSelectedBg), bg = panel_background(g_dark_theme);
+    return {bg.x + (hi.x - bg.x) * hi.w, bg.y + (hi.y - bg.y) * hi.w, bg.z + (hi.z - bg.z) * hi.w, 1};
+}
+
+ImVec4 ink(ImVec4 c, ImVec4 paper) {
+    if (g_dark_theme) return c;
+    // A little over 4.5, so that rounding to 8 bits a channel keeps it.
+    for (int i = 0; i < 200 && contrast_ratio(c, paper) < 4.6f; ++i) c = {c.x * 0.98f, c.y * 0.98f, c.z * 0.98f, c.w};
+    return c;
+}
+
+ImU32 head_ink(int head) { return ImGui::ColorConvertFloat4ToU32(ink(ImGui::ColorConvertU32ToFloat4(head_color(head)))); }
+
+ImVec4 warning_ink() { return ink({0.95f, 0.75f, 0.25f, 1}); }
+ImVec4 error_ink() { return ink({1.0f, 0.40f, 0.38f, 1}); }
+ImVec4 right_ink() { return ink({0.35f, 0.85f, 0.45f, 1}); }
+ImVec4 live_ink() { return ink({0.55f, 0.85f, 1.0f, 1}); }
 
 ImVec4 storage_color(Storage s) {
     const bool d = g_dark_theme;
@@ -87,7 +118,7 @@ ImVec4 storage_color(Storage s) {
 
 
 void section_title(const char* text) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogram));
+    ImGui::PushStyleColor(ImGuiCol_Text, ink(ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogram)));
     ImGui::TextUnformatted(text);
     ImGui::PopStyleColor();
 }
@@ -144,6 +175,8 @@ void apply_theme(bool dark) {
     style.FrameRounding = 3;
     style.WindowBorderSize = 1;
     style.Colors[ImGuiCol_WindowBg] = ImVec4(0, 0, 0, 0);  // drawn as the clear colour: panel_background
+    // The dim text (shapes, strides, the memory strip's ticks) reads on the light theme's grey too.
+    style.Colors[ImGuiCol_TextDisabled] = ink(style.Colors[ImGuiCol_TextDisabled]);
 }
 
 ImFont* code_font() {

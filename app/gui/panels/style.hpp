@@ -29,6 +29,24 @@ ImVec4 panel_background(bool dark);
 ImVec4 accent_color();
 // Black or white, whichever reads on `background`.
 ImU32 text_on(ImU32 background);
+// WCAG's contrast ratio of two opaque colours (1 to 21; text wants 4.5 at least).
+float contrast_ratio(ImVec4 a, ImVec4 b);
+// `c` as text on the panels: in the light theme darkened, hue kept, until it holds 4.5:1 on
+// `paper` (the panel background unless given; the dark theme's colours are bright for a dark
+// background); as is in the dark theme.
+ImVec4 ink(ImVec4 c);
+ImVec4 ink(ImVec4 c, ImVec4 paper);
+// The code panel's current line: its highlight over the panel background, opaque.
+ImVec4 current_line_background();
+// A head's colour as text (its name, its legend line): head_color() through ink().
+ImU32 head_ink(int head);
+// The text colours the panels share: a warning or a configuration not computed (amber), an
+// error or a wrong answer (red), a right answer (green), a live change (light blue); each
+// through ink().
+ImVec4 warning_ink();
+ImVec4 error_ink();
+ImVec4 right_ink();
+ImVec4 live_ink();
 
 // What happened to memory in a step, the same hue everywhere (stage, timeline): green a
 // view, amber in place, red a copy, blue computed.
