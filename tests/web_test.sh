@@ -121,6 +121,12 @@ add_job "{\"url\": \"$base?preset=journey&present&step=3\", \"address\": true, \
 # once (a key let go before a frame saw it down was lost: 6 of 8 short taps).
 add_job "{\"url\": \"$base?present&step=2\", \"address\": true, \"actions\": [{\"tap\": \"PageDown\"}, {\"tap\": \"PageDown\"},
   {\"tap\": \"PageDown\"}, {\"tap\": \"PageUp\"}, {\"wait\": 1500}]}"
+# Presenter mode reaches the weight split (W), the why view (Y) and the inspector (I) beside
+# the stage, and B blanks the screen: each frame's layout report names the panels drawn.
+for k in w y i b; do
+  add_job "{\"url\": \"$base?present&step=4&layout-report=1\", \"actions\": [{\"tap\": \"$k\"}, {\"wait\": 1500}],
+    \"texts\": {\"layout-report\": \"$work/present-key-$k.json\"}}"
+done
 echo "$jobs" >"$work/jobs.json"
 
 "$py" "$tools/page_probe.py" "$work/jobs.json" "$work/results.json" || { echo "FAIL: the probe failed"; exit 1; }
@@ -277,6 +283,18 @@ case $(result $job address) in
   *"step=4"*) ;;
   *) bad "three Page Down taps and one Page Up from step 2: the address says $(result $job address)" ;;
 esac
+
+for k in w y i b; do
+  job=$((job + 1))
+  panels=$("$py" -c 'import json,sys; print(" ".join(sorted(p["name"] for p in json.load(open(sys.argv[1]))["panels"])))' "$work/present-key-$k.json" 2>&1)
+  case $k in
+    w) want="caption stage weights" ;;
+    y) want="caption stage why" ;;
+    i) want="caption inspector stage" ;;
+    b) want="" ;;
+  esac
+  [ "$panels" = "$want" ] || bad "presenter mode, key $k at step 4: panels '$panels', expected '$want'"
+done
 
 # The single-threaded page: plain http:// on a host other than localhost is not a secure
 # context (a LAN address, as a live lesson serves the page), so the browser gives no shared

@@ -56,6 +56,12 @@ void set_clipboard_text(void*, const char* text) { headsplit_page_copy(text); }
 
 constexpr const char* kDownloads = "/downloads";
 
+// What a frame shows of its trace: the step, the layout, presenter mode's side, a blank screen.
+std::string view_of(const AppState& st) {
+    return std::to_string(st.step) + " " + std::to_string(st.presenting) + " " +
+           std::to_string(static_cast<int>(st.presenter_side)) + " " + std::to_string(st.blank);
+}
+
 class PageRun final : public UnattendedRun {
 public:
     PageRun() {
@@ -97,16 +103,22 @@ public:
         }
         // Settled: the trace in for three frames and the panels where they stood the frame
         // before (LayoutSettle; a layout still moving after kMaxSettleFrames is taken as it is).
-        if (st.trace.get() != last_trace_) {  // a new trace (one computed in the frame too) starts again
+        // A new trace (one computed in the frame too) starts again; so does, where the layout
+        // report is asked for, another view of it (a key moved the step, blanked the screen or
+        // turned presenter mode's side), whose report is written again once it settles.
+        const std::string view = page_requests().layout_report ? view_of(st) : std::string();
+        if (st.trace.get() != last_trace_ || view != last_view_) {
             last_trace_ = st.trace.get();
+            last_view_ = view;
             settled_ = 0;
             settle_.reset();
         }
         settled_ = picture_ready(st) ? settled_ + 1 : 0;
         const bool still = layout_audit().enabled && settle_.still(layout_audit().report());
-        if (take_frame(settled_, still) != Take::Wait && st.trace.get() != reported_) {
+        if (take_frame(settled_, still) != Take::Wait && (st.trace.get() != reported_ || view != reported_view_)) {
             settle_.reset();
             reported_ = st.trace.get();
+            reported_view_ = view;
             if (page_requests().json) headsplit_page_set_text("trace-json", trace_to_json(*st.trace).c_str());
             if (page_requests().layout_report) {
                 // The report and the audit's verdict on it (its rules, the same code as the
@@ -234,6 +246,7 @@ private:
     const Trace* reported_ = nullptr;
     LayoutSettle settle_;  // whether the panels have come to rest
     const Trace* last_trace_ = nullptr;  // the trace last frame showed
+    std::string reported_view_, last_view_;  // view_of() when reported, and last frame
     std::string last_query_;
     PageLesson lesson_;  // the live lesson the page follows or drives, if any
 };

@@ -202,7 +202,10 @@ void draw_presenter(AppState& st, double now) {
             if (ImGui::Begin("Why split", nullptr, fixed)) DrawWhy(st);
             break;
         case Side::Inspector:
-            if (ImGui::Begin("Inspector", nullptr, fixed)) DrawInspector(st);
+            if (ImGui::Begin("Inspector", nullptr, fixed)) {
+                audit_panel("inspector");
+                DrawInspector(st);
+            }
             break;
     }
     ImGui::End();
