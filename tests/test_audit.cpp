@@ -53,6 +53,21 @@ TEST_CASE("overlapping labels, items out of their panel and hidden numbers are c
     CHECK(p[0].find("has room") != std::string::npos);
 }
 
+TEST_CASE("the Controls' column cuts a row wider than itself", "[audit]") {
+    LayoutAudit a;
+    a.enabled = true;
+    a.begin_frame(1280, 800, 1.25f, "test");
+    // The column scrolls down; content wider than it (a button under the scroll bar) scrolls across.
+    a.begin_panel("controls", 0, 0, 256, 800, 0, 0, 242, 800, false, true);
+    a.label("head_dim = 6 / 2 = 3", 8, 300, 219, 24);
+    CHECK(audit_problems(a.report(), {}).empty());
+    LayoutReport r = a.report();
+    r.panels[0].scroll_x = true;
+    const auto p = audit_problems(r, {});
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].find("controls: a row is wider than the column") != std::string::npos);
+}
+
 TEST_CASE("the default example's numbers and the 32 px heatmap cells", "[audit]") {
     LayoutReport r = frame();
     AuditRules every;

@@ -1,6 +1,7 @@
 // Controls: the sentence, sizes, switches and display settings. Any change asks for a new
 // trace at once; a refused value shows why inline and the last good trace stays.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -55,7 +56,7 @@ bool list_slider(const char* label, const std::vector<std::int64_t>& values, std
 // Greyed, broken at spaces only (ImGui's wrapping breaks after a point: "1." / "50").
 void dim_wrapped(const std::string& text) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    text_at_spaces(text, false);
+    text_at_spaces(text, true);
     ImGui::PopStyleColor();
 }
 
@@ -425,7 +426,20 @@ void draw_display(AppState& st) {
 
 }  // namespace
 
+float ControlsRowsWidth() {
+    float w = 0;
+    for (const char* toggle : {"causal mask", "output projection", "mask, then scale", "scale, then mask", "Q/K/V bias",
+                               "cross-attention", "decode with a KV cache", "predict the shape (Q)", "dark theme"})
+        w = std::max(w, toggle_width(toggle));
+    for (const char* button : {"add a sentence", "fullscreen (F11)", "save screenshot (F12)", "save take-home scripts",
+                               "presenter mode (F5)", "start a live lesson", "end the lesson"})
+        w = std::max(w, button_width(button));
+    const ImGuiStyle& style = ImGui::GetStyle();
+    return std::ceil(w + 2 * style.WindowPadding.x + style.ScrollbarSize + 1);
+}
+
 void DrawControls(AppState& st) {
+    audit_panel("controls");  // it scrolls down, never across: a line too wide for it is cut
     // Every widget's label, on its right, whole: the widgets take what the widest leaves (by
     // default ImGui gives them 65% of the column, and a narrow column cut "preset" to "prese").
     float label_w = 0;

@@ -284,14 +284,16 @@ float heads_share(AppState& st, const ImVec2& window, float left, float right, f
     return bottom_h;
 }
 
-// The controls' column: the splitter's share of the window, up to 330 px x text size. A column
-// under 180 px per unit of text size (1024x768 from text 1.25, 1280x800 at 1.5) would cut the
-// controls' rows to a few letters: it folds away (0) and the stage comes first; the timeline's
-// "controls" button brings it back, 220 px per unit wide (its rows whole).
+// The controls' column: the splitter's share of the window, up to 330 px x text size, and at
+// least its widest row that cannot wrap (a toggle's or a button's label: narrower, the scroll
+// bar covers its last word), where that is a quarter of the window at most. A share under
+// 180 px per unit of text size (1024x768 from text 1.25, 1280x800 at 1.5), or one its rows
+// would have to widen past a quarter (1366x768 at text 1.5), folds away (0) and the stage
+// comes first; the timeline's "controls" button brings it back, as wide as its rows.
 float controls_width(AppState& st, float W) {
-    const float full = st.splits.left * std::min(W, 1650.0f * st.font_scale), need = 220.0f * st.font_scale;
-    st.panels.controls_fold = full < 180.0f * st.font_scale;
-    return !st.panels.controls_fold ? full : st.controls_shown ? std::min(need, 0.45f * W) : 0.0f;
+    const float full = st.splits.left * std::min(W, 1650.0f * st.font_scale), rows = ControlsRowsWidth();
+    st.panels.controls_fold = full < 180.0f * st.font_scale || (full < rows && rows > 0.25f * W);
+    return std::min(!st.panels.controls_fold || st.controls_shown ? std::max(full, rows) : 0.0f, 0.45f * W);
 }
 
 // The heads panel's tabs: the heatmaps, the weight split, the why split.

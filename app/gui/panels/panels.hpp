@@ -8,6 +8,9 @@ namespace headsplit::gui {
 
 void DrawPanels(AppState& st, double now);        // panel_layout.cpp: every panel in its place
 void DrawControls(AppState& st);                  // panel_controls.cpp
+// panel_controls.cpp: the controls column's least width at the current font: its widest row
+// that cannot wrap (a toggle's or a button's label), its padding and scroll bar.
+float ControlsRowsWidth();
 void DrawTimeline(AppState& st, double now);      // panel_timeline.cpp
 void DrawStage(AppState& st, double now);         // panel_stage.cpp
 void DrawHeatmaps(AppState& st);                  // panel_heatmaps.cpp (flash mode: DrawFlashTiles)

@@ -119,7 +119,7 @@ ImVec4 storage_color(Storage s) {
 
 void section_title(const char* text) {
     ImGui::PushStyleColor(ImGuiCol_Text, ink(ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogram)));
-    ImGui::TextUnformatted(text);
+    text_at_spaces(text, false);  // a narrow column wraps it ("Beyond multi-head" / "attention")
     ImGui::PopStyleColor();
 }
 

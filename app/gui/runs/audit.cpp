@@ -162,6 +162,10 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
                           ": it would need scrolling");
         }
     }
+    // The Controls scroll down, never across: a row wider than the column is cut at its edge
+    // (under the scroll bar), a preset's name or a button's last word gone.
+    if (const AuditPanel* c = panel_of("controls"); c && c->scroll_x)
+        out.push_back(where + "controls: a row is wider than the column and is cut at its right edge");
     // Every head of a panel that shows heads is on screen: its map, or its thumbnail's name.
     for (const AuditPanel& p : r.panels)
         for (int h : p.heads) {
