@@ -276,6 +276,21 @@ assert len(cells) == 54 and all(c["value_shown"] and c["value_h"] >= 0.025 * 768
     [(c["tensor"], c["value_shown"], c["value_h"]) for c in cells if not c["value_shown"]][:5]
 print("ten words: every key and query named whole; the project step: 54 numbers of 19 px or more")
 PY
+# At 1920x1080 with text 1 the cells stopped at 4.2 text heights (80 px), where the queries'
+# "-1.1" at presenter mode's 27 px digits needs 82: the queries drew no number (and no cell
+# the audit could see) beside numbered keys and values. The largest cell now shows the step's
+# widest number with one decimal at that size.
+"$bin" --screenshot "$work/p1t1.png" --layout-report "$work/p1t1.json" --present --window 1920x1080 --font-scale 1 \
+  --step 1 2>"$work/err" || fail "presenter 1920x1080 text 1, step 1: $(cat "$work/err")"
+/usr/bin/python3 - "$work/p1t1.json" <<'PY' || fail "the project step's numbers at 1920x1080, text 1"
+import json, sys
+d = json.load(open(sys.argv[1]))
+cells = [i for i in d["items"] if i["kind"] == "cell" and i["panel"] == "stage"]
+tensors = {t: sum(c["tensor"] == t for c in cells) for t in ("queries", "keys", "values")}
+assert tensors == {"queries": 18, "keys": 18, "values": 18}, tensors
+assert all(c["value_shown"] and c["value_h"] >= 27 - 0.5 for c in cells), [(c["tensor"], c["value_h"]) for c in cells][:5]
+print("1920x1080, text 1, the project step: 54 numbers of 27 px or more")
+PY
 # The same at 1920x1080: the softmax's map shows its numbers (every maps step's, "1.0" with the
 # scores': the split gives the heads panel the room for the softmax's, which it missed by a
 # pixel when it asked for the scores' alone).

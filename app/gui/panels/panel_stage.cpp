@@ -156,10 +156,10 @@ void shown_cells(const AppState& st, const Step& s, float room_h, float width, P
         });
         if (e <= room_h / 3) room_h -= e;
     }
-    const Room room = room_of(s, st.trace->config, st.stage_view.zoom > 1.0f, {width, std::max(room_h, 1.0f)});
+    const Room room = room_of(s, st.trace->config, st.stage_view.zoom > 1.0f, {width, std::max(room_h, 1.0f)}, number_size_min(st.presenting, st.document));
     const Choice ch = choose_window(st, room, s);
     const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
-    n.cell = std::min(ch.best, kMaxCellFonts * room.font);
+    n.cell = std::min(ch.best, room.cell_cap);
     std::int64_t cells = 0, hidden = 0;
     for (const TensorLayout& t : L.tensors) cells += static_cast<std::int64_t>(t.cells.size()), hidden += t.hidden;
     n.shown = cells + hidden > 0 ? static_cast<float>(cells) / static_cast<float>(cells + hidden) : 1.0f;
@@ -187,7 +187,7 @@ PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
                  : heading_h(*s, width, titled);
     // Measured as if the stage had the whole column: what it must show does not depend on the
     // share it is given.
-    const Room room = room_of(*s, c, st.stage_view.zoom > 1.0f, {width, std::max(panel.y - above, 1.0f)});
+    const Room room = room_of(*s, c, st.stage_view.zoom > 1.0f, {width, std::max(panel.y - above, 1.0f)}, number_size_min(st.presenting, st.document));
     const Choice ch = choose_window(st, room, *s);
     const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
     n.text_h = above + text_room(room, *s, L, true, true);
@@ -212,8 +212,8 @@ PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
     shown_cells(st, *s, panel.y - above, width, n);
     // Every row named at the step of the most numbers of those around it (whose cells are the
     // smallest): so that what a layout asks for the names holds from step to step.
-    const Room most_room = room_of(*most, c, st.stage_view.zoom > 1.0f, {width, std::max(panel.y - above, 1.0f)});
-    n.named = row_label_stride(std::min(choose_window(st, most_room, *most).best, kMaxCellFonts * most_room.font), most_room.font) == 1;
+    const Room most_room = room_of(*most, c, st.stage_view.zoom > 1.0f, {width, std::max(panel.y - above, 1.0f)}, number_size_min(st.presenting, st.document));
+    n.named = row_label_stride(std::min(choose_window(st, most_room, *most).best, most_room.cell_cap), most_room.font) == 1;
     n.need_h = 1e9f;
     float widest = -1;  // the largest cell the width allows, of the arrangements tried
     for (int v = 0; v < kArrangements; ++v) {
@@ -255,7 +255,7 @@ void DrawStage(AppState& st, double now) {
     // Presenter mode's caption names the step already.
     const auto cramps = [&](float h) {
         if (st.shapes_only) return false;
-        Room with = measure_room(*s, c, st.stage_view.zoom > 1.0f);
+        Room with = measure_room(*s, c, st.stage_view.zoom > 1.0f, number_size_min(st.presenting, st.document));
         const Room without = with;
         with.avail.y -= h;
         // The strip first where it shows a view's or a merge's lesson.
@@ -269,7 +269,7 @@ void DrawStage(AppState& st, double now) {
         return;
     }
 
-    Room room = measure_room(*s, c, st.stage_view.zoom > 1.0f);
+    Room room = measure_room(*s, c, st.stage_view.zoom > 1.0f, number_size_min(st.presenting, st.document));
     Choice ch = choose_window(st, room, *s);
     // A strip where memory is not the lesson is drawn only where it costs the cells a tenth of
     // their size at most (up to the largest they are drawn); where it is, in the normal layout,
@@ -279,7 +279,7 @@ void DrawStage(AppState& st, double now) {
         bare.spare_strip = false;
         bare.lesson_strip = memory_lesson(*s) ? false : room.lesson_strip;
         const Choice without = choose_window(st, bare, *s);
-        const float most = kMaxCellFonts * room.font;
+        const float most = room.cell_cap;
         const bool costly = memory_lesson(*s) ? ch.best < legible_cell(room) && without.best >= legible_cell(room)
                                               : std::min(ch.best, most) < 0.9f * std::min(without.best, most);
         if (costly) room = bare, ch = without;

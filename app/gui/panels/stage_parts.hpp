@@ -40,6 +40,7 @@ struct Room {
     float line, font, label_w;
     float captions_w = 0;  // the shared captions' width; 0 where the tensors differ
     float token_w = 0;     // the widest token (up to 8 letters) at the text's size
+    float cell_cap = 0;    // the largest cell drawn (cell_cap_of)
 };
 
 // The shape with its axes' names and the strides, under the grid once for all the step's
@@ -47,11 +48,18 @@ struct Room {
 std::array<std::string, 2> shared_captions(const Step& s, const Config& c);
 
 // `scrolls`: the panel may show scroll bars (zoomed in). The room left in the window drawn.
-Room measure_room(const Step& s, const Config& c, bool scrolls);
+// `number_min`: the least size of a number shown (number_size_min).
+Room measure_room(const Step& s, const Config& c, bool scrolls, float number_min);
 
 // The room of a stage whose cells, captions and strip have `avail` px, measured before the
 // panel is placed.
-Room room_of(const Step& s, const Config& c, bool scrolls, ImVec2 avail);
+Room room_of(const Step& s, const Config& c, bool scrolls, ImVec2 avail, float number_min);
+
+// The largest cell: kMaxCellFonts text heights, or, where numbers have a least size
+// (presenter mode, a handout) and the step holds up to 4096 of them, the cell that shows its
+// widest number with one decimal at that size: a tensor is not left blank beside numbered
+// ones for want of a cap, where the room allows.
+float cell_cap_of(const Step& s, float font, float number_min);
 
 // Steps whose lesson is where the values lie: a view, a transpose, a copy (merge, concat,
 // repeat_kv, the split of fused qkv).

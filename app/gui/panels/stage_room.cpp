@@ -2,6 +2,7 @@
 // tensors, the memory strip's share, the glide from the step before.
 #include <algorithm>
 #include <array>
+#include <cfloat>
 #include <cmath>
 #include <functional>
 #include <list>
@@ -68,19 +69,34 @@ std::array<std::string, 2> shared_captions(const Step& s, const Config& c) {
             "strides " + shape_str(rec.strides) + (rec.offset ? ", offset " + std::to_string(rec.offset) : "")};
 }
 
-Room measure_room(const Step& s, const Config& c, bool scrolls) {
+Room measure_room(const Step& s, const Config& c, bool scrolls, float number_min) {
     // The room as if no scroll bar showed (fit_cell keeps the bars' room free either way): a
     // bar appearing (zoomed in) must not change the cells, or the next frame would drop it again.
     ImVec2 avail = scrolls ? ImGui::GetContentRegionAvail() : room_left();
     if (scrolls && ImGui::GetScrollMaxY() > 0) avail.x += ImGui::GetStyle().ScrollbarSize;
     if (scrolls && ImGui::GetScrollMaxX() > 0) avail.y += ImGui::GetStyle().ScrollbarSize;
-    return room_of(s, c, scrolls, avail);
+    return room_of(s, c, scrolls, avail, number_min);
 }
 
-Room room_of(const Step& s, const Config& c, bool scrolls, ImVec2 avail) {
+float cell_cap_of(const Step& s, float font, float number_min) {
+    const float cap = kMaxCellFonts * font;
+    std::int64_t n = 0;
+    for (const TensorRecord& t : s.tensors) n += numel(t.shape);
+    if (number_min <= 0 || n > 4096) return cap;
+    ValueRange range;
+    for (const TensorRecord& t : s.tensors) range.add(value_range(t.values().data(), t.values().size()));
+    float widest = 0;
+    for (const std::string& text : widest_cell_texts(range, 1))
+        widest = std::max(widest, cell_font()->CalcTextSizeA(number_min, FLT_MAX, 0.0f, text.c_str()).x);
+    // As cell_text asks: 4 px and a twentieth either side beside the number, 1 px of border.
+    return std::max(cap, std::ceil(std::max(widest + 4, 1.1f * widest) + 2));
+}
+
+Room room_of(const Step& s, const Config& c, bool scrolls, ImVec2 avail, float number_min) {
     Room r;
     r.line = ImGui::GetTextLineHeightWithSpacing();
     r.font = ImGui::GetFontSize();
+    r.cell_cap = cell_cap_of(s, r.font, number_min);
     r.scrolls = scrolls;
     r.avail = avail;
     // Token names on the left (a head's or a sentence's name before its first row), as wide as
@@ -268,7 +284,7 @@ Motion motion_of(const AppState& st, const Choice& ch, double now) {
 
 float cell_size(const Room& room, const Step& s, const Choice& ch, const Motion& m, float zoom) {
     const float cell = m.from ? std::min(ch.best, fit_cell(room, s, *m.from)) : ch.best;
-    return std::clamp(cell, 1.0f, kMaxCellFonts * room.font) * zoom;
+    return std::clamp(cell, 1.0f, room.cell_cap) * zoom;
 }
 
 }  // namespace headsplit::gui::stage
