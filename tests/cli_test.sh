@@ -347,6 +347,7 @@ check_refused_gui "--audit-windows abc is not a size" --layout-audit "$work/a.js
 check_refused_gui "--audit-windows width 10 is out of range" --layout-audit "$work/a.json" --audit-windows 10x10
 check_refused_gui "--audit-fonts 9 is not a scale from 0.75 to 2.5" --layout-audit "$work/a.json" --audit-fonts 1,9
 check_refused_gui "--audit-fonts \"\" is not a scale" --layout-audit "$work/a.json" --audit-fonts ""
+check_refused_gui "--audit-cases: nope is not an audit configuration; use some of default,journey," --layout-audit "$work/a.json" --audit-cases default,nope
 check_refused_gui "--font-scale nan is not a scale from 0.75 to 2.5" --font-scale nan
 check_refused_gui "--font-scale 0 is not a scale" --font-scale 0
 check_refused_gui "--window width 0 is out of range" --window 0x0

@@ -64,7 +64,8 @@ labels = [i for i in d["items"] if i["kind"] == "label"]
 # -1.09, shown with one decimal); no heatmap: the weights come at step 7.
 assert len(cells) == 3 * 18, len(cells)
 assert all(c["value_shown"] and c["panel"] == "stage" for c in cells)
-assert [l["text"] for l in labels if l["panel"] == "heatmaps"] == ["the attention weights are computed at step 7"], labels
+notes = [l["text"] for l in labels if l["panel"] == "heatmaps"]
+assert len(notes) == 1 and notes[0].endswith("weights are computed at step 7"), notes
 assert any(l["text"] == "queries" and l["panel"] == "stage" for l in labels)
 # Each cell's place along its tensor's axes: [1, 2, 3, 3] after the transpose.
 assert sorted(tuple(c["index"]) for c in cells if c["tensor"] == "keys") == \
@@ -82,6 +83,31 @@ d = json.load(open(sys.argv[1]))
 caption = [i["text"] for i in d["items"] if i["kind"] == "label" and i["panel"] == "caption"]
 assert caption and caption[0].startswith("Layer 1 (0-3), Step 5 of "), caption
 print("presenter caption: " + caption[0])
+PY
+# A student's laptop at text 1 (1024x768): the default example's view shows every number of
+# queries, keys and values (queries' -1.09 at one decimal); the weights' line stands beside
+# the heads panel's tabs. Before, the queries' 28 px cells hid "-1.1" (it needs 29.5 px).
+# And the scores step: the stage's 18 scores blank or numbered, each is numbered somewhere
+# (the heatmaps show the same elements: values_of names "attn_scores at step 4").
+for step in 2 4; do
+  "$bin" --screenshot "$work/v$step.png" --layout-report "$work/v$step.json" --window 1024x768 --font-scale 1 \
+    --backend cpu --step $step 2>"$work/err" || fail "1024x768 text 1, step $step: $(cat "$work/err")"
+done
+/usr/bin/python3 - "$work/v2.json" "$work/v4.json" <<'PY' || fail "the default example's numbers at 1024x768, text 1"
+import json, sys
+view = json.load(open(sys.argv[1]))
+cells = [i for i in view["items"] if i["kind"] == "cell"]
+assert len(cells) == 54 and all(c["value_shown"] for c in cells), [(c["tensor"], c["w"], c["value_w"]) for c in cells if not c["value_shown"]]
+assert all(c["values_of"].endswith(" at step 2") for c in cells), cells[0]
+notes = [i["text"] for i in view["items"] if i["panel"] == "heatmaps" and i["kind"] == "label"]
+heads = [p for p in view["panels"] if p["name"] == "heatmaps"][0]
+assert notes and notes[0].endswith("step 7") and [i for i in view["items"] if i["text"] == notes[0]][0]["y"] < heads["y"] + heads["h"] - 10, notes
+scores = json.load(open(sys.argv[2]))
+numbered = {(c["values_of"], tuple(c["index"])) for c in scores["items"] if c["kind"] == "cell" and c["value_shown"]}
+stage = [c for c in scores["items"] if c["kind"] == "cell" and c["panel"] == "stage"]
+assert len(stage) == 18 and all((c["values_of"], tuple(c["index"])) in numbered for c in stage), stage[:2]
+print("1024x768, text 1: the view's 54 numbers shown, the scores' 18 each numbered (%d on the stage)"
+      % sum(c["value_shown"] for c in stage))
 PY
 # A projector: presenter mode at 1024x768, text 1.5, 12 tokens with 4 heads. Every head is
 # on screen (the large map or its thumbnail), nothing of the stage, heatmaps or caption lies

@@ -1,5 +1,6 @@
 // The layout audit's rules, on hand-made frames: each rule fires on the frame that breaks
 // it and stays quiet on the one that keeps it.
+#include <algorithm>
 #include <functional>
 
 #include <catch2/catch.hpp>
@@ -82,6 +83,32 @@ TEST_CASE("the default example's numbers and the 32 px heatmap cells", "[audit]"
     big.heatmap_cells_32 = true;
     CHECK(audit_problems(a.report(), big).size() == 1);
     CHECK(audit_problems(a.report(), {}).empty());
+}
+
+TEST_CASE("a number the stage hides counts as shown where the heatmaps show the same element", "[audit]") {
+    // The stage's attn_scores[0][1][2][0] blank in a 20 px cell; the heads panel's map shows
+    // that element's number. Another element, another step's tensor, or no map: not shown.
+    auto frame_with = [](const std::string& map_of, std::vector<long long> map_index, bool map_shown) {
+        LayoutAudit a;
+        a.enabled = true;
+        a.begin_frame(1366, 768, 1.25f, "scores");
+        a.begin_panel("stage", 0, 0, 600, 200, 0, 0, 600, 200, false, false);
+        a.cell("-.9", 10, 10, 20, 20, false, 30, false, "attn_scores", 1, 0, {0, 1, 2, 0}, "attn_scores at step 4");
+        a.begin_panel("heatmaps", 0, 200, 600, 500, 0, 200, 600, 700, false, false);
+        a.cell("-.86", 40, 240, 60, 60, map_shown, 30, true, "head 1", 1, 20, std::move(map_index), map_of);
+        return a.report();
+    };
+    AuditRules every;
+    every.every_value_shown = true;
+    CHECK(audit_problems(frame_with("attn_scores at step 4", {0, 1, 2, 0}, true), every).empty());
+    CHECK(audit_problems(frame_with("attn_scores at step 4", {0, 1, 2, 1}, true), every).size() == 1);
+    CHECK(audit_problems(frame_with("attn_scores at step 5", {0, 1, 2, 0}, true), every).size() == 1);
+    const auto hidden = audit_problems(frame_with("attn_scores at step 4", {0, 1, 2, 0}, false), every);
+    CHECK(std::any_of(hidden.begin(), hidden.end(), [](const std::string& p) { return p.find("stage: cell \"-.9\"") != std::string::npos; }));
+    CHECK(audit_problems(frame_with("", {0, 1, 2, 0}, true), every).size() == 1);
+    // The report carries whose element each cell is.
+    const nlohmann::json doc = nlohmann::json::parse(layout_report_json(frame_with("attn_scores at step 4", {0, 1, 2, 0}, true)));
+    CHECK(doc["items"][1]["values_of"] == "attn_scores at step 4");
 }
 
 TEST_CASE("presenter mode's rules: numbers 2.5% of the height, the memory strip, no weights before they exist", "[audit]") {
@@ -338,22 +365,38 @@ LayoutReport one_panel(const char* name, float w, const std::function<void(Layou
 }  // namespace
 
 TEST_CASE("a panel a third empty while its cells hide their numbers is caught", "[audit]") {
-    // The stage 600 x 600: a 3 x 3 grid of 20 px cells too small for "-.37" in its top-left
-    // corner leaves most of it empty; grown to fill it, the cells show their numbers.
+    // The stage 600 x 600: a 3 x 3 grid of 40 px cells that hide "-.37" (30 px wide) in its
+    // top-left corner leaves most of it empty; grown to fill it, the cells show their numbers.
     auto grid = [](float cell, bool shown) {
         return one_panel("stage", 600, [&](LayoutAudit& a) {
             for (int i = 0; i < 3; ++i)
                 for (int j = 0; j < 3; ++j) a.cell("-.37", 10 + j * cell, 10 + i * cell, cell - 1, cell - 1, shown, 30);
         });
     };
+    auto covers = [](const std::vector<std::string>& problems) {
+        return std::count_if(problems.begin(), problems.end(), [](const std::string& p) { return p.find("covers") != std::string::npos; });
+    };
     AuditRules room;
     room.room_used = true;
-    const auto p = audit_problems(grid(20, false), room);
-    REQUIRE(p.size() == 1);
-    CHECK(p[0].find("covers 0%") != std::string::npos);  // 59 x 59 px of 600 x 600
-    CHECK(audit_problems(grid(20, false), {}).empty());
+    const auto p = audit_problems(grid(40, false), room);
+    REQUIRE(covers(p) == 1);
+    CHECK(std::any_of(p.begin(), p.end(), [](const std::string& s) { return s.find("covers 3%") != std::string::npos; }));  // 119 x 119 px
+    CHECK(covers(audit_problems(grid(40, false), {})) == 0);
     CHECK(audit_problems(grid(190, true), room).empty());  // fills the panel, numbers shown
     CHECK(audit_problems(grid(20, true), room).empty());   // small but every number shown: legible
+    // Cells too narrow for their number are the default example's rule (every number shown),
+    // not this one: a large grid's dots read as colours.
+    CHECK(audit_problems(grid(20, false), room).empty());
+    // The grid's numbers shown in another panel (the heatmaps of the same scores).
+    LayoutAudit both;
+    both.enabled = true;
+    both.begin_frame(1024, 768, 1.5f, "room");
+    both.begin_panel("stage", 0, 0, 600, 600, 0, 0, 600, 600, false, false);
+    both.cell("-.37", 10, 10, 39, 39, false, 30, false, "attn_scores", 0, 0, {0, 0, 0, 0}, "attn_scores at step 4");
+    CHECK(covers(audit_problems(both.report(), room)) == 1);
+    both.begin_panel("heatmaps", 600, 0, 400, 600, 600, 0, 1000, 600, false, false);
+    both.cell("-.37", 610, 10, 380, 580, true, 30, true, "head 0", 0, 20, {0, 0, 0, 0}, "attn_scores at step 4");
+    CHECK(covers(audit_problems(both.report(), room)) == 0);
 }
 
 TEST_CASE("a heatmap's cells of 32 px count as legible without their numbers", "[audit]") {

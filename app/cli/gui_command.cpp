@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "gui/runs/audit_sweep.hpp"
 #include "headsplit/io/terminal.hpp"
 #include "headsplit/io/writing.hpp"
 
@@ -82,6 +83,7 @@ void GuiCommand::add_to(CLI::App& cli) {
                    "check each frame's layout, write the problems as JSON to FILE; exit 1 when there are any"));
     cli.add_option("--audit-windows", f.audit_windows, "window sizes for --layout-audit (default 1024x768,1280x800,1366x768,1920x1080,2560x1440,3840x2160)");
     cli.add_option("--audit-fonts", f.audit_fonts, "font scales for --layout-audit (default 1,1.25,1.5,1.75,2)");
+    cli.add_option("--audit-cases", f.audit_cases, "configurations for --layout-audit, e.g. default,journey (default: all)");
 }
 
 namespace {
@@ -142,6 +144,15 @@ gui::GuiOptions GuiCommand::options() {
         throw ConfigError("--layout-report needs --screenshot: the report describes the saved frame");
     for (const std::string& size : split_list(f.audit_windows)) g.audit_windows.push_back(parse_size("--audit-windows", size));
     for (const std::string& a : split_list(f.audit_fonts)) g.audit_fonts.push_back(parse_font_scale("--audit-fonts", a));
+    const std::vector<gui::AuditCase> cases = gui::audit_cases();
+    for (const std::string& name : f.audit_cases.empty() ? std::vector<std::string>{} : split_list(f.audit_cases)) {
+        if (std::none_of(cases.begin(), cases.end(), [&](const gui::AuditCase& a) { return a.name == name; })) {
+            std::string use;
+            for (const gui::AuditCase& a : cases) use += (use.empty() ? "" : ",") + a.name;
+            throw ConfigError("--audit-cases: " + shown_value(name) + " is not an audit configuration; use some of " + use);
+        }
+        g.audit_cases.push_back(name);
+    }
     if (!f.window_size.empty()) std::tie(g.width, g.height) = parse_size("--window", f.window_size);
     refuse_shared_outputs({{"--screenshot", g.screenshot},
                            {"--layout-report", g.layout_report},

@@ -32,6 +32,7 @@ struct GuiOptions {
     std::string layout_audit;   // non-empty: run the layout audit sweep, write its report here
     std::vector<std::pair<int, int>> audit_windows;  // the sweep's window sizes
     std::vector<float> audit_fonts;                  // the sweep's font scales
+    std::vector<std::string> audit_cases;            // the sweep's configurations by name (empty: all)
     LessonStarter lesson_starter;  // set: the Controls panel can start a live lesson
     int lesson_port = kLessonPort;  // the Controls' lesson port field at first
     LessonStart lesson;            // a lesson already started (`headsplit lesson`): the window is its console

@@ -300,12 +300,41 @@ float heads_content_top(const AppState& st, bool window_titled) {
     return (window_titled ? ImGui::GetFrameHeight() : 0.0f) + style.WindowPadding.y + tabs;
 }
 
+std::string when_beside_tabs(const AppState& st, const std::string& when, float panel_w) {
+    if (st.presenting) return "";
+    // The tabs as ImGui lays them out: each its label and the frame's padding either side,
+    // the inner spacing between them; a font's width of gap before the line.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    float tabs = 0;
+    for (const char* label : kHeadsTabs) tabs += ImGui::CalcTextSize(label).x + 2 * style.FramePadding.x + style.ItemInnerSpacing.x;
+    const float room = panel_w - 2 * style.WindowPadding.x - tabs - ImGui::GetFontSize();
+    // Shorter: without the parenthesis, then without "the attention " / "flash's ", then
+    // "come" for "are computed", then "weights: step 7".
+    std::string shorter = when.substr(0, when.find(" ("));
+    std::vector<std::string> forms{when, shorter};
+    for (const char* lead : {"the attention ", "flash's ", "the "})
+        if (shorter.rfind(lead, 0) == 0) {
+            forms.push_back(shorter.substr(std::string(lead).size()));
+            break;
+        }
+    if (const std::size_t at = forms.back().find(" are computed "); at != std::string::npos) {
+        const std::string who = forms.back().substr(0, at), rest = forms.back().substr(at + 14);  // "weights", "at step 7"
+        forms.push_back(who + " come " + rest);
+        if (rest.rfind("at ", 0) == 0) forms.push_back(who + ": " + rest.substr(3));  // "weights: step 7"
+    }
+    for (const std::string& f : forms)
+        if (ImGui::CalcTextSize(f.c_str()).x <= room) return f;
+    return "";
+}
+
 PanelNeed heads_line_need(const AppState& st, const std::string& when, ImVec2 panel, bool window_titled) {
     PanelNeed n;
     const ImGuiStyle& style = ImGui::GetStyle();
     const float width = std::max(panel.x - 2 * style.WindowPadding.x, 1.0f), top = heads_content_top(st, window_titled);
-    n.text_h = n.need_h = std::ceil(top + ImGui::CalcTextSize(when.c_str(), nullptr, false, width).y + style.ItemSpacing.y +
-                                    style.WindowPadding.y);
+    const float line = when_beside_tabs(st, when, panel.x).empty()
+                           ? ImGui::CalcTextSize(when.c_str(), nullptr, false, width).y + style.ItemSpacing.y
+                           : 0.0f;
+    n.text_h = n.need_h = std::ceil(top + line + style.WindowPadding.y);
     return n;
 }
 

@@ -171,7 +171,13 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
             } else if (std::isinf(v)) {
                 dl->AddLine(p0, p1, IM_COL32(120, 120, 120, 255), 1.5f);  // hatched: the future
             }
-            cell_value(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), v, text, true, m.head);
+            std::vector<long long> index;  // for the audit only
+            if (frame_watch().watching()) {
+                const Shape at = unravel(m.t->shape, m.block * R * T + i * T + j);
+                index.assign(at.begin(), at.end());
+            }
+            cell_value(dl, p0, p1, std::isinf(v) ? IM_COL32(200, 200, 200, 255) : text_on(fill), v, text, true, m.head,
+                       std::move(index));
             if (mouse.x >= p0.x && mouse.x < p1.x && mouse.y >= p0.y && mouse.y < p1.y && ImGui::IsWindowHovered()) {
                 dl->AddRect(p0, p1, IM_COL32(255, 255, 255, 255), 0, 0, 2.5f);
                 ImGui::SetTooltip("%s: \"%s\" -> \"%s\" = %s%s", m.title.c_str(), g.query_token(i).c_str(),
@@ -323,7 +329,11 @@ std::string heatmaps_off(const AppState& st) {
 }
 
 void DrawHeatmaps(AppState& st) {
-    audit_panel("heatmaps");
+    // Before the weights exist (or after they were used), a line on the tabs' row where it
+    // fits there, so that the panel is its tabs alone; else under them.
+    const std::string when_off = heatmaps_off(st);
+    const std::string beside = when_off.empty() ? "" : when_beside_tabs(st, when_off, ImGui::GetWindowWidth());
+    audit_panel("heatmaps", beside.empty() ? 0.0f : ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.y);
     if (!st.trace || st.shapes_only) {
         ImGui::TextDisabled("no values to draw");
         return;
@@ -331,6 +341,14 @@ void DrawHeatmaps(AppState& st) {
     const Trace& tr = *st.trace;
     const Config& c = tr.config;
     const auto off = [&](const std::string& when) {  // the stage takes the room
+        if (!beside.empty()) {
+            const ImGuiStyle& style = ImGui::GetStyle();
+            const float right = ImGui::GetWindowPos().x + ImGui::GetWindowWidth() - style.WindowPadding.x;
+            const float w = ImGui::CalcTextSize(beside.c_str()).x;
+            const float y = ImGui::GetCursorScreenPos().y - style.ItemSpacing.y - ImGui::GetFrameHeight() + style.FramePadding.y;
+            draw_label(ImGui::GetWindowDrawList(), {right - w, y}, ImGui::GetColorU32(ImGuiCol_TextDisabled), beside);
+            return;
+        }
         ImGui::PushTextWrapPos(0);
         ImGui::TextDisabled("%s", when.c_str());
         ImGui::PopTextWrapPos();
@@ -388,6 +406,7 @@ void DrawHeatmaps(AppState& st) {
         }
         CellText text = it->second;
         text.tensor = m.title;
+        if (m.mine) text.values_of = m.t->name + " at step " + std::to_string(m.step->index);
         return text;
     };
     float bottom = cv.origin.y + cv.tiling.rows * cv.map_h;

@@ -300,17 +300,17 @@ float controls_width(AppState& st, float W) {
 void draw_heads_tabs(AppState& st) {
     if (ImGui::BeginTabBar("bottom")) {
         st.panels.heatmaps_tab = st.panels.why_tab = st.panels.weights_tab = false;
-        if (ImGui::BeginTabItem("Heatmaps", nullptr, st.open_heatmaps ? ImGuiTabItemFlags_SetSelected : 0)) {
+        if (ImGui::BeginTabItem(kHeadsTabs[0], nullptr, st.open_heatmaps ? ImGuiTabItemFlags_SetSelected : 0)) {
             st.panels.heatmaps_tab = true;
             DrawHeatmaps(st);
             ImGui::EndTabItem();
         }
-        if (ImGui::BeginTabItem("Weight split", nullptr, st.open_weights ? ImGuiTabItemFlags_SetSelected : 0)) {
+        if (ImGui::BeginTabItem(kHeadsTabs[1], nullptr, st.open_weights ? ImGuiTabItemFlags_SetSelected : 0)) {
             st.panels.weights_tab = true;
             DrawWeightSplit(st);
             ImGui::EndTabItem();
         }
-        if (ImGui::BeginTabItem("Why split", nullptr, st.open_why ? ImGuiTabItemFlags_SetSelected : 0)) {
+        if (ImGui::BeginTabItem(kHeadsTabs[2], nullptr, st.open_why ? ImGuiTabItemFlags_SetSelected : 0)) {
             st.panels.why_tab = true;
             DrawWhy(st);
             ImGui::EndTabItem();

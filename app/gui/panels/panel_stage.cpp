@@ -187,7 +187,10 @@ PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
                  : heading_h(*s, width, titled);
     // Measured as if the stage had the whole column: what it must show does not depend on the
     // share it is given.
-    const Room room = room_of(*s, c, st.stage_view.zoom > 1.0f, {width, std::max(panel.y - above, 1.0f)}, number_size_min(st.presenting, st.document));
+    Room room = room_of(*s, c, st.stage_view.zoom > 1.0f, {width, std::max(panel.y - above, 1.0f)}, number_size_min(st.presenting, st.document));
+    // The shape and the strides measured on two lines, as a step whose captions are wider has
+    // them: what the stage asks stays from step to step (drawn on one, the cells take the line).
+    room.caption_line_w = 0;
     const Choice ch = choose_window(st, room, *s);
     const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
     n.text_h = above + text_room(room, *s, L, true, true);

@@ -83,6 +83,12 @@ float heads_content_top(const AppState& st, bool window_titled);
 // heatmaps_fit.cpp: the heads panel showing line `when` alone (no weights yet, or no more;
 // flash's tiles likewise), the stage the rest.
 PanelNeed heads_line_need(const AppState& st, const std::string& when, ImVec2 panel, bool window_titled);
+// The heads panel's tabs in the normal layout, left to right.
+inline constexpr const char* kHeadsTabs[3] = {"Heatmaps", "Weight split", "Why split"};
+// heatmaps_fit.cpp: `when` (heatmaps_off), or its shorter form, that fits beside the normal
+// layout's tabs in a heads panel `panel_w` px wide; "" where none does (it goes under them),
+// and in presenter mode (no tabs).
+std::string when_beside_tabs(const AppState& st, const std::string& when, float panel_w);
 // panel_lesson.cpp: the live lesson over the panels: the join card (the student address, the
 // code, its QR code) or the class's line, and after a reveal the answers' histogram.
 void DrawLesson(AppState& st);

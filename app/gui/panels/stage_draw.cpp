@@ -146,6 +146,10 @@ void draw_tensor_captions(Canvas& cv, float below, bool beside, bool shapes) {
             const float at = x + ImGui::CalcTextSize(text.c_str()).x <= right ? x : cv.origin.x;
             place_caption(cv, {at, y}, text, right - at);
         };
+        if (one_caption_line(cv.room) && !short_stage(cv.room) && !beside) {
+            place(shared_caption_line(shared), below);
+            continue;
+        }
         place(shared[0], below);
         if (!shared[1].empty() && !short_stage(cv.room)) place(shared[1], below + cv.room.line);
     }
@@ -302,7 +306,8 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
         std::vector<float> shown_values;
         for (const Cell& c : tl.cells)
             if (static_cast<std::size_t>(c.index) < values.size()) shown_values.push_back(values[c.index]);
-        const CellText text = cell_text(shown_values, cell - 2, cell - 2, rec.name, cv.number_max, cv.number_min);
+        CellText text = cell_text(shown_values, cell - 2, cell - 2, rec.name, cv.number_max, cv.number_min);
+        text.values_of = rec.name + " at step " + std::to_string(s.index);
         for (const Cell& cell_at : tl.cells) {
             const auto i = static_cast<std::size_t>(cell_at.index);
             if (i >= values.size()) break;
@@ -388,11 +393,14 @@ bool draw_strip_brackets(Canvas& cv, const TensorRecord& rec, const TensorLayout
                 const std::string word = token_label(cv.c, tl, batch, tok);
                 const float font = cv.room.font, word_w = ImGui::CalcTextSize(word.c_str()).x;
                 const bool lower = stagger && (brackets++ % 2 == 1);
-                const float room_w = stagger ? 2.0f * (bx1 - bx0 + 2) - 6 : bx1 - bx0 + 2;
+                // Centred on its bracket, within the panel: a name at an edge is not pushed onto
+                // its neighbour.
+                const float mid = (bx0 + bx1) * 0.5f;
+                const float edge = 2.0f * std::min(mid - cv.origin.x, cv.origin.x + cv.room.avail.x - mid);
+                const float room_w = std::max(std::min(stagger ? 2.0f * (bx1 - bx0 + 2) - 6 : bx1 - bx0 + 2, edge), bx1 - bx0 + 2);
                 const float size = std::clamp(font * room_w / std::max(word_w, 1.0f), kSmallestLabel * font, font);
                 const std::string name = fit_token(word, room_w, size);
                 const float name_w = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, name.c_str()).x;
-                const float mid = (bx0 + bx1) * 0.5f;
                 const float x = std::clamp(mid - name_w * 0.5f, cv.origin.x, std::max(cv.origin.x, cv.origin.x + cv.room.avail.x - name_w));
                 if (name.empty()) frame_watch().thinned("the strip's token \"" + word + "\" unnamed");
                 else
@@ -406,7 +414,7 @@ bool draw_strip_brackets(Canvas& cv, const TensorRecord& rec, const TensorLayout
 
 float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
     const Step& s = cv.s;
-    const float line = cv.room.line, label_w = cv.room.label_w;
+    const float line = cv.room.line, label_w = cv.room.strip_label_w;
     const TensorRecord& rec = s.tensors.front();
     const TensorLayout& tl = cv.L.tensors.front();
     const std::int64_t n = numel(rec.shape);

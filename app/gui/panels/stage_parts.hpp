@@ -38,7 +38,9 @@ struct Room {
     bool spare_strip = true;   // the strip may be drawn where memory is not the lesson
     bool lesson_strip = true;  // the strip may be drawn where memory is the lesson
     float line, font, label_w;
+    float strip_label_w = 0;  // the memory strip's left column ("address", "+24")
     float captions_w = 0;  // the shared captions' width; 0 where the tensors differ
+    float caption_line_w = 0;  // theirs on one line (shared_caption_line); 0 where the tensors differ
     float token_w = 0;     // the widest token (up to 8 letters) at the text's size
     float cell_cap = 0;    // the largest cell drawn (cell_cap_of)
 };
@@ -46,6 +48,8 @@ struct Room {
 // The shape with its axes' names and the strides, under the grid once for all the step's
 // tensors: {"each [B, T, D] = [1, 3, 6]", "strides [18, 6, 1]"}.
 std::array<std::string, 2> shared_captions(const Step& s, const Config& c);
+// Both on one line: "each [B, T, D] = [1, 3, 6], strides [18, 6, 1]".
+inline std::string shared_caption_line(const std::array<std::string, 2>& captions) { return captions[0] + ", " + captions[1]; }
 
 // `scrolls`: the panel may show scroll bars (zoomed in). The room left in the window drawn.
 // `number_min`: the least size of a number shown (number_size_min).
@@ -109,7 +113,12 @@ inline bool short_stage(const Room& room) { return room.avail.y < 8 * room.line;
 
 inline bool tiny_stage(const Room& room) { return room.avail.y < 5 * room.line; }
 
-inline float caption_lines(const Room& room) { return tiny_stage(room) ? 0.0f : short_stage(room) ? 1.0f : 2.0f; }
+// The shape and the strides share a line where the stage is wide enough for both.
+inline bool one_caption_line(const Room& room) { return room.caption_line_w > 0 && room.caption_line_w <= room.avail.x; }
+
+inline float caption_lines(const Room& room) {
+    return tiny_stage(room) ? 0.0f : short_stage(room) || one_caption_line(room) ? 1.0f : 2.0f;
+}
 
 inline float note_lines(const Room& room) { return tiny_stage(room) ? 0.0f : short_stage(room) ? 1.0f : 2.0f; }
 

@@ -99,26 +99,37 @@ Room room_of(const Step& s, const Config& c, bool scrolls, ImVec2 avail, float n
     r.cell_cap = cell_cap_of(s, r.font, number_min);
     r.scrolls = scrolls;
     r.avail = avail;
-    // Token names on the left (a head's or a sentence's name before its first row), as wide as
-    // the widest needs, cut at 8 letters, 5.5 letters at most.
+    // Token names on the left (a sentence's name before its first row), as wide as the widest
+    // needs, measured to 8 letters, 5.5 text heights at most.
+    // A word its rows repeat (a padded sentence's "<pad>" too) is named with its position: "10:the".
     float widest = 0;
+    bool repeats = false;
     auto measure = [&](const std::vector<std::string>& words) {
-        for (std::size_t i = 0; i < std::min<std::size_t>(words.size(), 64); ++i)  // a window shows no more
+        for (std::size_t i = 0; i < std::min<std::size_t>(words.size(), 64); ++i) {  // a window shows no more
             widest = std::max(widest, ImGui::CalcTextSize(words[i].substr(0, 8).c_str()).x);
+            repeats |= std::count(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(i), words[i]) > 0;
+        }
     };
     measure(c.tokens);
-    for (std::int64_t b = 0; b < std::min<std::int64_t>(c.batch, 4); ++b) measure(c.key_tokens(b));
-    measure({"<pad>"});
-    bool repeats = false;  // a repeated word is named with its position: "10:the"
-    for (std::size_t i = 0; i < c.tokens.size() && i < 64 && !repeats; ++i)
-        repeats = std::count(c.tokens.begin(), c.tokens.begin() + static_cast<std::ptrdiff_t>(i), c.tokens[i]) > 0;
+    for (std::int64_t b = 0; b < std::min<std::int64_t>(c.batch, 4); ++b) {
+        std::vector<std::string> sentence;
+        for (std::int64_t t = 0; t < std::min<std::int64_t>(c.num_tokens(), 64); ++t) sentence.push_back(c.token_at(b, t));
+        measure(sentence);
+        measure(c.key_tokens(b));
+    }
     r.token_w = widest + (repeats ? ImGui::CalcTextSize("10:").x : 0.0f);
-    const float prefix = ImGui::CalcTextSize(c.batch > 1 ? "s0 kv0 " : "kv0 ").x;
-    r.label_w = std::min(5.5f * r.font, widest + prefix + 6);
+    // (The rows of token panels are heads: "kv11" fits too.)
+    const float prefix = c.batch > 1 ? ImGui::CalcTextSize("s0 ").x : 0.0f;
+    const float head_w = ImGui::CalcTextSize(("kv" + std::to_string(std::max<std::int64_t>(c.heads, 1) - 1)).c_str()).x;
+    r.label_w = std::min(5.5f * r.font, std::max(r.token_w, head_w) + prefix + 6);
+    r.strip_label_w = std::max(r.label_w, ImGui::CalcTextSize("address").x + 6);
     bool same = true;
     for (const TensorRecord& t : s.tensors) same &= t.shape == s.tensors.front().shape && t.strides == s.tensors.front().strides;
-    if (same && !s.tensors.empty())
-        for (const std::string& line : shared_captions(s, c)) r.captions_w = std::max(r.captions_w, ImGui::CalcTextSize(line.c_str()).x);
+    if (same && !s.tensors.empty()) {
+        const std::array<std::string, 2> captions = shared_captions(s, c);
+        for (const std::string& line : captions) r.captions_w = std::max(r.captions_w, ImGui::CalcTextSize(line.c_str()).x);
+        r.caption_line_w = ImGui::CalcTextSize(shared_caption_line(captions).c_str()).x;
+    }
     return r;
 }
 
@@ -129,7 +140,7 @@ bool memory_lesson(const Step& s) {
 
 StripShape strip_shape(const Room& room, std::int64_t span, float stage_cell, std::int64_t unit) {
     StripShape k;
-    const float width = std::max(room.avail.x - room.label_w - 8, 1.0f), least = 0.6f * room.font;
+    const float width = std::max(room.avail.x - room.strip_label_w - 8, 1.0f), least = 0.6f * room.font;
     const float one_row = width / static_cast<float>(std::max<std::int64_t>(span, 1));
     k.per_row = std::max<std::int64_t>(span, 1);
     if (one_row >= least) {
@@ -209,7 +220,7 @@ bool captions_beside(const Room& room, const StepLayout& lay, float cell) {
     const float bar = room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f;
     return beside_x(lay) > 0 && room.captions_w > 0 && !short_stage(room) &&
            room.avail.x - bar - room.label_w - 10 - beside_x(lay) * cell >= room.captions_w &&
-           (lay.height - lay.tensors.back().y) * cell >= caption_lines(room) * room.line;
+           (lay.height - lay.tensors.back().y) * cell >= 2.0f * room.line;  // a line each beside
 }
 
 bool rows_named(const Room& room, const StepLayout& lay, float cell) {
@@ -219,7 +230,14 @@ bool rows_named(const Room& room, const StepLayout& lay, float cell) {
 float fit_cell(const Room& room, const Step& s, const StepLayout& lay) {
     const float bar = room.scrolls ? ImGui::GetStyle().ScrollbarSize : 0.0f;
     const float by_w = (room.avail.x - bar - room.label_w - 10) / std::max(lay.width, 1.0f);
-    const auto by_h = [&](bool beside) { return (room.avail.y - text_room(room, s, lay, false, false, beside)) / std::max(lay.height, 1.0f); };
+    // Rows at least a line of text tall keep their names within the grid: the half line a name
+    // may reach under a small last row (text_room) is then the cells'.
+    const float reach = tiny_stage(room) ? 0.0f : 0.5f * room.line;
+    const auto by_h = [&](bool beside) {
+        const float text = text_room(room, s, lay, false, false, beside), rows = std::max(lay.height, 1.0f);
+        const float tight = (room.avail.y - text + reach) / rows;
+        return tight >= ImGui::GetTextLineHeight() ? tight : (room.avail.y - text) / rows;
+    };
     const float below = std::min(by_w, by_h(false));
     if (beside_x(lay) <= 0) return below;
     const float beside = std::min(by_w, by_h(true));

@@ -199,7 +199,7 @@ ImFont* cell_font() {
 }
 
 
-void audit_panel(const char* name) {
+void audit_panel(const char* name, float above) {
     FrameWatch& a = frame_watch();
     if (!a.watching()) return;
     const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
@@ -207,7 +207,7 @@ void audit_panel(const char* name) {
     // panel drawn in a tab starts under the tab bar (the cursor, less the padding above it).
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 c0 = dl->GetClipRectMin(), c1 = dl->GetClipRectMax();
-    const float top = std::max(c0.y, ImGui::GetCursorScreenPos().y - ImGui::GetStyle().WindowPadding.y);
+    const float top = std::max(c0.y, ImGui::GetCursorScreenPos().y - ImGui::GetStyle().WindowPadding.y - above);
     a.begin_panel(name, pos.x, pos.y, size.x, size.y, c0.x, top, c1.x, c1.y,
                   ImGui::GetScrollMaxX() > 0, ImGui::GetScrollMaxY() > 0);
 }
@@ -396,13 +396,13 @@ CellText cell_text(const ValueRange& range, float cell_w, float cell_h, std::str
 bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, const CellText& t, bool heatmap,
                 int head, std::vector<long long> index) {
     const float w = p1.x - p0.x, h = p1.y - p0.y;
-    // Too small for any number of its tensor: nothing to draw, nothing for the audit to judge
-    // (large grids have many such cells); a heatmap's cells are recorded all the same (their
-    // size is what a projector's back row sees).
+    // Too small for any number of its tensor: nothing to draw. The audit judges it all the same
+    // where a number could be read at all (8 px; a large grid's dots are not) and a heatmap's
+    // cells always (their size is what a projector's back row sees).
     if (!t.shown && w + 0.01f < t.need_w + 4) {
-        if (heatmap)
-            frame_watch().cell(format_cell(value, t.decimals), p0.x, p0.y, w, h, false, t.need_w, true, t.tensor, head, 0,
-                                std::move(index));
+        if (heatmap || w >= 8.0f)
+            frame_watch().cell(format_cell(value, t.decimals), p0.x, p0.y, w, h, false, t.need_w, heatmap, t.tensor, head, 0,
+                                std::move(index), t.values_of);
         return false;
     }
     const std::string text = format_cell(value, t.decimals);
@@ -412,7 +412,7 @@ bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, 
         dl->AddText(f, t.size, {(p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f}, color, text.c_str());
     }
     frame_watch().cell(text, p0.x, p0.y, w, h, t.shown, t.need_w, heatmap, t.tensor, head, digit_height(t.size),
-                        std::move(index));
+                        std::move(index), t.values_of);
     return t.shown;
 }
 

@@ -85,8 +85,10 @@ float number_size_max();
 // A4's 186 mm between margins), or not at all: the smallest size, px (0 elsewhere: the cell
 // font's usual size).
 float number_size_min(bool presenting, bool document = false);
-// Records the current window as audited panel `name` (call right after ImGui::Begin).
-void audit_panel(const char* name);
+// Records the current window as audited panel `name` (call right after ImGui::Begin, or at
+// the top of a tab's content); `above`: px over the cursor it draws in too (a note beside its
+// tab bar).
+void audit_panel(const char* name, float above = 0);
 // Puts the next item, `w` wide, on the line of the one before where it fits.
 void next_on_line(float w);
 // A row of radio buttons, one per label (its value its index), going on at the next line where
@@ -143,6 +145,7 @@ struct CellText {
     float need_w = 0;  // the width (less 4 px) a cell needs to show them at the smallest size allowed
     float size = 0;    // the size the numbers are drawn at, px
     std::string tensor;
+    std::string values_of;  // the step's tensor the numbers are of, for the audit (FrameWatch::cell)
 };
 // The format for `values` drawn in cells of cell_w x cell_h px: two decimals when the widest
 // number fits (its width + 4 px) at `at_least` px (the cell font's usual size when larger),

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -48,6 +49,18 @@ namespace {
 // A heatmap's cell this large reads from the back row without its number (up to 12 tokens).
 constexpr float kLegibleMapCell = 32.0f;
 
+// The elements whose numbers some panel shows, by tensor and index (the heatmaps show the
+// scores the stage does).
+using Numbered = std::set<std::pair<std::string, std::vector<long long>>>;
+Numbered numbered_elements(const LayoutReport& r) {
+    Numbered out;
+    for (const AuditItem& it : r.items)
+        if (it.cell && it.visible && it.value_shown && !it.values_of.empty()) out.insert({it.values_of, it.index});
+    return out;
+}
+
+bool numbered_in(const Numbered& n, const AuditItem& it) { return !it.values_of.empty() && n.count({it.values_of, it.index}) > 0; }
+
 std::string rect(const AuditItem& it) {
     char b[96];
     std::snprintf(b, sizeof b, "(%.0f, %.0f, %.0f x %.0f)", it.x, it.y, it.w, it.h);
@@ -61,6 +74,7 @@ std::string quoted(const AuditItem& it) {
 // The rules on the frame as a whole: every token named whole (whole_labels), the memory
 // strip (memory_strip), a tensor's numbers all or none; each problem after `where`.
 void frame_problems(const LayoutReport& r, const AuditRules& rules, const std::string& where, std::vector<std::string>& out) {
+    const Numbered numbered = numbered_elements(r);
     // Up to 16 tokens each is named whole: a label that names a token holds all of it ("6:the"
     // holds "the"; "qu." cuts "quick"), and no panel leaves token labels out.
     if (rules.whole_labels) {
@@ -89,8 +103,11 @@ void frame_problems(const LayoutReport& r, const AuditRules& rules, const std::s
         for (const AuditItem& it : r.items) {
             if (it.panel != p.name || !it.visible) continue;
             x0 = std::min(x0, it.x), y0 = std::min(y0, it.y), x1 = std::max(x1, it.x + it.w), y1 = std::max(y1, it.y + it.h);
-            // (A heatmap's cell of 32 px reads without its number: the maps' legible size.)
-            if (it.cell && !it.value_shown && (!it.heatmap || it.w < kLegibleMapCell) && !small) small = &it;
+            // Below its legible size: a heatmap's cell under 32 px (above, it reads without its
+            // number); another grid's cell that has its number's width and hides it, unless
+            // another panel shows that number.
+            const bool below = it.heatmap ? it.w < kLegibleMapCell : it.w + 0.01f >= it.value_w + 4;
+            if (it.cell && !it.value_shown && below && !numbered_in(numbered, it) && !small) small = &it;
         }
         const float area = (p.clip_x1 - p.clip_x0) * (p.clip_y1 - p.clip_y0);
         if (!small || area <= 0) continue;
@@ -179,6 +196,7 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
             if (!shown) out.push_back(where + p.name + ": head " + std::to_string(h) + " of " + std::to_string(p.heads.size()) +
                                       " shown is not on screen (neither its map nor its thumbnail)");
         }
+    const Numbered numbered = numbered_elements(r);
     for (const AuditItem& it : r.items) {
         if (!it.visible) continue;
         const AuditPanel* p = panel_of(it.panel);
@@ -196,7 +214,7 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
         if (!it.value_shown && it.w >= it.value_w + 4)
             out.push_back(where + it.panel + ": " + quoted(it) + " has room for its number (" +
                           std::to_string(int(it.value_w)) + " px) but does not show it");
-        if (rules.every_value_shown && !it.value_shown)
+        if (rules.every_value_shown && !it.value_shown && !numbered_in(numbered, it))
             out.push_back(where + it.panel + ": " + quoted(it) + " does not show its number");
         if (rules.heatmap_cells_32 && it.heatmap && it.w < kLegibleMapCell)
             out.push_back(where + it.panel + ": heatmap " + quoted(it) + " is under 32 px");

@@ -87,7 +87,8 @@ void LayoutAudit::mismeasured(const std::string& what, float told, float drawn) 
 }
 
 void LayoutAudit::cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,
-                       bool heatmap, const std::string& tensor, int head, float value_h, std::vector<long long> index) {
+                       bool heatmap, const std::string& tensor, int head, float value_h, std::vector<long long> index,
+                       const std::string& values_of) {
     if (!enabled) return;
     AuditItem it = placed(x, y, w, h);
     it.cell = true;
@@ -99,6 +100,7 @@ void LayoutAudit::cell(const std::string& text, float x, float y, float w, float
     it.head = head;
     it.value_h = value_shown ? value_h : 0;
     it.index = std::move(index);
+    it.values_of = values_of;
     report_.items.push_back(std::move(it));
 }
 
@@ -135,6 +137,7 @@ std::string layout_report_json(const LayoutReport& r) {
             j["value_shown"] = it.value_shown;
             j["value_w"] = it.value_w;
             j["value_h"] = it.value_h;
+            if (!it.values_of.empty()) j["values_of"] = it.values_of;
         }
         if (it.cell || it.memory) {
             j["tensor"] = it.tensor;

@@ -35,6 +35,7 @@ struct AuditItem {
     int head = -1;              // cells: the head its value belongs to (-1: none or mixed)
     float value_h = 0;          // cells: the drawn height of its number's digits, px (0: not drawn)
     std::vector<long long> index;  // cells: its position along every axis of its tensor
+    std::string values_of;      // cells: the step's tensor whose element it is (FrameWatch::cell)
     bool memory = false;        // a cell of a memory strip (kind "memory"): one element's address
     std::string token;          // labels: the whole token it names, when it names one
 };
@@ -70,7 +71,7 @@ public:
     void label(const std::string& text, float x, float y, float w, float h, const std::string& token = "") override;
     void cell(const std::string& text, float x, float y, float w, float h, bool value_shown, float value_w,
               bool heatmap = false, const std::string& tensor = "", int head = -1, float value_h = 0,
-              std::vector<long long> index = {}) override;
+              std::vector<long long> index = {}, const std::string& values_of = "") override;
     void memory(float x, float y, float w, float h, const std::string& tensor, int head, std::vector<long long> index) override;
     void thinned(const std::string& what) override;
     void cut(const std::string& whole, const std::string& shown) override;

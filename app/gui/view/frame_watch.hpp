@@ -22,10 +22,12 @@ public:
     virtual void label(const std::string& /*text*/, float /*x*/, float /*y*/, float /*w*/, float /*h*/,
                        const std::string& /*token*/ = "") {}
     // A cell of a grid: the number it stands for, whether it is drawn (`value_w` px wide,
-    // `value_h` px tall digits), of a heatmap, its tensor, head and position along every axis.
+    // `value_h` px tall digits), of a heatmap, its tensor, head and position along every axis;
+    // `values_of`: whose element it is ("attn_scores at step 4", empty where it is no step's
+    // tensor of the trace on screen), so that two panels showing one element are known as such.
     virtual void cell(const std::string& /*text*/, float /*x*/, float /*y*/, float /*w*/, float /*h*/, bool /*value_shown*/,
                       float /*value_w*/, bool /*heatmap*/ = false, const std::string& /*tensor*/ = "", int /*head*/ = -1,
-                      float /*value_h*/ = 0, std::vector<long long> /*index*/ = {}) {}
+                      float /*value_h*/ = 0, std::vector<long long> /*index*/ = {}, const std::string& /*values_of*/ = "") {}
     // A cell of a memory strip: the element at one address of tensor `tensor`'s buffer, its
     // index in the tensor (empty: an address the tensor does not use), coloured as head `head`.
     virtual void memory(float /*x*/, float /*y*/, float /*w*/, float /*h*/, const std::string& /*tensor*/, int /*head*/,

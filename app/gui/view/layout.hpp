@@ -147,7 +147,7 @@ Pan pan_window(LayoutLimits& lim, const StepLayout& lay, float dx, float dy);
 constexpr float kPanelGap = 0.8f;   // between two panels of a row
 constexpr float kPanelTitle = 0.75f; // above each panel: the slot of its title
 constexpr float kPanelRowGap = 0.3f;  // between two rows of panels, above the next titles
-constexpr float kTensorGap = 1.5f;  // between tensors of one step
+constexpr float kTensorGap = 1.25f;  // between tensors of one step (wider than kPanelGap)
 constexpr float kTensorRowGap = 0.75f;  // between two rows of tensors: the slot of their names
 constexpr float kBatchGap = 1.0f;   // between the blocks of two sentences
 
