@@ -150,7 +150,15 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
     // head is always named).
     const auto fits = [&](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x <= N * cell + cv.gap; };
     const std::size_t colon = m.title.find(": ");
-    const std::string title = fits(m.title) ? m.title
+    // A trained model's head named by what it looks at where a pattern stands out: "head 3:
+    // the token before".
+    const std::vector<std::string>& notes = st.trace->head_notes;
+    const std::string noted = m.mine && !g.comparing && g.sentence == 0 && m.head >= 0 && m.head < static_cast<int>(notes.size()) &&
+                                      !notes[static_cast<std::size_t>(m.head)].empty()
+                                  ? m.title + ": " + notes[static_cast<std::size_t>(m.head)]
+                                  : "";
+    const std::string title = !noted.empty() && fits(noted) ? noted
+                              : fits(m.title)                ? m.title
                               : g.comparing && colon != std::string::npos && fits(m.title.substr(colon + 2)) ? m.title.substr(colon + 2)
                                                                                                             : "h" + std::to_string(m.head);
     draw_label(dl, {x0, y_title}, head_ink(m.head), title);

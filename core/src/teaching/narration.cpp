@@ -5,6 +5,7 @@
 
 #include "headsplit/base/numbers.hpp"
 #include "headsplit/base/tensor.hpp"
+#include "headsplit/teaching/patterns.hpp"
 
 namespace headsplit {
 
@@ -300,6 +301,8 @@ void narrate(Trace& trace) {
         s.code = std::move(words.code);
         s.explain = std::move(words.explain);
     }
+    trace.head_notes.clear();
+    for (const HeadPattern& p : head_patterns(trace)) trace.head_notes.push_back(p.name);
 }
 
 std::size_t narration_bytes(const Step& s, const Config& c) {

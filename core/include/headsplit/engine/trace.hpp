@@ -198,6 +198,9 @@ struct Trace {
     Inputs inputs;
     Weights weights;
     std::vector<Step> steps;
+    // Per head of the attention weights, what its rows look at ("the token before"; "" for
+    // none that stands out), where a trained model's heads show it: written with the words.
+    std::vector<std::string> head_notes;
 
     std::int64_t total_matmuls() const;
     double total_ms() const;
