@@ -55,7 +55,7 @@ TEST_CASE("a head is named by the key its rows weigh most above chance", "[patte
     // Flat rows over t + 1 keys, rows t = 2..5: 1/3 + 1/4 + 1/5 + 1/6 = 0.95 in all.
     CHECK(p[0].lift == Approx(0.7 * 4 / (1.0 / 3 + 1.0 / 4 + 1.0 / 5 + 1.0 / 6)));
     CHECK(p[1].name.empty());
-    CHECK(p[2].name == "the token after this one's last copy");
+    CHECK(p[2].name == "what followed its last copy");
     CHECK(p[2].lift == Approx(0.8 * 3 / (1.0 / 4 + 1.0 / 5 + 1.0 / 6)));
     // Without the copies (all tokens differ), head 2's rows name nothing the pattern needs.
     const std::vector<HeadPattern> plain = head_patterns(w, {1, 3, 6, 6}, {"a", "b", "c", "d", "e", "f"});
@@ -91,7 +91,7 @@ TEST_CASE("the shipped tiny model's heads are named as PyTorch measured them", "
     CHECK(p0[0].weight == Approx(0.65).margin(0.02));
     const Trace last = layer(3);
     REQUIRE(last.head_notes.size() == 4);
-    CHECK(last.head_notes[2] == "the token after this one's last copy");
+    CHECK(last.head_notes[2] == "what followed its last copy");
     CHECK(head_patterns(last)[2].weight == Approx(0.53).margin(0.03));
 }
 

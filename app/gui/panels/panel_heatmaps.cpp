@@ -150,6 +150,10 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
     // head is always named).
     const auto fits = [&](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x <= N * cell + cv.gap; };
     const std::size_t colon = m.title.find(": ");
+    // The one large map's title may run on to the thumbnails' strip (or the panel's edge).
+    const float named_w = mi == 0 && cv.focus >= 0 && !cv.thumbs_only
+                              ? cv.origin.x + cv.avail.x - (cv.strip.right ? cv.strip.strip : 0.0f) - x0 - cv.gap
+                              : N * cell + cv.gap;
     // A trained model's head named by what it looks at where a pattern stands out: "head 3:
     // the token before".
     const std::vector<std::string>& notes = st.trace->head_notes;
@@ -157,7 +161,7 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
                                       !notes[static_cast<std::size_t>(m.head)].empty()
                                   ? m.title + ": " + notes[static_cast<std::size_t>(m.head)]
                                   : "";
-    const std::string title = !noted.empty() && fits(noted) ? noted
+    const std::string title = !noted.empty() && ImGui::CalcTextSize(noted.c_str()).x <= named_w ? noted
                               : fits(m.title)                ? m.title
                               : g.comparing && colon != std::string::npos && fits(m.title.substr(colon + 2)) ? m.title.substr(colon + 2)
                                                                                                             : "h" + std::to_string(m.head);

@@ -18,7 +18,7 @@ constexpr std::int64_t kFirstRow = 2;  // the rows before have one or two keys: 
 // The four patterns, each the keys it names for row t (none: the row is not counted).
 enum Pattern { Before, First, Itself, AfterCopy, kPatterns };
 const std::array<const char*, kPatterns> kNames = {"the token before", "the first token", "itself",
-                                                   "the token after this one's last copy"};
+                                                   "what followed its last copy"};
 
 }  // namespace
 
