@@ -144,7 +144,8 @@ gui::GuiOptions GuiCommand::options() {
         throw ConfigError("--layout-report needs --screenshot: the report describes the saved frame");
     for (const std::string& size : split_list(f.audit_windows)) g.audit_windows.push_back(parse_size("--audit-windows", size));
     for (const std::string& a : split_list(f.audit_fonts)) g.audit_fonts.push_back(parse_font_scale("--audit-fonts", a));
-    const std::vector<gui::AuditCase> cases = gui::audit_cases();
+    // (Only when asked: building the cases reads the shipped checkpoint.)
+    const std::vector<gui::AuditCase> cases = f.audit_cases.empty() ? std::vector<gui::AuditCase>{} : gui::audit_cases();
     for (const std::string& name : f.audit_cases.empty() ? std::vector<std::string>{} : split_list(f.audit_cases)) {
         if (std::none_of(cases.begin(), cases.end(), [&](const gui::AuditCase& a) { return a.name == name; })) {
             std::string use;

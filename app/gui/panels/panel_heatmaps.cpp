@@ -418,7 +418,7 @@ void DrawHeatmaps(AppState& st) {
         }
         CellText text = it->second;
         text.tensor = m.title;
-        if (m.mine) text.values_of = m.t->name + " at step " + std::to_string(m.step->index);
+        if (m.mine && frame_watch().watching()) text.values_of = m.t->name + " at step " + std::to_string(m.step->index);
         return text;
     };
     float bottom = cv.origin.y + cv.tiling.rows * cv.map_h;

@@ -307,7 +307,7 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
         for (const Cell& c : tl.cells)
             if (static_cast<std::size_t>(c.index) < values.size()) shown_values.push_back(values[c.index]);
         CellText text = cell_text(shown_values, cell - 2, cell - 2, rec.name, cv.number_max, cv.number_min);
-        text.values_of = rec.name + " at step " + std::to_string(s.index);
+        if (frame_watch().watching()) text.values_of = rec.name + " at step " + std::to_string(s.index);
         for (const Cell& cell_at : tl.cells) {
             const auto i = static_cast<std::size_t>(cell_at.index);
             if (i >= values.size()) break;

@@ -107,14 +107,17 @@ Room room_of(const Step& s, const Config& c, bool scrolls, ImVec2 avail, float n
     auto measure = [&](const std::vector<std::string>& words) {
         for (std::size_t i = 0; i < std::min<std::size_t>(words.size(), 64); ++i) {  // a window shows no more
             widest = std::max(widest, ImGui::CalcTextSize(words[i].substr(0, 8).c_str()).x);
-            repeats |= std::count(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(i), words[i]) > 0;
+            const auto before = words.begin() + static_cast<std::ptrdiff_t>(i);
+            repeats = repeats || std::find(words.begin(), before, words[i]) != before;
         }
     };
     measure(c.tokens);
     for (std::int64_t b = 0; b < std::min<std::int64_t>(c.batch, 4); ++b) {
-        std::vector<std::string> sentence;
-        for (std::int64_t t = 0; t < std::min<std::int64_t>(c.num_tokens(), 64); ++t) sentence.push_back(c.token_at(b, t));
-        measure(sentence);
+        if (c.batch > 1) {  // each sentence padded to the longest
+            std::vector<std::string> sentence;
+            for (std::int64_t t = 0; t < std::min<std::int64_t>(c.num_tokens(), 64); ++t) sentence.push_back(c.token_at(b, t));
+            measure(sentence);
+        }
         measure(c.key_tokens(b));
     }
     r.token_w = widest + (repeats ? ImGui::CalcTextSize("10:").x : 0.0f);

@@ -73,8 +73,8 @@ std::string quoted(const AuditItem& it) {
 
 // The rules on the frame as a whole: every token named whole (whole_labels), the memory
 // strip (memory_strip), a tensor's numbers all or none; each problem after `where`.
-void frame_problems(const LayoutReport& r, const AuditRules& rules, const std::string& where, std::vector<std::string>& out) {
-    const Numbered numbered = numbered_elements(r);
+void frame_problems(const LayoutReport& r, const AuditRules& rules, const Numbered& numbered, const std::string& where,
+                    std::vector<std::string>& out) {
     // Up to 16 tokens each is named whole: a label that names a token holds all of it ("6:the"
     // holds "the"; "qu." cuts "quick"), and no panel leaves token labels out.
     if (rules.whole_labels) {
@@ -224,7 +224,7 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
         if (rules.no_weights && it.heatmap)
             out.push_back(where + it.panel + ": " + quoted(it) + " shows attention weights before they are computed");
     }
-    frame_problems(r, rules, where, out);
+    frame_problems(r, rules, numbered, where, out);
     return out;
 }
 
