@@ -106,10 +106,10 @@ quick-test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L '^(unit|cli)$$'
 
 # Reliability: the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, then
-# the libFuzzer targets (clang) for FUZZ_SECONDS each on a copy of their seed corpus. A crash
-# leaves its input in build-fuzz/ (copy it to tests/fuzz/regressions/ as a test; a
-# checkpoint one named checkpoint-crash-*, a quoting one quoting-crash-*, an address one
-# address-crash-*, a settings one settings-crash-*).
+# the libFuzzer targets (clang) for FUZZ_SECONDS each on a copy of their seed corpus, JOBS at a
+# time (tools/run_fuzz.sh; a fuzzer uses one core). A crash leaves its input in build-fuzz/
+# (copy it to tests/fuzz/regressions/ as a test; a checkpoint one named checkpoint-crash-*, a
+# quoting one quoting-crash-*, an address one address-crash-*, a settings one settings-crash-*).
 FUZZ_SECONDS ?= 60
 # Each target's seed corpus is tests/fuzz/NAME_corpus (the options': tests/fuzz/corpus).
 FUZZ_TARGETS := options checkpoint quoting address settings lesson
@@ -121,13 +121,8 @@ check: deps
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEADSPLIT_FUZZ=ON -DHEADSPLIT_WERROR=$(WERROR)
-	for t in $(FUZZ_TARGETS); do \
-	  corpus=$$t'_corpus' prefix=$$t-; [ $$t = options ] && corpus=corpus prefix=; \
-	  cmake --build build-fuzz -j $(JOBS) --target fuzz_$$t && \
-	  rm -rf build-fuzz/$$corpus && mkdir -p build-fuzz/$$corpus && cp tests/fuzz/$$corpus/* build-fuzz/$$corpus/ && \
-	  ./build-fuzz/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/$$prefix \
-	    -print_final_stats=1 build-fuzz/$$corpus || exit 1; \
-	done
+	cmake --build build-fuzz -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	tools/run_fuzz.sh build-fuzz $(FUZZ_SECONDS) $(JOBS) $(FUZZ_TARGETS)
 
 # The Debian package (CPack): the executable, its desktop entry and icon; Depends names the
 # shared libraries, Mesa's EGL and llvmpipe driver, and the DejaVu fonts.
