@@ -85,6 +85,28 @@ TEST_CASE("the default example's numbers and the 32 px heatmap cells", "[audit]"
     CHECK(audit_problems(a.report(), {}).empty());
 }
 
+TEST_CASE("the default example's stage draws its step's cells", "[audit]") {
+    // A stage of a heading alone (the picture left out under a quiz's verdict) hides every
+    // number without a cell to judge.
+    const auto stage = [](bool with_cell) {
+        LayoutAudit a;
+        a.enabled = true;
+        a.begin_frame(1024, 768, 1.5f, "answered");
+        a.begin_panel("stage", 0, 0, 700, 500, 0, 0, 700, 500, false, false);
+        a.label("Not quite: it gives [1, 3 tokens, 6 features].", 10, 10, 500, 24);
+        if (with_cell) a.cell(".52", 50, 60, 60, 60, true, 30);
+        a.memory(10, 400, 20, 20, "queries", 0, {0});
+        return a.report();
+    };
+    AuditRules every;
+    every.every_value_shown = true;
+    const std::vector<std::string> bare = audit_problems(stage(false), every);
+    REQUIRE(bare.size() == 1);
+    CHECK(bare.front().find("stage: draws no cell of the step") != std::string::npos);
+    CHECK(audit_problems(stage(true), every).empty());
+    CHECK(audit_problems(stage(false), {}).empty());  // other configurations: not judged
+}
+
 TEST_CASE("a number the stage hides counts as shown where the heatmaps show the same element", "[audit]") {
     // The stage's attn_scores[0][1][2][0] blank in a 20 px cell; the heads panel's map shows
     // that element's number. Another element, another step's tensor, or no map: not shown.

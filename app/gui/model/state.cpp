@@ -52,6 +52,7 @@ void set_quiz(AppState& st, bool on) {
     q.shown_upto = st.step;  // what is on screen has been seen
     q.answered_step = -1;
     q.verdict.clear();
+    q.verdict_short.clear();
 }
 
 bool quiz_hides(const AppState& st, int s) { return st.quiz.on && s > st.quiz.shown_upto; }
@@ -73,12 +74,13 @@ void quiz_answer(AppState& st, Shape given, double now) {
     q.shown_upto = std::max(q.shown_upto, question.step);
     // One line: the stage draws the answer and its heading explains the step.
     if (right) {
-        q.verdict = "Right: " + question.tensor + " is " + question.answer_named + ".";
+        q.verdict = q.verdict_short = "Right: " + question.tensor + " is " + question.answer_named + ".";
     } else {
         std::string slip = "is not what this step gives";
         for (const QuizOption& o : question.options)
             if (o.shape == given) slip = "is " + o.mistake;
         q.verdict = "Not quite: " + shape_str(given) + " " + slip + "; the step gives " + question.answer_named + ".";
+        q.verdict_short = "Not quite: it gives " + question.answer_named + ".";
     }
     st.anim_start = now;  // now the step is drawn, moving in from the one before
     st.last_advance = now;  // playing shows it (and the verdict) a whole step's time
@@ -128,6 +130,7 @@ void apply_result(AppState& st, ComputeResult r, double now) {
         st.quiz.pending.reset();
         st.quiz.answered_step = -1;  // the verdict was about the old shapes
         st.quiz.verdict.clear();
+        st.quiz.verdict_short.clear();
         // Steps jumped over and never shown stay hidden.
         st.quiz.shown_upto = std::min(st.quiz.shown_upto, was_waiting ? st.step - 1 : st.step);
         ask_current(st);

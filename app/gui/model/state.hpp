@@ -44,6 +44,7 @@ struct QuizState {
     int answered_step = -1;
     bool answered_right = false;
     std::string verdict;
+    std::string verdict_short;  // the same without the mistake's name: where the line is narrow
     std::uint64_t questions = 0;  // how many were made: orders each question's options anew
     char typed[64] = {};          // the answer box
 };

@@ -165,11 +165,11 @@ void place_tiling(Canvas& cv, const std::vector<Map>& maps, std::int64_t N, std:
     const bool fit = cv.tiling.cell >= legible || maps.size() == 1;
     cv.focus = -1;
     if (!g.document && !g.comparing && maps.size() > 1 && (!fit || focus >= 0)) {
-        cv.focus = std::clamp(focus, 0, static_cast<int>(maps.size()) - 1);
         cv.thumb = std::clamp(0.1f * std::min(cv.avail.x, maps_h), 1.2f * font, 3.0f * font);
         cv.thumb_w = ImGui::CalcTextSize(("h" + std::to_string(maps.size() - 1)).c_str()).x;
         cv.strip = focus_tiling(static_cast<int>(maps.size()), std::max(N, NR), cv.avail.x, maps_h, label_w, line_h + cv.key_band,
                                 cv.gap, cv.thumb, cv.thumb_w, line_h, thumb_gap(font));
+        cv.focus = std::clamp(focus, 0, static_cast<int>(maps.size()) - 1);
         cv.tiling = {1, 1, cv.strip.cell};
         cv.thumb = cv.strip.thumb;
         // No room for a large map beside the strip (or no strip fits): every head as a
@@ -241,8 +241,8 @@ Canvas fit_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps
     // Key labels under each map: whole across their column where they fit it at 70% of the
     // text size or more (smaller, the back row cannot read them); else on end, as tall as the
     // longest (up to 6 letters' width) and as large as the column is wide, or, where the band
-    // on end would take legible maps below their legible size, across on two lines in one
-    // line's height; then every k-th.
+    // on end would take legible maps below their legible size or cost them more than a sixth
+    // of their cells, across on two lines in one line's height; then every k-th.
     float key_whole = 0, key_need = 0;
     for (std::int64_t j = 0; j < N; ++j) {
         key_whole = std::max(key_whole, ImGui::CalcTextSize(g.key_label(j).c_str()).x);
@@ -254,11 +254,22 @@ Canvas fit_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps
     if (font * (cv.tiling.cell - 4) / std::max(key_whole, 1.0f) < 0.7f * font) {
         // (Not where the band would take legible maps below the legible size.)
         const MapTiling across = cv.tiling;
-        const float size = std::clamp(cv.tiling.cell - 4, kSmallestLabel * font, font);
-        cv.key_band = std::max(line_h, std::min(key_whole, 6.0f * font) * size / font + 6);
+        // The band holds the longest label at the size its cells will have: a taller band
+        // makes smaller cells and smaller labels, so the least band that holds them (halving).
+        const auto band_for = [&](float cell) {
+            const float size = std::clamp(cell - 4, kSmallestLabel * font, font);
+            return std::max(line_h, std::min(key_whole, 6.0f * font) * size / font + 6);
+        };
+        float lo = line_h, hi = band_for(across.cell);
+        for (int i = 0; i < 10 && hi - lo > 1; ++i) {
+            cv.key_band = 0.5f * (lo + hi);
+            place_tiling(cv, maps, N, NR, maps_h, focus, g);
+            (band_for(cv.tiling.cell) <= cv.key_band ? hi : lo) = cv.key_band;
+        }
+        cv.key_band = std::ceil(hi);
         place_tiling(cv, maps, N, NR, maps_h, focus, g);
         cv.keys_on_end = true;
-        if (across.cell >= cv.legible && cv.tiling.cell < cv.legible) {  // across on two lines in a line's band
+        if ((across.cell >= cv.legible && cv.tiling.cell < cv.legible) || cv.tiling.cell < 0.85f * across.cell) {
             cv.keys_on_end = false;
             cv.keys_staggered = true;
             cv.key_band = line_h;

@@ -340,6 +340,16 @@ std::string heatmaps_off(const AppState& st) {
     return "";
 }
 
+namespace {
+// A line in the dimmed colour, wrapped at the panel's edge.
+void dim_line(const std::string& text) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("%s", text.c_str());
+    ImGui::PopTextWrapPos();
+    audit_last_item(text);
+}
+}  // namespace
+
 void DrawHeatmaps(AppState& st) {
     // Before the weights exist (or after they were used), a line on the tabs' row where it
     // fits there, so that the panel is its tabs alone; else under them.
@@ -361,10 +371,7 @@ void DrawHeatmaps(AppState& st) {
             draw_label(ImGui::GetWindowDrawList(), {right - w, y}, ImGui::GetColorU32(ImGuiCol_TextDisabled), beside);
             return;
         }
-        ImGui::PushTextWrapPos(0);
-        ImGui::TextDisabled("%s", when.c_str());
-        ImGui::PopTextWrapPos();
-        audit_last_item(when);
+        dim_line(when);
     };
     if (c.mode == Mode::Flash) {  // no score grid is ever held: its tiles instead
         if (const std::string when = heatmaps_off(st); !when.empty()) off(when);
@@ -373,12 +380,13 @@ void DrawHeatmaps(AppState& st) {
     }
     const std::vector<const Step*> grids = grids_for(tr, st.step);
     if (grids.empty()) return;
-    if (quiz_hides(st, grids.front()->index)) {
-        ImGui::TextDisabled("predict the shape: the heatmaps show once the class has answered");
-        return;
-    }
+    // (Before the weights, the line on when they come: the panel the layout measured.)
     if (const std::string when = heatmaps_off(st); !when.empty()) {
         off(when);
+        return;
+    }
+    if (quiz_hides(st, grids.front()->index)) {
+        dim_line("predict the shape: the heatmaps show once the class has answered");
         return;
     }
     std::optional<Scene> scene = scene_of(st);

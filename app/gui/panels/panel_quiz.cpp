@@ -116,26 +116,27 @@ void DrawQuizCard(AppState& st, double now) {
     keys_line();
 }
 
-namespace {
-std::string verdict_line(const AppState& st) {
+std::string QuizVerdictLine(const AppState& st, float width) {
     const QuizState& q = st.quiz;
     if (!q.on || q.answered_step != st.step || q.verdict.empty()) return "";
-    return q.verdict + "   (" + score_line(q) + ")";
+    const std::string score = st.presenting ? "" : "   (" + score_line(q) + ")";  // presenter mode: in the caption
+    for (const std::string& form : {q.verdict + score, q.verdict, q.verdict_short + score})
+        if (ImGui::CalcTextSize(form.c_str()).x <= width) return form;
+    return q.verdict_short;
 }
-}  // namespace
 
-void DrawQuizVerdict(const AppState& st) {
-    const std::string line = verdict_line(st);
+void DrawQuizVerdict(const AppState& st, const std::string& line) {
     if (line.empty()) return;
     ImGui::PushStyleColor(ImGuiCol_Text, st.quiz.answered_right ? right_ink() : error_ink());
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(line.c_str());
+    audit_last_item(line);
     ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
 }
 
 float QuizVerdictHeight(const AppState& st, float width) {
-    const std::string line = verdict_line(st);
+    const std::string line = QuizVerdictLine(st, width);
     return line.empty() ? 0.0f : ImGui::CalcTextSize(line.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y;
 }
 

@@ -72,10 +72,10 @@ bool storage_beside(const std::string& title, const std::string& storage, float 
 }
 
 // The height of step s's heading without its explanation at this width, px, as drawn below
-// (`titled`: with its title).
-float heading_h(const Step& s, float width, bool titled) {
+// (`titled`: with its title, or the quiz's `verdict` in its place).
+float heading_h(const Step& s, float width, bool titled, const std::string& verdict = "") {
     const float gap = ImGui::GetStyle().ItemSpacing.y;
-    const std::string storage = storage_sentence(s.tensors.front().storage), title = heading_title(s);
+    const std::string storage = storage_sentence(s.tensors.front().storage), title = verdict.empty() ? heading_title(s) : verdict;
     float h = 0;
     if (titled) {
         h += std::floor(ImGui::CalcTextSize(title.c_str(), nullptr, false, width).y + gap);
@@ -89,14 +89,20 @@ float heading_h(const Step& s, float width, bool titled) {
 // where nothing else shows it (presenter mode, a page) when it takes no more than a third of
 // the panel and leaves the cells legible (`cramps`: whether an explanation that tall would
 // not); in the normal layout when the layout gave it the room (panels.stage_explains) and it
-// takes no more than a tenth of the window's height, else the inspector has it.
-void draw_heading(const Step& s, bool explain_here, bool room_for_it, bool titled, const std::function<bool(float)>& cramps) {
-    const std::string title = heading_title(s);
+// takes no more than a tenth of the window's height, else the inspector has it. The quiz's
+// verdict on the step, where one is shown (`verdict`), stands in the title's place: the
+// timeline names the step.
+void draw_heading(const AppState& st, const Step& s, bool explain_here, bool room_for_it, bool titled,
+                  const std::function<bool(float)>& cramps, const std::string& verdict) {
+    const std::string title = verdict.empty() ? heading_title(s) : verdict;
     const TensorRecord& first = s.tensors.front();
     const std::string storage = storage_sentence(first.storage);
     const ImGuiStyle& style = ImGui::GetStyle();
     const float width = room_left().x;
-    if (titled) {
+    if (titled && !verdict.empty()) {
+        DrawQuizVerdict(st, verdict);
+        if (storage_beside(title, storage, width)) ImGui::SameLine(0, style.ItemSpacing.x + ImGui::CalcTextSize("   ").x);
+    } else if (titled) {
         ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
         ImGui::TextUnformatted(title.c_str());
         ImGui::PopTextWrapPos();
@@ -180,7 +186,11 @@ PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
     // its explanation (the layout decides whether that has the room); beside the heatmaps (the
     // normal layout's tab, presenter mode) the tallest heading of any step, so that the stage
     // and the maps share the room alike from step to step.
-    float above = (window_titled ? ImGui::GetFrameHeight() : 0.0f) + 2 * style.WindowPadding.y + QuizVerdictHeight(st, width);
+    // (The normal layout's verdict stands in the title's place: what it adds to the heading.)
+    const std::string verdict = QuizVerdictLine(st, width);
+    float above = (window_titled ? ImGui::GetFrameHeight() : 0.0f) + 2 * style.WindowPadding.y +
+                  (titled ? std::max(heading_h(*s, width, true, verdict) - heading_h(*s, width, true), 0.0f)
+                          : QuizVerdictHeight(st, width));
     above += st.panels.heatmaps_tab || st.presenting
                  ? st.panels.heading_tallest.of(steps_key(st.trace.get(), width, titled ? "titled" : ""), *st.trace,
                                                 [&](const Step& other) { return heading_h(other, width, titled); })
@@ -253,7 +263,9 @@ void DrawStage(AppState& st, double now) {
         DrawQuizCard(st, now);
         return;
     }
-    DrawQuizVerdict(st);
+    // A verdict on the step: above the heading in presenter mode, in its title's place else.
+    const std::string verdict = QuizVerdictLine(st, room_left().x);
+    if (st.presenting) DrawQuizVerdict(st, verdict);
     const Config& c = st.trace->config;
     // Presenter mode's caption names the step already.
     const auto cramps = [&](float h) {
@@ -266,7 +278,8 @@ void DrawStage(AppState& st, double now) {
         if (reshape && memory_strip_drawn(without, *s) && !memory_strip_drawn(with, *s)) return true;
         return choose_window(st, with, *s).best < legible_cell(with);  // the cells first
     };
-    draw_heading(*s, st.presenting || st.document, st.panels.stage_explains, !st.presenting, cramps);
+    draw_heading(st, *s, st.presenting || st.document, st.panels.stage_explains, !st.presenting, cramps,
+                 st.presenting ? "" : verdict);
     if (st.shapes_only) {
         draw_shapes_only(*s, c, st.notice);
         return;

@@ -37,8 +37,12 @@ void DrawCaption(AppState& st);                   // panel_caption.cpp (presente
 // reveal, which stand in the live strip's place, not counted).
 float MeasureCaption(const AppState& st, float width);
 void DrawQuizCard(AppState& st, double now);      // panel_quiz.cpp: the question, in the stage
-void DrawQuizVerdict(const AppState& st);         // panel_quiz.cpp: right or not, and why
-float QuizVerdictHeight(const AppState& st, float width);  // panel_quiz.cpp: the verdict's height, 0 when none
+// panel_quiz.cpp: the verdict above the step it answered, right or not and why, as drawn
+// `width` px wide: the longest of its forms that fits one line (with the score, without it,
+// the answer alone), else the shortest wrapped; "" when none is shown.
+std::string QuizVerdictLine(const AppState& st, float width);
+void DrawQuizVerdict(const AppState& st, const std::string& line);  // in the verdict's colour, wrapped
+float QuizVerdictHeight(const AppState& st, float width);           // its height, 0 when none
 
 // What a panel asks of the normal layout's column, measured before the panels are placed:
 // its height that is not cells, the height that shows its cells legibly, and with 4 px cells

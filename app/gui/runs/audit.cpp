@@ -196,6 +196,12 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
             if (!shown) out.push_back(where + p.name + ": head " + std::to_string(h) + " of " + std::to_string(p.heads.size()) +
                                       " shown is not on screen (neither its map nor its thumbnail)");
         }
+    // The default example's stage draws its step: a stage without a cell shows no number.
+    if (rules.every_value_shown && panel_of("stage")) {
+        bool cells = false;
+        for (const AuditItem& it : r.items) cells |= it.panel == "stage" && it.cell && !it.memory && it.visible;
+        if (!cells) out.push_back(where + "stage: draws no cell of the step");
+    }
     const Numbered numbered = numbered_elements(r);
     for (const AuditItem& it : r.items) {
         if (!it.visible) continue;

@@ -42,7 +42,7 @@ private:
 
 struct AuditRules {
     bool heatmap_cells_32 = false;   // T <= 12 at 1920x1080: heatmap cells at least 32 px
-    bool every_value_shown = false;  // the default example: every visible cell shows its number
+    bool every_value_shown = false;  // the default example: the stage draws cells, each visible one numbered
     float number_min_h = 0;          // presenter mode: every number drawn has digits this tall, px
     bool memory_strip = false;       // a step whose lesson is memory: the stage draws its strip
     bool no_weights = false;         // before the weights are computed: no heatmap cell

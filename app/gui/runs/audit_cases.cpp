@@ -25,7 +25,9 @@ std::vector<AuditCase> audit_cases() {
     std::vector<AuditCase> out;
     Config base;
     base.backend = BackendKind::Cpu;  // the layout does not depend on the backend; the CPU is quick
-    out.push_back({"default", base, {}, false});
+    AuditCase example{"default", base, {}, false};
+    example.every_value = true;
+    out.push_back(example);
     Config journey = config_from_preset("journey");
     journey.backend = BackendKind::Cpu;
     out.push_back({"journey", journey, {}, false});
@@ -95,6 +97,11 @@ std::vector<AuditCase> audit_cases() {
     Config tiny = config_from_preset("tiny-trained");
     tiny.backend = BackendKind::Cpu;
     out.push_back({"tiny-trained", tiny, {}, false});
+    // The quiz answered: the step drawn under its verdict keeps the default example's numbers.
+    AuditCase answered = example;
+    answered.name = "default-quiz-answered";
+    answered.quiz = answered.answered = true;
+    out.push_back(answered);
     return out;
 }
 

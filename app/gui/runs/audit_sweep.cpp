@@ -106,6 +106,14 @@ bool AuditSweep::before_frame(AppState& st, GLFWwindow* win, double) {
             st.step = step_ - 1;
             set_quiz(st, true);
             go_to_step(st, step_, 0.0);
+            if (here.answered && st.quiz.pending) {  // a wrong option: the longest verdict
+                const QuizQuestion& q = *st.quiz.pending;
+                for (const QuizOption& o : q.options)
+                    if (o.shape != q.answer) {
+                        quiz_answer(st, o.shape, 0.0);
+                        break;
+                    }
+            }
         } else if (!here.quiz) {
             set_quiz(st, false);
         }
@@ -131,7 +139,7 @@ AuditRules AuditSweep::rules_here(const AppState& st, int fb_w, int fb_h) const 
     // The default example shows every number where the window has 900 x 540 px per unit of
     // text at least (smaller, a projector's window at text 2, the cells shrink below a number),
     // and on the stage in presenter mode from 1024x768 up to text 1.5.
-    rules.every_value_shown = cases_[runs_[run_].c].name == "default" &&
+    rules.every_value_shown = cases_[runs_[run_].c].every_value &&
                               ((fb_w >= 900 * st.font_scale && fb_h >= 540 * st.font_scale) ||
                                (st.presenting && fb_w >= 1024 && fb_h >= 768 && st.font_scale <= 1.5f));
     // Presenter mode: digits 2.5% of the window's height (27 px from 1080 up); the memory strip
@@ -174,6 +182,12 @@ AuditRules AuditSweep::rules_here(const AppState& st, int fb_w, int fb_h) const 
     // whose maps stand side by side, may instead span their panel's width or height.
     const bool side_by_side = (cases_[runs_[run_].c].compare_masks && is_grid_op(here.op)) || c.mode == Mode::Flash;
     rules.room_used = rules.whole_text && step_ >= 0 && fb_w <= 1920 && fb_h <= 1080;
+    // A quiz's verdict takes a line of the normal layout's stage (in its title's place where it
+    // is short enough): in a window under 1280x720 px per unit of text (1920x1080 at 1.5) the
+    // stage's cells there are the unasked frame's less that line, legible but not always
+    // numbered; presenter mode keeps them.
+    if (cases_[runs_[run_].c].answered && !st.presenting && (fb_w < 1280 * st.font_scale || fb_h < 720 * st.font_scale))
+        rules.every_value_shown = rules.room_used = false;
     rules.room_by_span = side_by_side;
     return rules;
 }

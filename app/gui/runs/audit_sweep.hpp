@@ -21,6 +21,8 @@ struct AuditCase {
     AppState::StageView view;    // zoomed and panned, or as it opens
     bool compare_masks = false;  // heatmaps: causal vs bidirectional
     bool quiz = false;           // predict the shape: each step is the question before it
+    bool answered = false;       // ... and answered wrong (the longer verdict above the picture)
+    bool every_value = false;    // the default example's sizes: every number of the stage shows
 };
 
 // The configurations: the default, journey, a 9-word sentence with 3 heads, T = 32

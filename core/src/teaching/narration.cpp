@@ -118,8 +118,9 @@ Narration narrate_layout(const StepContext& x) {
                         " features: only the shape and strides change, no number moves."};
         case Op::Transpose:
             return {"queries = queries.transpose(1, 2)  # keys, values alike",
-                    "Tokens and heads swap places, grouping the data by head so all " + n(H) +
-                        " heads can be computed at once; only the strides are swapped."};
+                    "Tokens and heads swap places, grouping the data by head so " +
+                        (H == 2 ? std::string("both heads") : H == 1 ? std::string("the head") : "all " + n(H) + " heads") +
+                        " can be computed at once; only the strides are swapped."};
         case Op::TransposeBack:
             return {"context_vec = context_vec.transpose(1, 2)",
                     "Heads and tokens swap back, so each token's " + n(H) +
