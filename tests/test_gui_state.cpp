@@ -279,6 +279,26 @@ TEST_CASE("why weight splits: the modes measured and a T sweep growing as T^2, f
     CHECK(last.flash_bytes < last.score_bytes / 2);
 }
 
+TEST_CASE("why weight splits pairs the modes' rounds for their ratios", "[gui][why]") {
+    // The machine twice as slow every other round: each mode's figure takes some of it, the
+    // ratio of two modes timed side by side in one round does not. Split takes 2 ms, fused
+    // 1.6 ms in a quick round (1.25x); one round fused sat out.
+    WhyResult r;
+    BenchResult split, fused, loop;
+    split.mode = Mode::Split, fused.mode = Mode::Fused, loop.mode = Mode::Loop;
+    r.round_best = {{2, 4, 2, 4, 2}, {1.6, 3.2, 1.6, 0, 1.6}};
+    split.median_ms = 4, fused.median_ms = 1.6;  // medians that met the slow rounds unevenly
+    r.modes = {split, fused};
+    CHECK(why_ratio(r, Mode::Split, Mode::Fused) == Approx(1.25));
+    CHECK(why_ratio(r, Mode::Fused, Mode::Split) == Approx(0.8));
+    CHECK(why_ratio(r, Mode::Loop, Mode::Split) == 0);  // not measured
+    // Fewer than 3 rounds paired: the figures' ratio.
+    r.round_best = {{2, 4, 0, 0, 0}, {1.6, 3.2, 0, 0, 0}};
+    CHECK(why_ratio(r, Mode::Split, Mode::Fused) == Approx(2.5));
+    r.round_best.clear();  // one round only
+    CHECK(why_ratio(r, Mode::Split, Mode::Fused) == Approx(2.5));
+}
+
 TEST_CASE("why weight splits times a shape too quick to time at a longer length, and says which", "[gui][why]") {
     // The cat example: D = 6, 2 heads of 3, causal, with the output projection. Its forward's
     // FLOPs (necessary_flops) at length T: projections 4 x 2 T 6 6 = 288 T, QK^T and P @ V

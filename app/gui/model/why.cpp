@@ -101,6 +101,7 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
             Config config;
             std::vector<BenchResult> rounds;  // the first: `repeat` runs, for the time a run takes
             double spent = 0;                 // seconds, warm-ups included
+            std::vector<double> best_in_round = std::vector<double>(kWhyRounds, 0.0);
         };
         std::vector<Timing> timings;
         for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused, Mode::Flash}) {
@@ -133,10 +134,12 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
                 }
                 const double round_started = elapsed();
                 t.rounds.push_back(bench_one(t.config, in, w, t.config.mode, Stage::Forward, *be, runs, cancel, left));
+                t.best_in_round[static_cast<std::size_t>(round)] = t.rounds.back().min_ms;
                 t.spent += elapsed() - round_started;
                 ++done;
             }
         for (const Timing& t : timings) {
+            out.round_best.push_back(t.best_in_round);
             BenchResult b = t.rounds.back();
             std::vector<double> best, gemm;
             b.runs = 0;
@@ -191,6 +194,26 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
         out.error = e.what();
     }
     return out;
+}
+
+double why_ratio(const WhyResult& r, Mode a, Mode b) {
+    const auto at = [&](Mode m) {
+        for (std::size_t i = 0; i < r.modes.size(); ++i)
+            if (r.modes[i].mode == m) return static_cast<int>(i);
+        return -1;
+    };
+    const int ia = at(a), ib = at(b);
+    if (ia < 0 || ib < 0 || r.modes[static_cast<std::size_t>(ia)].median_ms <= 0 || r.modes[static_cast<std::size_t>(ib)].median_ms <= 0)
+        return 0;
+    std::vector<double> paired;
+    if (static_cast<std::size_t>(std::max(ia, ib)) < r.round_best.size()) {
+        const std::vector<double>& ra = r.round_best[static_cast<std::size_t>(ia)];
+        const std::vector<double>& rb = r.round_best[static_cast<std::size_t>(ib)];
+        for (std::size_t k = 0; k < std::min(ra.size(), rb.size()); ++k)
+            if (ra[k] > 0 && rb[k] > 0) paired.push_back(ra[k] / rb[k]);
+    }
+    if (paired.size() >= 3) return spread(paired).median;
+    return r.modes[static_cast<std::size_t>(ia)].median_ms / r.modes[static_cast<std::size_t>(ib)].median_ms;
 }
 
 std::shared_ptr<WhyJob> start_why(const Config& c) {

@@ -26,6 +26,8 @@ struct WhyResult {
     std::string timed_note;  // timing_note(config, timed): which length, and why
     std::vector<BenchResult> modes;  // loop, split, fused, flash: forward stage (those the shape takes)
     std::vector<int> rounds;         // the rounds behind each of `modes` (kWhyRounds)
+    // Each of `modes`' fastest run in each round, ms (0: the mode sat that round out).
+    std::vector<std::vector<double>> round_best;
     std::vector<SweepPoint> sweep;
     std::string sweep_end;  // why the sweep stopped where it did, when the time did it
     std::string error;
@@ -69,6 +71,12 @@ Config timing_config(const Config& c);
 // What the modes view says when `timed` is not as long as `shown`: "timed at T = 256: T = 3
 // is too quick" (one line at 1024x768, text 1.5); "" otherwise.
 std::string timing_note(const Config& shown, const Config& timed);
+
+// How many times mode a's forward takes mode b's: the median of the two modes' ratios in the
+// rounds both ran (side by side, within tens of milliseconds: a change in the machine's speed
+// between rounds falls on both), or of their figures where fewer than 3 rounds pair up;
+// 0 where either mode was not measured.
+double why_ratio(const WhyResult& r, Mode a, Mode b);
 
 // Measures `c` (its backend; GL makes its own headless context on the calling thread).
 // `done` counts finished measurements out of `total` (set first, lowered when the sweep ends

@@ -204,21 +204,17 @@ void draw_mode_bars(ImDrawList* dl, const WhyResult& r) {
         std::snprintf(t, sizeof t, "%.3f ms, %lld matmuls", b.median_ms, static_cast<long long>(b.matmuls));
         draw_label(dl, {o.x + label_w + w_ms + 6, y}, ImGui::GetColorU32(ImGuiCol_Text), t);
     }
-    const auto ms_of = [&](Mode m) {
-        for (const BenchResult& b : r.modes)
-            if (b.mode == m) return b.median_ms;
-        return 0.0;
-    };
     std::vector<std::string> ratios;
-    const auto ratio = [&](Mode a, Mode b, double num, double den) {
-        if (num <= 0 || den <= 0) return;
+    const auto ratio = [&](Mode a, Mode b) {
+        const double x = why_ratio(r, a, b);
+        if (x <= 0) return;
         char t[64];
-        std::snprintf(t, sizeof t, "%s/%s = %.2fx", mode_name(a), mode_name(b), num / den);
+        std::snprintf(t, sizeof t, "%s/%s = %.2fx", mode_name(a), mode_name(b), x);
         ratios.push_back(t);
     };
-    ratio(Mode::Loop, Mode::Split, ms_of(Mode::Loop), ms_of(Mode::Split));
-    ratio(Mode::Split, Mode::Fused, ms_of(Mode::Split), ms_of(Mode::Fused));
-    ratio(Mode::Flash, Mode::Split, ms_of(Mode::Flash), ms_of(Mode::Split));
+    ratio(Mode::Loop, Mode::Split);
+    ratio(Mode::Split, Mode::Fused);
+    ratio(Mode::Flash, Mode::Split);
     // Side by side, a ratio that does not fit going to the next line (ratio_lines() of them).
     float x = o.x, y = o.y + static_cast<float>(r.modes.size()) * line + 4;
     for (std::size_t i = 0; i < ratios.size(); ++i) {

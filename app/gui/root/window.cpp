@@ -241,12 +241,20 @@ struct KeyTaps {
     }
 };
 
+// While the why tab times the modes, frames come 4 a second (its progress bar): a frame drawn
+// in software takes the cores the timed runs need, and its modes' ratios would change with
+// how many frames fell on each.
+constexpr double kMeasuringFrame = 0.25;
+bool measuring(const AppState& st) { return st.why && !st.why->result; }
+
 // Events: an idle interactive window waits for one (up to 0.1 s) instead of drawing frames
 // no one looks at; animations, play, a computation under way and the unattended runs draw
-// every frame.
+// every frame, but during the why tab's measurement.
 void poll_events(const AppState& st, bool unattended, double now) {
     const bool animating = now - st.anim_start < st.anim_seconds;
-    if (!unattended && !animating && !st.playing && !st.computer->busy())
+    if (measuring(st))
+        glfwWaitEventsTimeout(kMeasuringFrame);
+    else if (!unattended && !animating && !st.playing && !st.computer->busy())
         glfwWaitEventsTimeout(0.1);  // idle: no busy loop on a teacher's laptop
     else
         glfwPollEvents();
@@ -261,6 +269,7 @@ void poll_events(const AppState& st, bool unattended, double now) {
 constexpr double kPageSlowFrame = 0.1;  // seconds between the frames of an idle or busy page
 bool page_skips_frame(const AppState& st, double started, double last_drawn) {
 #ifdef __EMSCRIPTEN__
+    if (measuring(st)) return started - last_drawn < kMeasuringFrame;
     const bool animating = started - st.anim_start < st.anim_seconds;
     const bool lively = !st.computer->busy() && (animating || st.playing || page_seconds_since_input() < 0.5);
     return !lively && started - last_drawn < kPageSlowFrame;
