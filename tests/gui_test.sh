@@ -185,7 +185,28 @@ hidden = [l["text"] for l in labels if not l["visible"]]
 assert not hidden, hidden
 texts = [l["text"] for l in labels]
 assert any(t.startswith("T = 8 .. 1024,") for t in texts) or any(t.startswith("T >= ") and " left out: " in t for t in texts), texts
-print("why tab on gpt2-xl:", [t for t in texts if "left out" in t or t.startswith("T = 8 ..")])
+# The chart's axes: memory on the left and time on the right, each tick with its unit (one
+# at least: gpt2-xl's sweep may stop at T = 32) and growing upwards; the lengths along the
+# foot after a "T".
+import re
+def axis(units):
+    out = []
+    for l in labels:
+        m = re.fullmatch(r"([\d.]+) (%s)" % units, l["text"])
+        if m:
+            scale = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "us": 1e-3, "ms": 1, "s": 1e3}[m.group(2)]
+            out.append((l["y"], float(m.group(1)) * scale, l["x"]))
+    return sorted(out)
+memory, time = axis("B|KiB|MiB|GiB"), axis("us|ms|s")
+assert memory and time, ("the sweep chart's axes lack labelled ticks", texts)
+for ticks in (memory, time):
+    values = [v for _, v, _ in ticks]  # top to bottom
+    assert values == sorted(values, reverse=True) and len(set(values)) == len(values), ticks
+assert max(x for _, _, x in memory) < min(x for _, _, x in time), "memory's axis is not left of time's"
+feet = [l for l in labels if l["text"] == "T"]
+assert feet and any(l["text"].isdigit() and abs(l["y"] - feet[0]["y"]) < 2 for l in labels), "no lengths along the foot"
+print("why tab on gpt2-xl:", [t for t in texts if "left out" in t or t.startswith("T = 8 ..")],
+      "axes:", [memory[0], time[0]])
 PY
 else
   fail "--screenshot of the why tab on gpt2-xl exited $?: $(head -c 300 "$work/err")"
