@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets JOBS at a time, each for SECONDS on a fresh copy of its seed
-# corpus. A fuzzer is one process on one core, so two cores run two targets in the time of one
-# with the same executions each. Every target's output goes to BUILD/fuzz_NAME.log and is
+# corpus. A fuzzer is one process, so two cores run two targets in the time of one; a target
+# whose code uses threads of its own (the options' engine, OpenBLAS) or starts processes (the
+# quoting's /bin/sh) gets fewer executions than alone. Every target's output goes to BUILD/fuzz_NAME.log and is
 # printed whole once it ends; a crash leaves its input as BUILD/NAME-crash-* (the options
 # target's as BUILD/crash-*).
 #
