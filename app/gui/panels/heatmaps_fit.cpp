@@ -165,11 +165,11 @@ void place_tiling(Canvas& cv, const std::vector<Map>& maps, std::int64_t N, std:
     const bool fit = cv.tiling.cell >= legible || maps.size() == 1;
     cv.focus = -1;
     if (!g.document && !g.comparing && maps.size() > 1 && (!fit || focus >= 0)) {
+        cv.focus = std::clamp(focus, 0, static_cast<int>(maps.size()) - 1);
         cv.thumb = std::clamp(0.1f * std::min(cv.avail.x, maps_h), 1.2f * font, 3.0f * font);
         cv.thumb_w = ImGui::CalcTextSize(("h" + std::to_string(maps.size() - 1)).c_str()).x;
         cv.strip = focus_tiling(static_cast<int>(maps.size()), std::max(N, NR), cv.avail.x, maps_h, label_w, line_h + cv.key_band,
                                 cv.gap, cv.thumb, cv.thumb_w, line_h, thumb_gap(font));
-        cv.focus = std::clamp(focus, 0, static_cast<int>(maps.size()) - 1);
         cv.tiling = {1, 1, cv.strip.cell};
         cv.thumb = cv.strip.thumb;
         // No room for a large map beside the strip (or no strip fits): every head as a
@@ -252,7 +252,6 @@ Canvas fit_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps
     if (std::max(N, NR) <= 4) cv.number_cell = number_cell(st, g);
     place_tiling(cv, maps, N, NR, maps_h, focus, g);
     if (font * (cv.tiling.cell - 4) / std::max(key_whole, 1.0f) < 0.7f * font) {
-        // (Not where the band would take legible maps below the legible size.)
         const MapTiling across = cv.tiling;
         // The band holds the longest label at the size its cells will have: a taller band
         // makes smaller cells and smaller labels, so the least band that holds them (halving).

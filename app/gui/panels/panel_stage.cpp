@@ -274,8 +274,7 @@ void DrawStage(AppState& st, double now) {
         const Room without = with;
         with.avail.y -= h;
         // The strip first where it shows a view's or a merge's lesson.
-        const bool reshape = s->op == Op::View || s->op == Op::Transpose || s->op == Op::TransposeBack || s->op == Op::Merge;
-        if (reshape && memory_strip_drawn(without, *s) && !memory_strip_drawn(with, *s)) return true;
+        if (reshapes(*s) && memory_strip_drawn(without, *s) && !memory_strip_drawn(with, *s)) return true;
         return choose_window(st, with, *s).best < legible_cell(with);  // the cells first
     };
     draw_heading(st, *s, st.presenting || st.document, st.panels.stage_explains, !st.presenting, cramps,

@@ -68,6 +68,8 @@ float cell_cap_of(const Step& s, float font, float number_min);
 // Steps whose lesson is where the values lie: a view, a transpose, a copy (merge, concat,
 // repeat_kv, the split of fused qkv).
 bool memory_lesson(const Step& s);
+// The reshaping steps: view, transpose, transpose back, merge (the lesson's four).
+bool reshapes(const Step& s);
 
 // The strip's rows: one row of cells 0.8 of the stage's cells (0.6 to 1.1 text lines) where it
 // holds them at 0.6 of a text line, else wrapped into rows of such cells.

@@ -136,9 +136,12 @@ Room room_of(const Step& s, const Config& c, bool scrolls, ImVec2 avail, float n
     return r;
 }
 
+bool reshapes(const Step& s) {
+    return s.op == Op::View || s.op == Op::Transpose || s.op == Op::TransposeBack || s.op == Op::Merge;
+}
+
 bool memory_lesson(const Step& s) {
-    return s.op == Op::View || s.op == Op::Transpose || s.op == Op::TransposeBack || s.op == Op::Merge ||
-           s.op == Op::Split || s.op == Op::RepeatKv || s.op == Op::Concat || s.tensors.front().storage == Storage::Copy;
+    return reshapes(s) || s.op == Op::Split || s.op == Op::RepeatKv || s.op == Op::Concat || s.tensors.front().storage == Storage::Copy;
 }
 
 StripShape strip_shape(const Room& room, std::int64_t span, float stage_cell, std::int64_t unit) {
