@@ -212,6 +212,19 @@ else
   fail "--screenshot of the why tab on gpt2-xl exited $?: $(head -c 300 "$work/err")"
 fi
 
+# tools/why_runs.sh, the command behind docs/benchmarks.md's run-to-run figures: two runs give
+# the three ratios of each and their spread; a RUNS that is not a number is refused.
+here=$(cd "$(dirname "$0")" && pwd)
+if out=$("$here/../tools/why_runs.sh" "$bin" 2 --backend cpu 2>&1); then
+  for r in loop/split split/fused flash/split; do
+    grep -q "^$r: .* over 2 runs, highest/lowest [0-9.]*$" <<<"$out" || fail "tools/why_runs.sh gave no $r spread: $out"
+  done
+else
+  fail "tools/why_runs.sh failed: $out"
+fi
+"$here/../tools/why_runs.sh" "$bin" two >/dev/null 2>&1
+[ $? = 2 ] || fail "tools/why_runs.sh took RUNS = two"
+
 if [ "$failures" -gt 0 ]; then
   echo "$failures GUI check(s) failed"
   exit 1
