@@ -109,6 +109,22 @@ assert len(stage) == 18 and all((c["values_of"], tuple(c["index"])) in numbered 
 print("1024x768, text 1: the view's 54 numbers shown, the scores' 18 each numbered (%d on the stage)"
       % sum(c["value_shown"] for c in stage))
 PY
+# A laptop at text 1.5 (1366x768), the normal layout: queries, keys and values side by side
+# would leave 36 px cells, too small for the queries' "-1.1", which went blank beside numbered
+# keys and values; the view and the transpose draw the queries alone, named with the other
+# two, every number shown.
+for step in 2 3; do
+  "$bin" --screenshot "$work/l$step.png" --layout-report "$work/l$step.json" --window 1366x768 --font-scale 1.5 \
+    --backend cpu --step $step 2>"$work/err" || fail "1366x768 text 1.5, step $step: $(cat "$work/err")"
+  /usr/bin/python3 - "$work/l$step.json" <<'PY' || fail "the queries' numbers at 1366x768, text 1.5, step $step"
+import json, sys
+d = json.load(open(sys.argv[1]))
+cells = [i for i in d["items"] if i["kind"] == "cell" and i["panel"] == "stage"]
+assert {c["tensor"] for c in cells} == {"queries"} and len(cells) == 18, sorted({c["tensor"] for c in cells})
+assert all(c["value_shown"] for c in cells), [(c["text"], c["w"]) for c in cells if not c["value_shown"]]
+assert any(i["text"] == "queries (keys, values alike)" for i in d["items"] if i["panel"] == "stage"), "no name for the others"
+PY
+done
 # A projector: presenter mode at 1024x768, text 1.5, 12 tokens with 4 heads. Every head is
 # on screen (the large map or its thumbnail), nothing of the stage, heatmaps or caption lies
 # outside its visible rectangle, and the heatmap cells are read from the report.

@@ -164,7 +164,7 @@ void shown_cells(const AppState& st, const Step& s, float room_h, float width, P
     }
     const Room room = room_of(s, st.trace->config, st.stage_view.zoom > 1.0f, {width, std::max(room_h, 1.0f)}, number_size_min(st.presenting, st.document));
     const Choice ch = choose_window(st, room, s);
-    const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
+    const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0, ch.alone);
     n.cell = std::min(ch.best, room.cell_cap);
     std::int64_t cells = 0, hidden = 0;
     for (const TensorLayout& t : L.tensors) cells += static_cast<std::int64_t>(t.cells.size()), hidden += t.hidden;
@@ -202,7 +202,7 @@ PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
     // them: what the stage asks stays from step to step (drawn on one, the cells take the line).
     room.caption_line_w = 0;
     const Choice ch = choose_window(st, room, *s);
-    const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
+    const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0, ch.alone);
     n.text_h = above + text_room(room, *s, L, true, true);
     // Legible cells in the arrangement that needs the least height of those whose width lets
     // the cells be legible (else the one with the largest cells); a step of up to 64 numbers
@@ -230,9 +230,9 @@ PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
     n.need_h = 1e9f;
     float widest = -1;  // the largest cell the width allows, of the arrangements tried
     for (int v = 0; v < kArrangements; ++v) {
-        if (!arrangement_differs(layout_of(st, st.trace, st.step, 0, {}, ch.batch_shown, ch.batch0), v, room.captions_w > 0))
+        if (!arrangement_differs(layout_of(st, st.trace, st.step, 0, {}, ch.batch_shown, ch.batch0, ch.alone), v, room.captions_w > 0))
             continue;
-        const StepLayout& wide = layout_of(st, st.trace, st.step, v, {}, ch.batch_shown, ch.batch0);
+        const StepLayout& wide = layout_of(st, st.trace, st.step, v, {}, ch.batch_shown, ch.batch0, ch.alone);
         const float least = above + text_room(room, *s, wide, true, true) + 4.0f * wide.height;
         n.min_h = n.min_h < 0 ? least : std::min(n.min_h, least);
         const float cell_w = std::min((room.avail.x - room.label_w - 10) / std::max(wide.width, 1.0f), legible);
@@ -299,7 +299,7 @@ void DrawStage(AppState& st, double now) {
                                               : std::min(ch.best, most) < 0.9f * std::min(without.best, most);
         if (costly) room = bare, ch = without;
     }
-    const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
+    const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0, ch.alone);
     const Motion motion = motion_of(st, ch, now);
     const float span_w = std::max(L.width, motion.from ? motion.from->width : 0.0f);
     bool any_hidden = false;

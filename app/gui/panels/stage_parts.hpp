@@ -21,8 +21,11 @@ namespace headsplit::gui::stage {
 // Variant v of layout_variant() for (trace, step), its window starting at the view's offsets;
 // the cache keys variant and offsets as the second step.
 // Sentences: `batch` blocks from `batch0`.
+// `alone`: of several tensors viewed together, the first only (as presenter mode and a handout
+// always draw them), where drawn together their numbers would not show (choose_window).
 const StepLayout& layout_of(const AppState& st, const std::shared_ptr<const Trace>& tr, int step, int variant,
-                            const AppState::StageView& view = {}, std::int64_t batch = 4, std::int64_t batch0 = 0);
+                            const AppState::StageView& view = {}, std::int64_t batch = 4, std::int64_t batch0 = 0,
+                            bool alone = false);
 
 const std::vector<int>& match_of(const AppState& st, const std::shared_ptr<const Trace>& from, int from_step,
                                  const std::shared_ptr<const Trace>& to, int to_step);
@@ -154,6 +157,7 @@ struct Choice {
     int variant = 0;
     float best = -1;  // its cell size
     std::int64_t batch_shown = 1, batch0 = 0;
+    bool alone = false;  // layout_of's: the first of the tensors viewed together only
 };
 
 // Whether arrangement `a` lays a step out otherwise than those before it (`first`: its

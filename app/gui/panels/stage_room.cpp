@@ -15,7 +15,7 @@
 namespace headsplit::gui::stage {
 
 const StepLayout& layout_of(const AppState& st, const std::shared_ptr<const Trace>& tr, int step, int variant,
-                            const AppState::StageView& view, std::int64_t batch, std::int64_t batch0) {
+                            const AppState::StageView& view, std::int64_t batch, std::int64_t batch0, bool alone) {
     TraceCache<StepLayout>& cache = st.panels.stage_layouts;
     LayoutLimits lim = layout_variant(variant);
     lim.token0 = std::clamp<std::int64_t>(view.token0, 0, 0xffff);
@@ -25,7 +25,7 @@ const StepLayout& layout_of(const AppState& st, const std::shared_ptr<const Trac
     lim.batch0 = std::clamp<std::int64_t>(batch0, 0, 0xff);
     lim.head0 = std::min<std::int64_t>(lim.head0, 0xfff);
     // Presenter mode and a handout draw one of several tensors viewed together, as large as it goes.
-    lim.first_only = (st.presenting || st.document) && tr->steps[static_cast<std::size_t>(step)].views();
+    lim.first_only = (st.presenting || st.document || alone) && tr->steps[static_cast<std::size_t>(step)].views();
     // Negative, so never a step: variant 7 bits, token0 16, col0 16, head0 12, batch 3, batch0 8.
     static_assert(kLayoutVariants - kPageVariant <= 128, "the variant's 7 bits");
     const std::int64_t key = -1 - (static_cast<std::int64_t>(variant - kPageVariant) | lim.token0 << 7 | lim.col0 << 23 |
@@ -269,30 +269,57 @@ float legible_cell(const Room& room) {
     return std::max({14.0f, kSmallestLabel * room.font + 1, (kSmallestLabel * room.font + 2) / (kPanelTitle + kPanelRowGap)});
 }
 
+namespace {
+
+// Whether every tensor of `s` shows its numbers in cells of `cell` px (cell_text, as the stage
+// draws them); false for steps of more numbers than a stage shows whole.
+bool numbers_show(const Step& s, float cell, float number_min) {
+    std::int64_t n = 0;
+    for (const TensorRecord& t : s.tensors) n += numel(t.shape);
+    if (n > 4096) return false;
+    for (const TensorRecord& t : s.tensors)
+        if (!cell_text(value_range(t.values().data(), t.values().size()), cell - 2, cell - 2, "", 0, number_min).shown)
+            return false;
+    return true;
+}
+
+}  // namespace
+
 Choice choose_window(const AppState& st, const Room& room, const Step& s) {
     const Config& c = st.trace->config;
-    Choice ch;
-    const std::int64_t batch = std::min<std::int64_t>(c.batch, 4);
-    for (std::int64_t b = batch; b >= 1; --b) {
-        int v_b = 0;
-        float best_b = -1;
-        const std::int64_t b0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - b);
-        // A printed page first tries a window wide enough to hold most tensors whole.
-        for (int level = st.document ? -1 : 0; level < kLayoutVariants / kArrangements && best_b < legible_cell(room); ++level)
-            for (int v = level * kArrangements; v < (level + 1) * kArrangements; ++v) {
-                const StepLayout& first = layout_of(st, st.trace, s.index, level * kArrangements, {}, b, b0);
-                if (!arrangement_differs(first, v - level * kArrangements, room.captions_w > 0)) continue;
-                const StepLayout& lay = layout_of(st, st.trace, s.index, v, {}, b, b0);
-                const float fit = fit_cell(room, s, lay);
-                if (fit > best_b + 0.5f && rows_named(room, lay, fit)) best_b = fit, v_b = v;
+    const auto choose = [&](bool alone) {
+        Choice ch;
+        ch.alone = alone;
+        const std::int64_t batch = std::min<std::int64_t>(c.batch, 4);
+        for (std::int64_t b = batch; b >= 1; --b) {
+            int v_b = 0;
+            float best_b = -1;
+            const std::int64_t b0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - b);
+            // A printed page first tries a window wide enough to hold most tensors whole.
+            for (int level = st.document ? -1 : 0; level < kLayoutVariants / kArrangements && best_b < legible_cell(room); ++level)
+                for (int v = level * kArrangements; v < (level + 1) * kArrangements; ++v) {
+                    const StepLayout& first = layout_of(st, st.trace, s.index, level * kArrangements, {}, b, b0, alone);
+                    if (!arrangement_differs(first, v - level * kArrangements, room.captions_w > 0)) continue;
+                    const StepLayout& lay = layout_of(st, st.trace, s.index, v, {}, b, b0, alone);
+                    const float fit = fit_cell(room, s, lay);
+                    if (fit > best_b + 0.5f && rows_named(room, lay, fit)) best_b = fit, v_b = v;
+                }
+            if (best_b >= legible_cell(room) || b == 1) {
+                ch.variant = v_b, ch.best = best_b, ch.batch_shown = b;
+                break;
             }
-        if (best_b >= legible_cell(room) || b == 1) {
-            ch.variant = v_b, ch.best = best_b, ch.batch_shown = b;
-            break;
         }
-    }
-    ch.batch0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - ch.batch_shown);
-    return ch;
+        ch.batch0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - ch.batch_shown);
+        return ch;
+    };
+    const Choice together = choose(false);
+    // Tensors viewed together whose numbers would not show (the normal layout in a small
+    // window): the first alone, named with the others, where its numbers show so.
+    if (st.presenting || st.document || !s.views() || st.stage_view.zoom > 1.0f) return together;
+    const float number_min = number_size_min(false, false);
+    if (numbers_show(s, std::min(together.best, room.cell_cap), number_min)) return together;
+    const Choice alone = choose(true);
+    return numbers_show(s, std::min(alone.best, room.cell_cap), number_min) ? alone : together;
 }
 
 Motion motion_of(const AppState& st, const Choice& ch, double now) {
@@ -300,7 +327,7 @@ Motion motion_of(const AppState& st, const Choice& ch, double now) {
     const float t_anim = std::clamp(static_cast<float>((now - st.anim_start) / st.anim_seconds), 0.0f, 1.0f);
     const bool animating = t_anim < 1.0f && st.from_trace && st.from_step < static_cast<int>(st.from_trace->steps.size());
     if (!animating) return m;
-    m.from = &layout_of(st, st.from_trace, st.from_step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0);
+    m.from = &layout_of(st, st.from_trace, st.from_step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0, ch.alone);
     m.match = &match_of(st, st.from_trace, st.from_step, st.trace, st.step);
     m.k = ease(t_anim);
     return m;
