@@ -350,6 +350,31 @@ TEST_CASE("the layout from one step to the next: panels and maps keep their plac
     CHECK(gone[0] == "heatmaps: shown on step, not here");
 }
 
+TEST_CASE("a view and its transpose show the same numbers alike", "[audit]") {
+    // The cat example's queries at the view and the transpose: .80 on one step, .8 on the next
+    // (a number that seems to change where none moved), blank or -inf cells not counted.
+    auto frame = [](const std::vector<std::string>& queries, const std::string& keys) {
+        LayoutAudit a;
+        a.enabled = true;
+        a.begin_frame(1024, 768, 1.5f, "step 2");
+        a.begin_panel("stage", 0, 0, 800, 600, 0, 0, 800, 600, false, false);
+        float x = 10;
+        for (const std::string& q : queries) a.cell(q, x += 60, 100, 58, 58, true, 40, false, "queries");
+        a.cell(keys, 10, 200, 58, 58, true, 40, false, "keys");
+        a.cell("-1.09", 80, 200, 20, 20, false, 40, false, "keys");  // too small: blank
+        a.cell(".5", 10, 300, 30, 30, true, 20, true, "head 0");     // a heatmap's
+        return a.report();
+    };
+    const LayoutReport view = frame({".80", "-1.09", "-inf"}, ".5");
+    CHECK(decimals_changed(view, frame({".80", "-1.09"}, ".5")).empty());
+    CHECK(decimals_changed(view, frame({"-inf"}, ".50")).size() == 1);  // keys only: queries show no decimal point
+    const std::vector<std::string> changed = decimals_changed(view, frame({".8", "-1.1"}, ".5"));
+    REQUIRE(changed.size() == 1);
+    CHECK(changed[0] == "queries: 2 decimals on step 2, 1 here");
+    // A tensor on one step only is not compared.
+    CHECK(decimals_changed(view, frame({}, ".5")).empty());
+}
+
 TEST_CASE("words and numbers cut short to fit are caught where a class reads", "[audit]") {
     LayoutAudit a;
     a.enabled = true;

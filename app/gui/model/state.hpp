@@ -108,6 +108,13 @@ struct PanelState {
     // its tensor: the colour range and the number format come from these, not from reading
     // the whole grid every frame (12 x T x T values).
     mutable TraceCache<std::vector<ValueRange>> heat_ranges;
+    // The most decimals the stage's tensors show on a run of reshaping steps, and what they
+    // were measured for (trace, step, room): measuring the run's other steps takes their layouts.
+    struct RunDecimals {
+        std::string key;
+        std::vector<int> most;
+    };
+    RunDecimals stage_decimals;
 };
 
 struct AppState {

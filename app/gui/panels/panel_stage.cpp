@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <list>
 #include <memory>
@@ -172,6 +173,25 @@ void shown_cells(const AppState& st, const Step& s, float room_h, float width, P
     n.every = ch.variant < kArrangements && ch.batch_shown == std::min<std::int64_t>(st.trace->config.batch, 4);
 }
 
+// The room every step of a run of reshaping steps (reshape_run) is measured in for their
+// numbers' decimals, whichever of them is drawn: the panel under the tallest of their headings
+// with its explanation, less a line (a panel may be a line shorter on a step of the run), so
+// that no step of the run has less room than that.
+Room run_room(const AppState& st, const Step& s, Room room, float heading_drawn, const std::string& verdict) {
+    const auto [first, last] = reshape_run(*st.trace, s.index);
+    if (first < 0) return room;
+    const float width = room_left().x;
+    float tallest = 0;
+    for (int k = first; k <= last; ++k) {
+        const Step& other = st.trace->steps[static_cast<std::size_t>(k)];
+        tallest = std::max(tallest, heading_h(other, width, !st.presenting, verdict) +
+                                        ImGui::CalcTextSize(other.explain.c_str(), nullptr, false, width).y +
+                                        ImGui::GetStyle().ItemSpacing.y);
+    }
+    room.avail.y = std::max(room.avail.y + heading_drawn - tallest - room.line, 1.0f);
+    return room;
+}
+
 }  // namespace
 
 PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
@@ -277,27 +297,26 @@ void DrawStage(AppState& st, double now) {
         if (reshapes(*s) && memory_strip_drawn(without, *s) && !memory_strip_drawn(with, *s)) return true;
         return choose_window(st, with, *s).best < legible_cell(with);  // the cells first
     };
+    const float heading_top = ImGui::GetCursorPosY();
     draw_heading(st, *s, st.presenting || st.document, st.panels.stage_explains, !st.presenting, cramps,
                  st.presenting ? "" : verdict);
+    const float heading_drawn = ImGui::GetCursorPosY() - heading_top;
     if (st.shapes_only) {
         draw_shapes_only(*s, c, st.notice);
         return;
     }
 
     Room room = measure_room(*s, c, st.stage_view.zoom > 1.0f, number_size_min(st.presenting, st.document));
-    Choice ch = choose_window(st, room, *s);
-    // A strip where memory is not the lesson is drawn only where it costs the cells a tenth of
-    // their size at most (up to the largest they are drawn); where it is, in the normal layout,
-    // only where the cells stay legible (presenter mode and a page always draw it).
-    if (memory_strip_drawn(room, *s) && (!memory_lesson(*s) || (!st.presenting && !st.document))) {
-        Room bare = room;
-        bare.spare_strip = false;
-        bare.lesson_strip = memory_lesson(*s) ? false : room.lesson_strip;
-        const Choice without = choose_window(st, bare, *s);
-        const float most = room.cell_cap;
-        const bool costly = memory_lesson(*s) ? ch.best < legible_cell(room) && without.best >= legible_cell(room)
-                                              : std::min(ch.best, most) < 0.9f * std::min(without.best, most);
-        if (costly) room = bare, ch = without;
+    const Choice ch = place_cells(st, room, *s);
+    // Before the step's layout is looked up: measuring the run's other steps fills the cache.
+    const Room shared = run_room(st, *s, room, heading_drawn, st.presenting ? "" : verdict);
+    char key[160];
+    std::snprintf(key, sizeof key, "%d %.1f %.1f %d", s->index, static_cast<double>(shared.avail.x),
+                  static_cast<double>(shared.avail.y), static_cast<int>(st.presenting) + 2 * static_cast<int>(st.document));
+    PanelState::RunDecimals& decimals = st.panels.stage_decimals;
+    if (decimals.key != steps_key(st.trace.get(), 0, key)) {
+        decimals.most = shared_decimals(st, {shared, room}, *s, number_size_min(st.presenting, st.document));
+        decimals.key = steps_key(st.trace.get(), 0, key);
     }
     const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0, ch.alone);
     const Motion motion = motion_of(st, ch, now);
@@ -311,7 +330,8 @@ void DrawStage(AppState& st, double now) {
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 grid0(origin.x + room.label_w, origin.y + room.line * 1.2f);
     Canvas cv{*s, c, L, room, ch.variant, st.document, number_size_max(), number_size_min(st.presenting, st.document), cell, ImGui::GetWindowDrawList(), origin, grid0,
-              origin.x + ImGui::GetScrollX(), grid0.x + span_w * cell, grid0.y + L.height * cell};
+              origin.x + ImGui::GetScrollX(), grid0.x + span_w * cell, grid0.y + L.height * cell,
+              decimals.most};
     // Token names stay on the left edge when the panel is scrolled sideways (zoomed in), over
     // a backdrop so the cells pass under them: they are drawn on a channel above the cells.
     cv.dl->ChannelsSplit(2);

@@ -306,7 +306,8 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
         std::vector<float> shown_values;
         for (const Cell& c : tl.cells)
             if (static_cast<std::size_t>(c.index) < values.size()) shown_values.push_back(values[c.index]);
-        CellText text = cell_text(shown_values, cell - 2, cell - 2, rec.name, cv.number_max, cv.number_min);
+        CellText text = cell_text(shown_values, cell - 2, cell - 2, rec.name, cv.number_max, cv.number_min,
+                                  ti < cv.decimals.size() ? cv.decimals[ti] : 2);
         if (frame_watch().watching()) text.values_of = rec.name + " at step " + std::to_string(s.index);
         for (const Cell& cell_at : tl.cells) {
             const auto i = static_cast<std::size_t>(cell_at.index);

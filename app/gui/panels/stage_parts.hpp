@@ -175,6 +175,18 @@ float legible_cell(const Room& room);
 // largest cells). Sentences of a batch: as many blocks as keep the cells legible (down to
 // one, the heatmaps' sentence slider choosing which). `s`: the trace's step to show.
 Choice choose_window(const AppState& st, const Room& room, const Step& s);
+// choose_window, then the memory strip's cost: a strip where memory is not the lesson is
+// drawn only where it costs the cells a tenth of their size at most (up to the largest they
+// are drawn); where it is, in the normal layout, only where the cells stay legible (presenter
+// mode and a page always draw it). `room` loses the strip where it is not drawn.
+Choice place_cells(const AppState& st, Room& room, const Step& s);
+// The most decimals each tensor of `s` may show (by index): on a run of reshaping steps,
+// which show the same numbers, the fewest any step of the run shows the tensor of that name
+// with, each step's cells estimated in each of `rooms` (place_cells), so that no number seems
+// to change where none moved; 2 elsewhere. `number_min`: as measure_room's.
+// The run of reshaping steps `step` is in, first and last; {-1, -1} where it is in none.
+std::pair<int, int> reshape_run(const Trace& trace, int step);
+std::vector<int> shared_decimals(const AppState& st, const std::vector<Room>& rooms, const Step& s, float number_min);
 
 // Cells gliding from the step before: its layout, which cell each one comes from, and how
 // far along they are (1: arrived).
@@ -222,6 +234,7 @@ struct Canvas {
     ImVec2 origin, grid0;
     float label_x;        // the token names' left edge, kept in view when scrolled sideways
     float right, bottom;  // the widest and lowest things drawn, for the scroll area
+    std::vector<int> decimals;  // the most each tensor shows, by index (shared_decimals)
 
     // `token`: the whole token a label stands for, when it names one.
     ImVec2 label(ImVec2 pos, ImU32 col, const std::string& text, const std::string& token = "") {

@@ -312,14 +312,67 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s) {
         ch.batch0 = std::clamp<std::int64_t>(st.heat_sentence, 0, c.batch - ch.batch_shown);
         return ch;
     };
-    const Choice together = choose(false);
+    const Choice all = choose(false);
     // Tensors viewed together whose numbers would not show (the normal layout in a small
     // window): the first alone, named with the others, where its numbers show so.
-    if (st.presenting || st.document || !s.views() || st.stage_view.zoom > 1.0f) return together;
+    if (st.presenting || st.document || !s.views() || st.stage_view.zoom > 1.0f) return all;
     const float number_min = number_size_min(false, false);
-    if (numbers_show(s, std::min(together.best, room.cell_cap), number_min)) return together;
+    if (numbers_show(s, std::min(all.best, room.cell_cap), number_min)) return all;
     const Choice alone = choose(true);
-    return numbers_show(s, std::min(alone.best, room.cell_cap), number_min) ? alone : together;
+    return numbers_show(s, std::min(alone.best, room.cell_cap), number_min) ? alone : all;
+}
+
+Choice place_cells(const AppState& st, Room& room, const Step& s) {
+    Choice ch = choose_window(st, room, s);
+    if (memory_strip_drawn(room, s) && (!memory_lesson(s) || (!st.presenting && !st.document))) {
+        Room bare = room;
+        bare.spare_strip = false;
+        bare.lesson_strip = memory_lesson(s) ? false : room.lesson_strip;
+        const Choice without = choose_window(st, bare, s);
+        const float most = room.cell_cap;
+        const bool costly = memory_lesson(s) ? ch.best < legible_cell(room) && without.best >= legible_cell(room)
+                                             : std::min(ch.best, most) < 0.9f * std::min(without.best, most);
+        if (costly) room = bare, ch = without;
+    }
+    return ch;
+}
+
+std::pair<int, int> reshape_run(const Trace& trace, int step) {
+    const int n = static_cast<int>(trace.steps.size());
+    const auto in_run = [&](int k) { return k >= 0 && k < n && reshapes(trace.steps[static_cast<std::size_t>(k)]); };
+    if (!in_run(step)) return {-1, -1};
+    int first = step, last = step;
+    while (in_run(first - 1)) --first;
+    while (in_run(last + 1)) ++last;
+    return {first, last};
+}
+
+std::vector<int> shared_decimals(const AppState& st, const std::vector<Room>& rooms, const Step& s, float number_min) {
+    std::vector<int> most(s.tensors.size(), 2);
+    const std::vector<Step>& steps = st.trace->steps;
+    const auto [first, last] = reshape_run(*st.trace, s.index);
+    if (first < 0) return most;
+    std::int64_t numbers = 0;
+    for (const TensorRecord& t : s.tensors) numbers += numel(t.shape);
+    if (numbers > 4096) return most;  // too many to show
+    for (int k = first; k <= last; ++k) {
+        const Step& other = steps[static_cast<std::size_t>(k)];
+        // In each room (a step drawn in less room may draw the first of its tensors alone,
+        // and larger: the fewest decimals is not always in the least room).
+        for (const Room& room : rooms) {
+            Room r = room_of(other, st.trace->config, room.scrolls, room.avail, number_min);
+            const float cell = std::min(place_cells(st, r, other).best, r.cell_cap);
+            for (std::size_t ti = 0; ti < s.tensors.size(); ++ti)
+                for (const TensorRecord& t : other.tensors) {
+                    if (t.name != s.tensors[ti].name) continue;
+                    // Not shown even at one decimal there: that step may show one (in more room
+                    // than measured) or none, so one at most.
+                    const CellText text = cell_text(t.values(), cell - 2, cell - 2, "", 0, number_min);
+                    most[ti] = std::min(most[ti], text.shown ? text.decimals : 1);
+                }
+        }
+    }
+    return most;
 }
 
 Motion motion_of(const AppState& st, const Choice& ch, double now) {

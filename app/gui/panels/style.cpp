@@ -363,18 +363,20 @@ void text_at_spaces(const std::string& text, bool audited) {
 }
 
 CellText cell_text(const std::vector<float>& values, float cell_w, float cell_h, std::string tensor, float grow_to,
-                   float at_least) {
-    return cell_text(value_range(values.data(), values.size()), cell_w, cell_h, std::move(tensor), grow_to, at_least);
+                   float at_least, int most_decimals) {
+    return cell_text(value_range(values.data(), values.size()), cell_w, cell_h, std::move(tensor), grow_to, at_least,
+                     most_decimals);
 }
 
 CellText cell_text(const ValueRange& range, float cell_w, float cell_h, std::string tensor, float grow_to,
-                   float at_least) {
+                   float at_least, int most_decimals) {
     CellText t;
     t.tensor = std::move(tensor);
     ImFont* f = cell_font();
     const float base = cell_font_size();
     const float least = std::max(base, at_least);
     for (int decimals : {2, 1}) {
+        if (decimals > most_decimals) continue;
         t.decimals = decimals;
         t.widest = 0;
         for (const std::string& s : widest_cell_texts(range, decimals))

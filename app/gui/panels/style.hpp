@@ -149,12 +149,13 @@ struct CellText {
 };
 // The format for `values` drawn in cells of cell_w x cell_h px: two decimals when the widest
 // number fits (its width + 4 px) at `at_least` px (the cell font's usual size when larger),
-// else one, else none; numbers grow with the cell up to `grow_to` px.
+// else one, else none; numbers grow with the cell up to `grow_to` px. `most_decimals`: 1
+// starts at one decimal.
 CellText cell_text(const std::vector<float>& values, float cell_w, float cell_h, std::string tensor, float grow_to = 0,
-                   float at_least = 0);
+                   float at_least = 0, int most_decimals = 2);
 // The same from the values' range (value_range), for a caller that keeps it.
 CellText cell_text(const ValueRange& range, float cell_w, float cell_h, std::string tensor, float grow_to = 0,
-                   float at_least = 0);
+                   float at_least = 0, int most_decimals = 2);
 // A cell's number (format_cell at t's decimals), centred in [p0, p1] with the cell font, drawn
 // when the tensor's numbers show; recorded for the audit (a cell too small for any number is
 // not, unless it is a heatmap's), with the head its value belongs to (-1: none). Returns

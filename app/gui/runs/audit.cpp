@@ -281,4 +281,29 @@ std::vector<std::string> layout_shifts(const LayoutReport& before, const LayoutR
     return out;
 }
 
+std::vector<std::string> decimals_changed(const LayoutReport& before, const LayoutReport& after) {
+    // The most decimals a stage tensor's drawn numbers show, by tensor.
+    const auto decimals = [](const LayoutReport& r) {
+        std::map<std::string, int> out;
+        for (const AuditItem& it : r.items) {
+            if (!it.cell || it.heatmap || it.memory || !it.value_shown || it.panel != "stage") continue;
+            const std::size_t dot = it.text.find('.');
+            if (dot == std::string::npos) continue;
+            int& d = out.emplace(it.tensor, 0).first->second;
+            d = std::max(d, static_cast<int>(it.text.size() - dot - 1));
+        }
+        return out;
+    };
+    const auto was = decimals(before), is = decimals(after);
+    std::vector<std::string> out;
+    const std::string from = before.what.empty() ? "the step before" : before.what;
+    for (const auto& [tensor, d] : was) {
+        const auto now = is.find(tensor);
+        if (now != is.end() && now->second != d)
+            out.push_back(tensor + ": " + std::to_string(d) + " decimals on " + from + ", " + std::to_string(now->second) +
+                          " here");
+    }
+    return out;
+}
+
 }  // namespace headsplit::gui

@@ -69,4 +69,10 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
 // compared.
 std::vector<std::string> layout_shifts(const LayoutReport& before, const LayoutReport& after, float tolerance);
 
+// For two frames of steps that show the same numbers (a view and the transpose after it):
+// each stage tensor numbered in both whose numbers show other decimals here than there, one
+// line each ("queries: 2 decimals on the step before, 1 here"), so that no number seems to
+// change where none moved. Cells whose numbers have no decimal point (-inf) do not count.
+std::vector<std::string> decimals_changed(const LayoutReport& before, const LayoutReport& after);
+
 }  // namespace headsplit::gui
