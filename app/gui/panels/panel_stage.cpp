@@ -310,14 +310,17 @@ void DrawStage(AppState& st, double now) {
     const Choice ch = place_cells(st, room, *s);
     // Before the step's layout is looked up: measuring the run's other steps fills the cache.
     const Room shared = run_room(st, *s, room, heading_drawn, st.presenting ? "" : verdict);
-    char key[160];
-    std::snprintf(key, sizeof key, "%d %.1f %.1f %d", s->index, static_cast<double>(shared.avail.x),
-                  static_cast<double>(shared.avail.y), static_cast<int>(st.presenting) + 2 * static_cast<int>(st.document));
+    char key[192];
+    std::snprintf(key, sizeof key, "%d %.1f %.1f %.1f %d %d", s->index, static_cast<double>(room.avail.x),
+                  static_cast<double>(room.avail.y), static_cast<double>(shared.avail.y),
+                  static_cast<int>(st.presenting) + 2 * static_cast<int>(st.document), static_cast<int>(room.scrolls));
     PanelState::RunDecimals& decimals = st.panels.stage_decimals;
     if (decimals.key != steps_key(st.trace.get(), 0, key)) {
         decimals.most = shared_decimals(st, {shared, room}, *s, number_size_min(st.presenting, st.document));
         decimals.key = steps_key(st.trace.get(), 0, key);
     }
+    // Zoomed in, the reader asked for larger cells: they show what they can.
+    const std::vector<int> most_decimals = st.stage_view.zoom > 1.0f ? std::vector<int>() : decimals.most;
     const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0, ch.alone);
     const Motion motion = motion_of(st, ch, now);
     const float span_w = std::max(L.width, motion.from ? motion.from->width : 0.0f);
@@ -331,7 +334,7 @@ void DrawStage(AppState& st, double now) {
     const ImVec2 grid0(origin.x + room.label_w, origin.y + room.line * 1.2f);
     Canvas cv{*s, c, L, room, ch.variant, st.document, number_size_max(), number_size_min(st.presenting, st.document), cell, ImGui::GetWindowDrawList(), origin, grid0,
               origin.x + ImGui::GetScrollX(), grid0.x + span_w * cell, grid0.y + L.height * cell,
-              decimals.most};
+              most_decimals};
     // Token names stay on the left edge when the panel is scrolled sideways (zoomed in), over
     // a backdrop so the cells pass under them: they are drawn on a channel above the cells.
     cv.dl->ChannelsSplit(2);

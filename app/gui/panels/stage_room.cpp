@@ -271,15 +271,14 @@ float legible_cell(const Room& room) {
 
 namespace {
 
-// Whether every tensor of `s` shows its numbers in cells of `cell` px (cell_text, as the stage
-// draws them); false for steps of more numbers than a stage shows whole.
-bool numbers_show(const Step& s, float cell, float number_min) {
-    std::int64_t n = 0;
-    for (const TensorRecord& t : s.tensors) n += numel(t.shape);
-    if (n > 4096) return false;
-    for (const TensorRecord& t : s.tensors)
+// Whether the first `count` tensors of `s` show their numbers in cells of `cell` px
+// (cell_text, as the stage draws them).
+bool numbers_show(const Step& s, std::size_t count, float cell, float number_min) {
+    for (std::size_t i = 0; i < std::min(count, s.tensors.size()); ++i) {
+        const TensorRecord& t = s.tensors[i];
         if (!cell_text(value_range(t.values().data(), t.values().size()), cell - 2, cell - 2, "", 0, number_min).shown)
             return false;
+    }
     return true;
 }
 
@@ -316,10 +315,13 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s) {
     // Tensors viewed together whose numbers would not show (the normal layout in a small
     // window): the first alone, named with the others, where its numbers show so.
     if (st.presenting || st.document || !s.views() || st.stage_view.zoom > 1.0f) return all;
+    std::int64_t numbers = 0;
+    for (const TensorRecord& t : s.tensors) numbers += numel(t.shape);
+    if (numbers > 4096) return all;  // more than a stage shows whole: no number shows either way
     const float number_min = number_size_min(false, false);
-    if (numbers_show(s, std::min(all.best, room.cell_cap), number_min)) return all;
+    if (numbers_show(s, s.tensors.size(), std::min(all.best, room.cell_cap), number_min)) return all;
     const Choice alone = choose(true);
-    return numbers_show(s, std::min(alone.best, room.cell_cap), number_min) ? alone : all;
+    return numbers_show(s, 1, std::min(alone.best, room.cell_cap), number_min) ? alone : all;
 }
 
 Choice place_cells(const AppState& st, Room& room, const Step& s) {

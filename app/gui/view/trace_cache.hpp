@@ -31,7 +31,7 @@ struct TraceCache {
         return nullptr;
     }
     Value& add(const std::shared_ptr<const Trace>& a, int sa, const std::shared_ptr<const Trace>& b, std::int64_t sb, Value v) {
-        if (entries.size() >= 256) entries.pop_front();  // a frame asks the stage for up to 4 x 24 layouts
+        if (entries.size() >= 256) entries.pop_front();  // the least recently used goes first
         entries.push_back({a, b, sa, sb, std::move(v)});
         return entries.back().value;
     }
