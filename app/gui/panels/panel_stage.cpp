@@ -231,9 +231,7 @@ PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
     std::int64_t numbers = 0;
     const Step* most = s;  // the step of the most numbers
     const auto count = [&](const Step& step) {
-        std::int64_t n_step = 0;
-        for (const TensorRecord& r : step.tensors) n_step += numel(r.shape);
-        if (n_step > numbers) numbers = n_step, most = &step;
+        if (step.numbers() > numbers) numbers = step.numbers(), most = &step;
     };
     const std::vector<Step>& steps = st.trace->steps;
     for (int i = st.step; i >= 0 && i > st.step - 256 && steps[static_cast<std::size_t>(i)].op == s->op; --i) count(steps[static_cast<std::size_t>(i)]);
@@ -310,14 +308,14 @@ void DrawStage(AppState& st, double now) {
     const Choice ch = place_cells(st, room, *s);
     // Before the step's layout is looked up: measuring the run's other steps fills the cache.
     const Room shared = run_room(st, *s, room, heading_drawn, st.presenting ? "" : verdict);
-    char key[192];
-    std::snprintf(key, sizeof key, "%d %.1f %.1f %.1f %d %d", s->index, static_cast<double>(room.avail.x),
+    char measured[192];
+    std::snprintf(measured, sizeof measured, "%d %.1f %.1f %.1f %d %d", s->index, static_cast<double>(room.avail.x),
                   static_cast<double>(room.avail.y), static_cast<double>(shared.avail.y),
                   static_cast<int>(st.presenting) + 2 * static_cast<int>(st.document), static_cast<int>(room.scrolls));
     PanelState::RunDecimals& decimals = st.panels.stage_decimals;
-    if (decimals.key != steps_key(st.trace.get(), 0, key)) {
+    if (const std::string key = steps_key(st.trace.get(), 0, measured); decimals.key != key) {
         decimals.most = shared_decimals(st, {shared, room}, *s, number_size_min(st.presenting, st.document));
-        decimals.key = steps_key(st.trace.get(), 0, key);
+        decimals.key = key;
     }
     // Zoomed in, the reader asked for larger cells: they show what they can.
     const std::vector<int> most_decimals = st.stage_view.zoom > 1.0f ? std::vector<int>() : decimals.most;

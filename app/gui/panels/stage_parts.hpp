@@ -62,8 +62,12 @@ Room measure_room(const Step& s, const Config& c, bool scrolls, float number_min
 // panel is placed.
 Room room_of(const Step& s, const Config& c, bool scrolls, ImVec2 avail, float number_min);
 
+// The most numbers a step holds for the stage to weigh showing them (more are never all on
+// screen at a size that shows a number).
+constexpr std::int64_t kWholeNumbers = 4096;
+
 // The largest cell: kMaxCellFonts text heights, or, where numbers have a least size
-// (presenter mode, a handout) and the step holds up to 4096 of them, the cell that shows its
+// (presenter mode, a handout) and the step holds up to kWholeNumbers of them, the cell that shows its
 // widest number with one decimal at that size: a tensor is not left blank beside numbered
 // ones for want of a cap, where the room allows.
 float cell_cap_of(const Step& s, float font, float number_min);

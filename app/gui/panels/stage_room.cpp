@@ -41,9 +41,7 @@ const std::vector<int>& match_of(const AppState& st, const std::shared_ptr<const
     if (std::vector<int>* hit = cache.find(from, from_step, to, to_step)) return *hit;
     // Buffers are only comparable within one trace. Steps too large to draw whole (only a
     // window of their cells is shown) are not animated: matching them would cost a frame.
-    std::int64_t elements = 0;
-    for (const auto* s : {&from->steps[from_step], &to->steps[to_step]})
-        for (const TensorRecord& t : s->tensors) elements += numel(t.shape);
+    const std::int64_t elements = from->steps[from_step].numbers() + to->steps[to_step].numbers();
     std::vector<int> m = from == to && elements <= 20000 ? match_cells(from->steps[from_step], to->steps[to_step])
                                                         : std::vector<int>();
     return cache.add(from, from_step, to, to_step, std::move(m));
@@ -80,9 +78,7 @@ Room measure_room(const Step& s, const Config& c, bool scrolls, float number_min
 
 float cell_cap_of(const Step& s, float font, float number_min) {
     const float cap = kMaxCellFonts * font;
-    std::int64_t n = 0;
-    for (const TensorRecord& t : s.tensors) n += numel(t.shape);
-    if (number_min <= 0 || n > 4096) return cap;
+    if (number_min <= 0 || s.numbers() > kWholeNumbers) return cap;
     ValueRange range;
     for (const TensorRecord& t : s.tensors) range.add(value_range(t.values().data(), t.values().size()));
     float widest = 0;
@@ -315,9 +311,7 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s) {
     // Tensors viewed together whose numbers would not show (the normal layout in a small
     // window): the first alone, named with the others, where its numbers show so.
     if (st.presenting || st.document || !s.views() || st.stage_view.zoom > 1.0f) return all;
-    std::int64_t numbers = 0;
-    for (const TensorRecord& t : s.tensors) numbers += numel(t.shape);
-    if (numbers > 4096) return all;  // more than a stage shows whole: no number shows either way
+    if (s.numbers() > kWholeNumbers) return all;  // no number shows either way
     const float number_min = number_size_min(false, false);
     if (numbers_show(s, s.tensors.size(), std::min(all.best, room.cell_cap), number_min)) return all;
     const Choice alone = choose(true);
@@ -354,9 +348,7 @@ std::vector<int> shared_decimals(const AppState& st, const std::vector<Room>& ro
     const std::vector<Step>& steps = st.trace->steps;
     const auto [first, last] = reshape_run(*st.trace, s.index);
     if (first < 0) return most;
-    std::int64_t numbers = 0;
-    for (const TensorRecord& t : s.tensors) numbers += numel(t.shape);
-    if (numbers > 4096) return most;  // too many to show
+    if (s.numbers() > kWholeNumbers) return most;
     for (int k = first; k <= last; ++k) {
         const Step& other = steps[static_cast<std::size_t>(k)];
         // In each room (a step drawn in less room may draw the first of its tensors alone,

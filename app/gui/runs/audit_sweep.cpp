@@ -150,9 +150,7 @@ AuditRules AuditSweep::rules_here(const AppState& st, int fb_w, int fb_h) const 
     // before the step that computes them (the heatmaps of the weights each context used).
     const Step& here = st.trace->steps[static_cast<std::size_t>(st.step)];
     rules.number_min_h = st.presenting ? 0.025f * std::min(ImGui::GetIO().DisplaySize.y, 1080.0f) : 0.0f;
-    std::int64_t on_stage = 0;
-    for (const TensorRecord& t : here.tensors) on_stage += numel(t.shape);
-    const bool memory_step = stage::reshapes(here) || (stage::memory_lesson(here) && on_stage <= 144);
+    const bool memory_step = stage::reshapes(here) || (stage::memory_lesson(here) && here.numbers() <= 144);
     const TensorRecord& first = here.tensors.front();
     std::int64_t lo = INT64_MAX, hi = -1;  // the strip's addresses (a chunk of fused qkv leaves gaps)
     for (std::int64_t i = 0; i < numel(first.shape); ++i) lo = std::min(lo, first.address(i)), hi = std::max(hi, first.address(i));

@@ -548,8 +548,7 @@ std::int64_t script_values(const Trace& tr) {
     if (c.qkv_bias) n += c.d_out + 2 * c.kv_width();
     if (c.out_proj) n += c.d_out * c.d_out + c.d_out;
     if (c.dropout > 0) n += c.batch * c.heads * c.num_tokens() * c.num_keys();
-    for (const Step& s : tr.steps)
-        for (const TensorRecord& t : s.tensors) n += numel(t.shape);
+    for (const Step& s : tr.steps) n += s.numbers();
     return n;
 }
 

@@ -150,6 +150,12 @@ struct Step {
     std::vector<TensorRecord> tensors;
 
     const TensorRecord* find(const std::string& name) const;
+    // How many values the step's tensors hold together.
+    std::int64_t numbers() const {
+        std::int64_t n = 0;
+        for (const TensorRecord& t : tensors) n += numel(t.shape);
+        return n;
+    }
     // What the step gives: its last tensor (dropout records its mask before the weights),
     // except the input step's, which is x (the context and the key padding mask follow it).
     const TensorRecord& result() const { return op == Op::Input ? tensors.front() : tensors.back(); }
