@@ -212,6 +212,24 @@ else
   fail "--screenshot of the why tab on gpt2-xl exited $?: $(head -c 300 "$work/err")"
 fi
 
+# A sweep stopped after its first length (HEADSPLIT_WHY_SECONDS: a microsecond) still draws
+# its chart: a point on each line, both axes labelled, T's value at the foot, and where it stopped.
+if HEADSPLIT_WHY_SECONDS=0.000001 timeout 120 "$bin" --tab why-sweep --window 1024x768 --font-scale 1.5 --backend cpu \
+    --screenshot "$work/why-one.png" --layout-report "$work/why-one.json" >/dev/null 2>"$work/err"; then
+  /usr/bin/python3 - "$work/why-one.json" <<'PY' || fail "the why tab's sweep of one length"
+import json, re, sys
+labels = [i for i in json.load(open(sys.argv[1]))["items"] if i["kind"] == "label" and i["panel"] == "why"]
+texts = [l["text"] for l in labels]
+assert any(t.startswith("T = 8 .. 8,") for t in texts), texts
+assert any(t.startswith("T >= 16 left out: ") for t in texts), texts
+assert any(re.fullmatch(r"[\d.]+ (B|KiB|MiB)", t) for t in texts), ("no memory tick", texts)
+assert any(re.fullmatch(r"[\d.]+ (us|ms|s)", t) for t in texts), ("no time tick", texts)
+assert "8" in texts and "T" in texts, ("no length at the foot", texts)
+PY
+else
+  fail "--screenshot of the why tab with HEADSPLIT_WHY_SECONDS exited $?: $(head -c 300 "$work/err")"
+fi
+
 # tools/why_runs.sh, the command behind docs/benchmarks.md's run-to-run figures: two runs give
 # the three ratios of each and their spread; a RUNS that is not a number is refused.
 here=$(cd "$(dirname "$0")" && pwd)

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "headsplit/base/threads.hpp"
 #include "headsplit/backends/backend_policy.hpp"
@@ -216,11 +218,20 @@ double why_ratio(const WhyResult& r, Mode a, Mode b) {
     return r.modes[static_cast<std::size_t>(ia)].median_ms / r.modes[static_cast<std::size_t>(ib)].median_ms;
 }
 
+double why_seconds() {
+    const char* text = std::getenv("HEADSPLIT_WHY_SECONDS");
+    if (!text || !*text) return kWhySeconds;
+    char* end = nullptr;
+    const double s = std::strtod(text, &end);
+    return *end == '\0' && std::isfinite(s) && s > 0 && s <= kWhySeconds ? s : kWhySeconds;
+}
+
 std::shared_ptr<WhyJob> start_why(const Config& c) {
     auto job = std::make_shared<WhyJob>();
     job->config = c;
     WhyJob* raw = job.get();  // the job outlives its future: whoever holds it waits on it
-    job->future = std::async(kOffFrame, [raw, c] { return measure_why(c, 5, raw->done, raw->total, &raw->cancel); });
+    const double seconds = why_seconds();
+    job->future = std::async(kOffFrame, [raw, c, seconds] { return measure_why(c, 5, raw->done, raw->total, &raw->cancel, seconds); });
     return job;
 }
 

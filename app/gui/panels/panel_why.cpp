@@ -23,14 +23,14 @@ namespace {
 // dots.
 void plot_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& xs, const std::vector<double>& ys,
                ImU32 col, double y_top = 0) {
-    if (xs.size() < 2) return;
+    if (xs.empty()) return;
     const double x_max = *std::max_element(xs.begin(), xs.end());
     const double y_max = y_top > 0 ? y_top : *std::max_element(ys.begin(), ys.end());
     std::vector<ImVec2> pts;
     for (std::size_t i = 0; i < xs.size(); ++i)
         pts.push_back({p0.x + static_cast<float>(xs[i] / x_max) * (p1.x - p0.x),
                        p1.y - static_cast<float>(y_max > 0 ? ys[i] / y_max : 0) * (p1.y - p0.y)});
-    dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), col, 0, 2.5f);
+    if (pts.size() > 1) dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), col, 0, 2.5f);
     for (const ImVec2& p : pts) dl->AddCircleFilled(p, 4.0f, col);
 }
 
@@ -312,7 +312,7 @@ void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
     legend_h = static_cast<float>(lines.size()) * line + 8;
     const auto [p0, p1] =
         chart(dl, std::max(legend_h + (kAxesLines + kLeastPlotLines) * line, room_left().y), lines);
-    if (xs.size() < 2) return;
+    if (xs.empty()) return;  // one length is a point on each line, its axes labelled
 
     // Measure, then place: the plot's height gives the ticks, their labels the side columns.
     // A chart the layout left no line for under its legend has the legend alone.
