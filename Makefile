@@ -25,7 +25,8 @@ WERROR ?= OFF
 # test). The live lesson: libwebsockets, libqrencode, libssl-dev (OpenSSL's libcrypto makes
 # its --https certificate); python3-websockets for its test's clients. Package: dpkg-dev
 # (dpkg-shlibdeps, for CPack's Depends) and file (CPack's DEB generator runs it on the binaries
-# before dpkg-shlibdeps; without it cpack stops).
+# before dpkg-shlibdeps; without it cpack stops). ccache: the native, sanitized and fuzzing
+# builds compile through it (LAUNCH), so a clone rebuilds only what changed since any build.
 DEB_PACKAGES := g++ cmake make pkg-config git \
   libxtensor-dev libxtensor-blas-dev libopenblas-dev \
   catch2 nlohmann-json3-dev libcli11-dev libicu-dev \
@@ -34,7 +35,7 @@ DEB_PACKAGES := g++ cmake make pkg-config git \
   python3 python3-numpy python3-torch fortunes \
   clang libclang-rt-14-dev \
   libwebsockets-dev libqrencode-dev libssl-dev python3-websockets \
-  dpkg-dev file
+  dpkg-dev file ccache
 
 # The page: Debian's emscripten (3.1.6; its system libraries come prebuilt), Eigen for the CPU
 # backend's products in wasm, dpkg-dev for ImGui's source package (dpkg-source), Chromium for
@@ -44,6 +45,11 @@ WEB_DIR ?= build-web
 WEB_PORT ?= 8000
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# The compiler launcher: ccache, with paths under this clone hashed relative to it (a fresh
+# clone elsewhere reuses the objects of the last); LAUNCH= builds without it.
+LAUNCH ?= env;CCACHE_BASEDIR=$(CURDIR);CCACHE_NOHASHDIR=true;ccache
+LAUNCHER := -DCMAKE_C_COMPILER_LAUNCHER="$(LAUNCH)" -DCMAKE_CXX_COMPILER_LAUNCHER="$(LAUNCH)"
 
 .PHONY: all deps web-deps build run test quick-test check package clean tiny-model web serve-web
 
@@ -64,7 +70,7 @@ deps web-deps:
 	fi
 
 build: deps
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DHEADSPLIT_WERROR=$(WERROR)
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DHEADSPLIT_WERROR=$(WERROR) $(LAUNCHER)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # The page: the same core/ and app/ code through emcmake; ImGui's sources from Debian's source
@@ -117,10 +123,10 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 check: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEADSPLIT_SANITIZE=ON -DHEADSPLIT_WERROR=$(WERROR)
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEADSPLIT_SANITIZE=ON -DHEADSPLIT_WERROR=$(WERROR) $(LAUNCHER)
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
-	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEADSPLIT_FUZZ=ON -DHEADSPLIT_WERROR=$(WERROR)
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEADSPLIT_FUZZ=ON -DHEADSPLIT_WERROR=$(WERROR) $(LAUNCHER)
 	cmake --build build-fuzz -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 	tools/run_fuzz.sh build-fuzz $(FUZZ_SECONDS) $(JOBS) $(FUZZ_TARGETS)
 
