@@ -318,6 +318,27 @@ assert len(cells) == 54 and all(c["value_shown"] and c["value_h"] >= 0.025 * 768
     [(c["tensor"], c["value_shown"], c["value_h"]) for c in cells if not c["value_shown"]][:5]
 print("ten words: every key and query named whole; the project step: 54 numbers of 19 px or more")
 PY
+# The transpose of ten words at 1024x768 presenter, text 1.5: the head panels' titles, which
+# name the panels the step makes, read from the back row like the numbers (2.5% of the height;
+# they were 14.5 px over 20 px cells: a title's slot is three quarters of a cell), reaching up
+# towards the tensor's name without touching it; the view's token titles too.
+for st in 2 3; do
+  "$bin" --screenshot "$work/t$st.png" --layout-report "$work/t$st.json" --present --window 1024x768 --font-scale 1.5 \
+    --step $st --text "$ten" --heads 4 --d-out 8 --d-in 8 2>"$work/err" || fail "presenter, ten words, step $st: $(cat "$work/err")"
+done
+/usr/bin/python3 - "$work/t2.json" "$work/t3.json" <<'PY' || fail "the panels' titles of ten words at 1024x768"
+import json, sys
+for path, titles in ((sys.argv[1], "0:the quick brown fox jumps over 6:the lazy dog today"), (sys.argv[2], "h0 h1 h2 h3")):
+    labels = [i for i in json.load(open(path))["items"] if i["kind"] == "label" and i["panel"] == "stage"]
+    name = [l for l in labels if l["text"].startswith("queries")]
+    cells = [i for i in json.load(open(path))["items"] if i["kind"] == "cell" and i["panel"] == "stage"]
+    top = min(c["y"] for c in cells)
+    drawn = [l for l in labels if l["text"] in titles.split() and l["y"] < top]
+    assert sorted(l["text"] for l in drawn) == sorted(titles.split()), [l["text"] for l in drawn]
+    assert all(l["h"] >= 0.025 * 768 - 0.5 for l in drawn), [(l["text"], l["h"]) for l in drawn]
+    assert name and all(l["y"] >= name[0]["y"] + name[0]["h"] for l in drawn), (name, drawn[0])
+print("ten words at 1024x768: the view's and the transpose's panel titles of 19 px or more")
+PY
 # At 1920x1080 with text 1 the cells stopped at 4.2 text heights (80 px), where the queries'
 # "-1.1" at presenter mode's 27 px digits needs 82: the queries drew no number (and no cell
 # the audit could see) beside numbered keys and values. The largest cell now shows the step's

@@ -209,7 +209,12 @@ std::string token_label(const Config& c, const TensorLayout& tl, std::int64_t b,
 
 void draw_panel_titles(Canvas& cv) {
     ImFont* font = ImGui::GetFont();
-    for (const TensorLayout& t : cv.L.tensors)
+    // A tensor of one row of panels under the tensors' names: its titles may reach up to that
+    // line (a tensor of more rows keeps one size of title in every row).
+    const float names_bottom = cv.origin.y + ImGui::GetTextLineHeight();
+    for (const TensorLayout& t : cv.L.tensors) {
+        bool one_row = !t.panels.empty();
+        for (const PanelBox& box : t.panels) one_row = one_row && std::abs(box.y - t.panels.front().y) < 1e-3f;
         for (const PanelBox& box : t.panels) {
             const std::string text = t.token_panels ? token_label(cv.c, t, box.batch, box.index)
                                                     : head_name(t, box.index - t.head0);
@@ -218,19 +223,27 @@ void draw_panel_titles(Canvas& cv) {
             const float room_w = (box.w + kPanelGap * 0.9f) * cv.cell;
             // Small cells: the title reaches into the gap above its slot (the names' line
             // above the first row) to stay kSmallestLabel of the text.
+            const float slot_bottom = cv.grid0.y + box.y * cv.cell + kPanelTitle * cv.cell - 1;
             float size = std::min(cv.room.font, kPanelTitle * cv.cell - 2);
             if (size < kSmallestLabel * cv.room.font)
                 size = std::min(kSmallestLabel * cv.room.font, (kPanelTitle + kPanelRowGap) * cv.cell - 2);
-            const float w = font->CalcTextSizeA(size, FLT_MAX, 0, text.c_str()).x;
-            if (w > room_w) size = std::max(size * room_w / w, std::min(size, 0.6f * cv.room.font));
+            const auto width_at = [&](float px) { return font->CalcTextSizeA(px, FLT_MAX, 0, text.c_str()).x; };
+            if (const float w = width_at(size); w > room_w) size = std::max(size * room_w / w, std::min(size, 0.6f * cv.room.font));
+            // Over the first row, up to the names' line where the panel's width holds it whole.
+            if (t.y == 0 && one_row) {
+                const float up = std::min(cv.room.font, slot_bottom - names_bottom - 2);
+                const float whole = std::min(up, up * (room_w - 2) / std::max(width_at(up), 1.0f));
+                if (width_at(whole) <= room_w - 1) size = std::max(size, whole);
+            }
             if (size + 0.01f < kSmallestLabel * cv.room.font) {  // cells of a few pixels: the colours tell the panels
                 if (t.token_panels) frame_watch().thinned("token panels untitled");
                 continue;
             }
             // At the bottom of the slot, over its panel.
-            const ImVec2 pos(cv.grid0.x + box.x * cv.cell, cv.grid0.y + box.y * cv.cell + kPanelTitle * cv.cell - size - 1);
+            const ImVec2 pos(cv.grid0.x + box.x * cv.cell, slot_bottom - size);
             cv.label_sized(pos, colour, text, size, room_w, t.token_panels ? row_name(cv.c, t, box.batch, box.index) : "");
         }
+    }
 }
 
 void want_row_labels(const Canvas& cv, const TensorLayout& tl, float size, int stride, std::vector<RowLabel>& wanted) {
