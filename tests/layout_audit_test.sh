@@ -339,6 +339,24 @@ for path, titles in ((sys.argv[1], "0:the quick brown fox jumps over 6:the lazy 
     assert name and all(l["y"] >= name[0]["y"] + name[0]["h"] for l in drawn), (name, drawn[0])
 print("ten words at 1024x768: the view's and the transpose's panel titles of 19 px or more")
 PY
+# The keys under the softmax's map of "... lazy sleeping dog" at 1024x768 presenter, text 1.5:
+# too long to stand on end without shrinking the map, they stand across on two lines, each
+# at the numbers' 2.5% of the height or more (on two lines in one line's height: 11 px).
+sleeping="the quick brown fox jumps over the lazy sleeping dog"
+"$bin" --screenshot "$work/k10.png" --layout-report "$work/k10.json" --present --window 1024x768 --font-scale 1.5 \
+  --step 7 --text "$sleeping" --heads 4 --d-out 8 --d-in 8 2>"$work/err" || fail "presenter, the sleeping dog: $(cat "$work/err")"
+/usr/bin/python3 - "$work/k10.json" "$sleeping" <<'PY' || fail "the keys under the softmax's map at 1024x768"
+import json, sys
+d = json.load(open(sys.argv[1]))
+labels = [i for i in d["items"] if i["kind"] == "label" and i.get("token") and i["visible"]]
+cells = [i for i in d["items"] if i["kind"] == "cell" and i["panel"] == "heatmaps"]
+foot = max(c["y"] + c["w"] for c in cells) - 1
+keys = [l for l in labels if l["panel"] == "heatmaps" and l["y"] >= foot]  # (on end, w is the text's size)
+assert sorted(l["token"] for l in keys) == sorted(sys.argv[2].split()), [l["text"] for l in keys]
+assert all(min(l["w"], l["h"]) >= 0.025 * 768 - 0.5 for l in keys), [(l["text"], l["w"], l["h"]) for l in keys]
+assert min(c["w"] for c in cells) >= 33, min(c["w"] for c in cells)
+print("the sleeping dog at 1024x768: 10 keys of 19 px or more under 33 px cells or more")
+PY
 # At 1920x1080 with text 1 the cells stopped at 4.2 text heights (80 px), where the queries'
 # "-1.1" at presenter mode's 27 px digits needs 82: the queries drew no number (and no cell
 # the audit could see) beside numbered keys and values. The largest cell now shows the step's

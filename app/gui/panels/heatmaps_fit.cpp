@@ -255,24 +255,34 @@ Canvas fit_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps
         const MapTiling across = cv.tiling;
         // The band holds the longest label at the size its cells will have: a taller band
         // makes smaller cells and smaller labels, so the least band that holds them (halving).
-        const auto band_for = [&](float cell) {
+        const auto least_band = [&](auto band_for) {
+            float lo = line_h, hi = band_for(across.cell);
+            for (int i = 0; i < 10 && hi - lo > 1; ++i) {
+                cv.key_band = 0.5f * (lo + hi);
+                place_tiling(cv, maps, N, NR, maps_h, focus, g);
+                (band_for(cv.tiling.cell) <= cv.key_band ? hi : lo) = cv.key_band;
+            }
+            cv.key_band = std::ceil(hi);
+            place_tiling(cv, maps, N, NR, maps_h, focus, g);
+        };
+        least_band([&](float cell) {
             const float size = std::clamp(cell - 4, kSmallestLabel * font, font);
             return std::max(line_h, std::min(key_whole, 6.0f * font) * size / font + 6);
-        };
-        float lo = line_h, hi = band_for(across.cell);
-        for (int i = 0; i < 10 && hi - lo > 1; ++i) {
-            cv.key_band = 0.5f * (lo + hi);
-            place_tiling(cv, maps, N, NR, maps_h, focus, g);
-            (band_for(cv.tiling.cell) <= cv.key_band ? hi : lo) = cv.key_band;
-        }
-        cv.key_band = std::ceil(hi);
-        place_tiling(cv, maps, N, NR, maps_h, focus, g);
+        });
         cv.keys_on_end = true;
         if ((across.cell >= cv.legible && cv.tiling.cell < cv.legible) || cv.tiling.cell < 0.85f * across.cell) {
             cv.keys_on_end = false;
             cv.keys_staggered = true;
-            cv.key_band = line_h;
-            place_tiling(cv, maps, N, NR, maps_h, focus, g);
+            // Two lines as tall as the labels two columns hold (up to the text), where the
+            // maps keep their legible size and nine tenths of their cells; else in one line's
+            // height.
+            least_band([&](float cell) {
+                return std::max(line_h, 2 * std::clamp(font * (2 * cell - 6) / std::max(key_whole, 1.0f), kSmallestLabel * font, font) + 6);
+            });
+            if ((across.cell >= cv.legible && cv.tiling.cell < cv.legible) || cv.tiling.cell < 0.9f * across.cell) {
+                cv.key_band = line_h;
+                place_tiling(cv, maps, N, NR, maps_h, focus, g);
+            }
         }
     }
     cv.cell = std::clamp(cv.tiling.cell, 1.0f, 5.0f * font);
