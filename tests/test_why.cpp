@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "gui/model/why.hpp"
 #include "headsplit/engine/engine.hpp"
@@ -178,5 +180,28 @@ TEST_CASE("why weight splits measures the variants, leaving out the modes they r
         CHECK(r.notice.find(c.decoding() ? "loop left out" : "fused left out") != std::string::npos);
         CHECK(c.decoding() == (r.notice.find("flash left out") != std::string::npos));
         CHECK(r.sweep.size() >= 4);
+    }
+}
+
+TEST_CASE("HEADSPLIT_WHY_SECONDS shortens the measurement; another value is refused in a line", "[gui][why]") {
+    struct Restore {
+        ~Restore() { unsetenv("HEADSPLIT_WHY_SECONDS"); }
+    } restore;
+    unsetenv("HEADSPLIT_WHY_SECONDS");
+    std::string refused;
+    CHECK(why_seconds(&refused) == kWhySeconds);
+    CHECK(refused.empty());
+    for (const char* good : {"0.5", "1e-6", "10"}) {
+        setenv("HEADSPLIT_WHY_SECONDS", good, 1);
+        CHECK(why_seconds(&refused) == std::strtod(good, nullptr));
+        CHECK(refused.empty());
+    }
+    for (const char* bad : {"abc", "0", "-1", "10.5", "1e400", "nan", "inf", "5x", " 5 "}) {
+        refused.clear();
+        setenv("HEADSPLIT_WHY_SECONDS", bad, 1);
+        CHECK(why_seconds(&refused) == kWhySeconds);
+        CHECK(refused.find(std::string("\"") + bad + "\"") != std::string::npos);
+        CHECK(refused.find("measuring for 10 s") != std::string::npos);
+        CHECK(refused.find('\n') == std::string::npos);
     }
 }

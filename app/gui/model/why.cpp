@@ -218,19 +218,27 @@ double why_ratio(const WhyResult& r, Mode a, Mode b) {
     return r.modes[static_cast<std::size_t>(ia)].median_ms / r.modes[static_cast<std::size_t>(ib)].median_ms;
 }
 
-double why_seconds() {
+double why_seconds(std::string* refused) {
     const char* text = std::getenv("HEADSPLIT_WHY_SECONDS");
     if (!text || !*text) return kWhySeconds;
     char* end = nullptr;
     const double s = std::strtod(text, &end);
-    return *end == '\0' && std::isfinite(s) && s > 0 && s <= kWhySeconds ? s : kWhySeconds;
+    if (*end == '\0' && std::isfinite(s) && s > 0 && s <= kWhySeconds) return s;
+    if (refused)
+        *refused = "HEADSPLIT_WHY_SECONDS " + quote_name(text) + " is not a number of seconds above 0 and at most " +
+                   std::to_string(static_cast<int>(kWhySeconds)) + "; measuring for " +
+                   std::to_string(static_cast<int>(kWhySeconds)) + " s";
+    return kWhySeconds;
 }
 
 std::shared_ptr<WhyJob> start_why(const Config& c) {
     auto job = std::make_shared<WhyJob>();
     job->config = c;
     WhyJob* raw = job.get();  // the job outlives its future: whoever holds it waits on it
-    const double seconds = why_seconds();
+    std::string refused;
+    const double seconds = why_seconds(&refused);
+    static bool told = false;  // the environment does not change: said once
+    if (!refused.empty() && !told) std::fprintf(stderr, "headsplit: %s\n", refused.c_str()), told = true;
     job->future = std::async(kOffFrame, [raw, c, seconds] { return measure_why(c, 5, raw->done, raw->total, &raw->cancel, seconds); });
     return job;
 }

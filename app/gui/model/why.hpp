@@ -41,9 +41,10 @@ struct WhyResult {
 constexpr double kWhySeconds = 10;
 
 // The window's aim: kWhySeconds, or less where the environment's HEADSPLIT_WHY_SECONDS says
-// so (a number above 0 and at most kWhySeconds; anything else is ignored). The tests use it to
-// stop the sweep after its first length.
-double why_seconds();
+// so (a number above 0 and at most kWhySeconds). Another value gives kWhySeconds, and
+// `refused`, when given, the line that says so. The tests use it to stop the sweep after its
+// first length.
+double why_seconds(std::string* refused = nullptr);
 
 // A forward of fewer FLOPs than this (necessary_flops) is too quick to time: it takes some tens
 // of microseconds, most of them the work every step pays whatever its size (the step's

@@ -306,14 +306,18 @@ void DrawStage(AppState& st, double now) {
 
     Room room = measure_room(*s, c, st.stage_view.zoom > 1.0f, number_size_min(st.presenting, st.document));
     const Choice ch = place_cells(st, room, *s);
-    // Before the step's layout is looked up: measuring the run's other steps fills the cache.
-    const Room shared = run_room(st, *s, room, heading_drawn, st.presenting ? "" : verdict);
+    // Measured again only when what they depend on changes (the run's headings are measured
+    // with them); before the step's layout is looked up: measuring the run's other steps
+    // fills the layout cache.
+    const std::string run_verdict = st.presenting ? "" : verdict;
     char measured[192];
-    std::snprintf(measured, sizeof measured, "%d %.1f %.1f %.1f %d %d", s->index, static_cast<double>(room.avail.x),
-                  static_cast<double>(room.avail.y), static_cast<double>(shared.avail.y),
-                  static_cast<int>(st.presenting) + 2 * static_cast<int>(st.document), static_cast<int>(room.scrolls));
+    std::snprintf(measured, sizeof measured, "%d %.1f %.1f %.1f %.2f %d %d ", s->index, static_cast<double>(room.avail.x),
+                  static_cast<double>(room.avail.y), static_cast<double>(heading_drawn),
+                  static_cast<double>(ImGui::GetFontSize()), static_cast<int>(st.presenting) + 2 * static_cast<int>(st.document),
+                  static_cast<int>(room.scrolls));
     PanelState::RunDecimals& decimals = st.panels.stage_decimals;
-    if (const std::string key = steps_key(st.trace.get(), 0, measured); decimals.key != key) {
+    if (const std::string key = steps_key(st.trace.get(), 0, measured + run_verdict); decimals.key != key) {
+        const Room shared = run_room(st, *s, room, heading_drawn, run_verdict);
         decimals.most = shared_decimals(st, {shared, room}, *s, number_size_min(st.presenting, st.document));
         decimals.key = key;
     }

@@ -184,12 +184,12 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s);
 // are drawn); where it is, in the normal layout, only where the cells stay legible (presenter
 // mode and a page always draw it). `room` loses the strip where it is not drawn.
 Choice place_cells(const AppState& st, Room& room, const Step& s);
+// The run of reshaping steps `step` is in, first and last; {-1, -1} where it is in none.
+std::pair<int, int> reshape_run(const Trace& trace, int step);
 // The most decimals each tensor of `s` may show (by index): on a run of reshaping steps,
 // which show the same numbers, the fewest any step of the run shows the tensor of that name
 // with, each step's cells estimated in each of `rooms` (place_cells), so that no number seems
 // to change where none moved; 2 elsewhere. `number_min`: as measure_room's.
-// The run of reshaping steps `step` is in, first and last; {-1, -1} where it is in none.
-std::pair<int, int> reshape_run(const Trace& trace, int step);
 std::vector<int> shared_decimals(const AppState& st, const std::vector<Room>& rooms, const Step& s, float number_min);
 
 // Cells gliding from the step before: its layout, which cell each one comes from, and how
