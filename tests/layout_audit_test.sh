@@ -341,7 +341,7 @@ print("ten words at 1024x768: the view's and the transpose's panel titles of 19 
 PY
 # The keys under the softmax's map of "... lazy sleeping dog" at 1024x768 presenter, text 1.5:
 # too long to stand on end without shrinking the map, they stand across on two lines, each
-# at the numbers' 2.5% of the height or more (on two lines in one line's height: 11 px).
+# at the numbers' 2.5% of the height or more (on two lines in one line's height: 13 px).
 sleeping="the quick brown fox jumps over the lazy sleeping dog"
 "$bin" --screenshot "$work/k10.png" --layout-report "$work/k10.json" --present --window 1024x768 --font-scale 1.5 \
   --step 7 --text "$sleeping" --heads 4 --d-out 8 --d-in 8 2>"$work/err" || fail "presenter, the sleeping dog: $(cat "$work/err")"
