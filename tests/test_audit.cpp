@@ -165,7 +165,7 @@ TEST_CASE("presenter mode's rules: numbers 2.5% of the height, the memory strip,
     a.cell(".33", 610, 10, 70, 70, true, 40, true, "head 0");
     p = audit_problems(a.report(), ahead);
     REQUIRE(p.size() == 1);
-    CHECK(p[0].find("before they are computed") != std::string::npos);
+    CHECK(p[0].find("outside the steps that compute and use them") != std::string::npos);
 }
 
 TEST_CASE("items scrolled out of the panel are not judged", "[audit]") {

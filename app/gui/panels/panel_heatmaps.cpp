@@ -332,9 +332,10 @@ std::string heatmaps_off(const AppState& st) {
     if (grids.empty()) return "";
     if (grids.front()->index > st.step)
         return "the attention weights are computed at step " + std::to_string(grids.front()->index);
+    // (Decoding: the context steps of the round whose weights these are.)
     int last_context = -1;
     for (const Step& s : st.trace->steps)
-        if (s.op == Op::Context) last_context = s.index;
+        if (s.op == Op::Context && s.round == grids.front()->round) last_context = s.index;
     if (last_context >= 0 && st.step > last_context)
         return "the attention weights were used at step " + std::to_string(last_context) + " (Left goes back to them)";
     return "";

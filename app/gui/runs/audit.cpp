@@ -228,7 +228,7 @@ std::vector<std::string> audit_problems(const LayoutReport& r, const AuditRules&
             out.push_back(where + it.panel + ": " + quoted(it) + "'s number is " + std::to_string(int(it.value_h)) +
                           " px tall, under the " + std::to_string(int(rules.number_min_h)) + " px a projector needs");
         if (rules.no_weights && it.heatmap)
-            out.push_back(where + it.panel + ": " + quoted(it) + " shows attention weights before they are computed");
+            out.push_back(where + it.panel + ": " + quoted(it) + " shows attention weights outside the steps that compute and use them");
     }
     frame_problems(r, rules, numbered, where, out);
     return out;

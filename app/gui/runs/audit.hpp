@@ -45,7 +45,7 @@ struct AuditRules {
     bool every_value_shown = false;  // the default example: the stage draws cells, each visible one numbered
     float number_min_h = 0;          // presenter mode: every number drawn has digits this tall, px
     bool memory_strip = false;       // a step whose lesson is memory: the stage draws its strip
-    bool no_weights = false;         // before the weights are computed: no heatmap cell
+    bool no_weights = false;         // before the weights are computed or after their use: no heatmap cell
     bool whole_labels = false;       // up to 16 tokens: every token labelled, none cut short
     std::string labels_panel;        // whole_labels in this panel alone ("": every panel)
     bool whole_text = false;         // no text cut short to fit (token labels: whole_labels)

@@ -147,25 +147,30 @@ AuditRules AuditSweep::rules_here(const AppState& st, int fb_w, int fb_h) const 
     // transpose, transpose back or merge of up to 144 numbers (12 tokens x 12 features), a
     // copy (keys repeated for their heads, the cache's new token, a chunk of fused qkv, any
     // other) whose tensors on the stage hold up to 144 numbers together; nothing of the weights
-    // before the step that computes them (the heatmaps of the weights each context used).
+    // outside the steps that compute and use them (the heatmaps of the weights each context used).
     const Step& here = st.trace->steps[static_cast<std::size_t>(st.step)];
     rules.number_min_h = st.presenting ? 0.025f * std::min(ImGui::GetIO().DisplaySize.y, 1080.0f) : 0.0f;
     const bool memory_step = stage::reshapes(here) || (stage::memory_lesson(here) && here.numbers() <= 144);
     const TensorRecord& first = here.tensors.front();
     std::int64_t lo = INT64_MAX, hi = -1;  // the strip's addresses (a chunk of fused qkv leaves gaps)
     for (std::int64_t i = 0; i < numel(first.shape); ++i) lo = std::min(lo, first.address(i)), hi = std::max(hi, first.address(i));
-    // The normal layout too where its stage has the room beside legible cells: 1920x1080 up to
-    // text 1.5 and 1366x768 up to text 1.25, up to 96 numbers (12 tokens x 8 features), not
-    // in flash mode (whose tiles share the column).
+    // The normal layout too where its stage has the room beside legible cells: from 1366x768
+    // up to text 1.5, up to 96 numbers (12 tokens x 8 features), not in flash mode (whose tiles
+    // share the column).
     const bool normal_room = !st.presenting && c.mode != Mode::Flash && numel(first.shape) <= 96 &&
-                             ((fb_w >= 1920 && fb_h >= 1080) || (fb_w >= 1366 && fb_h >= 768 && st.font_scale <= 1.25f));
+                             ((fb_w >= 1920 && fb_h >= 1080) || (fb_w >= 1366 && fb_h >= 768));
     rules.memory_strip = (st.presenting || normal_room) && st.font_scale <= 1.5f && step_ >= 0 && memory_step &&
                          numel(first.shape) <= 144 && hi - lo < 256 &&
                          !st.shapes_only && !quiz_waiting(st);
-    int first_weights = -1;
-    for (const Step& s : st.trace->steps)
+    // Nothing of the weights outside the steps from the first that computes them to the last
+    // context that uses them, of the step's own round where it decodes.
+    int first_weights = -1, last_use = -1;
+    for (const Step& s : st.trace->steps) {
+        if (s.round != here.round) continue;
         if (first_weights < 0 && (s.op == Op::Scores || s.op == Op::Softmax)) first_weights = s.index;
-    rules.no_weights = step_ >= 0 && first_weights >= 0 && st.step < first_weights;
+        if (s.op == Op::Context) last_use = s.index;
+    }
+    rules.no_weights = step_ >= 0 && first_weights >= 0 && (st.step < first_weights || (last_use >= 0 && st.step > last_use));
     // Every token named whole, in the classroom's windows, text up to 1.5: presenter mode from
     // 1024x768 up to 16 tokens (every panel); the normal layout from 1366x768, one sentence of
     // up to 10 tokens, in the panel the step is about (the heatmaps from the scores to the
