@@ -125,6 +125,24 @@ assert all(c["value_shown"] for c in cells), [(c["text"], c["w"]) for c in cells
 assert any(i["text"] == "queries (keys, values alike)" for i in d["items"] if i["panel"] == "stage"), "no name for the others"
 PY
 done
+# The weight split opened at step 0 on a laptop (1366x768, text 1.25): W_query and the
+# stage's x both show every number. The split once asked for cells that hold "-0.00" (the
+# widest number of any grid) where its weights need "-.39": 427 px of the 639, which left x
+# 33.6 px cells, too small for "-.7" (35.8 px).
+"$bin" --screenshot "$work/ws.png" --layout-report "$work/ws.json" --window 1366x768 --font-scale 1.25 \
+  --backend cpu --tab weights --step 0 2>"$work/err" || fail "1366x768 text 1.25, the weight split: $(cat "$work/err")"
+/usr/bin/python3 - "$work/ws.json" <<'PY' || fail "the weight split and the stage's numbers at 1366x768, text 1.25"
+import json, sys
+d = json.load(open(sys.argv[1]))
+cells = [i for i in d["items"] if i["kind"] == "cell"]
+stage = [c for c in cells if c["panel"] == "stage"]
+weights = [c for c in cells if c["panel"] == "weights"]
+assert len(stage) == 18 and len(weights) == 36, (len(stage), len(weights))
+hidden = [(c["panel"], c["text"], round(c["w"], 1)) for c in cells if not c["value_shown"]]
+assert not hidden, hidden[:6]
+assert all("." in c["text"] and len(c["text"].split(".")[1]) == 2 for c in weights), [c["text"] for c in weights][:6]
+print("1366x768, text 1.25, the weight split: its 36 weights at two decimals and x's 18 numbers shown")
+PY
 # A projector: presenter mode at 1024x768, text 1.5, 12 tokens with 4 heads. Every head is
 # on screen (the large map or its thumbnail), nothing of the stage, heatmaps or caption lies
 # outside its visible rectangle, and the heatmap cells are read from the report.

@@ -161,8 +161,19 @@ struct QuerySizes {
     float grid_rows = 0, across = 0, floor_px = 0;
 };
 
-QuerySizes query_sizes(const Config& c, float width) {
+// The weights drawn, W[i][j] (math layout; nn.Linear's weight[j][i]) for the first `rows`
+// and `cols`, column by column; none before the trace holds them.
+std::vector<float> shown_weights(const Trace& tr, std::int64_t rows, std::int64_t cols) {
+    std::vector<float> out;
+    if (tr.weights.w_query.empty()) return out;
+    for (std::int64_t j = 0; j < cols; ++j)
+        for (std::int64_t i = 0; i < rows; ++i) out.push_back(tr.weights.w_query[static_cast<std::size_t>(j * tr.config.d_in + i)]);
+    return out;
+}
+
+QuerySizes query_sizes(const Trace& tr, float width, float number_min) {
     QuerySizes q;
+    const Config& c = tr.config;
     const std::int64_t Di = c.d_in, D = c.d_out, hd = c.head_dim();
     q.rows = std::min<std::int64_t>(Di, 12), q.cols = std::min<std::int64_t>(D, 64);
     const bool loop = c.mode == Mode::Loop;
@@ -176,9 +187,12 @@ QuerySizes query_sizes(const Config& c, float width) {
     q.below = line + (loop ? q.loop_title_h + line : 0.0f);
     q.grid_rows = loop ? 2.0f * q.rows : static_cast<float>(q.rows);
     q.across = width / static_cast<float>(q.cols);
-    // What the layout is asked for: rows of cells that show a number, 12 px or 3 px, no
-    // taller than the width lets a cell be.
-    q.floor_px = std::min(D <= 8 ? value_cell() : D <= 64 ? 12.0f : 3.0f, q.across);
+    // What the layout is asked for: rows of cells that show these weights' numbers with two
+    // decimals, 12 px or 3 px, no taller than the width lets a cell be. (A cell is drawn 1 px
+    // smaller than its pitch.)
+    const std::vector<float> shown = shown_weights(tr, q.rows, q.cols);
+    const float numbered = shown.empty() ? value_cell() : cell_text(shown, 1e9f, 1e9f, "W_query", 0, number_min).need_w + 5;
+    q.floor_px = std::min(D <= 8 ? numbered : D <= 64 ? 12.0f : 3.0f, q.across);
     q.text_h = q.title_h + q.below;
     return q;
 }
@@ -194,7 +208,7 @@ float draw_query_weight(const Trace& tr, float& legible, float number_min) {
     const bool loop = c.mode == Mode::Loop;
     const float line = ImGui::GetTextLineHeightWithSpacing();
     const float top = ImGui::GetCursorScreenPos().y;
-    const QuerySizes q = query_sizes(c, room_left().x);
+    const QuerySizes q = query_sizes(tr, room_left().x, number_min);
     const std::int64_t rows = q.rows, cols = q.cols;
     wrapped_line(q.title, Ink::Plain);
     const ImVec2 room = room_left();
@@ -216,10 +230,7 @@ float draw_query_weight(const Trace& tr, float& legible, float number_min) {
         return tr.weights.w_query.empty() ? 0.0f : tr.weights.w_query[static_cast<std::size_t>(j * Di + i)];
     };
     // One number format for every weight drawn, or none.
-    std::vector<float> shown;
-    for (std::int64_t j = 0; j < cols && text; ++j)
-        for (std::int64_t i = 0; i < rows; ++i) shown.push_back(weight(i, j));
-    const CellText numbers = cell_text(shown, cell - 1, cell - 1, "W_query", 0, number_min);
+    const CellText numbers = cell_text(shown_weights(tr, rows, cols), cell - 1, cell - 1, "W_query", 0, number_min);
     auto block = [&](float y, std::int64_t j_first, std::int64_t j_last) {  // columns [first, last) at their own x
         for (std::int64_t j = j_first; j < j_last; ++j) {
             const int h = static_cast<int>(j / hd);
@@ -279,7 +290,7 @@ std::vector<const char*> view_labels(const Config& c) {
 std::pair<float, float> view_need(const AppState& st, View view, float width) {
     const Config& c = st.trace->config;
     if (view == View::Query) {
-        const QuerySizes q = query_sizes(c, width);
+        const QuerySizes q = query_sizes(*st.trace, width, number_size_min(st.presenting));
         return {q.text_h, q.text_h + q.grid_rows * q.floor_px};
     }
     const float h = view == View::Matmuls ? counts_height(counts_table(st.mode_counts, c), c, width)
