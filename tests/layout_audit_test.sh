@@ -126,9 +126,9 @@ assert any(i["text"] == "queries (keys, values alike)" for i in d["items"] if i[
 PY
 done
 # The weight split opened at step 0 on a laptop (1366x768, text 1.25): W_query and the
-# stage's x both show every number. The split once asked for cells that hold "-0.00" (the
-# widest number of any grid) where its weights need "-.39": 427 px of the 639, which left x
-# 33.6 px cells, too small for "-.7" (35.8 px).
+# stage's x both show every number. The split asks for cells that hold its own weights at two
+# decimals ("-.39"), not the widest number of any grid ("-0.00", which took 427 px of the 639
+# and left x 33.6 px cells, too small for "-.7").
 "$bin" --screenshot "$work/ws.png" --layout-report "$work/ws.json" --window 1366x768 --font-scale 1.25 \
   --backend cpu --tab weights --step 0 2>"$work/err" || fail "1366x768 text 1.25, the weight split: $(cat "$work/err")"
 /usr/bin/python3 - "$work/ws.json" <<'PY' || fail "the weight split and the stage's numbers at 1366x768, text 1.25"

@@ -163,10 +163,12 @@ AuditRules AuditSweep::rules_here(const AppState& st, int fb_w, int fb_h) const 
                          numel(first.shape) <= 144 && hi - lo < 256 &&
                          !st.shapes_only && !quiz_waiting(st);
     // Nothing of the weights outside the steps from the first that computes them to the last
-    // context that uses them, of the step's own round where it decodes.
+    // context that uses them, of the step's own round where it decodes (the steps of no round,
+    // the input and the assembled output, with the prefill's).
+    const auto round_of = [&](const Step& s) { return c.decoding() ? std::max(s.round, 0) : -1; };
     int first_weights = -1, last_use = -1;
     for (const Step& s : st.trace->steps) {
-        if (s.round != here.round) continue;
+        if (round_of(s) != round_of(here)) continue;
         if (first_weights < 0 && (s.op == Op::Scores || s.op == Op::Softmax)) first_weights = s.index;
         if (s.op == Op::Context) last_use = s.index;
     }

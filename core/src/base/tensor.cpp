@@ -1,4 +1,5 @@
 #include "headsplit/base/tensor.hpp"
+#include "headsplit/base/slices.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -118,7 +119,7 @@ std::int64_t element_offset(const Shape& shape, const Shape& strides, std::int64
     return offset;
 }
 
-std::vector<float> gather(const float* buffer, std::int64_t size, const TensorDesc& t) {
+std::vector<float> gather(const float* buffer, std::int64_t size, const TensorDesc& t, bool sliced) {
     const std::int64_t n = t.numel();
     if (n == 0) return {};
     const int r = t.rank();
@@ -132,10 +133,16 @@ std::vector<float> gather(const float* buffer, std::int64_t size, const TensorDe
         throw std::out_of_range("gather: " + shape_str(t.shape) + " with strides " + shape_str(t.strides) +
                                 " reads outside its buffer of " + std::to_string(size) + " floats");
     // One block (no zero-filling first: the values are copied straight in).
-    if (t.is_contiguous()) return std::vector<float>(buffer + t.offset, buffer + t.offset + n);
-    // Rows of the last dim (whole runs when its stride is 1), the outer dims as an odometer.
     std::vector<float> out;
+    if (t.is_contiguous()) {
+        if (sliced) append_in_slices(out, buffer + t.offset, static_cast<std::size_t>(n));
+        else out.assign(buffer + t.offset, buffer + t.offset + n);
+        return out;
+    }
+    // Rows of the last dim (whole runs when its stride is 1), the outer dims as an odometer;
+    // sliced, a slice point after each kSliceFloats or so.
     out.reserve(static_cast<std::size_t>(n));
+    std::size_t since_slice = 0;
     const std::int64_t row = r > 0 ? t.shape[r - 1] : 1, step = r > 0 ? t.strides[r - 1] : 1;
     Shape index(static_cast<std::size_t>(std::max(r - 1, 0)), 0);
     std::int64_t pos = t.offset;
@@ -145,6 +152,7 @@ std::vector<float> gather(const float* buffer, std::int64_t size, const TensorDe
         } else {
             for (std::int64_t j = 0; j < row; ++j) out.push_back(buffer[pos + j * step]);
         }
+        if (sliced && (since_slice += static_cast<std::size_t>(row)) >= kSliceFloats) since_slice = 0, slice_point();
         for (int d = r - 2; d >= 0; --d) {
             if (++index[static_cast<std::size_t>(d)] < t.shape[d]) {
                 pos += t.strides[d];

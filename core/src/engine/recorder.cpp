@@ -37,7 +37,7 @@ Source Recorder::tensor(TensorEvent e) {
     } else if (values_ && step_.tile_values) {
         std::int64_t size = 0;
         if (const float* host = backend_.host_view(t.buffer, &size)) {  // host memory: no whole-buffer copy
-            r.data = gather(host, size, t);
+            r.data = gather(host, size, t, true);
         } else {
             auto it = readback_.find(t.buffer);
             if (it == readback_.end()) {
