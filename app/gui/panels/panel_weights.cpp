@@ -190,9 +190,12 @@ QuerySizes query_sizes(const Trace& tr, float width, float number_min) {
     // What the layout is asked for: rows of cells that show these weights' numbers with two
     // decimals, 12 px or 3 px, no taller than the width lets a cell be. (A cell is drawn 1 px
     // smaller than its pitch.)
-    const std::vector<float> shown = shown_weights(tr, q.rows, q.cols);
-    const float numbered = shown.empty() ? value_cell() : cell_text(shown, 1e9f, 1e9f, "W_query", 0, number_min).need_w + 5;
-    q.floor_px = std::min(D <= 8 ? numbered : D <= 64 ? 12.0f : 3.0f, q.across);
+    float floor = D <= 64 ? 12.0f : 3.0f;
+    if (D <= 8) {
+        const std::vector<float> shown = shown_weights(tr, q.rows, q.cols);
+        floor = shown.empty() ? value_cell() : cell_text(shown, 1e9f, 1e9f, "W_query", 0, number_min).need_w + 5;
+    }
+    q.floor_px = std::min(floor, q.across);
     q.text_h = q.title_h + q.below;
     return q;
 }

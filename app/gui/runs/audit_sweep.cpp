@@ -158,7 +158,7 @@ AuditRules AuditSweep::rules_here(const AppState& st, int fb_w, int fb_h) const 
     // up to text 1.5, up to 96 numbers (12 tokens x 8 features), not in flash mode (whose tiles
     // share the column).
     const bool normal_room = !st.presenting && c.mode != Mode::Flash && numel(first.shape) <= 96 &&
-                             ((fb_w >= 1920 && fb_h >= 1080) || (fb_w >= 1366 && fb_h >= 768));
+                             fb_w >= 1366 && fb_h >= 768;
     rules.memory_strip = (st.presenting || normal_room) && st.font_scale <= 1.5f && step_ >= 0 && memory_step &&
                          numel(first.shape) <= 144 && hi - lo < 256 &&
                          !st.shapes_only && !quiz_waiting(st);
