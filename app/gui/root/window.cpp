@@ -267,6 +267,10 @@ void poll_events(const AppState& st, bool unattended, double now) {
 // second: the spinner still turns, and
 // the computation gets the time the frames would take.
 constexpr double kPageSlowFrame = 0.1;  // seconds between the frames of an idle or busy page
+// The most a tick between them gives the single-threaded page's computation: a slice ends at
+// the first slice point past it, and some pieces between two slice points take 90 ms where
+// fresh memory is slow to map, so a tick stays well under 200 ms.
+constexpr double kPageSliceTick = 0.03;
 bool page_skips_frame(const AppState& st, double started, double last_drawn) {
 #ifdef __EMSCRIPTEN__
     if (measuring(st)) return started - last_drawn < kMeasuringFrame;
@@ -408,8 +412,8 @@ public:
         if (page_skips_frame(st_, started, last_drawn_)) {
             // The single-threaded page computes a large trace in the ticks it draws no frame
             // in, until the next frame is due (at least 20 ms a tick, so that it moves on where
-            // the frames take longer than their period).
-            run_sliced_jobs(std::max(0.02, last_drawn_ + kPageSlowFrame - started));
+            // the frames take longer than their period, and at most kPageSliceTick).
+            run_sliced_jobs(std::clamp(last_drawn_ + kPageSlowFrame - started, 0.02, kPageSliceTick));
             return true;
         }
         last_drawn_ = started;

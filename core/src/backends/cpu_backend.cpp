@@ -187,14 +187,15 @@ public:
 
     int create_buffer(std::int64_t elements) override {
         ++stats_.buffers_created;
+        int id = static_cast<int>(buffers_.size());
         if (!free_.empty()) {  // a released id is handed out again
-            const int id = free_.back();
+            id = free_.back();
             free_.pop_back();
-            buffers_[static_cast<std::size_t>(id)].assign(static_cast<std::size_t>(elements), 0.0f);
-            return id;
+        } else {
+            buffers_.emplace_back();
         }
-        buffers_.emplace_back(static_cast<std::size_t>(elements), 0.0f);
-        return static_cast<int>(buffers_.size()) - 1;
+        zeros_in_slices(buffers_[static_cast<std::size_t>(id)], static_cast<std::size_t>(elements));
+        return id;
     }
     void write(int buffer, const std::vector<float>& data) override {
         auto& b = buffers_.at(buffer);

@@ -27,7 +27,7 @@ std::vector<float> read_host(Backend& backend, const TensorDesc& t) {
     std::int64_t size = 0;
     const float* host = backend.host_view(t.buffer, &size);
     if (!host) throw std::logic_error("read_host: the backend lends no host view");
-    return gather(host, size, t);
+    return gather(host, size, t, true);
 }
 
 std::shared_ptr<const GridSnapshot> take_grid_snapshot(Backend& backend, const TensorDesc& q, const TensorDesc& k,

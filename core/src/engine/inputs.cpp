@@ -1,7 +1,10 @@
 #include "headsplit/engine/inputs.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+
+#include "headsplit/base/slices.hpp"
 
 namespace headsplit {
 
@@ -32,8 +35,13 @@ enum Stream : std::uint64_t { kQuery = 1, kKey, kValue, kOut, kBiasQ, kBiasK, kB
 
 std::vector<float> fill(std::uint64_t seed, Stream stream, std::int64_t n, float bound) {
     Rng rng(seed * 0x100000001B3ull + stream * 0x9E3779B97F4A7C15ull);
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (auto& e : v) e = rng.uniform(-bound, bound);
+    std::vector<float> v;
+    v.reserve(static_cast<std::size_t>(n));
+    while (v.size() < static_cast<std::size_t>(n)) {  // gpt2-small's W_query: 589,824 values
+        const std::size_t block = std::min(static_cast<std::size_t>(n) - v.size(), kSliceFloats);
+        for (std::size_t i = 0; i < block; ++i) v.push_back(rng.uniform(-bound, bound));
+        slice_point();
+    }
     return v;
 }
 

@@ -44,7 +44,7 @@ std::vector<float> gather(const std::vector<float>& buffer, const TensorDesc& t)
 // The same from `size` floats at `buffer` (a backend's own memory); whole rows are copied at
 // once. Throws std::out_of_range when t reaches outside the buffer. `sliced`: with a slice
 // point after each block of writes (slices.hpp), for a caller whose every frame down from its
-// sliced job may pause (the engine's recorder).
+// sliced job may pause (the engine's recorder and its grid snapshots).
 std::vector<float> gather(const float* buffer, std::int64_t size, const TensorDesc& t, bool sliced = false);
 
 // The multi-index of element `i` of `shape` in row-major order ([1, 3, 2, 3], 7 -> 0 1 0 1).
