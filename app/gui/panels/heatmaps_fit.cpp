@@ -144,6 +144,14 @@ float thumb_gap(float font) { return 0.5f * font; }
 
 namespace {
 
+// Staggered key labels: on at most this many lines.
+constexpr int kMostKeyLines = 4;
+// Their text size where each is `lines` columns of `cell` px wide and the widest is
+// `key_whole` px at the text size `font` (kSmallestLabel of it to all of it).
+float key_size_for(float font, float key_whole, float cell, int lines) {
+    return std::clamp(font * (static_cast<float>(lines) * cell - 6) / std::max(key_whole, 1.0f), kSmallestLabel * font, font);
+}
+
 // The maps' tiling in `maps_h` px (one head large where they do not all fit legibly, or one was
 // chosen), each map's title and key labels (cv.key_band) taking room beside its cells.
 void place_tiling(Canvas& cv, const std::vector<Map>& maps, std::int64_t N, std::int64_t NR, float maps_h, int focus,
@@ -207,6 +215,58 @@ float number_cell(const AppState& st, const Grids& g) {
     });
 }
 
+// Key labels too long to stand across their column at 70% of the text: the band under each
+// map that holds them on end or staggered (cv.key_band, cv.keys_on_end, cv.key_lines), the
+// tiling placed for it.
+void place_key_band(Canvas& cv, const std::vector<Map>& maps, std::int64_t N, std::int64_t NR, float maps_h, int focus,
+                    const Grids& g, float key_whole) {
+    const float font = cv.font, line_h = cv.line_h;
+    const MapTiling across = cv.tiling;
+    const bool focused = cv.focus >= 0;
+    // The band holds the longest label at the size its cells will have: a taller band
+    // makes smaller cells and smaller labels, so the least band that holds them (halving).
+    const auto least_band = [&](auto band_for) {
+        float lo = line_h, hi = band_for(across.cell);
+        for (int i = 0; i < 10 && hi - lo > 1; ++i) {
+            cv.key_band = 0.5f * (lo + hi);
+            place_tiling(cv, maps, N, NR, maps_h, focus, g);
+            (band_for(cv.tiling.cell) <= cv.key_band ? hi : lo) = cv.key_band;
+        }
+        cv.key_band = std::ceil(hi);
+        place_tiling(cv, maps, N, NR, maps_h, focus, g);
+    };
+    least_band([&](float cell) {
+        const float size = std::clamp(cell - 4, kSmallestLabel * font, font);
+        return std::max(line_h, std::min(key_whole, 6.0f * font) * size / font + 6);
+    });
+    cv.keys_on_end = true;
+    if ((across.cell >= cv.legible && cv.tiling.cell < cv.legible) || cv.tiling.cell < 0.85f * across.cell) {
+        cv.keys_on_end = false;
+        // Staggered: each label centred on its column, on one of `lines` lines in turn, as
+        // wide as `lines` columns. The fewest lines that hold every label whole at
+        // kSmallestLabel of the text or more, where the maps keep their legible size (one
+        // map shown large already: each row's name) and nine tenths of their cells; else
+        // two lines, cut to them; else in one line's height.
+        const auto staggered = [&](int lines) {
+            cv.key_lines = lines;
+            least_band([&](float cell) {
+                return std::max(line_h, lines * (key_size_for(font, key_whole, cell, lines) + 2) + 2);
+            });
+            const float least = focused && cv.focus >= 0 ? kSmallestLabel * font + 1 : cv.legible;
+            return !((across.cell >= least && cv.tiling.cell < least) || cv.tiling.cell < 0.9f * across.cell);
+        };
+        const auto whole = [&](int lines) {
+            return font * (lines * cv.tiling.cell - 6) / std::max(key_whole, 1.0f) >= kSmallestLabel * font;
+        };
+        bool fits = false;
+        for (int lines = 2; lines <= kMostKeyLines && !fits; ++lines) fits = staggered(lines) && whole(lines);
+        if (!fits && !staggered(2)) {
+            cv.key_band = line_h;
+            place_tiling(cv, maps, N, NR, maps_h, focus, g);
+        }
+    }
+}
+
 }  // namespace
 
 // The maps fitted to `avail` px (the room under the header), nothing drawn; `focus`: the head
@@ -242,7 +302,7 @@ Canvas fit_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps
     // text size or more (smaller, the back row cannot read them); else on end, as tall as the
     // longest (up to 6 letters' width) and as large as the column is wide, or, where the band
     // on end would take legible maps below their legible size or cost them more than a sixth
-    // of their cells, across on two lines in one line's height; then every k-th.
+    // of their cells, staggered across two to four lines (place_key_band); then every k-th.
     float key_whole = 0, key_need = 0;
     for (std::int64_t j = 0; j < N; ++j) {
         key_whole = std::max(key_whole, ImGui::CalcTextSize(g.key_label(j).c_str()).x);
@@ -251,48 +311,17 @@ Canvas fit_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps
     cv.key_band = line_h;
     if (std::max(N, NR) <= 4) cv.number_cell = number_cell(st, g);
     place_tiling(cv, maps, N, NR, maps_h, focus, g);
-    if (font * (cv.tiling.cell - 4) / std::max(key_whole, 1.0f) < 0.7f * font) {
-        const MapTiling across = cv.tiling;
-        // The band holds the longest label at the size its cells will have: a taller band
-        // makes smaller cells and smaller labels, so the least band that holds them (halving).
-        const auto least_band = [&](auto band_for) {
-            float lo = line_h, hi = band_for(across.cell);
-            for (int i = 0; i < 10 && hi - lo > 1; ++i) {
-                cv.key_band = 0.5f * (lo + hi);
-                place_tiling(cv, maps, N, NR, maps_h, focus, g);
-                (band_for(cv.tiling.cell) <= cv.key_band ? hi : lo) = cv.key_band;
-            }
-            cv.key_band = std::ceil(hi);
-            place_tiling(cv, maps, N, NR, maps_h, focus, g);
-        };
-        least_band([&](float cell) {
-            const float size = std::clamp(cell - 4, kSmallestLabel * font, font);
-            return std::max(line_h, std::min(key_whole, 6.0f * font) * size / font + 6);
-        });
-        cv.keys_on_end = true;
-        if ((across.cell >= cv.legible && cv.tiling.cell < cv.legible) || cv.tiling.cell < 0.85f * across.cell) {
-            cv.keys_on_end = false;
-            cv.keys_staggered = true;
-            // Two lines as tall as the labels two columns hold (up to the text), where the
-            // maps keep their legible size and nine tenths of their cells; else in one line's
-            // height.
-            least_band([&](float cell) {
-                return std::max(line_h, 2 * std::clamp(font * (2 * cell - 6) / std::max(key_whole, 1.0f), kSmallestLabel * font, font) + 6);
-            });
-            if ((across.cell >= cv.legible && cv.tiling.cell < cv.legible) || cv.tiling.cell < 0.9f * across.cell) {
-                cv.key_band = line_h;
-                place_tiling(cv, maps, N, NR, maps_h, focus, g);
-            }
-        }
-    }
+    if (font * (cv.tiling.cell - 4) / std::max(key_whole, 1.0f) < 0.7f * font)
+        place_key_band(cv, maps, N, NR, maps_h, focus, g, key_whole);
     cv.cell = std::clamp(cv.tiling.cell, 1.0f, 5.0f * font);
 
     // Labels: smaller where the cells are (to kSmallestLabel of the text), then every k-th row / key
     // when the cells are smaller than a label.
     cv.row_size = std::clamp(cv.cell - 1, kSmallestLabel * font, font);
     cv.row_stride = label_stride(cv.cell, cv.row_size);
-    if (cv.keys_staggered) {
-        cv.key_size = std::clamp(std::min(font * (2 * cv.cell - 6) / std::max(key_whole, 1.0f), (cv.key_band - 6) / 2),
+    if (cv.key_lines > 1) {
+        cv.key_size = std::clamp(std::min(key_size_for(font, key_whole, cv.cell, cv.key_lines),
+                                          (cv.key_band - 2) / static_cast<float>(cv.key_lines) - 2),
                                  kSmallestLabel * font, font);
         cv.key_stride = 1;
     } else if (cv.keys_on_end) {  // no larger than the band holds the longest

@@ -106,7 +106,7 @@ struct Canvas {
     float number_cell = 0;  // up to 4 tokens: the least cell that shows every maps' step's numbers
     float key_band = 0;        // the key labels' height under a map
     bool keys_on_end = false;  // the key labels stand on end, reading upwards
-    bool keys_staggered = false;  // across, every other one a line lower (twice the width each)
+    int key_lines = 1;  // above 1: across, staggered over this many lines (as wide as that many columns each)
 };
 
 // The colour bar's width: 12 letters, or less on a narrow panel.

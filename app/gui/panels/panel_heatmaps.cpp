@@ -212,10 +212,10 @@ void draw_map(AppState& st, const Grids& g, const Canvas& cv, const Map& m, std:
                               fit_token(g.key_label(j), room, cv.key_size), g.key_token(j), cv.key_size);
             continue;
         }
-        if (cv.keys_staggered) {  // centred on the column, every other one a line lower
-            const std::string text = fit_token(g.key_label(j), 2 * cell - 6, cv.key_size);
+        if (cv.key_lines > 1) {  // centred on the column, each on the next of the lines in turn
+            const std::string text = fit_token(g.key_label(j), cv.key_lines * cell - 6, cv.key_size);
             const float w = ImGui::GetFont()->CalcTextSizeA(cv.key_size, FLT_MAX, 0, text.c_str()).x;
-            draw_label(dl, {x0 + j * cell + (cell - w) * 0.5f, y0 + NR * cell + 2 + (j % 2 ? cv.key_size + 2 : 0.0f)},
+            draw_label(dl, {x0 + j * cell + (cell - w) * 0.5f, y0 + NR * cell + 2 + (j % cv.key_lines) * (cv.key_size + 2)},
                        cv.dim_col, text, g.key_token(j), cv.key_size);
             continue;
         }

@@ -65,7 +65,7 @@ AuditItem LayoutAudit::placed(float x, float y, float w, float h) const {
 }
 
 void LayoutAudit::label(const std::string& text, float x, float y, float w, float h, const std::string& token) {
-    if (!enabled || text.empty()) return;
+    if (!enabled || (text.empty() && token.empty())) return;  // a token's label cut to nothing counts
     AuditItem it = placed(x, y, w, h);
     it.text = text;
     it.token = token;
