@@ -180,6 +180,28 @@ for tab in why why-sweep why-kv weights weights-matmuls weights-kv; do
     --text "the quick brown fox jumps over the lazy dog today" --d-out 8 --heads 4 --step 7 --tab "$tab" \
     2>"$work/err" || fail "--tab $tab at 1024x768: $(cat "$work/err")"
 done
+# The T sweep in the normal layout at 1366x768, text 1.25 (a student's laptop): the legend's
+# five lines left the plot no room under them, so no plot was drawn. The legend now stands
+# beside it; the plot's axes must show (memory in MiB on the left, time in ms on the right, T
+# along the foot), every label inside the panel, no number broken across the legend's lines.
+"$bin" --screenshot "$work/sweep-laptop.png" --layout-report "$work/sweep-laptop.json" --window 1366x768 \
+  --font-scale 1.25 --backend cpu --step 2 --tab why-sweep 2>"$work/err" || fail "--tab why-sweep at 1366x768: $(cat "$work/err")"
+/usr/bin/python3 - "$work/sweep-laptop.json" <<'PY' || fail "the T sweep's plot at 1366x768, text 1.25"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+p = {q["name"]: q for q in d["panels"]}["why"]
+labels = [i for i in d["items"] if i["panel"] == "why" and i["kind"] == "label"]
+texts = [i["text"] for i in labels]  # a legend line's continuation is indented: not a tick
+mem = [t for t in texts if re.fullmatch(r"\d+(\.\d+)? (B|KiB|MiB|GiB)", t)]
+ms = [t for t in texts if re.fullmatch(r"\d+(\.\d+)? ms", t)]
+assert len(mem) >= 2 and len(ms) >= 2 and "T" in texts, texts
+assert not [t for t in texts if re.search(r"\d\.$", t)], texts  # "8." ending a line: a number broken
+x0, y0, x1, y1 = p["visible"]
+for it in labels:
+    assert it["visible"] and y0 - 1 <= it["y"] and it["y"] + it["h"] <= y1 + 1, (it, p["visible"])
+    assert x0 - 1 <= it["x"] and it["x"] + it["w"] <= x1 + 1, (it, p["visible"])
+print("the T sweep's plot at 1366x768: memory ticks %s, time ticks %s" % (mem, ms))
+PY
 # llama3-8b's KV cache: its legend's figures (bytes a token, all layers, the cache at 4096)
 # were cut at the panel's edge; they now go on at the next line, and every one shows.
 "$bin" --screenshot "$work/kv8b.png" --layout-report "$work/kv8b.json" --window 1024x768 --font-scale 1.5 --backend cpu \

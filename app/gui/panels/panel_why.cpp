@@ -2,6 +2,7 @@
 // current shape (time and matmul count as bars), a sweep over T showing the score grids'
 // memory growing as T^2 against flash's tile, and the KV cache generation keeps.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -37,36 +38,41 @@ void plot_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& 
 using Legend = std::vector<std::pair<ImU32, std::string>>;
 
 // A legend's entries as the lines they take in a chart `width` px wide: an entry too long for
-// one line goes on at the next, indented, broken between words by ImGui's own word wrap (at
-// 1024x768, text 1.5, the KV cache's figures were cut off at the panel's edge).
+// one line goes on at the next, indented, broken at its spaces (lines_at_spaces: never inside
+// a number; at 1024x768, text 1.5, the KV cache's figures were cut off at the panel's edge).
 Legend legend_lines(const Legend& legend, float width) {
-    const float room = width - 12;  // the frame's margins (chart())
-    ImFont* font = ImGui::GetFont();
-    const float scale = ImGui::GetFontSize() / font->FontSize, indent = ImGui::CalcTextSize("  ").x;
+    const float room = width - 12 - ImGui::CalcTextSize("  ").x;  // the frame's margins (chart()), the indent
+    const auto measure = [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; };
+    // A figure keeps its unit ("8.00 MiB"): the space after a digit is held as a no-break
+    // space (as wide) while the lines are broken.
+    const std::string glue = "\xC2\xA0";
     Legend out;
     for (const auto& [color, text] : legend) {
-        const char *s = text.c_str(), *end = s + text.size();
-        for (bool first = true; s < end; first = false) {
-            const char* eol = font->CalcWordWrapPositionA(scale, s, end, first ? room : room - indent);
-            if (eol == s) ++eol;  // not even a letter fits: one anyway (fit_text cuts it)
-            out.push_back({color, (first ? "" : "  ") + std::string(s, eol)});
-            for (s = eol; s < end && *s == ' ';) ++s;
+        std::string held;
+        for (std::size_t i = 0; i < text.size(); ++i)
+            held += text[i] == ' ' && i > 0 && std::isdigit(static_cast<unsigned char>(text[i - 1])) ? glue : std::string(1, text[i]);
+        bool first = true;
+        for (std::string piece : lines_at_spaces(held, room, measure)) {
+            for (std::size_t at; (at = piece.find(glue)) != std::string::npos;) piece.replace(at, glue.size(), " ");
+            out.push_back({color, (first ? "" : "  ") + piece});
+            first = false;
         }
     }
     return out;
 }
 
 // A chart's frame from the cursor, as wide as the panel and `h` high, its legend's lines
-// (legend_lines()) inside the top left; returns the plot's corners.
-std::pair<ImVec2, ImVec2> chart(ImDrawList* dl, float h, const Legend& lines) {
+// (legend_lines()) inside the top left, or, `legend_w` > 0, in a column that wide at its
+// right; returns the plot's corners.
+std::pair<ImVec2, ImVec2> chart(ImDrawList* dl, float h, const Legend& lines, float legend_w = 0) {
     const ImVec2 o = ImGui::GetCursorScreenPos();
     const float w = room_left().x;
     const ImVec2 p0(o.x + 4, o.y + 4), p1(o.x + w - 4, o.y + h - 4);
     dl->AddRect({p0.x - 4, p0.y - 4}, {p1.x + 4, p1.y + 4}, ImGui::GetColorU32(ImGuiCol_Border));
     const float line = ImGui::GetTextLineHeight();
+    const float x = legend_w > 0 ? p1.x - legend_w + 12 : p0.x + 2;
     for (std::size_t i = 0; i < lines.size(); ++i)
-        draw_label(dl, {p0.x + 2, p0.y + static_cast<float>(i) * line}, lines[i].first,
-                   fit_text(lines[i].second, p1.x - p0.x - 4));
+        draw_label(dl, {x, p0.y + static_cast<float>(i) * line}, lines[i].first, fit_text(lines[i].second, p1.x - x - 2));
     ImGui::Dummy({w, h});
     return {p0, p1};
 }
@@ -268,6 +274,8 @@ std::string tick_text(double v, const char* unit) {
 // label), a line for T's values under it, and the plot's least: a line, its top labels
 // alone (from two lines, its foot's too).
 constexpr float kAxesLines = 1.5f, kLeastPlotLines = 1;
+// The legend goes beside a plot that would have fewer lines than this under it.
+constexpr float kBesideLines = 4;
 
 // The sweep's legend: the names, and the longest length's figures once there are some (no
 // zeros while measuring); short enough for a projector's panel. Memory's lines first, then
@@ -307,16 +315,26 @@ void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
         }
     const bool flash_timed = !fms.empty() && *std::min_element(fms.begin(), fms.end()) > 0;
     const Legend legend = sweep_legend(r, flash_timed);
-    const Legend lines = legend_lines(legend, room_left().x);
-    const float line = ImGui::GetTextLineHeight();
+    const float line = ImGui::GetTextLineHeight(), width = room_left().x;
+    Legend lines = legend_lines(legend, width);
     legend_h = static_cast<float>(lines.size()) * line + 8;
-    const auto [p0, p1] =
-        chart(dl, std::max(legend_h + (kAxesLines + kLeastPlotLines) * line, room_left().y), lines);
+    const float frame_h = std::max(legend_h + (kAxesLines + kLeastPlotLines) * line, room_left().y);
+    // The legend beside the plot, where under it the plot would have fewer than kBesideLines
+    // lines: in the narrowest column of 40% to 60% of the frame that holds it in the frame's
+    // height (the normal layout at 1366x768, text 1.25: the legend's five lines left no plot).
+    float beside_w = 0;
+    for (float share = 0.4f; share < 0.61f && frame_h - legend_h - kAxesLines * line < kBesideLines * line; share += 0.05f) {
+        const Legend side = legend_lines(legend, share * width);
+        const float side_h = static_cast<float>(side.size()) * line + 8;
+        if (side_h <= frame_h) lines = side, legend_h = side_h, beside_w = share * width;
+        if (beside_w > 0) break;
+    }
+    const auto [p0, p1] = chart(dl, frame_h, lines, beside_w);
     if (xs.empty()) return;  // one length is a point on each line, its axes labelled
 
     // Measure, then place: the plot's height gives the ticks, their labels the side columns.
     // A chart the layout left no line for under its legend has the legend alone.
-    const float top = p0.y + legend_h + line / 2, foot = p1.y - line;
+    const float top = (beside_w > 0 ? p0.y : p0.y + legend_h) + line / 2, foot = p1.y - line;
     if (foot - top < line) return;
     const int most = std::clamp(static_cast<int>((foot - top) / (1.5f * line)), 1, 4);
     double mem_top = 0, ms_top = 0;
@@ -344,7 +362,7 @@ void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
     float left_w = ImGui::CalcTextSize("T").x, right_w = ImGui::CalcTextSize(last_t.c_str()).x / 2;
     for (const auto& [v, text] : mem_ticks) left_w = std::max(left_w, ImGui::CalcTextSize(text.c_str()).x);
     for (const auto& [v, text] : ms_ticks) right_w = std::max(right_w, ImGui::CalcTextSize(text.c_str()).x);
-    const ImVec2 q0(p0.x + left_w + gap, top), q1(p1.x - right_w - gap, foot);
+    const ImVec2 q0(p0.x + left_w + gap, top), q1(p1.x - beside_w - right_w - gap, foot);
     if (q1.x - q0.x < 4 * gap) return;  // no room for a plot: the legend says it all
 
     // The axes: memory's on the left, time's on the right, T's at the foot.
@@ -368,7 +386,7 @@ void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
     // T's values under their points, from the longest back, each drawn where it clears the one
     // to its right by a space and the axis's name.
     const double x_max = xs.back();
-    float free_right = p1.x;
+    float free_right = p1.x - beside_w;
     const float name_right = p0.x + left_w + gap / 2;
     draw_label(dl, {p0.x, q1.y}, text_col, "T");
     for (std::size_t i = xs.size(); i-- > 0;) {
