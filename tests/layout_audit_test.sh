@@ -180,6 +180,19 @@ for tab in why why-sweep why-kv weights weights-matmuls weights-kv; do
     --text "the quick brown fox jumps over the lazy dog today" --d-out 8 --heads 4 --step 7 --tab "$tab" \
     2>"$work/err" || fail "--tab $tab at 1024x768: $(cat "$work/err")"
 done
+# tiny-trained's 15 pieces in the normal layout at 1366x768, text 1.5: the legend's line under
+# the large map left its rows and keys every other name; the legend stands beside the map
+# where the room between it and the thumbnails holds it, and every name shows whole.
+"$bin" --screenshot "$work/tiny-laptop.png" --layout-report "$work/tiny-laptop.json" --window 1366x768 \
+  --font-scale 1.5 --backend cpu --preset tiny-trained --step 4 2>"$work/err" || fail "tiny-trained at 1366x768: $(cat "$work/err")"
+/usr/bin/python3 - "$work/tiny-laptop.json" <<'PY' || fail "tiny-trained's names on the heatmap at 1366x768, text 1.5"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert not [t for t in d["thinned"] if t["panel"] == "heatmaps"], d["thinned"]
+named = [i for i in d["items"] if i["panel"] == "heatmaps" and i.get("token")]
+assert len(named) >= 30 and all(i["token"] in i["text"] for i in named), [(i["text"], i["token"]) for i in named]
+print("tiny-trained's heatmap at 1366x768, text 1.5: %d names whole" % len(named))
+PY
 # The T sweep in the normal layout at 1366x768, text 1.25 (a student's laptop): the legend's
 # five lines left the plot no room under them, so no plot was drawn. The legend now stands
 # beside it; the plot's axes must show (memory in MiB on the left, time in ms on the right, T

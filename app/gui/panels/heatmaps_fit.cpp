@@ -271,7 +271,12 @@ void place_key_band(Canvas& cv, const std::vector<Map>& maps, std::int64_t N, st
 
 // The maps fitted to `avail` px (the room under the header), nothing drawn; `focus`: the head
 // chosen (-1: none).
-Canvas fit_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps, int focus, ImVec2 avail) {
+namespace {
+
+// fit_maps(), the legend under the maps or, `beside`, beside the large map at its top (its
+// parts one under another), the maps taking the whole height.
+Canvas fit_maps_with(const AppState& st, const Grids& g, const std::vector<Map>& maps, int focus, ImVec2 avail,
+                     bool beside) {
     Canvas cv;
     cv.font = ImGui::GetFontSize();
     cv.line_h = ImGui::GetTextLineHeightWithSpacing();
@@ -296,7 +301,8 @@ Canvas fit_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps
     // gives its room to the maps.
     cv.legend = cv.avail.y - legend_h >= 2 * line_h + cv.gap + 4.0f * static_cast<float>(std::max(N, NR));
     cv.legend_need = legend_h;
-    if (!cv.legend) cv.legend_h = 0;
+    if (!cv.legend || beside) cv.legend_h = 0;
+    cv.legend_beside = cv.legend && beside;
     const float maps_h = cv.avail.y - cv.legend_h;
     // Key labels under each map: whole across their column where they fit it at 70% of the
     // text size or more (smaller, the back row cannot read them); else on end, as tall as the
@@ -334,6 +340,27 @@ Canvas fit_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps
     }
     cv.map_w = label_w + N * cv.cell + cv.gap, cv.map_h = line_h + cv.key_band + NR * cv.cell + cv.gap;
     return cv;
+}
+
+}  // namespace
+
+Canvas fit_maps(const AppState& st, const Grids& g, const std::vector<Map>& maps, int focus, ImVec2 avail) {
+    const Canvas under = fit_maps_with(st, g, maps, focus, avail, false);
+    // One head large whose token names the legend's line under it thins or cuts: the legend
+    // beside the map, where the room between the map and the thumbnails holds its parts one
+    // under another (tiny-trained's 15 pieces at 1366x768, text 1.5).
+    if (under.focus < 0 || under.thumbs_only || !under.legend || (under.row_stride == 1 && under.key_stride == 1))
+        return under;
+    const Canvas side = fit_maps_with(st, g, maps, focus, avail, true);
+    float parts_w = 0;
+    const std::vector<LegendPart> parts = legend_parts(g, side.bound, legend_bar(side), side.font);
+    for (const LegendPart& p : parts) parts_w = std::max(parts_w, p.w);
+    const float free_w = side.avail.x - side.label_w - static_cast<float>(g.N) * side.cell - (side.strip.right ? side.strip.strip : 0.0f);
+    const bool holds = free_w >= parts_w + 2 * side.font &&
+                       static_cast<float>(parts.size()) * side.line_h <= static_cast<float>(g.NR) * side.cell + side.key_band;
+    const bool named = side.row_stride <= under.row_stride && side.key_stride <= under.key_stride &&
+                       side.row_stride + side.key_stride < under.row_stride + under.key_stride;
+    return side.focus >= 0 && !side.thumbs_only && holds && named ? side : under;
 }
 
 }  // namespace headsplit::gui::heat

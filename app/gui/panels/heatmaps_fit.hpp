@@ -101,6 +101,7 @@ struct Canvas {
     bool thumbs_only = false;      // too short for a large map: the thumbnails alone
     float legend_h = 0;
     bool legend = true;  // drawn (a panel too short gives its room to the maps)
+    bool legend_beside = false;  // beside the large map, at its top, its parts one under another
     float legend_need = 0;  // its height when drawn
     float legible = 0;  // the cell below which not every map is shown
     float number_cell = 0;  // up to 4 tokens: the least cell that shows every maps' step's numbers

@@ -266,15 +266,16 @@ float draw_thumbnails(AppState& st, const Grids& g, const Canvas& cv, const std:
     return bottom;
 }
 
-// Legend, under the maps (legend_lines() lines from ly). Returns where it ends on the right.
-float draw_legend(const Grids& g, const Canvas& cv, float ly) {
+// Legend, under the maps (legend_lines() lines from ly) from the panel's left, or, `stacked`,
+// its parts one under another from (x0, ly). Returns where it ends on the right.
+float draw_legend(const Grids& g, const Canvas& cv, float ly, bool stacked = false, float x0 = 0) {
     ImDrawList* dl = cv.dl;
-    const float font = cv.font, sw = legend_bar(cv);
+    const float font = cv.font, sw = legend_bar(cv), left = stacked ? x0 : cv.origin.x;
     const ImU32 text_col = cv.text_col;
-    float x = cv.origin.x, right = x;
+    float x = left, right = x;
     for (const LegendPart& p : legend_parts(g, cv.bound, sw, font)) {
-        if (x > cv.origin.x && x + 2 * font + p.w > cv.origin.x + cv.avail.x) x = cv.origin.x, ly += cv.line_h;
-        else if (x > cv.origin.x) x += 2 * font;
+        if (x > left && (stacked || x + 2 * font + p.w > cv.origin.x + cv.avail.x)) x = left, ly += cv.line_h;
+        else if (x > left) x += 2 * font;
         if (p.kind == LegendPart::Scale) {
             const std::size_t bar = p.text.find('|');
             x += draw_label(dl, {x, ly}, text_col, p.text.substr(0, bar)).x + 6;
@@ -441,8 +442,11 @@ void DrawHeatmaps(AppState& st) {
             draw_map(st, g, cv, maps[mi], mi, format_of(maps[mi]), g.comparing ? -2 : static_cast<int>(mi));
     }
     const float ly = bottom + 2;
-    const float x = cv.legend ? draw_legend(g, cv, ly) : cv.origin.x;
-    const int lines = cv.legend ? legend_lines(legend_parts(g, cv.bound, legend_bar(cv), cv.font), cv.avail.x, cv.font) : 0;
+    if (cv.legend_beside && cv.focus >= 0)  // beside the large map, under its title
+        draw_legend(g, cv, cv.origin.y + cv.line_h, true, cv.origin.x + cv.label_w + static_cast<float>(g.N) * cv.cell + 2 * cv.font);
+    const bool under = cv.legend && !cv.legend_beside;
+    const float x = under ? draw_legend(g, cv, ly) : cv.origin.x;
+    const int lines = under ? legend_lines(legend_parts(g, cv.bound, legend_bar(cv), cv.font), cv.avail.x, cv.font) : 0;
     const float maps_w = cv.focus >= 0 ? cv.avail.x : cv.tiling.columns * cv.map_w;
     ImGui::Dummy({std::max(maps_w, x - cv.origin.x) + 4, ly + lines * cv.line_h - cv.origin.y});
 }
