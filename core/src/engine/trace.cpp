@@ -59,10 +59,12 @@ bool Step::has_key_axis() const {
 }
 
 const std::vector<float>& DeferredValues::get() const {
-    std::call_once(once_, [this] {
+    if (made_) return values_;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!made_) {
         values_ = make();
         made_ = true;
-    });
+    }
     return values_;
 }
 

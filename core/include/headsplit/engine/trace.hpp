@@ -78,7 +78,10 @@ protected:
     virtual std::vector<float> make() const = 0;
 
 private:
-    mutable std::once_flag once_;
+    // Made under a plain lock, not std::call_once: make() may reach a slice point in the
+    // single-threaded page's sliced job, and call_once's own frames are not ones a job can
+    // pause in (slices.hpp, app/web/asyncify_only.txt).
+    mutable std::mutex mutex_;
     mutable std::atomic<bool> made_{false};
     mutable std::vector<float> values_;
 };
