@@ -364,6 +364,12 @@ TEST_CASE("one head large with thumbnails: the strip goes where the large map's 
     CHECK(t.strip == Approx(50));
     CHECK(t.thumb == Approx(40));
     CHECK(t.cell == Approx(29));
+    // A wide panel (800 x 400): along the right the height limits, and nothing stands under
+    // the large map there, so no gap is kept below it: min((750 - 120) / 10,
+    // (400 - 64) / 10) = 33.6 px (32.6 with the gap); along the bottom (320 - 74) / 10.
+    const FocusTiling w = focus_tiling(4, 10, 800, 400, 110, 64, 10, 40, 30, 30, 10);
+    CHECK(w.right);
+    CHECK(w.cell == Approx(33.6));
     // A narrow, tall panel (300 x 900): along the right, min((250 - 120) / 10, ...) = 13 px;
     // along the bottom, 6 a row in one 80 px row, min((300 - 120) / 10, (820 - 74) / 10) = 18 px.
     const FocusTiling b = focus_tiling(4, 10, 300, 900, 110, 64, 10, 40, 30, 30, 10);

@@ -433,6 +433,7 @@ void DrawHeatmaps(AppState& st) {
     };
     float bottom = cv.origin.y + cv.tiling.rows * cv.map_h;
     if (cv.focus >= 0) {  // one head large (a click goes back to all heads where they fit), every head small
+        if (cv.strip.right) bottom -= cv.gap;  // no gap under the large map (focus_tiling)
         const Map& m = maps[static_cast<std::size_t>(cv.focus)];
         if (!cv.thumbs_only) draw_map(st, g, cv, m, 0, format_of(m), st.panels.heads_fit ? -1 : -2);
         else bottom = cv.origin.y;

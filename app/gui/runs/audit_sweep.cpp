@@ -175,13 +175,12 @@ AuditRules AuditSweep::rules_here(const AppState& st, int fb_w, int fb_h) const 
     rules.no_weights = step_ >= 0 && first_weights >= 0 && (st.step < first_weights || (last_use >= 0 && st.step > last_use));
     // Every token named whole, in the classroom's windows, text up to 1.5: presenter mode from
     // 1024x768 up to 16 tokens (every panel); the normal layout from 1366x768 up to 16 tokens
-    // at text 1.25 and 12 at 1.5 (padded batches too, but flash mode's, whose tiles and their
-    // summary take the column), in the panel the step is about (the heatmaps from the scores
-    // to the dropout, else the stage).
+    // (padded batches too, but flash mode's, whose tiles and their summary take the column),
+    // in the panel the step is about (the heatmaps from the scores to the dropout, else the
+    // stage).
     const std::int64_t most = std::max(c.num_tokens(), c.num_keys());
-    const std::int64_t most_normal = st.font_scale <= 1.25f ? 16 : 12;
     const bool classroom = st.presenting ? fb_w >= 1024 && fb_h >= 768 && most <= 16
-                                         : fb_w >= 1366 && fb_h >= 768 && most <= most_normal &&
+                                         : fb_w >= 1366 && fb_h >= 768 && most <= 16 &&
                                                (c.batch == 1 || c.mode != Mode::Flash);
     rules.whole_labels = st.font_scale <= 1.5f && classroom && step_ >= 0;
     if (!st.presenting) rules.labels_panel = is_grid_op(here.op) ? "heatmaps" : "stage";

@@ -476,7 +476,8 @@ FocusTiling focus_tiling(int n, std::int64_t T, float w, float h, float extra_w,
             t.strip = static_cast<float>((n + t.per_line - 1) / t.per_line) * (right ? box_w : box_h);
             if (t.strip <= 0.4f * (right ? w : h) || t.thumb <= 4.0f) break;
         }
-        t.cell = right ? tile_maps(1, T, w - t.strip, h, extra_w, extra_h, gap).cell
+        // (Along the right nothing stands under the large map: no gap below it.)
+        t.cell = right ? tile_maps(1, T, w - t.strip, h + gap, extra_w, extra_h, gap).cell
                        : tile_maps(1, T, w, h - t.strip, extra_w, extra_h, gap).cell;
         return t;
     };

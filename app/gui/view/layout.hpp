@@ -189,7 +189,8 @@ struct MapTiling {
 MapTiling tile_maps(int n, std::int64_t T, float w, float h, float extra_w, float extra_h, float gap,
                     std::int64_t rows = -1);
 
-// One map large (`gap` px around it, as tile_maps) and n thumbnails (each up to `thumb` px
+// One map large (`gap` px around it, as tile_maps, but none under it where the strip is along
+// the right) and n thumbnails (each up to `thumb` px
 // square under a title line `title_h` px tall, `thumb_w` px wide at least, `thumb_gap` apart) in a strip along the right edge or the
 // bottom, whichever leaves the large map the larger cells (tile_maps of one map in the rest).
 // The thumbnails shrink (to 4 px at least) until the strip takes no more than 40% of the side;
