@@ -329,6 +329,33 @@ for s, d in report.items():
     assert all(i["value_h"] >= 0.025 * 768 - 0.5 for i in shown), (s, min(i["value_h"] for i in shown))
 print("the view draws token panels, the transpose head panels; the strip stays through the views and the merge lays it out anew")
 PY
+# Keys repeated for their heads (12 tokens, 4 heads sharing 2 key/value heads) at 1024x768
+# presenter, text 1.5: the copy's memory strip is drawn, laid out head by head (addresses
+# run through h0's 12 tokens, then h1's, ...), and each head's run is bracketed and named
+# once per strip row it reaches, in order; the title says how the copy is laid out.
+"$bin" --screenshot "$work/gqa.png" --layout-report "$work/gqa.json" --present --window 1024x768 --font-scale 1.5 \
+  --step 4 --text "the quick brown fox jumps over the lazy dog by the river" --heads 4 --kv-heads 2 --d-in 12 \
+  --d-out 12 2>"$work/err" || fail "presenter, repeat_kv: $(cat "$work/err")"
+/usr/bin/python3 - "$work/gqa.json" <<'PY' || fail "the repeated keys' memory strip"
+import json, sys
+d = json.load(open(sys.argv[1]))
+cells = sorted((i for i in d["items"] if i["kind"] == "memory" and i["visible"]), key=lambda i: (i["y"], i["x"]))
+assert len(cells) == 144, len(cells)  # [1, 4, 12, 3]
+order = [(c["index"][1], c["index"][2], c["index"][3]) for c in cells]
+assert order == [(h, t, f) for h in range(4) for t in range(12) for f in range(3)], order[:8]
+rows = sorted({round(c["y"]) for c in cells})
+names = []
+for r in rows:
+    under = [i for i in d["items"] if i["kind"] == "label" and i["panel"] == "stage" and i["visible"]
+             and r < i["y"] < r + 3 * cells[0]["h"]]
+    names += [i["text"] for i in sorted(under, key=lambda i: i["x"])]
+heads = [n for n in names if n in ("h0", "h1", "h2", "h3")]
+assert heads and heads == sorted(heads) and set(heads) == {"h0", "h1", "h2", "h3"}, names
+assert len(heads) <= 4 + len(rows) - 1, names  # a head named again only where it wraps to a row
+titles = [i["text"] for i in d["items"] if i["kind"] == "label" and "addresses" in i["text"]]
+assert any("head by head" in t or "by head" in t for t in titles), titles
+print("repeat_kv at 1024x768 presenter: a strip of %d rows, heads named %s" % (len(rows), " ".join(heads)))
+PY
 # Every token named whole on a projector: ten words with 4 heads at 1024x768, text 1.5, the
 # softmax step. Read from the report, not from what the window says it left out: the heatmap
 # of the head shown large names every key and every query position ("the" twice, each with

@@ -262,7 +262,7 @@ PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
     // grid (memory_strip_drawn): the need is such a room.
     n.lesson = memory_lesson(*s) && memory_strip_drawn(room, *s);
     if (n.lesson) {
-        const float strip_h = strip_text_h(room, strip_span(s->tensors.front()), token_run(s->tensors.front()));
+        const float strip_h = strip_text_h(room, s->tensors.front());
         n.need_h = std::max(n.need_h, above + std::max(strip_h / 0.6f, strip_h + 5.7f * room.line));
     }
     // (Windows are placed at whole pixels.)

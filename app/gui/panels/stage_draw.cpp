@@ -371,29 +371,34 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
 
 bool draw_strip_brackets(Canvas& cv, const TensorRecord& rec, const TensorLayout& tl, const std::vector<int>& at,
                          std::int64_t a0, std::int64_t a1, float x0, float cell, float y_cells) {
-    const int token_dim = rec.dim_of(rec.key_rows() ? Axis::Key : Axis::Token);
+    // A bracket under each run of one token's elements (or, strip_names_heads, one head's),
+    // named where it fits.
+    const bool by_head = strip_names_heads(cv.room, rec);
+    int run_dim = rec.dim_of(rec.key_rows() ? Axis::Key : Axis::Token);
+    if (by_head)
+        for (std::size_t d = 0; d < rec.axes.size(); ++d)
+            if (is_head_axis(rec.axes[d])) run_dim = static_cast<int>(d);
     const float label_h = ImGui::GetTextLineHeight();
     Shape ix;
-    // Under the cells: a bracket under each run of one token's elements, named where it fits.
     const float y_marks = y_cells + cell + 2;
-    const bool stagger = names_staggered(cv.room, token_run(rec));
+    const bool stagger = !by_head && names_staggered(cv.room, token_run(rec));
+    const bool batched = rec.axes.front() == Axis::Batch;
     int brackets = 0;
-    if (token_dim >= 0)
+    if (run_dim >= 0)
         for (std::int64_t a = a0; a < a1;) {
             const int i = at[static_cast<std::size_t>(a)];
             std::int64_t b = a + 1;
-            std::int64_t tok = -1, batch = 0;
-            const bool batched = rec.axes.front() == Axis::Batch;
+            std::int64_t of = -1, batch = 0;  // the run's token (or head) and sentence
             if (i >= 0) {
                 unravel(rec.shape, i, ix);
-                tok = ix[static_cast<std::size_t>(token_dim)], batch = batched ? ix[0] : 0;
+                of = ix[static_cast<std::size_t>(run_dim)], batch = batched ? ix[0] : 0;
             }
-            for (; b < a1; ++b) {  // one token of one sentence
+            for (; b < a1; ++b) {
                 const int j = at[static_cast<std::size_t>(b)];
                 if ((i < 0) != (j < 0)) break;
                 if (j >= 0) {
                     unravel(rec.shape, j, ix);
-                    if (ix[static_cast<std::size_t>(token_dim)] != tok || (batched && ix[0] != batch)) break;
+                    if (ix[static_cast<std::size_t>(run_dim)] != of || (batched && ix[0] != batch)) break;
                 }
             }
             if (i >= 0) {
@@ -403,8 +408,10 @@ bool draw_strip_brackets(Canvas& cv, const TensorRecord& rec, const TensorLayout
                 cv.dl->AddLine({bx0, y_marks - 4}, {bx0, y_marks}, ink, 2.0f);
                 cv.dl->AddLine({bx1, y_marks - 4}, {bx1, y_marks}, ink, 2.0f);
                 // As large as the bracket allows down to kSmallestLabel of the text, then in the width of
-                // two (every other name a line lower), cut only beyond that.
-                const std::string word = token_label(cv.c, tl, batch, tok);
+                // two (every other name a line lower), cut only beyond that. A head's name is in
+                // its colour, as its cells.
+                const std::string word = by_head ? head_name(tl, of - tl.head0) : token_label(cv.c, tl, batch, of);
+                const int colour = by_head ? tl.colours.of_element(i) : -1;
                 const float font = cv.room.font, word_w = ImGui::CalcTextSize(word.c_str()).x;
                 const bool lower = stagger && (brackets++ % 2 == 1);
                 // Centred on its bracket, within the panel: a name at an edge is not pushed onto
@@ -413,13 +420,16 @@ bool draw_strip_brackets(Canvas& cv, const TensorRecord& rec, const TensorLayout
                 const float edge = 2.0f * std::min(mid - cv.origin.x, cv.origin.x + cv.room.avail.x - mid);
                 const float room_w = std::max(std::min(stagger ? 2.0f * (bx1 - bx0 + 2) - 6 : bx1 - bx0 + 2, edge), bx1 - bx0 + 2);
                 const float size = std::clamp(font * room_w / std::max(word_w, 1.0f), kSmallestLabel * font, font);
-                const std::string name = fit_token(word, room_w, size);
+                const std::string name = by_head ? fit_text(word, room_w, size) : fit_token(word, room_w, size);
                 const float name_w = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, name.c_str()).x;
                 const float x = std::clamp(mid - name_w * 0.5f, cv.origin.x, std::max(cv.origin.x, cv.origin.x + cv.room.avail.x - name_w));
-                if (name.empty()) frame_watch().thinned("the strip's token \"" + word + "\" unnamed");
+                if (by_head)
+                    cv.label_sized({x, y_marks + 1}, colour >= 0 ? head_color(colour, 1.0f) : ink, word, size, room_w, "");
+                else if (name.empty())
+                    frame_watch().thinned("the strip's token \"" + word + "\" unnamed");
                 else
                     cv.label_sized({x, y_marks + 1 + (lower ? label_h : 0.0f)}, ink, name, size, room_w,
-                                   row_name(cv.c, tl, batch, tok));
+                                   row_name(cv.c, tl, batch, of));
             }
             a = b;
         }
@@ -444,10 +454,12 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
     const StripShape k = strip_shape(cv.room, span, cv.cell, token_run(rec));
     const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
     const bool copied = s.op == Op::Merge || rec.storage == Storage::Copy;
+    const bool by_head = head_run(rec) > 0;  // a copy laid out head by head (repeat_kv's)
     const std::string buffer = "buffer " + std::to_string(rec.buffer), from = std::to_string(lo), to = std::to_string(hi);
+    const std::string order = by_head ? "head by head" : "in token order", short_order = by_head ? "by head" : "by token";
     const std::string title = first_fitting(
-        {"memory: " + buffer + " of " + rec.name + ", addresses " + from + " to " + to + (copied ? ", copied in token order" : ""),
-         buffer + " of " + rec.name + ", addresses " + from + "-" + to + (copied ? ", copied by token" : ""),
+        {"memory: " + buffer + " of " + rec.name + ", addresses " + from + " to " + to + (copied ? ", copied " + order : ""),
+         buffer + " of " + rec.name + ", addresses " + from + "-" + to + (copied ? ", copied " + short_order : ""),
          buffer + ", addresses " + from + "-" + to + (copied ? ", copied" : ""), buffer + ": " + from + "-" + to},
         cv.room.avail.x);
     cv.label({cv.origin.x, y_mem}, dim, title);
@@ -456,6 +468,7 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
     for (std::int64_t i = 0; i < n; ++i) at[offs[i] - lo] = static_cast<int>(i);
     const float x0 = cv.origin.x + label_w;
     const float label_h = ImGui::GetTextLineHeight();
+    const std::vector<float>& values = rec.values();
     for (std::int64_t row = 0; row < k.rows; ++row) {
         const std::int64_t a0 = row * k.per_row, a1 = std::min(span, a0 + k.per_row);
         // Address ticks over the first row, every k-th address so that no two overlap (the
@@ -480,8 +493,14 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
             const ImVec2 p0(x0 + static_cast<float>(a - a0) * k.cell, y_cells);
             const ImVec2 p1(p0.x + k.cell - 1, p0.y + k.cell - 1);
             const int i = at[static_cast<std::size_t>(a)];
+            // Shaded by its value as the stage's cell of the same element is: the same pattern
+            // in the strip and on the stage, and a copy's repeated blocks alike.
             const int head = i < 0 ? -1 : tl.colours.of_element(i);
-            const ImU32 fill = i < 0 ? IM_COL32(90, 90, 90, 80) : head >= 0 ? head_color(head, 0.85f) : neutral_color(st.dark);
+            const float v = i >= 0 && static_cast<std::size_t>(i) < values.size() ? values[static_cast<std::size_t>(i)] : 0.0f;
+            const ImU32 fill = i < 0          ? IM_COL32(90, 90, 90, 80)
+                               : std::isinf(v) ? IM_COL32(40, 40, 40, 255)
+                               : head >= 0     ? head_color(head, 0.55f + 0.45f * std::min(1.0f, std::fabs(v)))
+                                               : neutral_color(st.dark);
             cv.dl->AddRectFilled(p0, p1, fill, 2.0f);
             if (st.hover.valid && st.hover.tensor == 0 && i == st.hover.index)
                 cv.dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 2.0f, 0, 3.0f);

@@ -96,17 +96,27 @@ std::int64_t strip_span(const TensorRecord& rec);
 // its token (or key) axis; 1 where it has none.
 std::int64_t token_run(const TensorRecord& rec);
 
+// The run of addresses one head's elements take in a buffer laid out head by head (its head
+// axis outer to its token axis in memory: a copy in [B, H, T, hd] order); 0 in any other.
+std::int64_t head_run(const TensorRecord& rec);
+
 // Whether the tokens' names under the strip's brackets (`unit` cells each) take two lines,
 // every other one lower with twice the width: where the widest at half the text's size is
 // wider than a bracket of the smallest cells the strip draws (0.6 of the text), whatever the
 // stage's cells, so that the room kept and the strip drawn agree.
 bool names_staggered(const Room& room, std::int64_t unit);
 
-// The height of the strip, px: its title and address ticks, then each row's cells and token
-// names (two lines of them where staggered), at the largest cells the strip takes (one row's
-// 1.1 lines at most, wrapped rows' 0.6 of a line or a little more): sized by the text, not by
-// the stage's cells.
-float strip_text_h(const Room& room, std::int64_t n, std::int64_t unit);
+// Whether the strip's brackets run under each head's elements, named by head, not under each
+// token's: in a buffer laid out head by head whose token names would take two lines (a token's
+// run there is one head's share of it, head_dim addresses), so that the strip keeps one line
+// of names under each row and shows the heads' blocks the copy laid out.
+bool strip_names_heads(const Room& room, const TensorRecord& rec);
+
+// The height of the first tensor's strip, px: its title and address ticks, then each row's
+// cells and names (two lines of them where staggered), at the largest cells the strip takes
+// (one row's 1.1 lines at most, wrapped rows' 0.6 of a line or a little more): sized by the
+// text, not by the stage's cells.
+float strip_text_h(const Room& room, const TensorRecord& rec);
 
 // The memory strip: wherever memory is the lesson (a buffer of up to 256 numbers) where it
 // takes no more than 60% of the stage's room and leaves the grid 2 lines, and on a step of up
@@ -302,12 +312,13 @@ int row_label_stride(float cell, float font);
 void draw_cells(AppState& st, const Canvas& cv, const Motion& m);
 
 // Memory strip: the first tensor's buffer in address order, each address coloured by the head
-// of the element there, the addresses ticked above and each run of one token's elements
-// bracketed and named below. A view or a transpose leaves it as it was (no data moved); a
-// copy lays it out anew. Drawn from y_mem; returns where the panel's drawing ends.
-// Under a row of the strip (addresses a0 .. a1, `at`: each address's
-// element, -1 for none): a bracket under each run of one token's elements, named where it
-// fits. Returns whether the names are staggered (every other one a line lower).
+// of the element there, the addresses ticked above and each run of one token's elements (or
+// one head's, strip_names_heads) bracketed and named below. A view or a transpose leaves it
+// as it was (no data moved); a copy lays it out anew. Drawn from y_mem; returns where the
+// panel's drawing ends.
+// Under a row of the strip (addresses a0 .. a1, `at`: each address's element, -1 for none):
+// a bracket under each run of one token's (or head's) elements, named where it fits. Returns
+// whether the names are staggered (every other one a line lower).
 bool draw_strip_brackets(Canvas& cv, const TensorRecord& rec, const TensorLayout& tl, const std::vector<int>& at,
                          std::int64_t a0, std::int64_t a1, float x0, float cell, float y_cells);
 float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem);

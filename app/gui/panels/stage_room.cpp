@@ -171,13 +171,29 @@ std::int64_t token_run(const TensorRecord& rec) {
     return d >= 0 ? std::max<std::int64_t>(rec.strides[static_cast<std::size_t>(d)], 1) : 1;
 }
 
+std::int64_t head_run(const TensorRecord& rec) {
+    const int t = rec.dim_of(rec.key_rows() ? Axis::Key : Axis::Token);
+    int h = -1;
+    for (std::size_t d = 0; d < rec.axes.size(); ++d)
+        if (is_head_axis(rec.axes[d])) h = static_cast<int>(d);
+    if (t < 0 || h < 0 || rec.strides.size() != rec.axes.size()) return 0;
+    const std::int64_t hs = rec.strides[static_cast<std::size_t>(h)], ts = rec.strides[static_cast<std::size_t>(t)];
+    return hs > ts ? hs : 0;
+}
+
 bool names_staggered(const Room& room, std::int64_t unit) {
     return 0.5f * room.token_w > static_cast<float>(unit) * 0.6f * room.font - 3;
 }
 
-float strip_text_h(const Room& room, std::int64_t n, std::int64_t unit) {
-    const StripShape k = strip_shape(room, n, 1e9f, unit);
-    const float names = (names_staggered(room, unit) ? 2.0f : 1.0f) * room.font;
+bool strip_names_heads(const Room& room, const TensorRecord& rec) {
+    return head_run(rec) > 0 && names_staggered(room, token_run(rec));
+}
+
+float strip_text_h(const Room& room, const TensorRecord& rec) {
+    const std::int64_t unit = token_run(rec);
+    const StripShape k = strip_shape(room, strip_span(rec), 1e9f, unit);
+    const bool two_lines = !strip_names_heads(room, rec) && names_staggered(room, unit);
+    const float names = (two_lines ? 2.0f : 1.0f) * room.font;
     return room.line * 2.3f + static_cast<float>(k.rows) * (k.cell + 6 + names);
 }
 
@@ -185,9 +201,8 @@ bool memory_strip_drawn(const Room& room, const Step& s) {
     const std::int64_t n = numel(s.tensors.front().shape);
     if (n > 256) return false;
     const std::int64_t span = strip_span(s.tensors.front());
-    const std::int64_t unit = token_run(s.tensors.front());
     // (3.7 lines: the stage's other text without a note on hidden cells; 2 more for the grid.)
-    const float strip_h = strip_text_h(room, span, unit);
+    const float strip_h = strip_text_h(room, s.tensors.front());
     if (memory_lesson(s))
         return room.lesson_strip && span <= 256 && strip_h <= 0.6f * room.avail.y && strip_h + 5.7f * room.line <= room.avail.y;
     return room.spare_strip && n <= 96 && s.op != Op::Tile && room.avail.y >= 10 * room.line &&
@@ -204,7 +219,7 @@ float text_room(const Room& room, const Step& s, const StepLayout& lay, bool ask
     const bool strip_drawn = memory_strip_drawn(room, s) && (!asked || memory_lesson(s));
     // (0.5: the room a token label centred on a small last row may reach under the grid.)
     const float strip_h =
-        strip_drawn ? strip_text_h(room, strip_span(s.tensors.front()), token_run(s.tensors.front())) : 0.0f;
+        strip_drawn ? strip_text_h(room, s.tensors.front()) : 0.0f;
     const float captions = beside ? 0.0f : shortest ? 1.0f : caption_lines(room);
     const float notes = shortest ? 1.0f : note_lines(room);
     const float lines = 1.2f + captions + (tiny_stage(room) && !shortest ? 0.0f : 0.5f) + (hidden ? notes : 0.0f);

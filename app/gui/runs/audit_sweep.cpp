@@ -144,13 +144,13 @@ AuditRules AuditSweep::rules_here(const AppState& st, int fb_w, int fb_h) const 
                                (st.presenting && fb_w >= 1024 && fb_h >= 768 && st.font_scale <= 1.5f));
     // Presenter mode: digits 2.5% of the window's height (27 px from 1080 up); the memory strip
     // on the steps about memory up to text 1.5 (and in the normal layout, below): a view,
-    // transpose, transpose back or merge of up to 144 numbers (12 tokens x 12 features), a
-    // copy (keys repeated for their heads, the cache's new token, a chunk of fused qkv, any
-    // other) whose tensors on the stage hold up to 144 numbers together; nothing of the weights
+    // transpose, transpose back or merge, or a copy (keys repeated for their heads, the cache's
+    // new token, a chunk of fused qkv, any other), of up to 144 numbers (12 tokens x 12
+    // features) in the strip's tensor; nothing of the weights
     // outside the steps that compute and use them (the heatmaps of the weights each context used).
     const Step& here = st.trace->steps[static_cast<std::size_t>(st.step)];
     rules.number_min_h = st.presenting ? 0.025f * std::min(ImGui::GetIO().DisplaySize.y, 1080.0f) : 0.0f;
-    const bool memory_step = stage::reshapes(here) || (stage::memory_lesson(here) && here.numbers() <= 144);
+    const bool memory_step = stage::reshapes(here) || stage::memory_lesson(here);
     const TensorRecord& first = here.tensors.front();
     std::int64_t lo = INT64_MAX, hi = -1;  // the strip's addresses (a chunk of fused qkv leaves gaps)
     for (std::int64_t i = 0; i < numel(first.shape); ++i) lo = std::min(lo, first.address(i)), hi = std::max(hi, first.address(i));
