@@ -356,6 +356,35 @@ titles = [i["text"] for i in d["items"] if i["kind"] == "label" and "addresses" 
 assert any("head by head" in t or "by head" in t for t in titles), titles
 print("repeat_kv at 1024x768 presenter: a strip of %d rows, heads named %s" % (len(rows), " ".join(heads)))
 PY
+# The transpose of ten words with 4 heads at 1024x768 presenter, text 1.5: four tall head
+# panels leave most of the width empty, and under them the strip left the cells 20 px. The
+# strip stands beside them instead: every memory cell right of every stage cell, in the
+# view's order (token by token: no data moved), the cells 30 px at least. 16 tokens with 8
+# heads: the transpose shows every head and every token, not a window of 4 heads.
+"$bin" --screenshot "$work/t10.png" --layout-report "$work/t10.json" --present --window 1024x768 --font-scale 1.5 \
+  --step 3 --text "the quick brown fox jumps over the lazy dog today" --heads 4 --d-out 8 \
+  2>"$work/err" || fail "presenter, ten words' transpose: $(cat "$work/err")"
+"$bin" --screenshot "$work/t16.png" --layout-report "$work/t16.json" --present --window 1024x768 --font-scale 1.5 \
+  --step 3 --text "$(echo t{1..16})" --heads 8 --d-in 16 --d-out 16 \
+  2>"$work/err" || fail "presenter, 16 tokens' transpose: $(cat "$work/err")"
+/usr/bin/python3 - "$work/t10.json" "$work/t16.json" <<'PY' || fail "the strip beside the head panels; every head shown"
+import json, sys
+d = json.load(open(sys.argv[1]))
+cells = [i for i in d["items"] if i["kind"] == "cell" and i["panel"] == "stage" and i["visible"]]
+memory = sorted((i for i in d["items"] if i["kind"] == "memory" and i["visible"]), key=lambda i: (i["y"], i["x"]))
+assert len(memory) == 80, len(memory)
+right = max(c["x"] + c["w"] for c in cells)
+assert min(m["x"] for m in memory) > right, ("the strip is not beside the cells", min(m["x"] for m in memory), right)
+order = [(m["index"][2], m["index"][1], m["index"][3]) for m in memory]  # [B, H, T, hd]: (token, head, feature)
+assert order == [(t, h, f) for t in range(10) for h in range(4) for f in range(2)], order[:8]
+assert min(c["w"] for c in cells) >= 30, min(c["w"] for c in cells)
+d = json.load(open(sys.argv[2]))
+cells = [i for i in d["items"] if i["kind"] == "cell" and i["panel"] == "stage" and i["visible"]]
+assert {c["index"][1] for c in cells} == set(range(8)), sorted({c["index"][1] for c in cells})
+assert {c["index"][2] for c in cells} == set(range(16)), sorted({c["index"][2] for c in cells})
+print("ten words' transpose: %.0f px cells, the strip beside them; 16 tokens x 8 heads all shown" %
+      min(c["w"] for c in json.load(open(sys.argv[1]))["items"] if c["kind"] == "cell" and c["panel"] == "stage"))
+PY
 # Every token named whole on a projector: ten words with 4 heads at 1024x768, text 1.5, the
 # softmax step. Read from the report, not from what the window says it left out: the heatmap
 # of the head shown large names every key and every query position ("the" twice, each with

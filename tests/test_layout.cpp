@@ -283,7 +283,7 @@ TEST_CASE("head panels side by side pan by whole heads when every column shows",
     c.d_in = c.d_out = 48;
     c.heads = 6;  // head_dim 8: all columns of a head show
     const Trace tr = test::run_cpu(c);
-    LayoutLimits l = layout_variant(1);  // 16 tokens, 4 heads, 12 features, panels in 2 columns
+    LayoutLimits l = layout_variant(kArrangements + 1);  // 16 tokens, 4 heads, 12 features, panels in 2 columns
     const StepLayout L = layout_step(tr.steps[3], 6, 8, l);
     REQUIRE(L.max_col0 == 0);
     REQUIRE(L.max_head0 == 2);

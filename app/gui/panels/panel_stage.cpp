@@ -288,12 +288,17 @@ void DrawStage(AppState& st, double now) {
     // Presenter mode's caption names the step already.
     const auto cramps = [&](float h) {
         if (st.shapes_only) return false;
-        Room with = measure_room(*s, c, st.stage_view.zoom > 1.0f, number_size_min(st.presenting, st.document));
-        const Room without = with;
+        const float number_min = number_size_min(st.presenting, st.document);
+        Room with = measure_room(*s, c, st.stage_view.zoom > 1.0f, number_min);
+        Room without = with;
         with.avail.y -= h;
         // The strip first where it shows a view's or a merge's lesson.
         if (reshapes(*s) && memory_strip_drawn(without, *s) && !memory_strip_drawn(with, *s)) return true;
-        return choose_window(st, with, *s).best < legible_cell(with);  // the cells first
+        const float cell = place_cells(st, with, *s).best;
+        if (cell < legible_cell(with)) return true;  // the cells first
+        // In presenter mode the numbers too, where the room of the explanation lets them show.
+        return st.presenting && !numbers_show(*s, 1, std::min(cell, with.cell_cap), number_min) &&
+               numbers_show(*s, 1, std::min(place_cells(st, without, *s).best, without.cell_cap), number_min);
     };
     const float heading_top = ImGui::GetCursorPosY();
     draw_heading(st, *s, st.presenting || st.document, st.panels.stage_explains, !st.presenting, cramps,
@@ -356,7 +361,7 @@ void DrawStage(AppState& st, double now) {
     draw_cells(st, cv, motion);
     cv.dl->ChannelsMerge();
 
-    const float y_mem = draw_memory_strip(
+    const float y_mem = draw_strip_placed(
         st, cv, below + ((beside ? 0.0f : caption_lines(room)) + (any_hidden ? note_lines(room) : 0.0f)) * room.line);
     ImGui::Dummy({std::max(cv.right, origin.x + room.label_w + span_w * cell) - origin.x + 4,
                   std::max(y_mem, cv.bottom) - origin.y + 4});

@@ -451,7 +451,7 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
         hi = std::max(hi, offs[i]);
     }
     const std::int64_t span = hi - lo + 1;
-    const StripShape k = strip_shape(cv.room, span, cv.cell, token_run(rec));
+    const StripShape k = strip_shape(cv.room, span, cv.cell, strip_unit(cv.room, rec));
     const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
     const bool copied = s.op == Op::Merge || rec.storage == Storage::Copy;
     const bool by_head = head_run(rec) > 0;  // a copy laid out head by head (repeat_kv's)
@@ -518,6 +518,18 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
         y_mem = y_marks + (stagger ? 2.0f : 1.0f) * label_h + 2;
     }
     return y_mem;
+}
+
+float draw_strip_placed(const AppState& st, Canvas& cv, float y_under) {
+    if (cv.room.strip_beside <= 0) return draw_memory_strip(st, cv, y_under);
+    Room column = cv.room;  // its column right of the grid, from the grid's top
+    column.avail.x = cv.room.strip_beside;
+    const ImVec2 at(cv.origin.x + cv.room.avail.x + cv.room.font, cv.origin.y);
+    Canvas side{cv.s, cv.c, cv.L, column, cv.variant, cv.document, cv.number_max, cv.number_min, cv.cell, cv.dl, at, cv.grid0,
+                at.x, at.x, at.y, cv.decimals};
+    const float y = draw_memory_strip(st, side, at.y);
+    cv.right = std::max(cv.right, side.right), cv.bottom = std::max(cv.bottom, side.bottom);
+    return std::max(y_under, y);
 }
 
 }  // namespace headsplit::gui::stage

@@ -46,6 +46,9 @@ struct Room {
     float caption_line_w = 0;  // theirs on one line (shared_caption_line); 0 where the tensors differ
     float token_w = 0;     // the widest token (up to 8 letters) at the text's size
     float cell_cap = 0;    // the largest cell drawn (cell_cap_of)
+    // The memory strip's column where it stands beside the grid, right of `avail` and a
+    // letter's height apart (place_cells); 0: under the grid.
+    float strip_beside = 0;
 };
 
 // The shape with its axes' names and the strides, under the grid once for all the step's
@@ -111,6 +114,10 @@ bool names_staggered(const Room& room, std::int64_t unit);
 // run there is one head's share of it, head_dim addresses), so that the strip keeps one line
 // of names under each row and shows the heads' blocks the copy laid out.
 bool strip_names_heads(const Room& room, const TensorRecord& rec);
+
+// What the strip's wrapped rows hold a multiple of: one head's run where it names heads and
+// that takes no more rows, else one token's.
+std::int64_t strip_unit(const Room& room, const TensorRecord& rec);
 
 // The height of the first tensor's strip, px: its title and address ticks, then each row's
 // cells and names (two lines of them where staggered), at the largest cells the strip takes
@@ -194,6 +201,9 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s);
 // are drawn); where it is, in the normal layout, only where the cells stay legible (presenter
 // mode and a page always draw it). `room` loses the strip where it is not drawn.
 Choice place_cells(const AppState& st, Room& room, const Step& s);
+// Whether the first `count` tensors of `s` show their numbers in cells of `cell` px
+// (cell_text, as the stage draws them).
+bool numbers_show(const Step& s, std::size_t count, float cell, float number_min);
 // The run of reshaping steps `step` is in, first and last; {-1, -1} where it is in none.
 std::pair<int, int> reshape_run(const Trace& trace, int step);
 // The most decimals each tensor of `s` may show (by index): on a run of reshaping steps,
@@ -322,5 +332,8 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m);
 bool draw_strip_brackets(Canvas& cv, const TensorRecord& rec, const TensorLayout& tl, const std::vector<int>& at,
                          std::int64_t a0, std::int64_t a1, float x0, float cell, float y_cells);
 float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem);
+// The strip where place_cells put it: under the grid from `y_under`, or in its column beside
+// the grid (room.strip_beside); returns where the panel's drawing ends.
+float draw_strip_placed(const AppState& st, Canvas& cv, float y_under);
 
 }  // namespace headsplit::gui::stage

@@ -189,15 +189,21 @@ bool strip_names_heads(const Room& room, const TensorRecord& rec) {
     return head_run(rec) > 0 && names_staggered(room, token_run(rec));
 }
 
+std::int64_t strip_unit(const Room& room, const TensorRecord& rec) {
+    const std::int64_t t = token_run(rec), h = head_run(rec), span = strip_span(rec);
+    if (!strip_names_heads(room, rec)) return t;
+    return strip_shape(room, span, 1e9f, h).rows <= strip_shape(room, span, 1e9f, t).rows ? h : t;
+}
+
 float strip_text_h(const Room& room, const TensorRecord& rec) {
-    const std::int64_t unit = token_run(rec);
-    const StripShape k = strip_shape(room, strip_span(rec), 1e9f, unit);
-    const bool two_lines = !strip_names_heads(room, rec) && names_staggered(room, unit);
+    const StripShape k = strip_shape(room, strip_span(rec), 1e9f, strip_unit(room, rec));
+    const bool two_lines = !strip_names_heads(room, rec) && names_staggered(room, token_run(rec));
     const float names = (two_lines ? 2.0f : 1.0f) * room.font;
     return room.line * 2.3f + static_cast<float>(k.rows) * (k.cell + 6 + names);
 }
 
 bool memory_strip_drawn(const Room& room, const Step& s) {
+    if (room.strip_beside > 0) return true;  // placed beside the grid where it fits (place_cells)
     const std::int64_t n = numel(s.tensors.front().shape);
     if (n > 256) return false;
     const std::int64_t span = strip_span(s.tensors.front());
@@ -218,8 +224,7 @@ float text_room(const Room& room, const Step& s, const StepLayout& lay, bool ask
     // cells, and the memory strip's title when it is drawn.
     const bool strip_drawn = memory_strip_drawn(room, s) && (!asked || memory_lesson(s));
     // (0.5: the room a token label centred on a small last row may reach under the grid.)
-    const float strip_h =
-        strip_drawn ? strip_text_h(room, s.tensors.front()) : 0.0f;
+    const float strip_h = strip_drawn && room.strip_beside <= 0 ? strip_text_h(room, s.tensors.front()) : 0.0f;
     const float captions = beside ? 0.0f : shortest ? 1.0f : caption_lines(room);
     const float notes = shortest ? 1.0f : note_lines(room);
     const float lines = 1.2f + captions + (tiny_stage(room) && !shortest ? 0.0f : 0.5f) + (hidden ? notes : 0.0f);
@@ -280,10 +285,6 @@ float legible_cell(const Room& room) {
     return std::max({14.0f, kSmallestLabel * room.font + 1, (kSmallestLabel * room.font + 2) / (kPanelTitle + kPanelRowGap)});
 }
 
-namespace {
-
-// Whether the first `count` tensors of `s` show their numbers in cells of `cell` px
-// (cell_text, as the stage draws them).
 bool numbers_show(const Step& s, std::size_t count, float cell, float number_min) {
     for (std::size_t i = 0; i < std::min(count, s.tensors.size()); ++i) {
         const TensorRecord& t = s.tensors[i];
@@ -292,8 +293,6 @@ bool numbers_show(const Step& s, std::size_t count, float cell, float number_min
     }
     return true;
 }
-
-}  // namespace
 
 Choice choose_window(const AppState& st, const Room& room, const Step& s) {
     const Config& c = st.trace->config;
@@ -344,6 +343,41 @@ Choice place_cells(const AppState& st, Room& room, const Step& s) {
         const bool costly = memory_lesson(s) ? ch.best < legible_cell(room) && without.best >= legible_cell(room)
                                              : std::min(ch.best, most) < 0.9f * std::min(without.best, most);
         if (costly) room = bare, ch = without;
+    }
+    // Presenter mode, where memory is the lesson and the strip under the grid leaves its cells
+    // without numbers and under a line's height: the strip beside the grid instead, in the
+    // column the grid leaves (30% to 50% of the width, its rows wrapped there), where it fits
+    // the stage's height and the cells grow by a tenth or more, or show their numbers (a
+    // sentence's head panels, tall and narrow, leave most of the width empty).
+    const float number_min = number_size_min(st.presenting, st.document);
+    if (st.presenting && !room.scrolls && memory_lesson(s) && memory_strip_drawn(room, s) &&
+        std::min(ch.best, room.cell_cap) < room.line && !numbers_show(s, 1, std::min(ch.best, room.cell_cap), number_min)) {
+        // (Of equal cells, the narrowest column: the grid keeps the most width. A window of the
+        // tensors that hides more than the grid under its strip does is no gain.)
+        const auto hidden = [&](const Choice& k) {
+            std::int64_t n = 0;
+            for (const TensorLayout& tl : layout_of(st, st.trace, s.index, k.variant, {}, k.batch_shown, k.batch0, k.alone).tensors)
+                n += tl.hidden;
+            return n;
+        };
+        const std::int64_t hidden_under = hidden(ch);
+        const float most = room.cell_cap, gap = room.font, need = 1.1f * std::min(ch.best, most);
+        float got = 0;
+        Room chosen = room;
+        Choice beside = ch;
+        for (const float share : {0.3f, 0.35f, 0.4f, 0.45f, 0.5f}) {
+            Room grid = room;
+            grid.strip_beside = std::floor(share * room.avail.x);
+            grid.avail.x = room.avail.x - grid.strip_beside - gap;
+            Room column = grid;
+            column.avail.x = grid.strip_beside;
+            if (strip_text_h(column, s.tensors.front()) > room.avail.y) continue;
+            const Choice b = choose_window(st, grid, s);
+            const float cell = std::min(b.best, most);
+            if (hidden(b) > hidden_under) continue;
+            if ((cell >= need || numbers_show(s, 1, cell, number_min)) && cell > got + 0.5f) got = cell, beside = b, chosen = grid;
+        }
+        ch = beside, room = chosen;
     }
     return ch;
 }

@@ -378,10 +378,10 @@ Pan pan_window(LayoutLimits& lim, const StepLayout& lay, float dx, float dy) {
 }
 
 LayoutLimits layout_variant(int v) {
-    static const LayoutLimits levels[] = {{16, 4, 12}, {12, 3, 8}, {8, 2, 6}, {6, 2, 4}};
+    static const LayoutLimits levels[] = {{16, 8, 16}, {16, 4, 12}, {12, 3, 8}, {8, 2, 6}, {6, 2, 4}};
     static const LayoutLimits page{32, 12, 48};
     const int at = v < 0 ? std::clamp(v - kPageVariant, 0, kArrangements - 1) : v % kArrangements;
-    LayoutLimits l = v < 0 ? page : levels[std::clamp(v / kArrangements, 0, 3)];
+    LayoutLimits l = v < 0 ? page : levels[std::clamp(v / kArrangements, 0, 4)];
     l.panel_cols = kPanelColumns[at % 6];
     l.tensor_rows = kTensorRows[at / 6];
     return l;

@@ -46,15 +46,15 @@ struct LayoutLimits {
 };
 
 // The windows the stage tries, largest first, each in kArrangements arrangements: variant v
-// is level v / kArrangements of {16, 4, 12}, {12, 3, 8}, {8, 2, 6}, {6, 2, 4} (tokens, heads,
-// features); arrangement a = v % kArrangements puts the panels in kPanelColumns[a % 6]
+// is level v / kArrangements of {16, 8, 16}, {16, 4, 12}, {12, 3, 8}, {8, 2, 6}, {6, 2, 4}
+// (tokens, heads, features); arrangement a = v % kArrangements puts the panels in kPanelColumns[a % 6]
 // columns (16: all in one row) and the tensors in kTensorRows[a / 6] rows. A printed page
 // tries a wider window first: variants kPageVariant to -1 are {32, 12, 48} in the same
 // arrangements.
 constexpr std::int64_t kPanelColumns[6] = {1, 2, 3, 4, 6, 16};
 constexpr std::int64_t kTensorRows[3] = {1, 2, 3};
 constexpr int kArrangements = 6 * 3;
-constexpr int kLayoutVariants = 4 * kArrangements;
+constexpr int kLayoutVariants = 5 * kArrangements;
 constexpr int kPageVariant = -kArrangements;
 LayoutLimits layout_variant(int v);
 // Tensors in each row when n tensors stand in `rows` rows (the first rows full).
