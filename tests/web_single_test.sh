@@ -9,7 +9,13 @@
 #    of 500 ms or more on this machine (docs/page.md#the-single-threaded-page);
 #  - gpt2-small's sizes at T = 256, computed across frames (at least one drawn meanwhile): its
 #    trace equals `headsplit trace --backend cpu`'s within 1e-5 (Eigen's and OpenBLAS's orders
-#    of summation differ by 3e-6 there).
+#    of summation differ by 3e-6 there);
+#  - gpt2-small's sizes at T = 48 at the softmax, pausing at every slice point (?slices=every):
+#    the page settles with the trace shown and no error. A pause unwinds every frame on the
+#    stack, and a function left out of app/web/asyncify_only.txt cannot be unwound (the
+#    browser's "null function"); at T = 48 the narration replays the deferred weights inside
+#    the job, so its frames are on the stack too. Without the knob a slice ends inside such a
+#    frame only when its time happens to run out there.
 # Usage: web_single_test.sh HEADSPLIT SITE_DIR PYTHON3
 set -u
 headsplit=$1 site=$2 py=$3
@@ -32,7 +38,8 @@ lan=${base/127.0.0.1/lan.test}
   { echo "FAIL: headsplit trace refused: $(cat "$work/desk.err")"; exit 1; }
 echo "[{\"url\": \"$lan?preset=gpt2-small&tokens=1024&step=5\", \"timeout\": 120},
        {\"url\": \"$lan?preset=gpt2-small&tokens=256&step=5&json=1\", \"timeout\": 120,
-        \"texts\": {\"trace-json\": \"$work/page-256.json\"}}]" >"$work/jobs.json"
+        \"texts\": {\"trace-json\": \"$work/page-256.json\"}},
+       {\"url\": \"$lan?preset=gpt2-small&tokens=48&step=7&slices=every\", \"timeout\": 120}]" >"$work/jobs.json"
 PROBE_HOST_RULES="MAP lan.test 127.0.0.1" "$py" "$tools/page_probe.py" "$work/jobs.json" "$work/results.json" ||
   { echo "FAIL: the probe failed"; exit 1; }
 
@@ -74,6 +81,18 @@ if out=$(summary 1); then
 else
   bad "gpt2-small T = 256: $out"
 fi
+
+paused=$("$py" - "$work/results.json" 2>&1 <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))[2]
+if r.get("error") or r.get("build") != "app-single" or r.get("refusal") or r.get("settled") is None:
+    sys.exit(f"loaded '{r.get('build')}', settled {r.get('settled')}, {r.get('refusal') or ''} {r.get('error') or ''} {r.get('console') or ''}")
+if not r.get("trace_shown_ms") or r.get("busy_frames", 0) < 20:
+    sys.exit(f"the trace shown at {r.get('trace_shown_ms')} ms after {r.get('busy_frames')} frames: the slices did not pause")
+print(f"{r['busy_frames']} frames drawn while it computed, {round(r['compute_ms'])} ms")
+PY
+) && echo "gpt2-small T = 48, pausing at every slice point: settled; $paused" ||
+  bad "gpt2-small T = 48, pausing at every slice point: $paused"
 
 [ $fail = 0 ] && echo "PASS: the single-threaded page computes large traces between frames"
 exit $fail

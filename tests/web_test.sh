@@ -92,6 +92,7 @@ for r in "${refusals[@]}"; do add_job "{\"url\": \"$base?${r%%|*}\"}"; done
 add_job "{\"url\": \"$base?colour=blue\"}"
 add_job "{\"url\": \"$base?screenshot=a.png\"}"
 add_job "{\"url\": \"$base?weights=/etc\"}"
+add_job "{\"url\": \"$base?slices=some\"}"
 # Addresses that cannot be read: a broken escape, a cut one, bytes that are not UTF-8, a NUL.
 # Each refused naming the parameter, never run as one U+FFFD word.
 bad_links=("text=100%25%20sure%ZZ|the address's text= holds \"%ZZ\", which is not a percent escape"
@@ -200,6 +201,9 @@ case $got in "screenshot is for the desktop"*) ;; *) bad "?screenshot=a.png: the
 job=$((job + 1))
 got=$(result $job refusal)
 case $got in "weights=/etc: the page cannot read folders on this computer"*) ;; *) bad "?weights=/etc: the page says '$got'" ;; esac
+job=$((job + 1))
+got=$(result $job refusal)
+case $got in "slices=some is not a choice; slices=every"*) ;; *) bad "?slices=some: the page says '$got'" ;; esac
 for l in "${bad_links[@]}"; do
   job=$((job + 1))
   got=$(result $job refusal)

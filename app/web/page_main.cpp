@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "headsplit/base/slices.hpp"
 #include "headsplit/engine/config.hpp"
 #include "cli/gui_command.hpp"
 #include "cli/options.hpp"
@@ -34,6 +35,12 @@ GuiOptions page_options(const QueryPairs& query, PageRequests& requests) {
     for (const auto& [name, value] : query) {
         if (name == "json" || name == "layout-report") {
             (name == "json" ? requests.json : requests.layout_report) = value != "0";
+            continue;
+        }
+        if (name == "slices") {  // a test's: the computation pauses at every slice point
+            if (value != "every")
+                throw ConfigError("slices=" + value + " is not a choice; slices=every pauses the computation at every slice point");
+            pause_at_every_slice_point(true);
             continue;
         }
         if (name == "lesson" || name == "teacher") {

@@ -39,6 +39,7 @@ namespace {
 
 SlicedJob::State* running = nullptr;   // the job being resumed, if any
 std::vector<SlicedJob*> unfinished;    // every job not yet done, oldest first
+bool every_point = false;              // pause_at_every_slice_point
 
 void job_main(void* arg) {
     auto* s = static_cast<SlicedJob::State*>(arg);
@@ -56,11 +57,13 @@ void job_main(void* arg) {
 
 void slice_point() {
     SlicedJob::State* s = running;
-    if (!s || emscripten_get_now() < s->deadline_ms) return;
+    if (!s || s->deadline_ms > 1e299 || (!every_point && emscripten_get_now() < s->deadline_ms)) return;
     emscripten_fiber_swap(&s->fiber, &s->caller);
 }
 
 bool in_sliced_job() { return running != nullptr; }
+
+void pause_at_every_slice_point(bool on) { every_point = on; }
 
 SlicedJob::SlicedJob(std::function<void()> work) : s_(std::make_unique<State>()) {
     s_->work = std::move(work);
@@ -76,7 +79,8 @@ SlicedJob::SlicedJob(std::function<void()> work) : s_(std::make_unique<State>())
 }
 
 SlicedJob::~SlicedJob() {
-    resume(1e30);
+    while (!resume(1e30)) {  // (pausing at every slice point, it pauses even so)
+    }
     std::free(s_->c_stack), std::free(s_->fiber_asyncify), std::free(s_->caller_asyncify);
 }
 

@@ -33,9 +33,14 @@ constexpr bool kSlicedWork = HEADSPLIT_SLICED_WORK != 0;
 void slice_point();
 // Whether slice points pause here: a sliced job is being resumed.
 bool in_sliced_job();
+// On: every slice point of a resumed job pauses, its slice spent or not (the page's
+// ?slices=every, for tests: a frame on the stack the page's build cannot pause in fails
+// there every time, not only when a slice happens to end inside it).
+void pause_at_every_slice_point(bool on);
 #else
 inline void slice_point() {}
 inline bool in_sliced_job() { return false; }
+inline void pause_at_every_slice_point(bool) {}
 #endif
 
 // A large tensor's pages come into memory as it is first written, which on some machines
