@@ -26,6 +26,7 @@ struct PageRequests {
     // A live lesson (docs/guide.md): ?lesson=CODE joins as a student, &teacher=SECRET drives.
     std::string lesson, teacher;
     bool own_view = false;  // the address named a configuration, a step or a view (not just the lesson)
+    bool slices_every = false;  // ?slices=every: the computation pauses at every slice point (tests)
 };
 PageRequests& page_requests();
 

@@ -40,7 +40,7 @@ GuiOptions page_options(const QueryPairs& query, PageRequests& requests) {
         if (name == "slices") {  // a test's: the computation pauses at every slice point
             if (value != "every")
                 throw ConfigError("slices=" + value + " is not a choice; slices=every pauses the computation at every slice point");
-            pause_at_every_slice_point(true);
+            requests.slices_every = true;
             continue;
         }
         if (name == "lesson" || name == "teacher") {
@@ -86,6 +86,7 @@ int main() {
     try {
         using namespace headsplit::gui;
         const GuiOptions options = page_options(page_query(), page_requests());
+        headsplit::pause_at_every_slice_point(page_requests().slices_every);  // the page's own address only
         warm_up_engine(options.config);  // while the window starts
         start_lesson();                  // its first state waits for the first frame
         return run_gui(options);

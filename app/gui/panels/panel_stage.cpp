@@ -163,14 +163,15 @@ void shown_cells(const AppState& st, const Step& s, float room_h, float width, P
         });
         if (e <= room_h / 3) room_h -= e;
     }
-    const Room room = room_of(s, st.trace->config, st.stage_view.zoom > 1.0f, {width, std::max(room_h, 1.0f)}, number_size_min(st.presenting, st.document));
-    const Choice ch = choose_window(st, room, s);
+    Room room = room_of(s, st.trace->config, st.stage_view.zoom > 1.0f, {width, std::max(room_h, 1.0f)}, number_size_min(st.presenting, st.document));
+    // (In presenter mode where memory is the lesson the strip may stand beside the grid.)
+    const Choice ch = st.presenting && memory_lesson(s) ? place_cells(st, room, s) : choose_window(st, room, s);
     const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0, ch.alone);
     n.cell = std::min(ch.best, room.cell_cap);
     std::int64_t cells = 0, hidden = 0;
     for (const TensorLayout& t : L.tensors) cells += static_cast<std::int64_t>(t.cells.size()), hidden += t.hidden;
     n.shown = cells + hidden > 0 ? static_cast<float>(cells) / static_cast<float>(cells + hidden) : 1.0f;
-    n.every = ch.variant < kArrangements && ch.batch_shown == std::min<std::int64_t>(st.trace->config.batch, 4);
+    n.every = ch.variant < 2 * kArrangements && ch.batch_shown == std::min<std::int64_t>(st.trace->config.batch, 4);
 }
 
 // The room every step of a run of reshaping steps (reshape_run) is measured in for their
@@ -258,8 +259,8 @@ PanelNeed MeasureStage(const AppState& st, ImVec2 panel, bool window_titled) {
         const float need = above + text_room(room, *s, wide, true) + cell_w * wide.height;
         if (cell_w > widest || need < n.need_h) widest = cell_w, n.need_h = need;
     }
-    // Where memory is the lesson, the strip is drawn only in a room that holds it beside the
-    // grid (memory_strip_drawn): the need is such a room.
+    // Where memory is the lesson, the strip is drawn only in a room that holds it as well as
+    // the grid (memory_strip_drawn): the need is such a room, the strip under the grid.
     n.lesson = memory_lesson(*s) && memory_strip_drawn(room, *s);
     if (n.lesson) {
         const float strip_h = strip_text_h(room, s->tensors.front());
@@ -310,20 +311,21 @@ void DrawStage(AppState& st, double now) {
     }
 
     Room room = measure_room(*s, c, st.stage_view.zoom > 1.0f, number_size_min(st.presenting, st.document));
+    const Room whole = room;  // before place_cells narrows it for a strip beside the grid
     const Choice ch = place_cells(st, room, *s);
     // Measured again only when what they depend on changes (the run's headings are measured
     // with them); before the step's layout is looked up: measuring the run's other steps
     // fills the layout cache.
     const std::string run_verdict = st.presenting ? "" : verdict;
     char measured[192];
-    std::snprintf(measured, sizeof measured, "%d %.1f %.1f %.1f %.2f %d %d ", s->index, static_cast<double>(room.avail.x),
-                  static_cast<double>(room.avail.y), static_cast<double>(heading_drawn),
+    std::snprintf(measured, sizeof measured, "%d %.1f %.1f %.1f %.2f %d %d ", s->index, static_cast<double>(whole.avail.x),
+                  static_cast<double>(whole.avail.y), static_cast<double>(heading_drawn),
                   static_cast<double>(ImGui::GetFontSize()), static_cast<int>(st.presenting) + 2 * static_cast<int>(st.document),
-                  static_cast<int>(room.scrolls));
+                  static_cast<int>(whole.scrolls));
     PanelState::RunDecimals& decimals = st.panels.stage_decimals;
     if (const std::string key = steps_key(st.trace.get(), 0, measured + run_verdict); decimals.key != key) {
-        const Room shared = run_room(st, *s, room, heading_drawn, run_verdict);
-        decimals.most = shared_decimals(st, {shared, room}, *s, number_size_min(st.presenting, st.document));
+        const Room shared = run_room(st, *s, whole, heading_drawn, run_verdict);
+        decimals.most = shared_decimals(st, {shared, whole}, *s, number_size_min(st.presenting, st.document));
         decimals.key = key;
     }
     // Zoomed in, the reader asked for larger cells: they show what they can.

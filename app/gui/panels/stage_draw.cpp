@@ -423,7 +423,9 @@ bool draw_strip_brackets(Canvas& cv, const TensorRecord& rec, const TensorLayout
                 const std::string name = by_head ? fit_text(word, room_w, size) : fit_token(word, room_w, size);
                 const float name_w = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, name.c_str()).x;
                 const float x = std::clamp(mid - name_w * 0.5f, cv.origin.x, std::max(cv.origin.x, cv.origin.x + cv.room.avail.x - name_w));
-                if (by_head)
+                if (by_head && name.empty())
+                    frame_watch().thinned("the strip's head \"" + word + "\" unnamed");
+                else if (by_head)
                     cv.label_sized({x, y_marks + 1}, colour >= 0 ? head_color(colour, 1.0f) : ink, word, size, room_w, "");
                 else if (name.empty())
                     frame_watch().thinned("the strip's token \"" + word + "\" unnamed");

@@ -129,7 +129,7 @@ float strip_text_h(const Room& room, const TensorRecord& rec);
 // takes no more than 60% of the stage's room and leaves the grid 2 lines, and on a step of up
 // to 96 numbers (not a tile step, whose four tensors take the room) on a stage with 10 lines
 // of room below its heading, in one row taking no more than 35% of it; each where the room
-// allows it (lesson_strip, spare_strip).
+// allows it (lesson_strip, spare_strip). Always, once placed beside the grid (strip_beside).
 bool memory_strip_drawn(const Room& room, const Step& s);
 
 // Under the grids: the shape and the strides, and the note on a window two lines; on a short
@@ -199,7 +199,8 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s);
 // choose_window, then the memory strip's cost: a strip where memory is not the lesson is
 // drawn only where it costs the cells a tenth of their size at most (up to the largest they
 // are drawn); where it is, in the normal layout, only where the cells stay legible (presenter
-// mode and a page always draw it). `room` loses the strip where it is not drawn.
+// mode and a page always draw it). `room` loses the strip where it is not drawn; in presenter
+// mode it may instead narrow to the grid's width, the strip beside it (room.strip_beside).
 Choice place_cells(const AppState& st, Room& room, const Step& s);
 // Whether the first `count` tensors of `s` show their numbers in cells of `cell` px
 // (cell_text, as the stage draws them).

@@ -192,7 +192,8 @@ bool strip_names_heads(const Room& room, const TensorRecord& rec) {
 std::int64_t strip_unit(const Room& room, const TensorRecord& rec) {
     const std::int64_t t = token_run(rec), h = head_run(rec), span = strip_span(rec);
     if (!strip_names_heads(room, rec)) return t;
-    return strip_shape(room, span, 1e9f, h).rows <= strip_shape(room, span, 1e9f, t).rows ? h : t;
+    const StripShape by_head = strip_shape(room, span, 1e9f, h);
+    return by_head.per_row >= h && by_head.rows <= strip_shape(room, span, 1e9f, t).rows ? h : t;
 }
 
 float strip_text_h(const Room& room, const TensorRecord& rec) {

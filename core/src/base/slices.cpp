@@ -79,8 +79,7 @@ SlicedJob::SlicedJob(std::function<void()> work) : s_(std::make_unique<State>())
 }
 
 SlicedJob::~SlicedJob() {
-    while (!resume(1e30)) {  // (pausing at every slice point, it pauses even so)
-    }
+    resume(1e300);  // to its end: a deadline past 1e299 ms never pauses
     std::free(s_->c_stack), std::free(s_->fiber_asyncify), std::free(s_->caller_asyncify);
 }
 
@@ -89,7 +88,7 @@ bool SlicedJob::resume(double seconds) {
     if (s.done) return true;
     // Inside another job, this one runs to its end: its slice points do not pause.
     State* outer = running;
-    s.deadline_ms = outer ? 1e300 : emscripten_get_now() + seconds * 1e3;
+    s.deadline_ms = outer || seconds >= 1e299 ? 1e300 : emscripten_get_now() + seconds * 1e3;
     running = &s;
     emscripten_fiber_init_from_current_context(&s.caller, s.caller_asyncify, kAsyncifyStack);
     emscripten_fiber_swap(&s.caller, &s.fiber);
