@@ -297,8 +297,9 @@ void DrawStage(AppState& st, double now) {
         if (reshapes(*s) && memory_strip_drawn(without, *s) && !memory_strip_drawn(with, *s)) return true;
         const float cell = place_cells(st, with, *s).best;
         if (cell < legible_cell(with)) return true;  // the cells first
-        // In presenter mode the numbers too, where the room of the explanation lets them show.
-        return st.presenting && !numbers_show(*s, 1, std::min(cell, with.cell_cap), number_min) &&
+        // In presenter mode the numbers too, where the room of the explanation lets them show
+        // (a step of more than kWholeNumbers never shows them: its values are not scanned).
+        return st.presenting && s->numbers() <= kWholeNumbers && !numbers_show(*s, 1, std::min(cell, with.cell_cap), number_min) &&
                numbers_show(*s, 1, std::min(place_cells(st, without, *s).best, without.cell_cap), number_min);
     };
     const float heading_top = ImGui::GetCursorPosY();

@@ -374,10 +374,8 @@ bool draw_strip_brackets(Canvas& cv, const TensorRecord& rec, const TensorLayout
     // A bracket under each run of one token's elements (or, strip_names_heads, one head's),
     // named where it fits.
     const bool by_head = strip_names_heads(cv.room, rec);
-    int run_dim = rec.dim_of(rec.key_rows() ? Axis::Key : Axis::Token);
-    if (by_head)
-        for (std::size_t d = 0; d < rec.axes.size(); ++d)
-            if (is_head_axis(rec.axes[d])) run_dim = static_cast<int>(d);
+    const int run_dim = by_head ? std::max(rec.dim_of(Axis::Head), rec.dim_of(Axis::KvHead))
+                                : rec.dim_of(rec.key_rows() ? Axis::Key : Axis::Token);
     const float label_h = ImGui::GetTextLineHeight();
     Shape ix;
     const float y_marks = y_cells + cell + 2;

@@ -173,9 +173,7 @@ std::int64_t token_run(const TensorRecord& rec) {
 
 std::int64_t head_run(const TensorRecord& rec) {
     const int t = rec.dim_of(rec.key_rows() ? Axis::Key : Axis::Token);
-    int h = -1;
-    for (std::size_t d = 0; d < rec.axes.size(); ++d)
-        if (is_head_axis(rec.axes[d])) h = static_cast<int>(d);
+    const int h = std::max(rec.dim_of(Axis::Head), rec.dim_of(Axis::KvHead));  // at most one of them
     if (t < 0 || h < 0 || rec.strides.size() != rec.axes.size()) return 0;
     const std::int64_t hs = rec.strides[static_cast<std::size_t>(h)], ts = rec.strides[static_cast<std::size_t>(t)];
     return hs > ts ? hs : 0;
