@@ -47,6 +47,10 @@ if [ "$classroom" = 1 ]; then
   exit 0
 fi
 audit "$work/audit.json" "$@"
+# A student's laptop, the default example: the why tab's quick measurement (the audit's) cuts
+# its sweep short, a line more in the sweep's legend, which stands beside the plot where under
+# it would take the stage's numbers (the whole sweep, either window alone, never meets it).
+audit "$work/laptop.json" --audit-windows 1366x768,1920x1080 --audit-fonts 1.25,1.5 --audit-cases default
 
 # One frame's report: the four audited panels, labels and cells with their rectangles.
 "$bin" --screenshot "$work/shot.png" --layout-report "$work/layout.json" --step 3 --window 1920x1080 --font-scale 1.5 \

@@ -164,8 +164,15 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
             const double predicted = last_flops > 0 ? last_cost * flops / last_flops : 0;
             if (!out.sweep.empty() && elapsed() + predicted > seconds) {
                 char why[160];
-                std::snprintf(why, sizeof why, "T >= %lld left out: %.0f s more", static_cast<long long>(t),
-                              predicted);
+                // Its time as a reader takes it in: whole seconds, a tenth under 10 s, ms under
+                // a tenth of a second, two figures under 10 ms (a short measurement's next length).
+                const double ms = predicted * 1e3;
+                const int digits = predicted >= 10 ? 0 : 1;
+                if (predicted >= 0.1)
+                    std::snprintf(why, sizeof why, "T >= %lld left out: %.*f s more", static_cast<long long>(t), digits, predicted);
+                else
+                    std::snprintf(why, sizeof why, ms < 10 ? "T >= %lld left out: %.2g ms more" : "T >= %lld left out: %.0f ms more",
+                                  static_cast<long long>(t), ms);
                 out.sweep_end = why;
                 total = done.load();
                 break;

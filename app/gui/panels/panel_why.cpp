@@ -277,6 +277,14 @@ constexpr float kAxesLines = 1.5f, kLeastPlotLines = 1;
 // The legend goes beside a plot that would have fewer lines than this under it.
 constexpr float kBesideLines = 4;
 
+// The share of `width` (the narrowest of 40% to 60%) whose column holds the legend in `most`
+// px of height beside the plot; 0 where none does.
+float beside_share(const Legend& legend, float width, float most) {
+    for (float share = 0.4f; share < 0.61f; share += 0.05f)
+        if (legend_height(legend, share * width) <= most) return share;
+    return 0;
+}
+
 // The sweep's legend: the names, and the longest length's figures once there are some (no
 // zeros while measuring); short enough for a projector's panel. Memory's lines first, then
 // time's: the order of the axes, left to right.
@@ -301,6 +309,37 @@ Legend sweep_legend(const WhyResult* r, bool flash_timed) {
     return legend;
 }
 
+// The sweep's frame in `room_h` px: its legend's lines and height, the column it takes beside
+// the plot (0: above it) and the frame's height.
+struct SweepFrame {
+    Legend lines;
+    float legend_h = 0, beside_w = 0, frame_h = 0;
+};
+
+// The legend beside the plot, where under it the plot would have fewer than kBesideLines
+// lines (the normal layout at 1366x768, text 1.25: the legend's five lines left no plot). The
+// frame: the panel's room, at least what the legend and the least plot need.
+SweepFrame sweep_frame(const Legend& legend, float width, float room_h) {
+    const float line = ImGui::GetTextLineHeight();
+    SweepFrame f;
+    f.lines = legend_lines(legend, width);
+    f.legend_h = static_cast<float>(f.lines.size()) * line + 8;
+    const float under_least = f.legend_h + (kAxesLines + kLeastPlotLines) * line;
+    f.frame_h = room_h;
+    if (f.frame_h - f.legend_h - kAxesLines * line < kBesideLines * line) {
+        // (In the room where a column holds it there, else in what the legend under needs.)
+        float share = beside_share(legend, width, f.frame_h);
+        if (share == 0) share = beside_share(legend, width, std::max(f.frame_h, under_least));
+        if (share > 0) {
+            f.lines = legend_lines(legend, share * width);
+            f.legend_h = static_cast<float>(f.lines.size()) * line + 8;
+            f.beside_w = share * width;
+        }
+    }
+    f.frame_h = std::max(f.frame_h, f.beside_w > 0 ? std::max(f.legend_h, (kAxesLines + kLeastPlotLines) * line) : under_least);
+    return f;
+}
+
 // The sweep, its chart taking the rest of the panel: score memory (T^2) and forward time
 // against T, memory on the left axis (split's grid and flash's tile), time on the right (both
 // forwards), T along the foot; the legend above the plot gives the longest length's figures,
@@ -316,19 +355,10 @@ void draw_sweep(ImDrawList* dl, const WhyResult* r, float& legend_h) {
     const bool flash_timed = !fms.empty() && *std::min_element(fms.begin(), fms.end()) > 0;
     const Legend legend = sweep_legend(r, flash_timed);
     const float line = ImGui::GetTextLineHeight(), width = room_left().x;
-    Legend lines = legend_lines(legend, width);
-    legend_h = static_cast<float>(lines.size()) * line + 8;
-    const float frame_h = std::max(legend_h + (kAxesLines + kLeastPlotLines) * line, room_left().y);
-    // The legend beside the plot, where under it the plot would have fewer than kBesideLines
-    // lines: in the narrowest column of 40% to 60% of the frame that holds it in the frame's
-    // height (the normal layout at 1366x768, text 1.25: the legend's five lines left no plot).
-    float beside_w = 0;
-    for (float share = 0.4f; share < 0.61f && frame_h - legend_h - kAxesLines * line < kBesideLines * line; share += 0.05f) {
-        const Legend side = legend_lines(legend, share * width);
-        const float side_h = static_cast<float>(side.size()) * line + 8;
-        if (side_h <= frame_h) lines = side, legend_h = side_h, beside_w = share * width;
-        if (beside_w > 0) break;
-    }
+    const SweepFrame f = sweep_frame(legend, width, room_left().y);
+    const Legend& lines = f.lines;
+    const float frame_h = f.frame_h, beside_w = f.beside_w;
+    legend_h = f.legend_h;
     const auto [p0, p1] = chart(dl, frame_h, lines, beside_w);
     if (xs.empty()) return;  // one length is a point on each line, its axes labelled
 
@@ -495,8 +525,15 @@ std::pair<float, float> view_need(const AppState& st, View view, const Config& c
     }
     const WhyResult* r = result_of(st);
     if (view == View::Modes) return {bars_height(r, c, width), bars_height(r, c, width)};
-    const float legend_h = legend_height(sweep_legend(r, flash_timed(r)), width);
-    return {legend_h + (kAxesLines + kLeastPlotLines) * text_line, legend_h + (kAxesLines + 6) * text_line};  // a plot of three ticks
+    // Its legend and a plot that reads (its least, then three ticks' six lines), the legend
+    // under the plot or beside it (as draw_sweep places it), whichever needs the less height.
+    const Legend legend = sweep_legend(r, flash_timed(r));
+    const float legend_h = legend_height(legend, width), side_h = legend_height(legend, 0.6f * width);
+    const auto least = [&](float plot_lines) {
+        const float plot_h = (kAxesLines + plot_lines) * text_line;
+        return std::min(legend_h + plot_h, std::max(side_h, plot_h));
+    };
+    return {least(kLeastPlotLines), least(6)};
 }
 
 // The shape on screen: the last good trace's (the controls may hold a refused value).
