@@ -174,23 +174,28 @@ void shown_cells(const AppState& st, const Step& s, float room_h, float width, P
     n.every = ch.variant < 2 * kArrangements && ch.batch_shown == std::min<std::int64_t>(st.trace->config.batch, 4);
 }
 
-// The room every step of a run of reshaping steps (reshape_run) is measured in for their
-// numbers' decimals, whichever of them is drawn: the panel under the tallest of their headings
-// with its explanation, less a line (a panel may be a line shorter on a step of the run), so
-// that no step of the run has less room than that.
-Room run_room(const AppState& st, const Step& s, Room room, float heading_drawn, const std::string& verdict) {
+// The rooms every step of a run of reshaping steps (reshape_run) is measured in for their
+// numbers' decimals, whichever of them is drawn (`whole`: this one's): the panel under the
+// tallest of their headings with its explanation, less a line (a panel may be a line shorter
+// on a step of the run), so that no step of the run has less room than that; and the panel
+// under each one's heading without it (a step given more room may draw every tensor, in
+// smaller cells), so that every step of the run meets the same rooms.
+std::vector<Room> run_rooms(const AppState& st, const Step& s, const Room& whole, float heading_drawn, const std::string& verdict) {
     const auto [first, last] = reshape_run(*st.trace, s.index);
-    if (first < 0) return room;
+    if (first < 0) return {whole};
     const float width = room_left().x;
+    std::vector<Room> rooms{whole, whole};
     float tallest = 0;
     for (int k = first; k <= last; ++k) {
         const Step& other = st.trace->steps[static_cast<std::size_t>(k)];
-        tallest = std::max(tallest, heading_h(other, width, !st.presenting, verdict) +
-                                        ImGui::CalcTextSize(other.explain.c_str(), nullptr, false, width).y +
+        const float heading = heading_h(other, width, !st.presenting, verdict);
+        tallest = std::max(tallest, heading + ImGui::CalcTextSize(other.explain.c_str(), nullptr, false, width).y +
                                         ImGui::GetStyle().ItemSpacing.y);
+        rooms.push_back(whole);
+        rooms.back().avail.y = std::max(whole.avail.y + heading_drawn - heading, 1.0f);
     }
-    room.avail.y = std::max(room.avail.y + heading_drawn - tallest - room.line, 1.0f);
-    return room;
+    rooms[1].avail.y = std::max(whole.avail.y + heading_drawn - tallest - whole.line, 1.0f);
+    return rooms;
 }
 
 }  // namespace
@@ -325,8 +330,8 @@ void DrawStage(AppState& st, double now) {
                   static_cast<int>(whole.scrolls));
     PanelState::RunDecimals& decimals = st.panels.stage_decimals;
     if (const std::string key = steps_key(st.trace.get(), 0, measured + run_verdict); decimals.key != key) {
-        const Room shared = run_room(st, *s, whole, heading_drawn, run_verdict);
-        decimals.most = shared_decimals(st, {shared, whole}, *s, number_size_min(st.presenting, st.document));
+        decimals.most = shared_decimals(st, run_rooms(st, *s, whole, heading_drawn, run_verdict), *s,
+                                        number_size_min(st.presenting, st.document));
         decimals.key = key;
     }
     // Zoomed in, the reader asked for larger cells: they show what they can.
