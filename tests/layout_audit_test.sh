@@ -360,41 +360,55 @@ titles = [i["text"] for i in d["items"] if i["kind"] == "label" and "addresses" 
 assert any("head by head" in t or "by head" in t for t in titles), titles
 print("repeat_kv at 1024x768 presenter: a strip of %d rows, heads named %s" % (len(rows), " ".join(heads)))
 PY
-# The transpose of ten words with 4 heads at 1024x768 presenter, text 1.5: four tall head
-# panels leave most of the width empty, and under them the strip left the cells 20 px. The
-# strip stands beside them instead: every memory cell right of every stage cell, in the
-# view's order (token by token: no data moved), the cells 30 px at least. 16 tokens with 8
-# heads: the transpose shows every head and every token, not a window of 4 heads.
-"$bin" --screenshot "$work/t10.png" --layout-report "$work/t10.json" --present --window 1024x768 --font-scale 1.5 \
-  --step 3 --text "the quick brown fox jumps over the lazy dog today" --heads 4 --d-out 8 \
-  2>"$work/err" || fail "presenter, ten words' transpose: $(cat "$work/err")"
+# Ten words with 4 heads at 1024x768 presenter, text 1.5: under the grid the strip left the
+# transpose's four tall head panels 20 px cells, and the view's and the transpose back's ten
+# token panels, in one row, 30 px: none showed a number. The strip stands beside the grid
+# instead (its rows wrapped, two tokens a row), the token panels in two rows of five: every
+# memory cell right of every stage cell, in the buffer's order (the view's and transpose's
+# token by token: no data moved; the transpose back's head by head, the context's), and
+# every stage number shown with digits of 2.5% of the window's height (19.2 px). 16 tokens
+# with 8 heads: the transpose shows every head and every token, not a window of 4 heads.
+ten="the quick brown fox jumps over the lazy dog today"
+for n in 2 3 9; do
+  "$bin" --screenshot "$work/t10-$n.png" --layout-report "$work/t10-$n.json" --present --window 1024x768 --font-scale 1.5 \
+    --step $n --text "$ten" --heads 4 --d-out 8 2>"$work/err" || fail "presenter, ten words' step $n: $(cat "$work/err")"
+done
 "$bin" --screenshot "$work/t16.png" --layout-report "$work/t16.json" --present --window 1024x768 --font-scale 1.5 \
   --step 3 --text "$(echo t{1..16})" --heads 8 --d-in 16 --d-out 16 \
   2>"$work/err" || fail "presenter, 16 tokens' transpose: $(cat "$work/err")"
-/usr/bin/python3 - "$work/t10.json" "$work/t16.json" <<'PY' || fail "the strip beside the head panels; every head shown"
+/usr/bin/python3 - "$work" <<'PY' || fail "the strip beside the grid, every number shown; every head shown"
 import json, sys
-d = json.load(open(sys.argv[1]))
-cells = [i for i in d["items"] if i["kind"] == "cell" and i["panel"] == "stage" and i["visible"]]
-memory = sorted((i for i in d["items"] if i["kind"] == "memory" and i["visible"]), key=lambda i: (i["y"], i["x"]))
-assert len(memory) == 80, len(memory)
-right = max(c["x"] + c["w"] for c in cells)
-assert min(m["x"] for m in memory) > right, ("the strip is not beside the cells", min(m["x"] for m in memory), right)
-order = [(m["index"][2], m["index"][1], m["index"][3]) for m in memory]  # [B, H, T, hd]: (token, head, feature)
-assert order == [(t, h, f) for t in range(10) for h in range(4) for f in range(2)], order[:8]
-assert min(c["w"] for c in cells) >= 30, min(c["w"] for c in cells)
-d = json.load(open(sys.argv[2]))
+work = sys.argv[1]
+token_major = [(t, h, f) for t in range(10) for h in range(4) for f in range(2)]
+head_major = [(t, h, f) for h in range(4) for t in range(10) for f in range(2)]
+# (token, head, feature) of a memory cell: [B, T, H, hd] at steps 2 and 9, [B, H, T, hd] at 3.
+where = {2: lambda i: (i[1], i[2], i[3]), 3: lambda i: (i[2], i[1], i[3]), 9: lambda i: (i[1], i[2], i[3])}
+order = {2: token_major, 3: token_major, 9: head_major}
+smallest = []
+for n in (2, 3, 9):
+    d = json.load(open("%s/t10-%d.json" % (work, n)))
+    cells = [i for i in d["items"] if i["kind"] == "cell" and i["panel"] == "stage" and i["visible"]]
+    memory = sorted((i for i in d["items"] if i["kind"] == "memory" and i["visible"]), key=lambda i: (i["y"], i["x"]))
+    assert len(cells) == 80 and len(memory) == 80, (n, len(cells), len(memory))
+    right = max(c["x"] + c["w"] for c in cells)
+    assert min(m["x"] for m in memory) > right, (n, "the strip is not beside the cells", min(m["x"] for m in memory), right)
+    assert [where[n](m["index"]) for m in memory] == order[n], (n, [where[n](m["index"]) for m in memory][:8])
+    hidden = [c["text"] for c in cells if not c["value_shown"]]
+    assert not hidden, (n, "numbers not shown", len(hidden), min(c["w"] for c in cells))
+    assert min(c["value_h"] for c in cells) >= 0.025 * 768, (n, min(c["value_h"] for c in cells))
+    smallest.append(min(c["w"] for c in cells))
+d = json.load(open(work + "/t16.json"))
 cells = [i for i in d["items"] if i["kind"] == "cell" and i["panel"] == "stage" and i["visible"]]
 assert {c["index"][1] for c in cells} == set(range(8)), sorted({c["index"][1] for c in cells})
 assert {c["index"][2] for c in cells} == set(range(16)), sorted({c["index"][2] for c in cells})
-print("ten words' transpose: %.0f px cells, the strip beside them; 16 tokens x 8 heads all shown" %
-      min(c["w"] for c in json.load(open(sys.argv[1]))["items"] if c["kind"] == "cell" and c["panel"] == "stage"))
+print("ten words' view, transpose, transpose back: %s px cells, every number shown, the strip beside; "
+      "16 tokens x 8 heads all shown" % ", ".join("%.0f" % w for w in smallest))
 PY
 # Every token named whole on a projector: ten words with 4 heads at 1024x768, text 1.5, the
 # softmax step. Read from the report, not from what the window says it left out: the heatmap
 # of the head shown large names every key and every query position ("the" twice, each with
 # its place), each label holds its whole token, and the stage names every row; the project
 # step of the default example shows every number of its three tensors.
-ten="the quick brown fox jumps over the lazy dog today"
 "$bin" --screenshot "$work/w10.png" --layout-report "$work/w10.json" --present --window 1024x768 --font-scale 1.5 \
   --step 7 --text "$ten" --heads 4 --d-out 8 --d-in 8 2>"$work/err" || fail "presenter, ten words: $(cat "$work/err")"
 "$bin" --screenshot "$work/p1.png" --layout-report "$work/p1.json" --present --window 1024x768 --font-scale 1.5 \
@@ -445,8 +459,11 @@ for path, titles in ((sys.argv[1], "0:the quick brown fox jumps over 6:the lazy 
     labels = [i for i in json.load(open(path))["items"] if i["kind"] == "label" and i["panel"] == "stage"]
     name = [l for l in labels if l["text"].startswith("queries")]
     cells = [i for i in json.load(open(path))["items"] if i["kind"] == "cell" and i["panel"] == "stage"]
-    top = min(c["y"] for c in cells)
-    drawn = [l for l in labels if l["text"] in titles.split() and l["y"] < top]
+    # A panel's title stands over its panel's cells (the view's ten stand in two rows of five).
+    def over_cells(l):
+        under = [c for c in cells if c["y"] >= l["y"] and c["x"] < l["x"] + l["w"] and c["x"] + c["w"] > l["x"]]
+        return bool(under) and l["y"] + l["h"] <= min(c["y"] for c in under) + 0.5
+    drawn = [l for l in labels if l["text"] in titles.split() and over_cells(l)]
     assert sorted(l["text"] for l in drawn) == sorted(titles.split()), [l["text"] for l in drawn]
     assert all(l["h"] >= 0.025 * 768 - 0.5 for l in drawn), [(l["text"], l["h"]) for l in drawn]
     assert name and all(l["y"] >= name[0]["y"] + name[0]["h"] for l in drawn), (name, drawn[0])

@@ -476,7 +476,8 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
         if (row == 0) {
             const float tick_w = ImGui::CalcTextSize(std::to_string(hi).c_str()).x + 0.4f * cv.room.font;
             const int every = label_stride(k.cell, tick_w);
-            cv.label({cv.origin.x, y_mem}, dim, "address");
+            // (Its name where the left column holds it: beside the grid, the title names them.)
+            if (ImGui::CalcTextSize("address").x + 6 <= label_w) cv.label({cv.origin.x, y_mem}, dim, "address");
             const float right = cv.origin.x + cv.room.avail.x;
             for (std::int64_t a = a0; a < a1; a += every) {
                 const std::string tick = std::to_string(lo + a);
@@ -522,8 +523,7 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
 
 float draw_strip_placed(const AppState& st, Canvas& cv, float y_under) {
     if (cv.room.strip_beside <= 0) return draw_memory_strip(st, cv, y_under);
-    Room column = cv.room;  // its column right of the grid, from the grid's top
-    column.avail.x = cv.room.strip_beside;
+    const Room column = strip_column(cv.room, cv.s.tensors.front());  // right of the grid, from its top
     const ImVec2 at(cv.origin.x + cv.room.avail.x + cv.room.font, cv.origin.y);
     Canvas side{cv.s, cv.c, cv.L, column, cv.variant, cv.document, cv.number_max, cv.number_min, cv.cell, cv.dl, at, cv.grid0,
                 at.x, at.x, at.y, cv.decimals};

@@ -125,6 +125,11 @@ std::int64_t strip_unit(const Room& room, const TensorRecord& rec);
 // text, not by the stage's cells.
 float strip_text_h(const Room& room, const TensorRecord& rec);
 
+// The room of the strip's column beside the grid (`grid`: the grid's room, strip_beside set):
+// its width, and a left column as wide as the rows' offsets ("+64"), the title above naming
+// the addresses (under the grid that column lines the strip up with the cells).
+Room strip_column(const Room& grid, const TensorRecord& rec);
+
 // The memory strip: wherever memory is the lesson (a buffer of up to 256 numbers) where it
 // takes no more than 60% of the stage's room and leaves the grid 2 lines, and on a step of up
 // to 96 numbers (not a tile step, whose four tensors take the room) on a stage with 10 lines

@@ -23,13 +23,13 @@ const StepLayout& layout_of(const AppState& st, const std::shared_ptr<const Trac
     lim.head0 = std::clamp<std::int64_t>(view.head0, 0, 0xffff);
     lim.batch = std::clamp<std::int64_t>(batch, 1, 4);
     lim.batch0 = std::clamp<std::int64_t>(batch0, 0, 0xff);
-    lim.head0 = std::min<std::int64_t>(lim.head0, 0xfff);
+    lim.head0 = std::min<std::int64_t>(lim.head0, 0x7ff);
     // Presenter mode and a handout draw one of several tensors viewed together, as large as it goes.
     lim.first_only = (st.presenting || st.document || alone) && tr->steps[static_cast<std::size_t>(step)].views();
-    // Negative, so never a step: variant 7 bits, token0 16, col0 16, head0 12, batch 3, batch0 8.
-    static_assert(kLayoutVariants - kPageVariant <= 128, "the variant's 7 bits");
-    const std::int64_t key = -1 - (static_cast<std::int64_t>(variant - kPageVariant) | lim.token0 << 7 | lim.col0 << 23 |
-                                   lim.head0 << 39 | lim.batch << 51 | lim.batch0 << 54 |
+    // Negative, so never a step: variant 8 bits, token0 16, col0 16, head0 11, batch 3, batch0 8.
+    static_assert(kLayoutVariants - kPageVariant <= 256, "the variant's 8 bits");
+    const std::int64_t key = -1 - (static_cast<std::int64_t>(variant - kPageVariant) | lim.token0 << 8 | lim.col0 << 24 |
+                                   lim.head0 << 40 | lim.batch << 51 | lim.batch0 << 54 |
                                    std::int64_t{lim.first_only} << 62);
     if (StepLayout* hit = cache.find(tr, step, tr, key)) return *hit;
     return cache.add(tr, step, tr, key, layout_step(tr->steps[step], tr->config, lim));
@@ -117,10 +117,16 @@ Room room_of(const Step& s, const Config& c, bool scrolls, ImVec2 avail, float n
         measure(c.key_tokens(b));
     }
     r.token_w = widest + (repeats ? ImGui::CalcTextSize("10:").x : 0.0f);
-    // (The rows of token panels are heads: "kv11" fits too.)
+    // (The rows of token panels are heads: "kv11" fits too. Where every tensor of the step
+    // stands in token panels, naming them above, the column holds the heads' names alone.)
     const float prefix = c.batch > 1 ? ImGui::CalcTextSize("s0 ").x : 0.0f;
     const float head_w = ImGui::CalcTextSize(("kv" + std::to_string(std::max<std::int64_t>(c.heads, 1) - 1)).c_str()).x;
-    r.label_w = std::min(5.5f * r.font, std::max(r.token_w, head_w) + prefix + 6);
+    bool token_panels = !s.tensors.empty();
+    for (const TensorRecord& t : s.tensors) {
+        const Axes axes = layout_axes(t);
+        token_panels &= axes.size() == 4 && !is_head_axis(axes[1]);
+    }
+    r.label_w = std::min(5.5f * r.font, (token_panels ? head_w : std::max(r.token_w, head_w)) + prefix + 6);
     r.strip_label_w = std::max(r.label_w, ImGui::CalcTextSize("address").x + 6);
     bool same = true;
     for (const TensorRecord& t : s.tensors) same &= t.shape == s.tensors.front().shape && t.strides == s.tensors.front().strides;
@@ -201,6 +207,13 @@ float strip_text_h(const Room& room, const TensorRecord& rec) {
     return room.line * 2.3f + static_cast<float>(k.rows) * (k.cell + 6 + names);
 }
 
+Room strip_column(const Room& grid, const TensorRecord& rec) {
+    Room column = grid;
+    column.avail.x = grid.strip_beside;
+    column.strip_label_w = ImGui::CalcTextSize(("+" + std::to_string(strip_span(rec))).c_str()).x + 6;
+    return column;
+}
+
 bool memory_strip_drawn(const Room& room, const Step& s) {
     if (room.strip_beside > 0) return true;  // placed beside the grid where it fits (place_cells)
     const std::int64_t n = numel(s.tensors.front().shape);
@@ -267,16 +280,16 @@ float fit_cell(const Room& room, const Step& s, const StepLayout& lay) {
 
 bool arrangement_differs(const StepLayout& first, int a, bool shared) {
     const std::size_t n = first.tensors.size();
-    if (!shared && kTensorRows[a / 6] > 1) return false;
+    if (!shared && kTensorRows[a / kColumnChoices] > 1) return false;
     std::int64_t most = 0;
     for (const TensorLayout& t : first.tensors)
         most = std::max<std::int64_t>(most, static_cast<std::int64_t>(t.panels.size()) / std::max<std::int64_t>(t.batches, 1));
     // What an arrangement amounts to for this step: panels per row, tensors per row.
     const auto effect = [&](int k) {
-        return std::make_pair(std::min(kPanelColumns[k % 6], std::max<std::int64_t>(most, 1)), tensors_per_row(n, kTensorRows[k / 6]));
+        return std::make_pair(std::min(kPanelColumns[k % kColumnChoices], std::max<std::int64_t>(most, 1)), tensors_per_row(n, kTensorRows[k / kColumnChoices]));
     };
     for (int b = 0; b < a; ++b)
-        if (effect(b) == effect(a) && (shared || kTensorRows[b / 6] == 1)) return false;
+        if (effect(b) == effect(a) && (shared || kTensorRows[b / kColumnChoices] == 1)) return false;
     return true;
 }
 
@@ -331,52 +344,68 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s) {
     return numbers_show(s, 1, std::min(alone.best, room.cell_cap), number_min) ? alone : all;
 }
 
+namespace {
+
+// The strip beside the grid instead of under it (the grid in `room`, the strip under it, has
+// `under`): in the column the grid leaves (30% to 50% of the width, its rows wrapped there),
+// where it fits the stage's height, hides no more of the tensors than `under` does, and the
+// cells show their numbers there or (`grow`) grow by a tenth; of equal cells the narrowest
+// column (the grid keeps the most width). Sets room.strip_beside where it takes one.
+Choice strip_beside(const AppState& st, Room& room, const Step& s, const Choice& under, bool grow, float number_min) {
+    const auto hidden = [&](const Choice& k) {
+        std::int64_t n = 0;
+        for (const TensorLayout& tl : layout_of(st, st.trace, s.index, k.variant, {}, k.batch_shown, k.batch0, k.alone).tensors)
+            n += tl.hidden;
+        return n;
+    };
+    const std::int64_t hidden_under = hidden(under);
+    const float most = room.cell_cap, gap = room.font, need = 1.1f * std::min(under.best, most);
+    float got = 0;
+    Room chosen = room;
+    Choice beside = under;
+    for (const float share : {0.3f, 0.35f, 0.4f, 0.45f, 0.5f}) {
+        Room grid = room;
+        grid.strip_beside = std::floor(share * room.avail.x);
+        grid.avail.x = room.avail.x - grid.strip_beside - gap;
+        if (strip_text_h(strip_column(grid, s.tensors.front()), s.tensors.front()) > room.avail.y) continue;
+        const Choice b = choose_window(st, grid, s);
+        const float cell = std::min(b.best, most);
+        if (hidden(b) > hidden_under) continue;
+        if (((grow && cell >= need) || numbers_show(s, 1, cell, number_min)) && cell > got + 0.5f) got = cell, beside = b, chosen = grid;
+    }
+    room = chosen;
+    return beside;
+}
+
+}  // namespace
+
 Choice place_cells(const AppState& st, Room& room, const Step& s) {
     Choice ch = choose_window(st, room, s);
-    if (memory_strip_drawn(room, s) && (!memory_lesson(s) || (!st.presenting && !st.document))) {
+    const float number_min = number_size_min(st.presenting, st.document), most = room.cell_cap;
+    const bool normal = !st.presenting && !st.document;
+    // Where memory is the lesson and the strip under the grid leaves its cells without
+    // numbers: the strip beside the grid where the cells show them there (a sentence's token
+    // panels stand in two rows of five beside it); in presenter mode also where, under a line's
+    // height under the grid, they grow by a tenth (a sentence's head panels, tall and narrow,
+    // leave most of the width empty).
+    if (!st.document && !room.scrolls && memory_lesson(s) && memory_strip_drawn(room, s) && s.numbers() <= kWholeNumbers &&
+        !numbers_show(s, 1, std::min(ch.best, most), number_min)) {
+        Room placed = room;
+        const Choice b = strip_beside(st, placed, s, ch, st.presenting && std::min(ch.best, most) < room.line, number_min);
+        if (placed.strip_beside > 0) {
+            room = placed;
+            return b;
+        }
+    }
+    if (memory_strip_drawn(room, s) && (!memory_lesson(s) || normal)) {
         Room bare = room;
         bare.spare_strip = false;
         bare.lesson_strip = memory_lesson(s) ? false : room.lesson_strip;
         const Choice without = choose_window(st, bare, s);
-        const float most = room.cell_cap;
+        // Where memory is the lesson, the strip stays unless it leaves the cells illegible.
         const bool costly = memory_lesson(s) ? ch.best < legible_cell(room) && without.best >= legible_cell(room)
                                              : std::min(ch.best, most) < 0.9f * std::min(without.best, most);
         if (costly) room = bare, ch = without;
-    }
-    // Presenter mode, where memory is the lesson and the strip under the grid leaves its cells
-    // without numbers and under a line's height: the strip beside the grid instead, in the
-    // column the grid leaves (30% to 50% of the width, its rows wrapped there), where it fits
-    // the stage's height and the cells grow by a tenth or more, or show their numbers (a
-    // sentence's head panels, tall and narrow, leave most of the width empty).
-    const float number_min = number_size_min(st.presenting, st.document);
-    if (st.presenting && !room.scrolls && memory_lesson(s) && memory_strip_drawn(room, s) &&
-        std::min(ch.best, room.cell_cap) < room.line && !numbers_show(s, 1, std::min(ch.best, room.cell_cap), number_min)) {
-        // (Of equal cells, the narrowest column: the grid keeps the most width. A window of the
-        // tensors that hides more than the grid under its strip does is no gain.)
-        const auto hidden = [&](const Choice& k) {
-            std::int64_t n = 0;
-            for (const TensorLayout& tl : layout_of(st, st.trace, s.index, k.variant, {}, k.batch_shown, k.batch0, k.alone).tensors)
-                n += tl.hidden;
-            return n;
-        };
-        const std::int64_t hidden_under = hidden(ch);
-        const float most = room.cell_cap, gap = room.font, need = 1.1f * std::min(ch.best, most);
-        float got = 0;
-        Room chosen = room;
-        Choice beside = ch;
-        for (const float share : {0.3f, 0.35f, 0.4f, 0.45f, 0.5f}) {
-            Room grid = room;
-            grid.strip_beside = std::floor(share * room.avail.x);
-            grid.avail.x = room.avail.x - grid.strip_beside - gap;
-            Room column = grid;
-            column.avail.x = grid.strip_beside;
-            if (strip_text_h(column, s.tensors.front()) > room.avail.y) continue;
-            const Choice b = choose_window(st, grid, s);
-            const float cell = std::min(b.best, most);
-            if (hidden(b) > hidden_under) continue;
-            if ((cell >= need || numbers_show(s, 1, cell, number_min)) && cell > got + 0.5f) got = cell, beside = b, chosen = grid;
-        }
-        ch = beside, room = chosen;
     }
     return ch;
 }

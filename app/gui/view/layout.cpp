@@ -382,8 +382,8 @@ LayoutLimits layout_variant(int v) {
     static const LayoutLimits page{32, 12, 48};
     const int at = v < 0 ? std::clamp(v - kPageVariant, 0, kArrangements - 1) : v % kArrangements;
     LayoutLimits l = v < 0 ? page : levels[std::clamp(v / kArrangements, 0, 4)];
-    l.panel_cols = kPanelColumns[at % 6];
-    l.tensor_rows = kTensorRows[at / 6];
+    l.panel_cols = kPanelColumns[at % kColumnChoices];
+    l.tensor_rows = kTensorRows[at / kColumnChoices];
     return l;
 }
 

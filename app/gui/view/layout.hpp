@@ -47,13 +47,15 @@ struct LayoutLimits {
 
 // The windows the stage tries, largest first, each in kArrangements arrangements: variant v
 // is level v / kArrangements of {16, 8, 16}, {16, 4, 12}, {12, 3, 8}, {8, 2, 6}, {6, 2, 4}
-// (tokens, heads, features); arrangement a = v % kArrangements puts the panels in kPanelColumns[a % 6]
-// columns (16: all in one row) and the tensors in kTensorRows[a / 6] rows. A printed page
+// (tokens, heads, features); arrangement a = v % kArrangements puts the panels in
+// kPanelColumns[a % kColumnChoices] columns (16: all in one row; 5 and 8: two even rows of 10
+// and 16 tokens) and the tensors in kTensorRows[a / kColumnChoices] rows. A printed page
 // tries a wider window first: variants kPageVariant to -1 are {32, 12, 48} in the same
 // arrangements.
-constexpr std::int64_t kPanelColumns[6] = {1, 2, 3, 4, 6, 16};
+constexpr int kColumnChoices = 8;
+constexpr std::int64_t kPanelColumns[kColumnChoices] = {1, 2, 3, 4, 5, 6, 8, 16};
 constexpr std::int64_t kTensorRows[3] = {1, 2, 3};
-constexpr int kArrangements = 6 * 3;
+constexpr int kArrangements = kColumnChoices * 3;
 constexpr int kLayoutVariants = 5 * kArrangements;
 constexpr int kPageVariant = -kArrangements;
 LayoutLimits layout_variant(int v);
