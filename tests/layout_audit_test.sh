@@ -48,8 +48,9 @@ if [ "$classroom" = 1 ]; then
 fi
 audit "$work/audit.json" "$@"
 # A student's laptop, the default example: the why tab's quick measurement (the audit's) cuts
-# its sweep short, a line more in the sweep's legend, which stands beside the plot where under
-# it would take the stage's numbers (the whole sweep, either window alone, never meets it).
+# its sweep short, a line more in the sweep's legend. The tab asked a line more than it drew
+# (the legend beside the plot), and the stage's cells lost their numbers: 18 frames at 1366x768,
+# text 1.25, which the whole sweep, either window alone, never meets.
 audit "$work/laptop.json" --audit-windows 1366x768,1920x1080 --audit-fonts 1.25,1.5 --audit-cases default
 
 # One frame's report: the four audited panels, labels and cells with their rectangles.

@@ -166,12 +166,13 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
                 char why[160];
                 // Its time as a reader takes it in: whole seconds, a tenth under 10 s, ms under
                 // a tenth of a second, two figures under 10 ms (a short measurement's next length).
+                // (Each bound where the figure rounds up to the next form: 9.96 s is "10 s".)
                 const double ms = predicted * 1e3;
-                const int digits = predicted >= 10 ? 0 : 1;
-                if (predicted >= 0.1)
+                const int digits = predicted >= 9.95 ? 0 : 1;
+                if (ms >= 99.5)
                     std::snprintf(why, sizeof why, "T >= %lld left out: %.*f s more", static_cast<long long>(t), digits, predicted);
                 else
-                    std::snprintf(why, sizeof why, ms < 10 ? "T >= %lld left out: %.2g ms more" : "T >= %lld left out: %.0f ms more",
+                    std::snprintf(why, sizeof why, ms < 9.95 ? "T >= %lld left out: %.2g ms more" : "T >= %lld left out: %.0f ms more",
                                   static_cast<long long>(t), ms);
                 out.sweep_end = why;
                 total = done.load();

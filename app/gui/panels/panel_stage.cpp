@@ -164,8 +164,8 @@ void shown_cells(const AppState& st, const Step& s, float room_h, float width, P
         if (e <= room_h / 3) room_h -= e;
     }
     Room room = room_of(s, st.trace->config, st.stage_view.zoom > 1.0f, {width, std::max(room_h, 1.0f)}, number_size_min(st.presenting, st.document));
-    // (In presenter mode where memory is the lesson the strip may stand beside the grid.)
-    const Choice ch = st.presenting && memory_lesson(s) ? place_cells(st, room, s) : choose_window(st, room, s);
+    // (Where memory is the lesson the strip may stand beside the grid, or not be drawn.)
+    const Choice ch = memory_lesson(s) ? place_cells(st, room, s) : choose_window(st, room, s);
     const StepLayout& L = layout_of(st, st.trace, st.step, ch.variant, st.stage_view, ch.batch_shown, ch.batch0, ch.alone);
     n.cell = std::min(ch.best, room.cell_cap);
     std::int64_t cells = 0, hidden = 0;

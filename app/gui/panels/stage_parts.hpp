@@ -204,8 +204,10 @@ Choice choose_window(const AppState& st, const Room& room, const Step& s);
 // choose_window, then the memory strip's cost: a strip where memory is not the lesson is
 // drawn only where it costs the cells a tenth of their size at most (up to the largest they
 // are drawn); where it is, in the normal layout, only where the cells stay legible (presenter
-// mode and a page always draw it). `room` loses the strip where it is not drawn; in presenter
-// mode it may instead narrow to the grid's width, the strip beside it (room.strip_beside).
+// mode and a page always draw it). `room` loses the strip where it is not drawn; where memory
+// is the lesson (not on a printed page, not zoomed in) it may instead narrow to the grid's
+// width, the strip beside it (room.strip_beside), where under the grid the cells would show
+// no numbers.
 Choice place_cells(const AppState& st, Room& room, const Step& s);
 // Whether the first `count` tensors of `s` show their numbers in cells of `cell` px
 // (cell_text, as the stage draws them).

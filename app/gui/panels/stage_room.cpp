@@ -20,10 +20,9 @@ const StepLayout& layout_of(const AppState& st, const std::shared_ptr<const Trac
     LayoutLimits lim = layout_variant(variant);
     lim.token0 = std::clamp<std::int64_t>(view.token0, 0, 0xffff);
     lim.col0 = std::clamp<std::int64_t>(view.col0, 0, 0xffff);
-    lim.head0 = std::clamp<std::int64_t>(view.head0, 0, 0xffff);
+    lim.head0 = std::clamp<std::int64_t>(view.head0, 0, 0x7ff);
     lim.batch = std::clamp<std::int64_t>(batch, 1, 4);
     lim.batch0 = std::clamp<std::int64_t>(batch0, 0, 0xff);
-    lim.head0 = std::min<std::int64_t>(lim.head0, 0x7ff);
     // Presenter mode and a handout draw one of several tensors viewed together, as large as it goes.
     lim.first_only = (st.presenting || st.document || alone) && tr->steps[static_cast<std::size_t>(step)].views();
     // Negative, so never a step: variant 8 bits, token0 16, col0 16, head0 11, batch 3, batch0 8.

@@ -236,8 +236,8 @@ void AuditSweep::after_frame(AppState& st, const FrameInfo& f) {
         if (step_ > 0 && before_step_ == step_ - 1 && phase == before_phase_)
             for (std::string& s : layout_shifts(before_, r, lines_moved * ImGui::GetTextLineHeightWithSpacing())) problems.push_back("the layout changed: " + std::move(s));
         // Reshaping steps one after another show the same numbers alike: in presenter mode and
-        // the normal layout, on a projector's window (up to 1920x1080), but zoomed in (the
-        // reader asked for larger cells: they show what they can).
+        // the normal layout, on a projector's window (up to 1920x1080), not zoomed in (there
+        // the reader asked for larger cells: they show what they can).
         if (step_ > 0 && before_step_ == step_ - 1 && st.stage_view.zoom <= 1.0f && fb_w <= 1920 && fb_h <= 1080 && stage::reshapes(here) &&
             stage::reshapes(st.trace->steps[static_cast<std::size_t>(step_ - 1)]))
             for (std::string& s : decimals_changed(before_, r)) problems.push_back("the numbers' decimals changed: " + std::move(s));
