@@ -333,6 +333,10 @@ async def run(headsplit, site, base):
         # Locked, a following student's own keys do not move its page (its address stays
         # put) and its mark says they wait; the teacher's states still reach it.
         held = follower
+        # (Its address first reaches the teacher's step 6: the state sent while the other
+        # explored may still be on its way, and would move the address after `before`.)
+        await held.wait("the teacher's step 6", "document.body.dataset.lesson === 'following' && location.search.includes('step=6')")
+        await asyncio.sleep(0.5)
         before = await held.search()
         for k in ("ArrowRight", "PageDown", "End", "Home", " ", "h", "q"):
             await held.eval("document.getElementById('canvas').focus()")
