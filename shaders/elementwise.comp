@@ -3,6 +3,7 @@
 // Elementwise over strided 4-D tensors, one element per invocation:
 //   out = x * factor                 (use_y = 0) .contiguous() copy when factor = 1
 //   out = x * y * factor             (use_y = 1) dropout: weights * keep_mask / (1 - p)
+//   out = (x + y) * factor           (use_y = 2) a gradient summed from two paths
 // Dispatch: ceil(n / 256) workgroups (x, then y past 65535).
 layout(local_size_x = 256) in;
 
@@ -24,6 +25,7 @@ void main() {
     int i = linear_invocation(256u);
     if (i >= shape.x * shape.y * shape.z * shape.w) return;
     float v = x[x_offset + strided_offset(i, shape, x_strides)];
-    if (use_y != 0) v *= y[y_offset + strided_offset(i, shape, y_strides)];
+    if (use_y == 1) v *= y[y_offset + strided_offset(i, shape, y_strides)];
+    else if (use_y == 2) v += y[y_offset + strided_offset(i, shape, y_strides)];
     o[out_offset + strided_offset(i, shape, out_strides)] = v * factor;
 }

@@ -650,7 +650,7 @@ grep -qF "Weights: \"the tiny-trained preset: the GPT-2 checkpoint shipped with 
 
 # 5. A good --json is complete JSON, written in one piece.
 "$bin" trace --mode fused --json "$work/good.json" >/dev/null || fail "trace --json exited $?"
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=='headsplit-trace' and d['version']==3" \
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=='headsplit-trace' and d['version']==4" \
   "$work/good.json" || fail "trace --json did not write a headsplit-trace v3 document"
 [ -z "$(ls "$work" | grep tmp)" ] || fail "trace --json left a temporary file"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch oracle for headsplit trace JSON (format "headsplit-trace", version 3).
+"""PyTorch oracle for headsplit trace JSON (format "headsplit-trace", version 4).
 
 headsplit implements multi-head causal self-attention in C++ and records every step.
 This script is the reference we did not write: it loads a trace, copies the exported
@@ -631,8 +631,8 @@ def check_file(path):
     try:
         if not isinstance(doc, dict) or doc.get("format") != "headsplit-trace":
             raise BadInput("not a headsplit-trace document")
-        if doc.get("version") != 3:
-            raise BadInput(f"unsupported version {doc.get('version')!r} (this oracle reads 3)")
+        if doc.get("version") != 4:
+            raise BadInput(f"unsupported version {doc.get('version')!r} (this oracle reads 4)")
         if not isinstance(doc.get("steps"), list):
             raise BadInput("no steps list")
         problems = []

@@ -28,6 +28,7 @@ int ExportCommand::run() const {
         throw ConfigError("export needs --python FILE or --numpy FILE (or both), e.g. headsplit export --python take_home.py");
     refuse_shared_outputs({{"--python", python_path}, {"--numpy", numpy_path}});
     const CheckedConfig c = make_config(config);
+    refuse_backward(c.config, "export's scripts");
     // Refused before anything runs: a script too large (from the planned shapes), a
     // configuration over the memory budget, a destination that cannot be written.
     check_script_size(plan(c));

@@ -22,6 +22,7 @@ void HandoutCommand::add_to(CLI::App& parent) {
 
 int HandoutCommand::run() const {
     const CheckedConfig c = make_config(config);
+    refuse_backward(c.config, "the handout");
     c.require_budget();
     // The pictures' count is the trace's steps, known from its plan before anything runs.
     const std::int64_t most =

@@ -123,13 +123,16 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o) {
     cmd.add_flag("--no-out-proj", o.no_out_proj, "leave out the output projection");
     cmd.add_flag("--scale-first", o.scale_first, "divide by sqrt(head_dim) before masking (nanoGPT's order)");
     cmd.add_flag("--qkv-bias", o.qkv_bias, "add a bias to W_query, W_key, W_value (off, as in the seeds)");
+    cmd.add_flag("--backward", o.backward,
+                 "after the forward, the backward pass: every gradient from d_output back to the weights and x");
+    cmd.add_option("--dout", o.dout, "with --backward, the gradient at the output: seeded (default) | ones");
     cmd.add_option("--memory-budget", o.memory_budget, "refuse runs needing more (default 2GiB)");
     cmd.add_option("--time-budget", o.time_budget,
                    "refuse runs estimated to take longer, in seconds (default " +
                        std::to_string(static_cast<int>(kDefaultTimeBudget)) + "; the window shows their shapes)");
     for (const char* name : {"--preset", "--tokens", "--d-in", "--d-out", "--heads", "--seed", "--mode", "--backend",
                              "--dropout", "--memory-budget", "--time-budget", "--kv-heads", "--context-tokens", "--d-context",
-                             "--decode-from", "--block", "--weights", "--layer"}) {
+                             "--decode-from", "--block", "--weights", "--layer", "--dout"}) {
         cmd.get_option(name)->check(
             [](const std::string& v) { return v.empty() ? std::string("the value is empty") : std::string(); });
     }
@@ -159,6 +162,13 @@ void apply_run_options(const ConfigOptions& o, Config& c) {
     c.out_proj = !o.no_out_proj;
     c.scale_first = o.scale_first;
     if (!o.decode_from.empty()) c.decode_from = parse_count("--decode-from", o.decode_from, 1, kMaxTokens);
+    c.backward = o.backward;
+    if (!o.dout.empty()) {
+        if (o.dout != "seeded" && o.dout != "ones")
+            throw ConfigError("--dout " + shown_value(o.dout) + " is not a gradient; use seeded or ones");
+        if (!o.backward) throw ConfigError("--dout is the gradient the backward pass starts from; add --backward");
+        c.dout_ones = o.dout == "ones";
+    }
 }
 
 }  // namespace
@@ -243,6 +253,12 @@ CheckedConfig make_config(const ConfigOptions& o) {
     // The one validation entry: every value, and the memory estimate with the words every
     // subcommand's trace is narrated with (run_traced).
     return check_config(c, narration_bytes);
+}
+
+void refuse_backward(const Config& c, const std::string& where) {
+    if (c.backward)
+        throw ConfigError("--backward is not shown by " + where +
+                          " yet; headsplit trace --backward computes and prints it (--json FILE keeps every gradient)");
 }
 
 std::string one_line(std::string s) {

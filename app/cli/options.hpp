@@ -15,8 +15,9 @@ struct ConfigOptions {
     std::vector<std::string> texts;     // --text, once per sentence of the batch
     std::vector<std::string> contexts;  // --context, once (shared) or once per sentence
     std::string tokens, d_in, d_out, heads, seed, dropout, mode, block, backend, memory_budget, time_budget, weights, layer;
-    std::string kv_heads, context_tokens, d_context, decode_from;
+    std::string kv_heads, context_tokens, d_context, decode_from, dout;
     bool causal = true;
+    bool backward = false;
     bool no_out_proj = false;
     bool scale_first = false;
     bool qkv_bias = false;
@@ -26,7 +27,7 @@ struct ConfigOptions {
 
 // Adds --preset --text --tokens --d-in --d-out --heads --kv-heads --context --context-tokens
 // --d-context --decode-from --seed --causal/--no-causal --mode --block --backend --dropout
-// --no-out-proj --scale-first --qkv-bias --memory-budget --time-budget to `cmd`.
+// --no-out-proj --scale-first --qkv-bias --backward --dout --memory-budget --time-budget to `cmd`.
 void add_config_options(CLI::App& cmd, ConfigOptions& o);
 // Refuses an empty value of an option that names a file or a folder (`--json ""` would
 // otherwise write nothing and say nothing); returns the option.
@@ -36,6 +37,10 @@ CLI::Option* needs_a_path(CLI::Option* option);
 // validation entry, check_config(), which counts the words of a narrated trace. Throws
 // ConfigError.
 CheckedConfig make_config(const ConfigOptions& o);
+
+// Refuses --backward where `where` (the window, export, handout, bench) does not show the
+// backward pass yet: one line that says where it does (headsplit trace --backward).
+void refuse_backward(const Config& c, const std::string& where);
 
 // A parse error (not a call for help) in one line, CLI11's words made plain ("--heads needs a
 // value"), ending with `hint`.

@@ -77,17 +77,26 @@ void print_step_table(const Trace& tr, std::ostream& out) {
     if (c.cross()) out << " context S=" << c.num_keys() << " D_context=" << c.context_dim();
     if (c.padded()) out << " padded";
     if (c.decoding()) out << " decode_from=" << c.decode_from;
+    if (c.backward) out << " backward (d_output " << (c.dout_ones ? "all ones" : "seeded") << ")";
     if (!c.weights_dir.empty()) out << "\nweights: " << terminal_text(weights_source(c));
     out << "\n\n";
-    out << std::left << std::setw(6) << "step" << std::setw(26) << "op" << std::setw(34) << "tensors"
+    // The tensors' column as wide as its longest entry (a backward step names up to 7 tensors).
+    std::size_t names_width = 34;
+    for (const Step& s : tr.steps) names_width = std::max(names_width, tensor_names(s).size() + 2);
+    const int nw = static_cast<int>(names_width);
+    out << std::left << std::setw(6) << "step" << std::setw(26) << "op" << std::setw(nw) << "tensors"
         << std::setw(20) << "shape" << std::setw(22) << "memory" << std::right << std::setw(8) << "matmuls"
         << std::setw(11) << "ms" << "\n";
     for (const Step& s : tr.steps) {
         std::string op = op_name(s.op);
         if (s.head >= 0) op += " (head " + std::to_string(s.head) + ")";
         if (s.round >= 0) op += s.round == 0 ? " (prefill)" : " (r" + std::to_string(s.round) + ")";
-        const TensorRecord& first = s.tensors.front();
-        out << std::left << std::setw(6) << s.index << std::setw(26) << op << std::setw(34) << tensor_names(s)
+        if (is_backward(s.op) && (s.index == 0 || !is_backward(tr.steps[s.index - 1].op)))
+            out << "backward: the gradient of L = sum(d_output * output), from d_output back to the weights and x\n";
+        // A forward step's first tensor (x, queries, ...); a backward step's result (the
+        // gradient it passes on: d_context_vec, ..., d_x).
+        const TensorRecord& first = is_backward(s.op) ? s.result() : s.tensors.front();
+        out << std::left << std::setw(6) << s.index << std::setw(26) << op << std::setw(nw) << tensor_names(s)
             << std::setw(20) << shape_str(first.shape) << std::setw(22) << storage_label(first.storage)
             << std::right << std::setw(8) << s.matmuls << std::setw(11) << std::fixed << std::setprecision(3)
             << s.ms << "\n";
@@ -99,16 +108,20 @@ void print_step_table(const Trace& tr, std::ostream& out) {
 
     // The journey of the data's shape (each step's first tensor: x, queries, ..., output),
     // skipping repeats (loop mode repeats per head) and the steps on keys and values only.
-    std::string journey;
+    // The backward's: the gradient each step passes on, d_output to d_x.
+    std::string journey, back;
     Shape last;
     for (const Step& s : tr.steps) {
-        if (s.op == Op::CacheAppend || s.op == Op::RepeatKv) continue;
-        const Shape& shape = s.tensors.front().shape;
+        if (s.op == Op::CacheAppend || s.op == Op::RepeatKv || s.op == Op::RepeatKvBack) continue;
+        const bool backward = is_backward(s.op);
+        const Shape& shape = backward ? s.result().shape : s.tensors.front().shape;
         if (shape == last) continue;
-        journey += (journey.empty() ? "" : " -> ") + shape_str(shape);
+        std::string& line = backward ? back : journey;
+        line += (line.empty() ? "" : " -> ") + shape_str(shape);
         last = shape;
     }
     out << "shapes: " << journey << "\n";
+    if (!back.empty()) out << "gradients: " << back << "\n";
     // What generation keeps per token: keys and values of kv_heads heads, in every layer.
     out << "kv cache: " << kv_cache_bytes_per_token(c) << " bytes per token per layer (2 x " << c.kv_head_count()
         << " kv heads x " << c.head_dim() << " x float32)";

@@ -583,6 +583,25 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
         // Flash attention's tiles, and the division that ends them.
         case Op::Tile: explain_tile(x, e); break;
         case Op::Normalize: explain_normalize(x, e); break;
+        // The backward pass: each cell a gradient (the window does not draw a backward trace yet).
+        case Op::OutProjBack:
+        case Op::MergeBack:
+        case Op::ConcatBack:
+        case Op::TransposeBackGrad:
+        case Op::ContextBack:
+        case Op::DropoutBack:
+        case Op::SoftmaxBack:
+        case Op::ScaleBack:
+        case Op::MaskBack:
+        case Op::PadMaskBack:
+        case Op::ScoresBack:
+        case Op::RepeatKvBack:
+        case Op::TransposeGrad:
+        case Op::ViewBack:
+        case Op::SplitBack:
+        case Op::ProjectBack:
+            e.lines.push_back("a gradient: how much L = sum(d_output * output) moves per unit change of this number");
+            break;
         case Op::Count: break;
     }
     return e;

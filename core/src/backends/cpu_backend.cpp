@@ -456,6 +456,51 @@ public:
         ++stats_.dispatches;
     }
 
+    void add(const TensorDesc& a, const TensorDesc& b, const TensorDesc& out) override {
+        auto y = strided(buffers_.at(out.buffer), out);
+        y = strided(buffers_.at(a.buffer), a) + strided(buffers_.at(b.buffer), b);
+        ++stats_.dispatches;
+    }
+
+    // Row by row over the last dim, each tensor at its own strides; the row's dot product in
+    // double (its terms cancel: sum_j dA_j A_j is an average of the dA_j).
+    void softmax_backward(const TensorDesc& w, const TensorDesc& dw, const TensorDesc& ds) override {
+        ++stats_.dispatches;
+        const std::int64_t cols = w.shape.back();
+        const std::int64_t n_rows = w.numel() / std::max<std::int64_t>(cols, 1);
+        const float* a = buffers_.at(w.buffer).data();
+        const float* g = buffers_.at(dw.buffer).data();
+        float* o = buffers_.at(ds.buffer).data();
+        const std::int64_t sa = w.strides.back(), sg = dw.strides.back(), so = ds.strides.back();
+        parallel_rows(n_rows, cols * 4, [&](std::int64_t r0, std::int64_t r1) {
+            for (std::int64_t r = r0; r < r1; ++r) {
+                const float* ar = a + element_offset(w.shape, w.strides, w.offset, r * cols);
+                const float* gr = g + element_offset(dw.shape, dw.strides, dw.offset, r * cols);
+                float* orow = o + element_offset(ds.shape, ds.strides, ds.offset, r * cols);
+                double dot = 0;
+                for (std::int64_t j = 0; j < cols; ++j) dot += static_cast<double>(gr[j * sg]) * ar[j * sa];
+                const float d = static_cast<float>(dot);
+                for (std::int64_t j = 0; j < cols; ++j) orow[j * so] = ar[j * sa] * (gr[j * sg] - d);
+            }
+        });
+    }
+
+    void mask_gradient(const TensorDesc& grad, bool causal, const TensorDesc* key_mask) override {
+        ++stats_.dispatches;
+        const std::int64_t rows = grad.shape[grad.rank() - 2], cols = grad.shape.back();
+        const std::int64_t n_rows = grad.numel() / std::max<std::int64_t>(cols, 1);
+        const std::int64_t rows_per_batch = key_mask ? n_rows / std::max<std::int64_t>(key_mask->shape[0], 1) : 1;
+        const float* m = key_mask ? buffers_.at(key_mask->buffer).data() + key_mask->offset : nullptr;
+        float* buf = buffers_.at(grad.buffer).data();
+        const std::int64_t sc = grad.strides.back();
+        for (std::int64_t r = 0; r < n_rows; ++r) {
+            float* row = buf + element_offset(grad.shape, grad.strides, grad.offset, r * cols);
+            const float* mb = m ? m + (r / rows_per_batch) * key_mask->strides[0] : nullptr;
+            for (std::int64_t j = 0; j < cols; ++j)
+                if ((causal && j > r % rows) || (mb && mb[j * key_mask->strides[1]] != 0.0f)) row[j * sc] = 0.0f;
+        }
+    }
+
     BackendStats take_stats() override {
         BackendStats s = stats_;
         stats_ = {};

@@ -4,6 +4,7 @@
 #include <array>
 #include <climits>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -231,7 +232,9 @@ public:
         dispatch((N + tile - 1) / tile, (M + tile - 1) / tile, batch0 * batch1, "matmul");
     }
 
-    void causal_mask(const TensorDesc& scores) override { rows(RowsMode::Mask, 1.0f, scores, scores, "causal mask"); }
+    void causal_mask(const TensorDesc& scores) override {
+        rows(RowsMode::Mask, 1.0f, scores, scores, "causal mask", 1, kNegInf);
+    }
     void scale(const TensorDesc& t, float factor) override { rows(RowsMode::Scale, factor, t, t, "scale"); }
     void masked_softmax(const TensorDesc& scores, const TensorDesc& out, float factor, bool causal,
                         const TensorDesc* key_mask) override {
@@ -250,7 +253,25 @@ public:
     }
     void masked_fill(const TensorDesc& scores, const TensorDesc& key_mask) override {
         const std::int64_t n_rows = scores.numel() / std::max<std::int64_t>(scores.shape.back(), 1);
-        rows(RowsMode::Padding, 1.0f, scores, key_mask, "padding mask", n_rows / std::max<std::int64_t>(key_mask.shape[0], 1));
+        rows(RowsMode::Padding, 1.0f, scores, key_mask, "padding mask", n_rows / std::max<std::int64_t>(key_mask.shape[0], 1),
+             kNegInf);
+    }
+    void mask_gradient(const TensorDesc& grad, bool causal, const TensorDesc* key_mask) override {
+        if (causal) rows(RowsMode::Mask, 1.0f, grad, grad, "the mask's backward", 1, 0.0f);
+        if (key_mask) {
+            const std::int64_t n_rows = grad.numel() / std::max<std::int64_t>(grad.shape.back(), 1);
+            rows(RowsMode::Padding, 1.0f, grad, *key_mask, "the padding mask's backward",
+                 n_rows / std::max<std::int64_t>(key_mask->shape[0], 1), 0.0f);
+        }
+    }
+    void softmax_backward(const TensorDesc& weights, const TensorDesc& d_weights, const TensorDesc& d_scores) override {
+        current();
+        const Padded pg = pad4(d_weights);
+        glUseProgram(rows_.id());
+        glUniform4iv(rows_.uniform("g_strides"), 1, pg.strides.data());
+        glUniform1i(rows_.uniform("g_offset"), static_cast<GLint>(d_weights.offset));
+        bind(3, d_weights);
+        rows(RowsMode::SoftmaxBack, 1.0f, weights, d_scores, "the softmax's backward");
     }
     void softmax(const TensorDesc& in, const TensorDesc& out) override { rows(RowsMode::Softmax, 1.0f, in, out, "softmax"); }
 
@@ -393,9 +414,12 @@ public:
     }
 
     void multiply(const TensorDesc& a, const TensorDesc& b, float factor, const TensorDesc& out) override {
-        elementwise(a, &b, factor, out, "multiply");
+        elementwise(a, &b, factor, out, "multiply", Combine::Multiply);
     }
     void copy(const TensorDesc& src, const TensorDesc& dst) override { elementwise(src, nullptr, 1.0f, dst, "copy"); }
+    void add(const TensorDesc& a, const TensorDesc& b, const TensorDesc& out) override {
+        elementwise(a, &b, 1.0f, out, "add", Combine::Add);
+    }
 
     void finish() override {
         current();
@@ -478,15 +502,18 @@ private:
     }
 
     // What attn_rows.comp does to each row (its constants MASK ... MASKED_SOFTMAX, same numbers).
-    enum class RowsMode { Mask = 0, Scale = 1, Softmax = 2, Padding = 3, MaskedSoftmax = 4 };
+    enum class RowsMode { Mask = 0, Scale = 1, Softmax = 2, Padding = 3, MaskedSoftmax = 4, SoftmaxBack = 5 };
+    static constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+    // `fill`: what Mask and Padding write where they mask.
     void rows(RowsMode mode, float factor, const TensorDesc& in, const TensorDesc& out, const char* what,
-              std::int64_t group_rows = 1) {
+              std::int64_t group_rows = 1, float fill = kNegInf) {
         current();
         const Padded pi = pad4(in), po = pad4(out);
         glUseProgram(rows_.id());
         glUniform1i(rows_.uniform("mode"), static_cast<GLint>(mode));
         glUniform1f(rows_.uniform("factor"), factor);
+        glUniform1f(rows_.uniform("fill"), fill);
         glUniform4iv(rows_.uniform("shape"), 1, pi.shape.data());
         glUniform4iv(rows_.uniform("in_strides"), 1, pi.strides.data());
         glUniform1i(rows_.uniform("in_offset"), static_cast<GLint>(in.offset));
@@ -495,13 +522,19 @@ private:
         glUniform1i(rows_.uniform("group_rows"), static_cast<GLint>(std::max<std::int64_t>(group_rows, 1)));
         if (mode != RowsMode::MaskedSoftmax)  // only the one-pass softmax reads the mask binding
             glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, placeholder_.id());
+        if (mode != RowsMode::SoftmaxBack)  // only the softmax's backward reads the gradient's
+            glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 3, placeholder_.id());
         bind(0, in);
         bind(1, out);
         const std::int64_t n_rows = in.numel() / std::max<std::int64_t>(in.shape.back(), 1);
         dispatch_linear(n_rows, 64, what);
     }
 
-    void elementwise(const TensorDesc& x, const TensorDesc* y, float factor, const TensorDesc& out, const char* what) {
+    // How elementwise.comp combines x with y (its use_y), when y is given.
+    enum class Combine { Multiply = 1, Add = 2 };
+
+    void elementwise(const TensorDesc& x, const TensorDesc* y, float factor, const TensorDesc& out, const char* what,
+                     Combine combine = Combine::Multiply) {
         current();
         if (x.shape != out.shape || (y && y->shape != out.shape))
             throw std::invalid_argument(std::string(what) + ": shapes " + shape_str(x.shape) + " and " +
@@ -513,7 +546,7 @@ private:
             };
             for (std::int64_t i = 0; i < out.shape[0]; ++i) {
                 const TensorDesc yi = y ? slice(*y, i) : TensorDesc{};
-                elementwise(slice(x, i), y ? &yi : nullptr, factor, slice(out, i), what);
+                elementwise(slice(x, i), y ? &yi : nullptr, factor, slice(out, i), what, combine);
             }
             return;
         }
@@ -528,7 +561,7 @@ private:
         glUniform1i(p.uniform("y_offset"), y ? static_cast<GLint>(y->offset) : 0);
         glUniform4iv(p.uniform("out_strides"), 1, po.strides.data());
         glUniform1i(p.uniform("out_offset"), static_cast<GLint>(out.offset));
-        glUniform1i(p.uniform("use_y"), y ? 1 : 0);
+        glUniform1i(p.uniform("use_y"), y ? static_cast<GLint>(combine) : 0);
         glUniform1f(p.uniform("factor"), factor);
         bind(0, x);
         if (y) bind(1, *y);

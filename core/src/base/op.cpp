@@ -8,6 +8,9 @@ const char* const kOpNames[] = {
     "scores",  "mask",    "pad_mask",       "scale", "softmax",   "dropout",      "context",
     "tile",    "normalize",
     "transpose_back",     "merge",          "concat", "out_proj", "assemble",
+    "out_proj_back", "merge_back", "concat_back", "transpose_back_grad", "context_back", "dropout_back",
+    "softmax_back", "scale_back", "mask_back", "pad_mask_back", "scores_back", "repeat_kv_back",
+    "transpose_grad", "view_back", "split_back", "project_back",
 };
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == kOpCount,
               "kOpNames must name every Op exactly once");
@@ -17,5 +20,7 @@ const char* op_name(Op op) {
     const auto i = static_cast<std::size_t>(op);
     return i < kOpCount ? kOpNames[i] : "?";
 }
+
+const char* pass_name(Op op) { return is_backward(op) ? "backward" : "forward"; }
 
 }  // namespace headsplit

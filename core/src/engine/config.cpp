@@ -368,6 +368,17 @@ void validate_flash(const Config& c) {
     }
 }
 
+// The backward pass: what it needs and what it cannot be combined with.
+void validate_backward(const Config& c) {
+    if (!c.backward) return;
+    if (c.decoding())
+        throw ConfigError("decoding with a KV cache is inference, where no gradient flows back; drop --backward or "
+                          "--decode-from");
+    if (c.mode == Mode::Flash)
+        throw ConfigError("the backward pass runs in loop, split and fused modes; flash's (recomputing each tile from "
+                          "the log-sum-exp) is not built yet: use --mode split with --backward");
+}
+
 // A preset's fixed embeddings: one sentence, T x D_in numbers.
 void validate_embeddings(const Config& c) {
     if (!c.embeddings.empty() && c.batch != 1)
@@ -388,6 +399,7 @@ void validate(const Config& c) {
     validate_context(c);
     validate_decoding(c);
     validate_flash(c);
+    validate_backward(c);
     validate_embeddings(c);
 }
 

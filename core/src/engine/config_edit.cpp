@@ -138,7 +138,7 @@ void keep_run_settings(const Config& from, Config& to) {
     to.mode = from.mode, to.block = from.block, to.backend = from.backend, to.causal = from.causal;
     to.scale_first = from.scale_first, to.dropout = from.dropout, to.decode_from = from.decode_from;
     to.out_proj = from.out_proj, to.seed = from.seed, to.memory_budget = from.memory_budget;
-    to.time_budget = from.time_budget;
+    to.time_budget = from.time_budget, to.backward = from.backward, to.dout_ones = from.dout_ones;
     fit_to_text(to);
 }
 

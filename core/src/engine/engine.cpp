@@ -26,6 +26,7 @@ void check_sizes(const Config& c, const Inputs& in, const Weights& w) {
     expect(in.x, c.batch * c.num_tokens() * c.d_in, "x");
     expect(in.context, c.cross() ? c.batch * c.num_keys() * c.key_dim() : 0, "context");
     expect(in.key_padding_mask, c.padded() ? c.batch * c.num_keys() : 0, "key_padding_mask");
+    expect(in.dout, c.backward ? c.batch * c.num_tokens() * c.d_out : 0, "dout");
     expect(w.w_query, c.d_out * c.d_in, "w_query");
     expect(w.w_key, kv * c.key_dim(), "w_key");
     expect(w.w_value, kv * c.key_dim(), "w_value");

@@ -8,6 +8,8 @@
 #include "forward_flash.hpp"
 #include "forward_steps.hpp"
 #include "replay_plan.hpp"
+#include "backward.hpp"
+#include "tape.hpp"
 
 namespace headsplit::detail {
 
@@ -44,22 +46,29 @@ public:
             return;
         }
         const Inputs2 in = whole_inputs();
+        tape_.x = x_, tape_.context = context_, tape_.key_mask = key_mask_;
         Val ctx;  // context_vec [B, T, D_out]
         if (c_.mode == Mode::Loop) {
             ctx = loop_heads(in);  // per head: q [B, T, hd], k, v [B, S, hd], its attention; concat
         } else {
-            Qkv qkv = heads_view(project(in), T, S);  // q [B, T, D_out] -> [B, H, T, hd]; k, v [B, G, S, hd]
+            tape_.rows = project(in);
+            Qkv qkv = heads_view(tape_.rows, T, S);  // q [B, T, D_out] -> [B, H, T, hd]; k, v [B, G, S, hd]
             if (c_.mode == Mode::Flash) {
                 // tiles of [B, H, blk, blk], then acc / l [B, H, T, hd]
                 ctx = flash_tiles(c_, be_, buf_, *this, qkv, key_mask(), scale_factor());
             } else {
-                if (c_.grouped()) qkv = repeat_kv(qkv);   // k, v [B, G, S, hd] -> [B, H, S, hd]
+                tape_.heads.push_back({-1, qkv, qkv, {}, {}, {}});
+                if (c_.grouped()) qkv = tape_.heads.back().qkv = repeat_kv(qkv);  // k, v [B, G, S, hd] -> [B, H, S, hd]
                 ctx = attention(qkv, -1, c_.causal, key_mask());  // [B, H, T, hd]
             }
             ctx = merge(ctx, T);  // [B, H, T, hd] -> [B, T, D_out]
         }
+        tape_.merged = ctx;
         if (c_.out_proj) out_proj(ctx, T);  // output [B, T, D_out]
     }
+
+    // What run() kept for the backward pass.
+    const Tape& tape() const { return tape_; }
 
 private:
     // What the projections read: the queries' rows (x, or some of its tokens when decoding)
@@ -128,8 +137,10 @@ private:
         Linear q, k, v;
     };
     QkvLinears upload_qkv() {
-        return {upload_linear("w_query", "b_query", D, Di), upload_linear("w_key", "b_key", KV, Dk),
-                upload_linear("w_value", "b_value", KV, Dk)};
+        const QkvLinears w{upload_linear("w_query", "b_query", D, Di), upload_linear("w_key", "b_key", KV, Dk),
+                           upload_linear("w_value", "b_value", KV, Dk)};
+        tape_.w_query = w.q, tape_.w_key = w.k, tape_.w_value = w.v;
+        return w;
     }
 
     // Three matmuls x @ W^T into new tensors, counted and recorded (the caller opens and
@@ -182,6 +193,7 @@ private:
             for (const char* bias : {"b_query", "b_key", "b_value"}) from.push_back(Source::of_weight(bias));
         const Val whole = record("qkv", qkv, Storage::New, from, {Axis::Batch, Axis::Token, Axis::Feature});
         obs_.end();
+        tape_.w_qkv = w, tape_.qkv = whole;
 
         begin(Op::Split);
         obs_.computed(0, 0);
@@ -255,8 +267,11 @@ private:
         if (!c_.scale_first) scores = scale(scores, head, fused, then(Op::Scale));
         // attn_weights = softmax(attn_scores, dim=-1): [..., Tq, Tk]
         Val weights = softmax(scores, head, fused, causal, pad, then(Op::Softmax));
+        HeadTape* kept = tape_.heads.empty() ? nullptr : &tape_.heads.back();  // none when decoding
+        if (kept) kept->weights = kept->dropped = weights;
         // attn_weights = dropout(attn_weights): [..., Tq, Tk]
         if (c_.dropout > 0) weights = dropout(weights, head);
+        if (kept && c_.dropout > 0) kept->dropped = weights;
         // context_vec = attn_weights @ v: [..., Tq, Tk] x [..., Tk, hd] -> [..., Tq, hd]
         return weighted_values(weights, t, head, plan.fusion.skip_upper);
     }
@@ -339,6 +354,7 @@ private:
         const Val mask_rec = record("dropout_mask", keep_mask, Storage::New, {}, grid);
         const Val result = record("attn_weights", out, Storage::New, {weights.src, mask_rec.src}, grid);
         obs_.end();
+        if (!tape_.heads.empty()) tape_.heads.back().keep_mask = mask_rec;
         return result;
     }
 
@@ -404,9 +420,11 @@ private:
     Val loop_heads(const Inputs2& in) {
         const QkvLinears w = upload_qkv();
         std::vector<Val> outputs;
-        for (std::int64_t h = 0; h < H; ++h)
-            outputs.push_back(attention(project_head(h, w, in), static_cast<int>(h), c_.causal,
-                                        key_mask()));
+        for (std::int64_t h = 0; h < H; ++h) {
+            const Qkv t = project_head(h, w, in);
+            tape_.heads.push_back({static_cast<int>(h), t, t, {}, {}, {}});
+            outputs.push_back(attention(t, static_cast<int>(h), c_.causal, key_mask()));
+        }
 
         begin(Op::Concat);
         const int buf = buf_.alloc({B, T, D});
@@ -424,6 +442,7 @@ private:
     // ---- output projection [B,n,D_out] @ W_out^T + b_out ------------------------------
     Val out_proj(const Val& ctx, std::int64_t n) {
         const Linear w = upload_linear("w_out", "b_out", D, D);
+        tape_.w_out = w;
         begin(Op::OutProj);
         const TensorDesc out = buf_.fresh({B, n, D});
         linear(be_, ctx.t, w, out);
@@ -504,6 +523,7 @@ private:
     Buffers buf_;
     const std::int64_t B, T, S, Di, Dk, D, H, G, hd, KV;
     Val x_, context_, key_mask_;
+    Tape tape_;
 };
 
 }  // namespace
@@ -511,8 +531,12 @@ private:
 void run_forward(const Config& c, const Inputs& in, const Weights& w, Backend& backend, Resources& resources,
                  StepObserver& observer, Work work, bool projections_only) {
     Forward f(c, in, w, backend, resources, observer, work);
-    if (projections_only) f.run_projections();
-    else f.run();
+    if (projections_only) {
+        f.run_projections();
+        return;
+    }
+    f.run();
+    if (c.backward) run_backward(c, in, f.tape(), backend, resources, observer, work);
 }
 
 }  // namespace headsplit::detail

@@ -10,7 +10,8 @@
 namespace headsplit::detail {
 
 // Runs one forward pass of `c` on `backend` (only the Q, K, V projections with
-// `projections_only`), reporting each op to `observer` as a step.
+// `projections_only`), then with c.backward the backward pass (backward.hpp), reporting each
+// op to `observer` as a step.
 void run_forward(const Config& c, const Inputs& in, const Weights& w, Backend& backend, Resources& resources,
                  StepObserver& observer, Work work, bool projections_only = false);
 

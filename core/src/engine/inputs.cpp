@@ -31,7 +31,7 @@ std::uint64_t fnv1a(const std::string& s) {
 namespace {
 
 // Distinct streams for each tensor, so that e.g. turning on the bias does not shift W_out.
-enum Stream : std::uint64_t { kQuery = 1, kKey, kValue, kOut, kBiasQ, kBiasK, kBiasV, kBiasOut, kDropout };
+enum Stream : std::uint64_t { kQuery = 1, kKey, kValue, kOut, kBiasQ, kBiasK, kBiasV, kBiasOut, kDropout, kDout };
 
 std::vector<float> fill(std::uint64_t seed, Stream stream, std::int64_t n, float bound) {
     Rng rng(seed * 0x100000001B3ull + stream * 0x9E3779B97F4A7C15ull);
@@ -45,10 +45,20 @@ std::vector<float> fill(std::uint64_t seed, Stream stream, std::int64_t n, float
     return v;
 }
 
+// The gradient arriving at the output, [B, T, D_out]: uniform in [-1, 1) from the seed, or all
+// ones (the gradient of output.sum()); none without the backward pass.
+std::vector<float> make_dout(const Config& c) {
+    if (!c.backward) return {};
+    const std::int64_t n = c.batch * c.num_tokens() * c.d_out;
+    if (c.dout_ones) return std::vector<float>(static_cast<std::size_t>(n), 1.0f);
+    return fill(c.seed, kDout, n, 1.0f);
+}
+
 }  // namespace
 
 Inputs make_inputs(const Config& c) {
     Inputs in;
+    in.dout = make_dout(c);
     if (!c.embeddings.empty()) {
         in.x = c.embeddings;
         return in;

@@ -37,6 +37,9 @@ public:
     void multiply(const TensorDesc&, const TensorDesc&, float, const TensorDesc&) override {}
     void flash_attention(const FlashArgs&) override {}
     void copy(const TensorDesc&, const TensorDesc&) override {}
+    void add(const TensorDesc&, const TensorDesc&, const TensorDesc&) override {}
+    void softmax_backward(const TensorDesc&, const TensorDesc&, const TensorDesc&) override {}
+    void mask_gradient(const TensorDesc&, bool, const TensorDesc*) override {}
     BackendStats take_stats() override { return {}; }
 
     std::int64_t elements_ = 0;  // all buffers created

@@ -231,6 +231,23 @@ std::vector<std::string> statements(const Step& s, const Config& c, ScriptKind k
         case Op::Assemble:
         case Op::Tile:
         case Op::Normalize:
+        // The backward pass: the export command refuses a backward trace before any script.
+        case Op::OutProjBack:
+        case Op::MergeBack:
+        case Op::ConcatBack:
+        case Op::TransposeBackGrad:
+        case Op::ContextBack:
+        case Op::DropoutBack:
+        case Op::SoftmaxBack:
+        case Op::ScaleBack:
+        case Op::MaskBack:
+        case Op::PadMaskBack:
+        case Op::ScoresBack:
+        case Op::RepeatKvBack:
+        case Op::TransposeGrad:
+        case Op::ViewBack:
+        case Op::SplitBack:
+        case Op::ProjectBack:
         case Op::Count: break;
     }
     throw std::invalid_argument(std::string("export: no script line for op ") + op_name(s.op));

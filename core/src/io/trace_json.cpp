@@ -114,7 +114,8 @@ void write_record(const TensorRecord& t, const TextSink& out) {
 }
 
 void write_step(const Step& s, const TextSink& out) {
-    Json js = {{"index", s.index},       {"op", op_name(s.op)},          {"code", s.code},
+    Json js = {{"index", s.index},       {"op", op_name(s.op)},          {"pass", pass_name(s.op)},
+               {"code", s.code},
                {"explain", s.explain},   {"matmuls", s.matmuls},         {"flops", s.flops},
                {"ms", s.ms},             {"dispatches", s.stats.dispatches},
                {"workgroups", s.stats.workgroups}};
@@ -155,6 +156,8 @@ void write_trace_json(const Trace& tr, const TextSink& out) {
     };
     doc["config"]["kv_heads"] = c.kv_head_count();
     doc["config"]["decode_from"] = c.decode_from;
+    doc["config"]["backward"] = c.backward;
+    if (c.backward) doc["config"]["dout"] = c.dout_ones ? "ones" : "seeded";
     doc["config"]["batch_tokens"] = c.sentences();
     if (!c.weights_dir.empty()) {
         doc["config"]["checkpoint"] = {{"dir", c.weights_dir}, {"layer", c.layer}};
@@ -184,6 +187,7 @@ void write_trace_json(const Trace& tr, const TextSink& out) {
     };
     Holes inputs = {{"x", tensor({c.batch, c.num_tokens(), c.d_in}, tr.inputs.x)}};
     if (c.cross()) inputs["context"] = tensor({c.batch, c.num_keys(), c.key_dim()}, tr.inputs.context);
+    if (c.backward) inputs["dout"] = tensor({c.batch, c.num_tokens(), c.d_out}, tr.inputs.dout);
     Json input_doc = Json::object();
     if (c.padded()) {
         Json mask = Json::array();

@@ -265,6 +265,103 @@ Narration narrate_normalize(const StepContext& x) {
     return {"context_vec = acc / l[..., None]", words};
 }
 
+// The backward steps that only move gradients between layouts, and the output projection's.
+// Each code line is what autograd computes there, written out.
+Narration narrate_backward_layout(const StepContext& x) {
+    const Config& c = x.c;
+    const std::int64_t B = x.B, T = x.T, D = x.D, H = x.H, hd = x.hd, KV = x.KV, S = x.S;
+    switch (x.s.op) {
+        case Op::OutProjBack:
+            return {"d_context_vec = d_output @ W_out; dW_out = d_output.flatten(0, 1).T @ context_vec.flatten(0, 1); "
+                    "db_out = d_output.sum((0, 1))",
+                    "The gradient arrives at the output as d_output " + shape_str({B, T, D}) +
+                        ". Going back through the output projection takes two matmuls: one sends it on to the context "
+                        "vectors (times W_out), one gives W_out's own gradient from all " + n(B * T) +
+                        " rows at once; b_out's gradient is the column sums."};
+        case Op::MergeBack:
+            return {"d_context_vec = d_context_vec.view(b, num_tokens, self.num_heads, self.head_dim)",
+                    "The merge copied going forward; going back its gradient is a view: the " + n(D) +
+                        " columns are read as " + by(H, hd) + " again and no number moves."};
+        case Op::ConcatBack:
+            return {"d_context_vec = d_context_vec[:, :, " + slice(static_cast<std::int64_t>(x.head) * hd, hd) + "]",
+                    "Head " + n(x.head) + "'s share of the gradient is its " + n(hd) +
+                        " columns of d_context_vec: a view, no number moves."};
+        case Op::TransposeBackGrad:
+            return {"d_context_vec = d_context_vec.transpose(1, 2)",
+                    "The gradient of a transpose is a transpose: heads come back in front of tokens, only the strides "
+                    "swap."};
+        case Op::TransposeGrad:
+            return {"d_queries = d_queries.transpose(1, 2)  # d_keys, d_values alike",
+                    "Going back through the transpose: tokens in front of heads again, by swapping strides; the "
+                    "gradients are not yet laid out row by row."};
+        case Op::ViewBack:
+            return {"d_queries = d_queries.contiguous().view(b, num_tokens, self.d_out)  # d_keys, d_values alike",
+                    "view needs rows that lie back to back, and the transposed gradient's do not: here the backward "
+                    "copies. The forward's copy at the merge was free going back; the copy moved to this end." +
+                        std::string(c.mode == Mode::Fused ? " The three copies land side by side in one buffer." : "")};
+        case Op::SplitBack:
+            return {"d_qkv = torch.cat([d_queries, d_keys, d_values], dim=-1)",
+                    "chunk's gradient is the three side by side, " + shape_str({B, T, D + 2 * KV}) +
+                        "; the view's copies already wrote them there, so nothing moves."};
+        case Op::RepeatKvBack:
+            return {"d_keys = d_keys.view(b, " + n(x.G) + ", " + n(x.r) + ", " + n(S) + ", " + n(hd) +
+                        ").sum(2)  # d_values alike",
+                    "Each key/value head served " + n(x.r) + " query heads, so its gradient is the sum of theirs: " +
+                        shape_str({B, H, S, hd}) + " -> " + shape_str({B, x.G, S, hd}) + "."};
+        default: return {};
+    }
+}
+
+// The backward steps that compute: attention's in reverse, and the projections'.
+Narration narrate_backward_compute(const StepContext& x) {
+    const Config& c = x.c;
+    const std::string who = x.all ? "every head at once" : "head " + n(x.head);
+    switch (x.s.op) {
+        case Op::ContextBack:
+            return {"d_attn_weights = d_context_vec @ values.transpose(-2, -1); d_values = attn_weights.transpose(-2, -1) "
+                    "@ d_context_vec",
+                    "Two matmuls for " + who + ": each weight's gradient is how much its value vector agrees with the "
+                    "context's gradient; each value's gradient gathers the gradients of the rows that read it."};
+        case Op::DropoutBack:
+            return {"d_attn_weights = d_attn_weights * dropout_mask / (1 - p)",
+                    "The same cells as the forward are dropped, and the rest scaled by the same " +
+                        format_number(1.0 / (1.0 - c.dropout)) + "."};
+        case Op::SoftmaxBack:
+            return {"d_attn_scores = attn_weights * (d_attn_weights - (d_attn_weights * attn_weights).sum(-1, "
+                    "keepdim=True))",
+                    "The softmax's backward, row by row: subtract the row's dot product of the weights with their "
+                    "gradients, then multiply by the weights. A weight of 0 passes no gradient back."};
+        case Op::ScaleBack:
+            return {"d_attn_scores = d_attn_scores / self.head_dim ** 0.5",
+                    "The scale's gradient is the same scale: divided by sqrt(" + n(x.hd) + ")."};
+        case Op::MaskBack:
+            return {"d_attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], 0)",
+                    "A masked score never reached the output, so its gradient is 0, not NaN."};
+        case Op::PadMaskBack:
+            return {"d_attn_scores.masked_fill_(key_padding_mask[:, None, None, :], 0)",
+                    "The <pad> keys' scores never reached the output: their gradients are 0."};
+        case Op::ScoresBack:
+            return {"d_queries = d_attn_scores @ keys; d_keys = d_attn_scores.transpose(-2, -1) @ queries",
+                    "Two matmuls for " + who + ": a query's gradient is the keys weighted by its scores' gradients, "
+                    "a key's the queries weighted by its column's."};
+        case Op::ProjectBack:
+            if (!x.all)
+                return {"dW_query[h] = d_queries.flatten(0, 1).T @ x.flatten(0, 1); d_x += d_queries @ W_query[h]  # keys, "
+                        "values alike",
+                        "Head " + n(x.head) + " runs six small matmuls: three fill its " + by(x.hd, x.Di) +
+                            " row blocks of the weights' gradients, three add its share to d_x."};
+            if (c.mode == Mode::Fused)
+                return {"dW_qkv = d_qkv.flatten(0, 1).T @ x.flatten(0, 1); d_x = d_qkv @ W_qkv",
+                        "One matmul gives the stacked weight's whole gradient " + by(x.D + 2 * x.KV, x.Di) +
+                            ", one more gives d_x."};
+            return {"dW_query = d_queries.flatten(0, 1).T @ x.flatten(0, 1); d_x = d_queries @ W_query + d_keys @ W_key + "
+                    "d_values @ W_value",
+                    "dW_query is ONE " + by(x.D, x.Di) + " matmul over all rows; its row blocks are each head's "
+                    "gradient. Three such matmuls for the weights, three for d_x, whatever the number of heads."};
+        default: return {};
+    }
+}
+
 }  // namespace
 
 Narration narrate(const Step& s, const Config& c) {
@@ -291,6 +388,22 @@ Narration narrate(const Step& s, const Config& c) {
         case Op::OutProj: return narrate_attention(x);
         case Op::Tile: return narrate_tile(x);
         case Op::Normalize: return narrate_normalize(x);
+        case Op::OutProjBack:
+        case Op::MergeBack:
+        case Op::ConcatBack:
+        case Op::TransposeBackGrad:
+        case Op::TransposeGrad:
+        case Op::ViewBack:
+        case Op::SplitBack:
+        case Op::RepeatKvBack: return narrate_backward_layout(x);
+        case Op::ContextBack:
+        case Op::DropoutBack:
+        case Op::SoftmaxBack:
+        case Op::ScaleBack:
+        case Op::MaskBack:
+        case Op::PadMaskBack:
+        case Op::ScoresBack:
+        case Op::ProjectBack: return narrate_backward_compute(x);
         case Op::Count: break;
     }
     return {};

@@ -124,6 +124,18 @@ public:
     // with a stride of 0 in src, repeat_interleave). Any rank.
     virtual void copy(const TensorDesc& src, const TensorDesc& dst) = 0;
 
+    // What the backward pass needs besides matmul (whose a may be a transposed view, as in
+    // dW = dY^T @ X), scale, multiply and copy:
+    // out = a + b, elementwise (a gradient that arrives by two paths, summed). Any rank.
+    virtual void add(const TensorDesc& a, const TensorDesc& b, const TensorDesc& out) = 0;
+    // The softmax's backward along the last dim, row by row: d_scores = A * (dA - rowsum(dA * A)),
+    // A the softmax's output and dA its gradient. d_scores must not overlap either.
+    virtual void softmax_backward(const TensorDesc& weights, const TensorDesc& d_weights, const TensorDesc& d_scores) = 0;
+    // grad[b, ..., i, j] = 0 (in place) where the forward's mask put -inf: j > i when `causal`;
+    // key_mask[b, j] != 0 when key_mask is given ([B, S], any strides). A masked score had no
+    // effect on the output, so its gradient is 0, never NaN.
+    virtual void mask_gradient(const TensorDesc& grad, bool causal, const TensorDesc* key_mask) = 0;
+
     // Blocks until all submitted work is done, so that a step's time is its compute time.
     virtual void finish() {}
     // Counters since the last call.

@@ -82,6 +82,11 @@ struct Config {
     bool out_proj = true;
     bool qkv_bias = false;     // the teaching material uses bias=False for W_query/W_key/W_value
     bool scale_first = false;  // false: mask then scale (as the seeds); true: scale then mask (nanoGPT)
+    // The backward pass after the forward: from a gradient dout [B, T, D_out] arriving at the
+    // output (out.backward(dout)) back to every weight, x and the context, step by step.
+    bool backward = false;
+    // dout: seeded like the inputs (false), or all ones (true: the gradient of output.sum()).
+    bool dout_ones = false;
     std::uint64_t memory_budget = kDefaultMemoryBudget;
     double time_budget = kDefaultTimeBudget;  // seconds (engine.hpp: require_time)
 

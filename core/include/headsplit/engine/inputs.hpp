@@ -31,6 +31,7 @@ struct Inputs {
     std::vector<float> x;                 // [B, T, D_in], row-major; padded rows are kPadToken's
     std::vector<float> context;           // [B, S, D_context] with cross-attention, else empty
     std::vector<float> key_padding_mask;  // [B, S]: 1 where the key is padding; empty unless padded
+    std::vector<float> dout;              // [B, T, D_out]: the gradient at the output; empty unless backward
 };
 
 // Weights in PyTorch nn.Linear layout: weight [out_features, in_features], so that
@@ -49,7 +50,8 @@ struct Weights {
 
 // x: a token's row depends only on (seed, token text), so a repeated word gets the same
 // embedding; uniform in [-1, 1). Fixed embeddings from a preset are used as they are. The
-// context rows are made the same way, at D_context; the key padding mask from the lengths.
+// context rows are made the same way, at D_context; the key padding mask from the lengths;
+// with the backward pass, dout from the seed (its own stream) or all ones (Config::dout_ones).
 Inputs make_inputs(const Config& c);
 
 // nn.Linear's default init range: uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)). Seeded

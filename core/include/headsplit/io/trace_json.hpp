@@ -7,7 +7,7 @@
 
 namespace headsplit {
 
-constexpr int kTraceFormatVersion = 3;  // 2: every tensor has "from" links; 3: axes, rows, keys
+constexpr int kTraceFormatVersion = 4;  // 2: every tensor has "from" links; 3: axes, rows, keys; 4: pass, dout
 
 // The whole document as text. -inf (masked scores) is written as null.
 std::string trace_to_json(const Trace& trace);
