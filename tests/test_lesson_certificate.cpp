@@ -161,3 +161,27 @@ TEST_CASE("a certificate that cannot be kept is refused in one line", "[lesson][
         CHECK_THROWS_WITH(lesson_certificate("", {}), Catch::Contains("XDG_DATA_HOME"));
     }
 }
+
+TEST_CASE("the certificate's folder is found from absolute paths only", "[lesson][certificate]") {
+    // Each variable put back as it was after the case.
+    struct Env {
+        const char* name;
+        std::string was;
+        bool had;
+        explicit Env(const char* n) : name(n), had(::getenv(n) != nullptr) { was = had ? ::getenv(n) : ""; }
+        ~Env() { had ? ::setenv(name, was.c_str(), 1) : ::unsetenv(name); }
+    } home("HOME"), data("XDG_DATA_HOME");
+    ::setenv("HOME", "/home/someone", 1);
+    ::setenv("XDG_DATA_HOME", "/srv/data", 1);
+    CHECK(certificate_folder() == "/srv/data/headsplit");
+    // The XDG spec: a relative path in an XDG variable is invalid, and ignored.
+    ::setenv("XDG_DATA_HOME", "data", 1);
+    CHECK(certificate_folder() == "/home/someone/.local/share/headsplit");
+    // A relative HOME would put the key under the working folder: refused in one line.
+    ::setenv("HOME", "someone", 1);
+    CHECK_THROWS_WITH(certificate_folder(), Catch::Contains("HOME=someone is not an absolute path") &&
+                                                Catch::Contains("XDG_DATA_HOME") && !Catch::Contains("\n"));
+    ::unsetenv("HOME");
+    ::unsetenv("XDG_DATA_HOME");
+    CHECK_THROWS_WITH(certificate_folder(), Catch::Contains("neither XDG_DATA_HOME nor HOME"));
+}

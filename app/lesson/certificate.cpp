@@ -26,6 +26,7 @@
 #include <openssl/x509v3.h>
 
 #include "headsplit/formats/files.hpp"
+#include "headsplit/io/terminal.hpp"
 #include "headsplit/io/writing.hpp"
 
 namespace headsplit::lesson {
@@ -244,7 +245,12 @@ bool exists(const std::string& path) {
 
 }  // namespace
 
-std::string certificate_folder() { return user_folder("XDG_DATA_HOME", ".local/share"); }
+std::string certificate_folder() {
+    std::string why;
+    const std::string folder = user_folder("XDG_DATA_HOME", ".local/share", &why);
+    if (folder.empty()) throw std::runtime_error("no folder for the lesson's certificate: " + terminal_text(why));
+    return folder;
+}
 
 Certificate lesson_certificate(const std::string& folder, const std::vector<std::string>& names) {
     namespace fs = std::filesystem;

@@ -25,7 +25,8 @@ struct Certificate {
 };
 
 // The folder the certificate is kept in: the user's data folder for HeadSplit
-// (XDG_DATA_HOME/headsplit, else ~/.local/share/headsplit); "" when neither is set.
+// (XDG_DATA_HOME/headsplit, else ~/.local/share/headsplit; user_folder's rules). Neither set
+// to an absolute path: std::runtime_error, one line that says which and what would work.
 std::string certificate_folder();
 
 // The certificate in `folder` (made, with its parents, when missing) that names every one of

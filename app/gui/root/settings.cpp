@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 #include <imgui_internal.h>
 
 #include "headsplit/formats/files.hpp"
+#include "headsplit/io/terminal.hpp"
 #include "headsplit/io/writing.hpp"
 
 namespace headsplit::gui {
@@ -57,9 +59,16 @@ void register_layout_settings(AppState::Splits& splits) {
 }
 
 std::string settings_path() {
-    const std::string dir = user_folder("XDG_CONFIG_HOME", ".config");
-    if (dir.empty()) return "";
-    ::mkdir(dir.c_str(), 0755);  // best effort: without it the layout is simply not kept
+    std::string why;
+    const std::string dir = user_folder("XDG_CONFIG_HOME", ".config", &why);
+    if (dir.empty()) {
+        std::fprintf(stderr, "headsplit: the layout is not kept: %s\n", terminal_text(why).c_str());
+        return "";
+    }
+    // With its parents (a new account has no ~/.config); a folder that cannot be made is said
+    // when the file is written.
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
     return dir + "/imgui.ini";
 }
 

@@ -12,7 +12,8 @@ namespace headsplit::gui {
 
 inline constexpr std::uint64_t kMaxSettingsBytes = 64 * 1024;
 
-// ~/.config/headsplit/imgui.ini (XDG_CONFIG_HOME when set); "" when there is no home.
+// ~/.config/headsplit/imgui.ini (XDG_CONFIG_HOME when it is an absolute path), its folder made
+// with its parents; "" when there is no absolute home, said in one line on stderr.
 std::string settings_path();
 
 // Registers `splits` as a section of the current ImGui context's settings ([HeadSplit][Layout]

@@ -28,9 +28,16 @@ std::string why_not(int err) {
 
 }  // namespace
 
-std::string user_folder(const char* xdg_variable, const char* home_part) {
-    if (const char* xdg = std::getenv(xdg_variable); xdg && *xdg) return std::string(xdg) + "/headsplit";
-    if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/" + home_part + "/headsplit";
+std::string user_folder(const char* xdg_variable, const char* home_part, std::string* why) {
+    // The XDG Base Directory spec: a relative path in an XDG variable is invalid and ignored.
+    if (const char* xdg = std::getenv(xdg_variable); xdg && *xdg == '/') return std::string(xdg) + "/headsplit";
+    const char* home = std::getenv("HOME");
+    if (home && *home == '/') return std::string(home) + "/" + home_part + "/headsplit";
+    if (why)
+        *why = home && *home ? "HOME=" + std::string(home) + " is not an absolute path, nor is " + xdg_variable +
+                                   " set to one; set " + xdg_variable + " to a folder such as /home/NAME/" + home_part
+                             : std::string("neither ") + xdg_variable + " nor HOME is set to an absolute path; set " +
+                                   xdg_variable + " to a folder you can write to";
     return "";
 }
 

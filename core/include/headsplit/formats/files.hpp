@@ -14,10 +14,13 @@ namespace headsplit {
 // should be, e.g. "--weights takes a Hugging Face GPT-2 folder").
 std::uint64_t check_readable_file(const std::string& path, std::uint64_t max_bytes, const std::string& hint);
 
-// HeadSplit's own folder among the user's: $VARIABLE/headsplit when the XDG variable is set
-// (XDG_CONFIG_HOME, XDG_DATA_HOME), else $HOME/HOME_PART/headsplit (".config", ".local/share");
-// "" when neither is set. Nothing is made here.
-std::string user_folder(const char* xdg_variable, const char* home_part);
+// HeadSplit's own folder among the user's: $VARIABLE/headsplit when the XDG variable holds an
+// absolute path (XDG_CONFIG_HOME, XDG_DATA_HOME; a relative one is ignored, as the XDG Base
+// Directory spec says), else $HOME/HOME_PART/headsplit (".config", ".local/share") when HOME
+// is absolute. "" otherwise (a relative path would put the user's files under whatever folder
+// the program runs in), and `why`, when given, says so in words, naming HOME's value raw (the
+// caller escapes it for a terminal). Nothing is made here.
+std::string user_folder(const char* xdg_variable, const char* home_part, std::string* why = nullptr);
 
 // One word for a POSIX shell: as it is when it holds only characters no shell treats
 // specially, else in single quotes (each ' inside closed, escaped and reopened), so that a
