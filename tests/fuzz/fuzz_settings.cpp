@@ -1,12 +1,15 @@
-// libFuzzer target over the settings file's reader: any bytes as the file, through ImGui's ini
-// reader and the window's layout section (register_layout_settings), as the window reads it.
-// Whatever the bytes, every fraction comes out finite and within its splitter's range, and
-// what is written back reads back to the same fractions (to the three decimals written).
+// libFuzzer target over the settings file's reader: any bytes as the file, through the
+// window's check of its sections (load_settings_text), ImGui's ini reader and the window's
+// layout section (register_layout_settings), as the window reads it. Whatever the bytes,
+// nothing crashes, a refused file leaves the defaults, every fraction comes out finite and
+// within its splitter's range, and what is written back reads back to the same fractions (to
+// the three decimals written).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include <imgui.h>
@@ -48,9 +51,14 @@ AppState::Splits& splits() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     AppState::Splits& s = splits();
     s = AppState::Splits{};
-    // As the window hands it over: a string (ImGui reads a size of 0 as "up to the NUL").
     const std::string file(reinterpret_cast<const char*>(data), size);
-    if (!file.empty()) ImGui::LoadIniSettingsFromMemory(file.data(), file.size());
+    try {
+        headsplit::gui::load_settings_text(file);
+    } catch (const std::runtime_error&) {
+        const AppState::Splits defaults;
+        if (s.left != defaults.left || s.right != defaults.right || s.stage != defaults.stage || s.code != defaults.code)
+            bug("a refused file changed the layout", s);
+    }
     check(s);
     const AppState::Splits read = s;
     const std::string written = ImGui::SaveIniSettingsToMemory();

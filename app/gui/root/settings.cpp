@@ -10,11 +10,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <sys/stat.h>
 
 #include <imgui.h>
 #include <imgui_internal.h>
 
+#include "headsplit/base/utf8.hpp"
 #include "headsplit/formats/files.hpp"
 #include "headsplit/io/terminal.hpp"
 #include "headsplit/io/writing.hpp"
@@ -33,7 +35,49 @@ void read_fraction(const char* line, const char* name, float& to, float lo, floa
     to = std::clamp(v, lo, hi);
 }
 
+// A line of the file as a message shows it: at most `max` bytes, never cut inside a
+// character, control characters escaped.
+std::string shown_line(const std::string& line, std::size_t max) {
+    std::size_t end = 0;
+    while (end < line.size()) {
+        std::size_t next = end;
+        if (next_code_point(line, next) == kNotUtf8) next = end + 1;
+        if (next > max) break;
+        end = next;
+    }
+    return terminal_text(line.substr(0, end)) + (end < line.size() ? "..." : "");
+}
+
+// The first section header of `text` that is not one of the window's, as ImGui's ini reader
+// splits the text (lines end at \n or \r; a header starts with '[', ends with ']' and has a
+// type, up to the first ']', then a '['); "" when every section is the window's.
+std::string foreign_section(const std::string& text) {
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t end = text.find_first_of("\r\n", at);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(at, end - at);
+        at = end + 1;
+        if (line.size() < 2 || line.front() != '[' || line.back() != ']') continue;
+        const std::size_t type_end = line.find(']', 1);
+        if (type_end == line.size() - 1 || line.find('[', type_end + 1) == std::string::npos) continue;  // no name: skipped
+        const std::string type = line.substr(1, type_end - 1);
+        if (type != "HeadSplit" && type != "Window") return line;
+    }
+    return "";
+}
+
 }  // namespace
+
+void load_settings_text(const std::string& text) {
+    if (text.find('\0') != std::string::npos)
+        throw std::runtime_error("it holds a NUL byte at byte " + std::to_string(text.find('\0')) +
+                                 ", which no settings file the window writes has");
+    const std::string foreign = foreign_section(text);
+    if (!foreign.empty())
+        throw std::runtime_error("it holds the section " + shown_line(foreign, 60) +
+                                 ", which the window does not use (it reads [HeadSplit][Layout] and [Window][NAME])");
+    if (!text.empty()) ImGui::LoadIniSettingsFromMemory(text.data(), text.size());  // 0 would mean "to the NUL"
+}
 
 void register_layout_settings(AppState::Splits& splits) {
     ImGuiSettingsHandler h;
@@ -82,7 +126,11 @@ bool use_settings_file(AppState& st, const std::string& path) {
         std::ifstream in(path, std::ios::binary);
         const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         if (!in.good() && !in.eof()) throw std::runtime_error(path + ": cannot be read");
-        if (!text.empty()) ImGui::LoadIniSettingsFromMemory(text.data(), text.size());  // 0 would mean "to the NUL"
+        try {
+            load_settings_text(text);
+        } catch (const std::runtime_error& e) {
+            throw std::runtime_error(path + ": " + e.what() + "; remove it, and the window keeps its layout there anew");
+        }
         return true;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "headsplit: the layout starts from its defaults and is not kept: %s\n", e.what());

@@ -21,6 +21,13 @@ std::string settings_path();
 // splitter's range; anything else is passed over. ImGui's ini reader hands it the lines.
 void register_layout_settings(AppState::Splits& splits);
 
+// Hands `text`, a settings file's bytes, to ImGui's ini reader when every section in it is one
+// the window uses: its own [HeadSplit][Layout] and ImGui's [Window][NAME]. ImGui's other
+// sections are not checked by ImGui ([Table][0x00000001,200000000] allocates the 200 million
+// columns it reads, and crashes); any other section, or a NUL byte, throws
+// std::runtime_error naming it, and ImGui is given nothing.
+void load_settings_text(const std::string& text);
+
 // Registers st.splits as a section of the current ImGui context's settings and reads them
 // from `path` ("": no file). ImGui itself never opens the file (IniFilename stays null).
 // false when the file is there but was not read (it is then not written either: a file the
