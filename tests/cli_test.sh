@@ -118,17 +118,19 @@ check_refused 2 "--seed abc" trace --seed abc
 check_refused 2 "dropout p = -0.1 is outside [0, 1)" trace --dropout -0.1
 check_refused 2 "--dropout 1e999" trace --dropout 1e999
 check_refused 2 "has no words" trace --text ""
-# Words of Unicode spaces and zero-width characters only (a no-break space, an em space, a
-# zero-width space, an ideographic space, a word joiner) show nothing: they ran as invisible
-# tokens. A visible word with a no-break space inside stays one word. (Octal bytes: printf's
-# \u needs a UTF-8 locale.)
-check_refused 2 "word 1 of the text (U+2003 U+00A0) shows nothing" trace --text "$(printf '\342\200\203\302\240')"
-check_refused 2 "word 2 of the text (U+200B) shows nothing" trace --text "$(printf 'the \342\200\213 cat')"
-check_refused 2 "word 2 of the context (U+3000) shows nothing" trace --no-causal --context "$(printf 'le \343\200\200')"
-check_refused 2 "word 2 of sentence 2 (U+2060) shows nothing" trace --text "a b" --text "$(printf 'x \342\201\240')"
-"$bin" trace --json "$work/nbsp.json" --text "$(printf 'caf\303\251 \302\240dog')" >/dev/null 2>"$work/stderr" &&
-  /usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['config']['tokens']; assert t==['caf\u00e9','\u00a0dog'], t" "$work/nbsp.json" ||
-  fail "a visible word holding a no-break space: $(cat "$work/stderr")"
+# Unicode's spaces separate words as ASCII's do (Zs, U+2028, U+2029, and the zero-width U+200B,
+# U+2060, U+180E, U+FEFF): "the<NBSP>cat sleeps" ran as two words, the first holding an invisible
+# space. A text of those spaces only has no words. (Octal bytes: printf's \u needs a UTF-8
+# locale.)
+check_refused 2 "has no words" trace --text "$(printf '\342\200\203\302\240')"
+check_refused 2 "has no words" trace --no-causal --text "a" --context "$(printf '\343\200\200\342\201\240')"
+for space in '\302\240' '\343\200\200' '\342\200\211' '\342\200\250' '\342\200\213' '\342\201\240' '\341\240\216' '\357\273\277'; do
+  "$bin" trace --json "$work/spaces.json" --text "$(printf "the${space}cat sleeps$space")" --context "$(printf "le${space}chat")" \
+      --no-causal >/dev/null 2>"$work/stderr" &&
+    /usr/bin/python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['config']; t=(c['tokens'], c.get('context'))
+assert t==(['the','cat','sleeps'],[['le','chat']]), t" "$work/spaces.json" ||
+    fail "the text and context split at $space: $(cat "$work/stderr")"
+done
 # What shows nothing, by Unicode's properties (White_Space, Default_Ignorable_Code_Point,
 # format characters), not a list: a Hangul filler, a variation selector, a tag character, a
 # soft hyphen. Direction controls and control characters anywhere in a word (they reverse a

@@ -104,6 +104,31 @@ TEST_CASE("no tokens or too many tokens", "[validation]") {
     CHECK_THAT(error_of(c), Contains("1048577 tokens") && Contains("at most 1048576"));
 }
 
+TEST_CASE("Unicode's spaces separate words as ASCII's do", "[validation][words]") {
+    using Words = std::vector<std::string>;
+    // UTF-8 written out by hand from each code point: Zs (no-break, Ogham, en quad to hair,
+    // narrow no-break, medium mathematical, ideographic), the line and paragraph separators,
+    // and the zero-width space, word joiner, Mongolian vowel separator and BOM.
+    const std::vector<std::pair<const char*, std::string>> spaces = {
+        {"U+00A0", "\xC2\xA0"},     {"U+1680", "\xE1\x9A\x80"}, {"U+2000", "\xE2\x80\x80"}, {"U+2003", "\xE2\x80\x83"},
+        {"U+2009", "\xE2\x80\x89"}, {"U+200A", "\xE2\x80\x8A"}, {"U+200B", "\xE2\x80\x8B"}, {"U+2028", "\xE2\x80\xA8"},
+        {"U+2029", "\xE2\x80\xA9"}, {"U+202F", "\xE2\x80\xAF"}, {"U+205F", "\xE2\x81\x9F"}, {"U+2060", "\xE2\x81\xA0"},
+        {"U+3000", "\xE3\x80\x80"}, {"U+180E", "\xE1\xA0\x8E"}, {"U+FEFF", "\xEF\xBB\xBF"}};
+    for (const auto& [name, space] : spaces) {
+        CAPTURE(name);
+        CHECK(split_words("the" + space + "cat sleeps") == Words{"the", "cat", "sleeps"});
+        CHECK(split_words(space + "the " + space + space + "cat" + space) == Words{"the", "cat"});
+        CHECK(split_words(space + space).empty());
+    }
+    // Not spaces: letters beside them, joiners inside an emoji or a word, a C1 control (NEL is
+    // White_Space, but refused in a word as a control), a stray byte.
+    CHECK(split_words("caf\xC3\xA9 \xE2\x80\x82na\xC3\xAFve") == Words{"caf\xC3\xA9", "na\xC3\xAFve"});
+    CHECK(split_words("\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x92\xBB ok") == Words{"\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x92\xBB", "ok"});
+    CHECK(split_words("a\xC2\x85" "b") == Words{"a\xC2\x85" "b"});
+    CHECK(split_words("a\xFF\xC2 b") == Words{"a\xFF\xC2", "b"});
+    CHECK(split_words("a\tb\nc\vd\fe\rf") == Words{"a", "b", "c", "d", "e", "f"});
+}
+
 TEST_CASE("dropout outside 0 to 1", "[validation]") {
     Config c;
     for (double p : {-0.1, 1.0, 1.5, static_cast<double>(NAN)}) {

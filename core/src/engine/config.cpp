@@ -122,9 +122,29 @@ std::int64_t model_kv_cache_bytes_per_token(const Config& c, int bytes_per_value
 }
 
 std::vector<std::string> split_words(const std::string& text) {
-    std::istringstream in(text);
+    // Words are separated by ASCII's spaces (as isspace), Unicode's space separators (Zs), the
+    // line and paragraph separators, and the zero-width spaces and joiners that show nothing
+    // between words (U+200B, U+2060, U+180E, U+FEFF). NEL (U+0085) is White_Space but a C1
+    // control, refused inside a word, and so separates nothing.
+    const auto separates = [](char32_t u) {
+        return u == ' ' || (u >= '\t' && u <= '\r') || u == 0x00A0 || u == 0x1680 || (u >= 0x2000 && u <= 0x200B) ||
+               u == 0x2028 || u == 0x2029 || u == 0x202F || u == 0x205F || u == 0x2060 || u == 0x3000 || u == 0x180E ||
+               u == 0xFEFF;
+    };
     std::vector<std::string> words;
-    for (std::string w; in >> w;) words.push_back(w);
+    std::size_t start = 0;  // of the word being read
+    for (std::size_t i = 0; i < text.size();) {
+        const std::size_t at = i;
+        const char32_t u = next_code_point(text, i);
+        if (u == kNotUtf8) {
+            ++i;  // a stray byte belongs to its word (the checks name it)
+            continue;
+        }
+        if (!separates(u)) continue;
+        if (at > start) words.push_back(text.substr(start, at - start));
+        start = i;
+    }
+    if (text.size() > start) words.push_back(text.substr(start));
     return words;
 }
 
