@@ -315,7 +315,7 @@ mergeInto(LibraryManager.library, {
         exploring: "exploring on my own",
         full: "the class is full: this page works on its own",
         ended: "the lesson has ended: this page works on its own",
-        refused: "the lesson's code was not accepted: this page works on its own",
+        refused: (L.teacher ? "the teacher's secret" : "the lesson's code") + " was not accepted: this page works on its own",
         unreachable: "the lesson cannot be reached from this page",
       };
       var line = words[mode] || "";
