@@ -457,11 +457,17 @@ def check_command_line(headsplit, site):
         (["--no-window", "--port", "70000", "--site", site], "--port"),
         (["--no-window", "--port", "0", "--max-students", "0", "--site", site], "--max-students"),
         (["--bind", "127.0.0.1", "--port", "0", "--site", site], "--no-window"),
+        # A link-local address needs its interface: not a port's fault (it advised another port).
+        (["--no-window", "--bind", "fe80::1", "--port", "0", "--site", site], "a link-local address (fe80::/10)"),
+        (["--no-window", "--bind", "FE80::abcd", "--port", "8080", "--site", site], "a link-local address (fe80::/10)"),
+        # A display that cannot be opened: refused before the lesson's addresses are printed.
+        (["--bind", "127.0.0.1", "--port", "0", "--site", site], "cannot open the teacher window", {"DISPLAY": ":12345"}),
     ]
     # No display: the teacher window cannot open, and --no-window is named.
     quiet = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    for args, words in cases:
-        r = subprocess.run([headsplit, "lesson"] + args, capture_output=True, text=True, timeout=20, env=quiet)
+    for args, words, *env in cases:
+        r = subprocess.run([headsplit, "lesson"] + args, capture_output=True, text=True, timeout=20,
+                           env=dict(quiet, **env[0]) if env else quiet)
         lines = r.stderr.strip().split("\n")
         check(r.returncode != 0 and len(lines) == 1 and words in lines[0] and r.stdout == "",
               "headsplit lesson %s: exit %d, stderr %r" % (" ".join(args), r.returncode, r.stderr))

@@ -9,9 +9,13 @@
 #include <cstdlib>
 #include <iostream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
+#include <GLFW/glfw3.h>
+
 #include "headsplit/engine/config.hpp"
+#include "headsplit/io/terminal.hpp"
 #include "cli/lesson_link.hpp"
 #include "cli/options.hpp"
 #include "gui/model/lesson.hpp"
@@ -55,6 +59,12 @@ int LessonCommand::run() {
         const char* wayland = std::getenv("WAYLAND_DISPLAY");
         if (!(x11 && *x11) && !(wayland && *wayland))
             throw ConfigError("no display for the teacher window (DISPLAY is not set); run it in the desktop session, or use --no-window and drive from the teacher address");
+        // Opened before the lesson starts: its addresses are printed only for a lesson that runs.
+        static std::string glfw_error;
+        glfwSetErrorCallback([](int, const char* what) { glfw_error = what ? what : ""; });
+        if (!glfwInit())
+            throw ConfigError("cannot open the teacher window (" + terminal_text(glfw_error) +
+                              "); run it in the desktop session, or use --no-window and drive from the teacher address");
     }
 
     // Every student holds a WebSocket and, while the page loads, a few HTTP connections: raise

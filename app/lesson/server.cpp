@@ -79,6 +79,14 @@ std::string listen_problem(const std::string& bind, int port, const std::string&
             s6->sin6_port = htons(static_cast<std::uint16_t>(port));
             parsed = ::inet_pton(AF_INET6, bind.c_str(), &s6->sin6_addr) == 1;
             sa_len = sizeof *s6;
+            // A link-local address is one per network interface, and a bind without the
+            // interface is refused (EINVAL), whatever the port.
+            if (parsed && IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr)) {
+                ::close(fd);
+                return "cannot listen on " + bind + ": a link-local address (fe80::/10) is only reachable through " +
+                       "one network interface, which --bind cannot name; give another address of this machine, or " +
+                       "leave --bind out for every interface";
+            }
         } else {
             auto* s4 = reinterpret_cast<sockaddr_in*>(&sa);
             s4->sin_family = AF_INET;
