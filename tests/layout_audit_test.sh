@@ -559,6 +559,31 @@ stage = {i["text"] for i in items if i["panel"] == "stage" and i["kind"] == "lab
 assert {"tile_scores", "m", "l", "acc"} <= stage, stage
 print("flash's tiles: %d cells of %.0f px or more, every row named; the stage names its tensors" % (len(cells), min(c["w"] for c in cells)))
 PY
+# The backward pass of the default example at 1024x768 presenter, text 1.5 (steps 12 to 22,
+# out_proj_back to project_back): every stage number shown with digits of 2.5% of the height;
+# a gradient's name says how its numbers are scaled, its cells hold no value over 1; the
+# projections' backward shows dW_query alone, its row blocks named by head.
+for step in 12 13 14 15 16 17 18 19 20 21 22; do
+  "$bin" --screenshot "$work/b$step.png" --layout-report "$work/b$step.json" --window 1024x768 --font-scale 1.5 \
+    --present --backward --backend cpu --step $step 2>"$work/err" || fail "backward step $step: $(cat "$work/err")"
+done
+/usr/bin/python3 - "$work" <<'PY' || fail "the backward's numbers at 1024x768 presenter"
+import json, sys
+total = 0
+for step in range(12, 23):
+    items = json.load(open("%s/b%d.json" % (sys.argv[1], step)))["items"]
+    cells = [i for i in items if i["panel"] == "stage" and i["kind"] == "cell"]
+    assert cells and all(c["value_shown"] for c in cells), (step, [c["tensor"] for c in cells if not c["value_shown"]][:3])
+    assert min(c["value_h"] for c in cells) >= 0.025 * 768 - 0.5, (step, min(c["value_h"] for c in cells))
+    total += len(cells)
+    labels = [i["text"] for i in items if i["panel"] == "stage" and i["kind"] == "label"]
+    if step == 16:  # the softmax's backward: d attn_scores of about .06, shown times 10
+        assert any(l.startswith("d_attn_scores x10") for l in labels), labels
+    if step == 22:
+        assert {c["tensor"] for c in cells} == {"dW_query"} and len(cells) == 36, {c["tensor"] for c in cells}
+        assert {"h0", "h1"} <= set(labels), labels
+print("the backward at 1024x768 presenter: %d numbers over steps 12-22, each 19 px or more" % total)
+PY
 # Without --screenshot the report has no frame to describe: refused in one line.
 "$bin" --layout-report "$work/x.json" 2>"$work/err"
 [ $? = 2 ] && grep -q -- "--layout-report needs --screenshot" "$work/err" || fail "--layout-report alone: $(cat "$work/err")"

@@ -551,3 +551,28 @@ TEST_CASE("presenter mode's live changes say what changed and what followed", "[
     CHECK_FALSE(st.live.typing);
     CHECK(st.live.caption.find("T 3 -> 5") != std::string::npos);
 }
+
+TEST_CASE("G turns the backward pass on and off live; flash and decoding have none", "[gui][live][backward]") {
+    AppState st = make_state();
+    recompute(st);
+    settle(st);
+    REQUIRE(st.trace);
+    const std::size_t forward = st.trace->steps.size();
+    CHECK(live_change(st, LiveChange::Backward));
+    settle(st);
+    CHECK(st.live.caption.rfind("backward pass off -> on", 0) == 0);
+    REQUIRE(st.trace->config.backward);
+    CHECK(st.trace->steps.size() == forward + 11);  // out_proj_back .. project_back
+    CHECK(is_backward(st.trace->steps.back().op));
+    // M goes round loop, split, fused: flash has no backward pass yet.
+    set_mode(st.config, Mode::Fused);
+    CHECK(live_change(st, LiveChange::NextMode));
+    settle(st);
+    CHECK(st.config.mode == Mode::Loop);
+    CHECK(live_change(st, LiveChange::Backward));  // off again
+    settle(st);
+    CHECK_FALSE(st.trace->config.backward);
+    set_mode(st.config, Mode::Flash);
+    CHECK_FALSE(live_change(st, LiveChange::Backward));
+    CHECK(st.live.caption.rfind("backward pass stays off: flash", 0) == 0);
+}

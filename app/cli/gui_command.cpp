@@ -113,7 +113,7 @@ gui::GuiOptions GuiCommand::options() {
     gui::GuiOptions g;
     if (f.config.backend.empty()) f.config.backend = "gl";
     const CheckedConfig checked = app::make_config(f.config);
-    app::refuse_backward(checked.config, "the window");
+
     g.config = checked.config;
     g.screenshot = f.screenshot;
     if (!f.step.empty()) {

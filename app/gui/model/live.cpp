@@ -21,6 +21,7 @@ std::vector<std::pair<std::string, std::string>> settings(const Config& c) {
             {"KV heads", std::to_string(c.kv_head_count())},
             {"mode", mode_name(c.mode)},
             {"causal mask", c.causal ? "on" : "off"},
+            {"backward pass", c.backward ? "on" : "off"},
             {"T", std::to_string(c.num_tokens())}};
 }
 
@@ -54,13 +55,14 @@ const char* setting_of(LiveChange change) {
         case LiveChange::KvHeadsDown: return "KV heads";
         case LiveChange::NextMode: return "mode";
         case LiveChange::Causal: return "causal mask";
+        case LiveChange::Backward: return "backward pass";
     }
     return "";
 }
 
 // Makes `change` on c; "" when done, else why it cannot be.
 std::string apply(Config& c, LiveChange change) {
-    const bool sizes = change != LiveChange::NextMode && change != LiveChange::Causal;
+    const bool sizes = change != LiveChange::NextMode && change != LiveChange::Causal && change != LiveChange::Backward;
     if (sizes && !c.weights_dir.empty()) return "the checkpoint sets the sizes";
     const int dir = change == LiveChange::HeadsUp || change == LiveChange::DOutUp || change == LiveChange::KvHeadsUp ? 1 : -1;
     switch (change) {
@@ -88,12 +90,19 @@ std::string apply(Config& c, LiveChange change) {
         case LiveChange::NextMode: {
             const Mode order[] = {Mode::Loop, Mode::Split, Mode::Fused, Mode::Flash};
             const auto at = std::find(std::begin(order), std::end(order), c.mode) - std::begin(order);
-            set_mode(c, order[(at + 1) % 4]);
+            // Flash has no backward pass yet: with it on, loop -> split -> fused -> loop.
+            const Mode next = order[(at + 1) % 4];
+            set_mode(c, next == Mode::Flash && c.backward ? Mode::Loop : next);
             return "";
         }
         case LiveChange::Causal:
             c.causal = !c.causal;
             if (!c.causal && c.decoding()) set_decoding(c, false);  // decoding needs the mask
+            return "";
+        case LiveChange::Backward:
+            if (!c.backward && c.decoding()) return "decoding with a KV cache is inference, where no gradient flows back";
+            if (!c.backward && c.mode == Mode::Flash) return "flash mode's backward pass is not built yet; press M for split";
+            c.backward = !c.backward;
             return "";
     }
     return "";

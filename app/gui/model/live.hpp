@@ -19,6 +19,7 @@ enum class LiveChange {
     KvHeadsUp, KvHeadsDown,  // the next divisor of heads (K, Shift+K)
     NextMode,                // loop -> split -> fused -> flash -> loop (M)
     Causal,                  // the causal mask on or off (C)
+    Backward,                // the backward pass on or off (G: the gradients)
 };
 
 // What presenter mode remembers of the last change: the configuration before it, the words

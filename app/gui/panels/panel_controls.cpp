@@ -241,11 +241,16 @@ bool draw_attention(Config& c, bool checkpoint) {
     ImGui::BeginDisabled(checkpoint);  // GPT-2 has them
     changed |= ImGui::Checkbox("Q/K/V bias", &c.qkv_bias);
     ImGui::EndDisabled();
+    // The backward pass: not for decoding (inference) or flash (not built yet).
+    ImGui::BeginDisabled(c.decoding() || c.mode == Mode::Flash);
+    changed |= ImGui::Checkbox("backward pass (G)", &c.backward);
+    ImGui::EndDisabled();
     int seed = static_cast<int>(c.seed);
     if (ImGui::InputInt("seed", &seed)) {
         c.seed = static_cast<std::uint64_t>(std::max(0, seed));
         changed = true;
     }
+    if (c.backward && (c.mode == Mode::Flash || c.decoding())) c.backward = false;  // neither has one yet
     return changed;
 }
 
@@ -429,6 +434,7 @@ void draw_display(AppState& st) {
 float ControlsRowsWidth() {
     float w = 0;
     for (const char* toggle : {"causal mask", "output projection", "mask, then scale", "scale, then mask", "Q/K/V bias",
+                               "backward pass (G)",
                                "cross-attention", "decode with a KV cache", "predict the shape (Q)", "dark theme"})
         w = std::max(w, toggle_width(toggle));
     for (const char* button : {"add a sentence", "fullscreen (F11)", "save screenshot (F12)", "save take-home scripts",

@@ -78,19 +78,22 @@ void draw_tensor_captions(Canvas& cv, float below, bool beside, bool shapes) {
     const float cell = cv.cell, font = cv.room.font, right = cv.origin.x + cv.room.avail.x;
     bool same = true;
     for (const TensorRecord& r : s.tensors) same &= r.shape == first.shape && r.strides == first.strides;
+    // Each tensor's name as shown: a gradient's with the scale of its numbers (shown_name).
+    std::vector<std::string> names;
+    for (const TensorRecord& r : s.tensors) names.push_back(shown_name(s, r));
     // Shapes that differ go under their tensors; all on one line from the panel's edge, each
     // with its name, where one would not fit under its tensor even at the smallest label (a
     // name that does not fit over its tensor at that size is then left to that line).
     bool joined = false;
     std::string all_shapes;
     auto name_fits = [&](std::size_t ti) {
-        return ImGui::CalcTextSize(s.tensors[ti].name.c_str()).x * kSmallestLabel <= block_width(cv, ti) || cv.L.tensors.size() == 1;
+        return ImGui::CalcTextSize(names[ti].c_str()).x * kSmallestLabel <= block_width(cv, ti) || cv.L.tensors.size() == 1;
     };
     for (std::size_t ti = 0; !same && shapes && ti < cv.L.tensors.size(); ++ti) {
         const TensorRecord& rec = s.tensors[ti];
         const float tight_w = ImGui::CalcTextSize(without_spaces(shape_str(rec.shape)).c_str()).x;
         joined |= tight_w * kSmallestLabel > block_width(cv, ti) || !name_fits(ti);
-        all_shapes += (ti ? ", " : "") + rec.name + " " + shape_str(rec.shape);
+        all_shapes += (ti ? ", " : "") + names[ti] + " " + shape_str(rec.shape);
     }
     if (beside) below = cv.grid0.y + cv.L.tensors.back().y * cell;
     if (joined) place_caption(cv, {cv.origin.x, below}, all_shapes, cv.room.avail.x);
@@ -100,14 +103,16 @@ void draw_tensor_captions(Canvas& cv, float below, bool beside, bool shapes) {
         const float block_w = block_width(cv, ti);
         // One drawn for several viewed together: the others named beside it, and their key/value
         // heads where they have fewer.
-        std::string name = rec.name;
+        const std::string& own = names[ti];
+        std::string name = own;
         if (cv.L.tensors.size() < s.tensors.size()) {
-            name += " (";
+            name += s.views() || s.alike() ? " (" : " (then ";
             for (std::size_t o = cv.L.tensors.size(); o < s.tensors.size(); ++o)
-                name += (o > cv.L.tensors.size() ? ", " : "") + s.tensors[o].name;
+                name += (o > cv.L.tensors.size() ? ", " : "") + names[o];
             const TensorRecord& other = s.tensors.back();
             const int kv = other.dim_of(Axis::KvHead);
-            name += kv >= 0 && other.shape != rec.shape
+            name += !s.views() && !s.alike() ? ")"  // not made alike: only named (the projections' backward)
+                    : kv >= 0 && other.shape != rec.shape
                         ? " alike, with " + std::to_string(other.shape[static_cast<std::size_t>(kv)]) + " kv heads)"
                         : " alike)";
         }
@@ -116,14 +121,14 @@ void draw_tensor_captions(Canvas& cv, float below, bool beside, bool shapes) {
         if (!named_below && tl.y == 0) {
             // The name alone where the others' do not fit; smaller, down to the smallest label,
             // where even it does not.
-            const float w = ImGui::CalcTextSize(rec.name.c_str()).x;
+            const float w = ImGui::CalcTextSize(own.c_str()).x;
             const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text);
             const ImVec2 at(cv.grid0.x + tl.x * cell, cv.origin.y);
             if (ImGui::CalcTextSize(name.c_str()).x <= name_w || w <= name_w) {
-                cv.label(at, ink, first_fitting({name, rec.name}, name_w));
+                cv.label(at, ink, first_fitting({name, own}, name_w));
             } else {
                 const float size = std::max(kSmallestLabel * font, font * name_w / w);
-                cv.label_sized({at.x, at.y + font - size}, ink, rec.name, size, name_w, "");
+                cv.label_sized({at.x, at.y + font - size}, ink, own, size, name_w, "");
             }
         } else if (!named_below) {  // a later row of tensors: in the gap above it, as large as the gap allows up to the text
             const float size = std::max(kSmallestLabel * font, std::min(font, kTensorRowGap * cell - 3));
@@ -134,7 +139,7 @@ void draw_tensor_captions(Canvas& cv, float below, bool beside, bool shapes) {
         if (!same) {
             const std::string shape = shape_str(rec.shape);
             const float x = cv.grid0.x + (beside ? beside_x(cv.L) * cell : tl.x * cell);
-            place_caption(cv, {x, below}, ImGui::CalcTextSize((rec.name + " " + shape).c_str()).x <= block_w ? rec.name + " " + shape : shape,
+            place_caption(cv, {x, below}, ImGui::CalcTextSize((own + " " + shape).c_str()).x <= block_w ? own + " " + shape : shape,
                           block_w);
             continue;
         }
@@ -315,10 +320,17 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
         const TensorRecord& rec = s.tensors[ti];
         const std::vector<float>& values = rec.values();
         const float scale_max = tl.colour_scale;
+        // A gradient's numbers times 10^k (gradient_exponent), filled on a diverging scale.
+        const bool gradient = is_backward(s.op);
+        const float factor = std::pow(10.0f, static_cast<float>(gradient_exponent(s, rec)));
         // One number format for every cell of the tensor on screen, or none.
         std::vector<float> shown_values;
+        float most = 0;
         for (const Cell& c : tl.cells)
-            if (static_cast<std::size_t>(c.index) < values.size()) shown_values.push_back(values[c.index]);
+            if (static_cast<std::size_t>(c.index) < values.size()) {
+                shown_values.push_back(values[c.index] * factor);
+                most = std::max(most, std::fabs(shown_values.back()));
+            }
         CellText text = cell_text(shown_values, cell - 2, cell - 2, rec.name, cv.number_max, cv.number_min,
                                   ti < cv.decimals.size() ? cv.decimals[ti] : 2);
         if (frame_watch().watching()) text.values_of = rec.name + " at step " + std::to_string(s.index);
@@ -339,9 +351,10 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
             }
             const ImVec2 p0(cv.grid0.x + x * cell + 1, cv.grid0.y + y * cell + 1);
             const ImVec2 p1(p0.x + cell - 2, p0.y + cell - 2);
-            const float v = values[i];
+            const float v = values[i] * factor;
             ImU32 fill;
             if (std::isinf(v)) fill = IM_COL32(40, 40, 40, static_cast<int>(255 * alpha));
+            else if (gradient) fill = gradient_fill(v, most);
             else if (s.op == Op::Softmax || s.op == Op::Dropout) fill = sequential_color(v);
             else if (is_grid_op(s.op)) fill = diverging_color(scale_max > 0 ? v / scale_max : 0);
             else if (cell_at.head >= 0) fill = head_color(cell_at.head, 0.55f + 0.45f * std::min(1.0f, std::fabs(v)));
@@ -352,8 +365,8 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
                 fill = ImGui::ColorConvertFloat4ToU32(f);
             }
             dl->AddRectFilled(p0, p1, fill, 3.0f);
-            if (is_grid_op(s.op) && cell_at.head >= 0 && tl.axes.size() == 4)
-                dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
+            if ((is_grid_op(s.op) && tl.axes.size() == 4) || gradient)
+                if (cell_at.head >= 0) dl->AddRect(p0, p1, head_color(cell_at.head, 0.9f * alpha), 3.0f, 0, 2.0f);
             std::vector<long long> index;  // for the audit only: no allocation a cell a frame otherwise
             if (frame_watch().watching()) {
                 const Shape at = unravel(rec.shape, static_cast<std::int64_t>(i));
@@ -469,6 +482,10 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
     const float x0 = cv.origin.x + label_w;
     const float label_h = ImGui::GetTextLineHeight();
     const std::vector<float>& values = rec.values();
+    // A gradient's cells filled as on the stage: diverging over its largest magnitude.
+    const bool gradient = is_backward(cv.s.op);
+    float most = 0;
+    for (float v : values) most = std::max(most, std::fabs(v));
     for (std::int64_t row = 0; row < k.rows; ++row) {
         const std::int64_t a0 = row * k.per_row, a1 = std::min(span, a0 + k.per_row);
         // Address ticks over the first row, every k-th address so that no two overlap (the
@@ -500,9 +517,11 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
             const float v = i >= 0 && static_cast<std::size_t>(i) < values.size() ? values[static_cast<std::size_t>(i)] : 0.0f;
             const ImU32 fill = i < 0          ? IM_COL32(90, 90, 90, 80)
                                : std::isinf(v) ? IM_COL32(40, 40, 40, 255)
+                               : gradient      ? gradient_fill(v, most)
                                : head >= 0     ? head_color(head, 0.55f + 0.45f * std::min(1.0f, std::fabs(v)))
                                                : neutral_color(st.dark);
             cv.dl->AddRectFilled(p0, p1, fill, 2.0f);
+            if (gradient && i >= 0 && head >= 0) cv.dl->AddRect(p0, p1, head_color(head, 0.9f), 2.0f, 0, 2.0f);
             if (st.hover.valid && st.hover.tensor == 0 && i == st.hover.index)
                 cv.dl->AddRect({p0.x - 2, p0.y - 2}, {p1.x + 2, p1.y + 2}, IM_COL32(255, 255, 255, 255), 2.0f, 0, 3.0f);
             if (frame_watch().watching()) {

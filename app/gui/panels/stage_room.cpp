@@ -23,8 +23,10 @@ const StepLayout& layout_of(const AppState& st, const std::shared_ptr<const Trac
     lim.head0 = std::clamp<std::int64_t>(view.head0, 0, 0x7ff);
     lim.batch = std::clamp<std::int64_t>(batch, 1, 4);
     lim.batch0 = std::clamp<std::int64_t>(batch0, 0, 0xff);
-    // Presenter mode and a handout draw one of several tensors viewed together, as large as it goes.
-    lim.first_only = (st.presenting || st.document || alone) && tr->steps[static_cast<std::size_t>(step)].views();
+    // Presenter mode and a handout draw one of several tensors viewed together, as large as it
+    // goes; and the projections' backward its dW_query alone (the weight split in reverse).
+    const Step& s = tr->steps[static_cast<std::size_t>(step)];
+    lim.first_only = (st.presenting || st.document || alone) && (s.views() || s.op == Op::ProjectBack);
     // Negative, so never a step: variant 8 bits, token0 16, col0 16, head0 11, batch 3, batch0 8.
     static_assert(kLayoutVariants - kPageVariant <= 256, "the variant's 8 bits");
     const std::int64_t key = -1 - (static_cast<std::int64_t>(variant - kPageVariant) | lim.token0 << 8 | lim.col0 << 24 |

@@ -53,6 +53,24 @@ ImU32 diverging_color(float v) {
         {white.x + (end.x - white.x) * t, white.y + (end.y - white.y) * t, white.z + (end.z - white.z) * t, 1});
 }
 
+int gradient_exponent(const Step& s, const TensorRecord& t) {
+    if (!is_backward(s.op) || !t.has_values()) return 0;
+    const std::vector<float>& v = t.values();
+    float most = 0;
+    for (float x : v) most = std::max(most, std::fabs(x));
+    int k = 0;
+    while (most > 0 && most * std::pow(10.0f, static_cast<float>(k)) < 0.1f && k < 30) ++k;
+    return k;
+}
+
+std::string shown_name(const Step& s, const TensorRecord& t) {
+    const int k = gradient_exponent(s, t);
+    if (k == 0) return t.name;
+    return t.name + (k <= 4 ? " x" + std::string("1") + std::string(static_cast<std::size_t>(k), '0') : " x1e" + std::to_string(k));
+}
+
+ImU32 gradient_fill(float v, float most) { return diverging_color(most > 0 ? v / most : 0); }
+
 ImU32 sequential_color(float v) {
     v = std::clamp(v, 0.0f, 1.0f);
     // light yellow -> orange -> dark purple

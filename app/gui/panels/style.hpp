@@ -168,6 +168,16 @@ std::string grouped(std::int64_t n);
 // One line on the layer's attention weights: 3·D_in·D_out + D_out² (and GPT-3's 96 layers).
 std::string parameter_line(const Config& c);
 
+// A gradient's numbers as the stage shows them (a backward step's tensors): times 10^k, the
+// least k >= 0 that brings its largest magnitude to 0.1 or more, so that a gradient of .004
+// reads .40 where one decimal would show .0; its name then says so ("d_queries x100").
+// 0 for a forward step's tensor, or one of zeros.
+int gradient_exponent(const Step& s, const TensorRecord& t);
+std::string shown_name(const Step& s, const TensorRecord& t);
+// A gradient cell's fill: diverging (blue negative, red positive) over its tensor's largest
+// magnitude `most` (the shown numbers'), -inf never: a gradient is finite.
+ImU32 gradient_fill(float v, float most);
+
 // Width of `text` in the cell font.
 float number_width(const std::string& text);
 // The smallest cell that shows the numbers of a grid up to "-9.99" ("-.52", "-inf", "154") with

@@ -100,6 +100,7 @@ void handle_live_keys(AppState& st) {
         if (ImGui::IsKeyPressed(k.key)) live_change(st, down ? k.down : k.up);
     if (ImGui::IsKeyPressed(GLFW_KEY_M)) live_change(st, LiveChange::NextMode);
     if (ImGui::IsKeyPressed(GLFW_KEY_C)) live_change(st, LiveChange::Causal);
+    if (ImGui::IsKeyPressed(GLFW_KEY_G)) live_change(st, LiveChange::Backward);
     if (ImGui::IsKeyPressed(GLFW_KEY_T)) open_sentence_box(st);
     using Side = AppState::PresenterSide;
     const struct {

@@ -56,7 +56,7 @@ int HeadColours::of_element(std::int64_t i) const {
     if (shape.empty()) return -1;
     Shape ix;
     unravel(shape, i, ix);
-    return split ? of_head(ix[head_rows ? 1 : 2]) : of_column(ix.back());
+    return split ? of_head(ix[head_rows ? 1 : 2]) : of_column(weight_rows ? ix.front() : ix.back());
 }
 
 const Cell* TensorLayout::cell_at(std::int64_t index) const {
@@ -66,6 +66,11 @@ const Cell* TensorLayout::cell_at(std::int64_t index) const {
 }
 
 std::string row_name(const Config& c, const TensorLayout& tl, std::int64_t b, std::int64_t r) {
+    if (tl.colours.weight_rows) {  // a weight's gradient: the head each block of rows belongs to, at its first row
+        const std::int64_t pos = tl.row_offset + r;
+        const int h = tl.colours.of_column(pos);
+        return h >= 0 && (pos == 0 || tl.colours.of_column(pos - 1) != h) ? "h" + std::to_string(h) : "";
+    }
     if (tl.batch_rows) return "s" + std::to_string(r);
     const std::int64_t pos = tl.row_offset + r;
     if (tl.key_rows) {
@@ -132,10 +137,18 @@ HeadColours head_colours(const Step& s, const TensorLayout& tl, const Extent& e,
     h.head_dim = c.head_dim(), h.D = c.heads * c.head_dim();
     h.kv_width = std::max<std::int64_t>(c.kv_width(), 1), h.group = std::max<std::int64_t>(c.group_size(), 1);
     h.grouped = c.grouped(), h.key_rows = tl.key_rows, h.kv_heads = tl.kv_heads, h.step_head = s.head;
-    h.mixed = tl.batch_rows || s.op == Op::Input || s.op == Op::OutProj || s.op == Op::Assemble;
-    h.kv_cols = !e.split && !h.mixed && tl.key_rows && h.head_dim > 0 && s.head < 0;
-    // Fused mode's one projection: queries, keys and values side by side.
-    h.qkv_cols = !e.split && !h.mixed && s.op == Op::Project && s.head < 0 && s.tensors.size() == 1 && h.head_dim > 0;
+    // The backward's gradients of x, the context and the output mix the heads as those do; a
+    // weight's gradient is coloured by its rows (W_out's by its columns, the context's).
+    const bool mixed_grad = tl.name == "d_output" || tl.name == "d_x" || tl.name == "d_context" || tl.name == "db_out";
+    const bool kv_weight = tl.name == "dW_key" || tl.name == "dW_value" || tl.name == "db_key" || tl.name == "db_value";
+    const bool qkv_weight = tl.name == "dW_qkv" || tl.name == "db_qkv";
+    h.weight_rows = tl.axes.size() == 2 && tl.name.rfind("dW_", 0) == 0 && tl.name != "dW_out";
+    // (A [rows, cols] tensor lies out with its rows as batch rows: a weight's are its outputs.)
+    h.mixed = (tl.batch_rows && !h.weight_rows && tl.name != "dW_out") || s.op == Op::Input || s.op == Op::OutProj || s.op == Op::Assemble || mixed_grad;
+    h.kv_cols = !e.split && !h.mixed && (tl.key_rows || kv_weight) && h.head_dim > 0 && s.head < 0;
+    // Fused mode's one projection: queries, keys and values side by side (and its gradients).
+    h.qkv_cols = !e.split && !h.mixed && h.head_dim > 0 &&
+                 ((s.op == Op::Project && s.head < 0 && s.tensors.size() == 1) || qkv_weight);
     h.by_head = !e.split && !h.mixed && !h.kv_cols && !h.qkv_cols && tl.axes.back() == Axis::Feature && s.head < 0 &&
                 h.head_dim > 0 && e.X % h.D == 0;
     return h;
@@ -194,7 +207,7 @@ void place_cells(TensorLayout& tl, const Extent& e, const LayoutLimits& lim) {
         const std::int64_t col = ix.back() - tl.col0;
         Cell c;
         c.index = i;
-        c.head = e.split ? tl.colours.of_head(ix[hd_dim]) : tl.colours.of_column(ix.back());
+        c.head = e.split ? tl.colours.of_head(ix[hd_dim]) : tl.colours.of_column(tl.colours.weight_rows ? ix.front() : ix.back());
         if (!e.split) {
             c.x = static_cast<float>(col), c.y = static_cast<float>(row);
         } else {  // panel p of the grid, row r of it

@@ -80,6 +80,9 @@ struct HeadColours {
     std::int64_t head_dim = 0, D = 0, kv_width = 1, group = 1;
     bool grouped = false, mixed = false, kv_cols = false, qkv_cols = false, by_head = false;
     bool key_rows = false, kv_heads = false;
+    // A weight's gradient [out, in] (dW_query, ...): its rows are the projection's output
+    // columns, coloured as those.
+    bool weight_rows = false;
     int step_head = -1;
 
     int of_element(std::int64_t i) const;  // flat index i; -1 when mixed or none

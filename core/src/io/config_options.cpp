@@ -29,6 +29,8 @@ std::vector<std::pair<std::string, std::string>> checkpoint_options(const Config
     if (c.dropout > 0) o.emplace_back("dropout", exact_number(c.dropout)), o.emplace_back("seed", std::to_string(c.seed));
     if (c.scale_first) o.emplace_back("scale-first", "");
     if (!c.out_proj) o.emplace_back("no-out-proj", "");
+    if (c.backward) o.emplace_back("backward", "");
+    if (c.dout_ones) o.emplace_back("dout", "ones");
     if (c.backend == BackendKind::Gl) o.emplace_back("backend", "gl");
     return o;
 }
@@ -89,6 +91,8 @@ std::vector<std::pair<std::string, std::string>> config_options(const Config& c)
     if (c.qkv_bias) o.emplace_back("qkv-bias", "");
     if (c.scale_first) o.emplace_back("scale-first", "");
     if (!c.out_proj) o.emplace_back("no-out-proj", "");
+    if (c.backward) o.emplace_back("backward", "");
+    if (c.dout_ones) o.emplace_back("dout", "ones");
     if (c.backend == BackendKind::Gl) o.emplace_back("backend", "gl");  // the CPU is the default
     return o;
 }
