@@ -165,6 +165,15 @@ async def check_server(headsplit, base):
     err = run.stderr.strip()
     check(run.returncode != 0 and "\n" not in err and blocked["XDG_DATA_HOME"] in err and "set XDG_DATA_HOME" in err,
           f"an unwritable data folder gave {run.returncode}: {err!r}")
+    # A control character in the data folder's name reaches the terminal escaped.
+    odd = dict(env, XDG_DATA_HOME=os.path.join(base, "data\x1b]0;owned\x07"))
+    proc, said = await start(headsplit, site, odd)
+    try:
+        line = said["certificate"]
+        check("\x1b" not in line and "\x07" not in line and "data\\x1b]0;owned\\x07/headsplit" in line,
+              "a data folder with ESC and BEL in its name: certificate: %r" % line)
+    finally:
+        await stop(proc)
     print("https: page, headers, wss, kept, replaced and refused: as expected")
 
 

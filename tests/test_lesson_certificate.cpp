@@ -1,14 +1,18 @@
 // The lesson's own certificate for --https (lesson/certificate.hpp): made in a folder, kept
 // while it fits, remade when it no longer names the addresses; a key only its owner reads;
 // files that are damaged, cut short, huge or not files at all replaced or refused in one line.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -159,6 +163,65 @@ TEST_CASE("a certificate that cannot be kept is refused in one line", "[lesson][
     }
     SECTION("no folder at all") {
         CHECK_THROWS_WITH(lesson_certificate("", {}), Catch::Contains("XDG_DATA_HOME"));
+    }
+}
+
+TEST_CASE("the folder's files are its own: no pipe waited on, no link written through", "[lesson][certificate]") {
+    TempFolder tmp;
+    const std::string folder = (tmp.path / "headsplit").string();
+    fs::create_directories(folder);
+    const std::string cert = folder + "/lesson-https-cert.pem", key = folder + "/lesson-https-key.pem";
+    SECTION("a named pipe as the certificate: refused in one line, at once") {
+        REQUIRE(::mkfifo(cert.c_str(), 0600) == 0);
+        // Should the write wait for a reader, one comes after 5 s, so that the case fails
+        // rather than hangs.
+        std::atomic<bool> done{false};
+        std::thread reader([&] {
+            for (int i = 0; i < 50 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            if (done) return;
+            const int fd = ::open(cert.c_str(), O_RDONLY | O_NONBLOCK);
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            if (fd >= 0) ::close(fd);
+        });
+        const auto start = std::chrono::steady_clock::now();
+        std::string what;
+        try {
+            lesson_certificate(folder, {});
+        } catch (const std::runtime_error& e) {
+            what = e.what();
+        }
+        done = true;
+        reader.join();
+        CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(3));
+        CHECK(what.find(cert) != std::string::npos);
+        CHECK(what.find('\n') == std::string::npos);
+        struct stat info {};
+        CHECK((::lstat(cert.c_str(), &info) == 0 && S_ISFIFO(info.st_mode)));
+    }
+    for (const bool key_link : {true, false}) {
+        DYNAMIC_SECTION("a symlink as the " << (key_link ? "key" : "certificate") << " to a file elsewhere") {
+            const std::string outside = (tmp.path / "outside.pem").string();
+            std::ofstream(outside) << "the user's own file\n";
+            fs::permissions(outside, fs::perms::all, fs::perm_options::replace);  // world-readable: not kept
+            fs::create_symlink(outside, key_link ? key : cert);
+            const Certificate made = lesson_certificate(folder, {});
+            CHECK(made.made);
+            CHECK(read(outside) == "the user's own file\n");
+            CHECK(mode_of(outside) == 0777);
+            CHECK_FALSE(fs::is_symlink(key_link ? key : cert));
+            CHECK(mode_of(key) == 0600);
+        }
+    }
+    SECTION("a certificate of mode 000 remade: the new one is readable") {
+        const Certificate first = lesson_certificate(folder, {});
+        std::ofstream(cert, std::ios::trunc) << "damaged\n";  // remade whoever runs the test (root reads mode 000)
+        fs::permissions(cert, fs::perms::none, fs::perm_options::replace);
+        const Certificate again = lesson_certificate(folder, {});
+        CHECK(again.made);
+        CHECK(again.fingerprint != first.fingerprint);
+        CHECK(mode_of(cert) == 0644);
+        CHECK(mode_of(key) == 0600);
+        CHECK_FALSE(lesson_certificate(folder, {}).made);  // and kept next time
     }
 }
 

@@ -89,7 +89,7 @@ int LessonCommand::run() {
     const std::string query = no_window ? std::string() : gui::lesson_query(g.config, g.step, true);
     gui::LessonStart started = start_lesson(settings, query);
     std::cout << "teacher: " << started.teacher_url << "\nstudent: " << started.student_url << "\n";
-    if (!started.certificate.empty()) std::cout << "certificate: " << started.certificate << "\n";
+    if (!started.certificate.empty()) std::cout << "certificate: " << terminal_text(started.certificate) << "\n";
     std::cout << std::flush;
     if (!started.other_addresses.empty()) {
         std::cerr << "headsplit lesson: this machine is also reachable at";

@@ -3,10 +3,12 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -238,6 +240,19 @@ bool exists(const std::string& path) {
     return ::lstat(path.c_str(), &info) == 0 || errno != ENOENT;
 }
 
+// `text` as the folder's own file `path`: a new regular file of `mode`, whatever was there (a
+// remade certificate does not take the mode of the one it replaces). A symlink is replaced
+// itself, never written through to the file it names elsewhere; anything else that is not a
+// regular file (a named pipe, whose writer would wait for a reader forever) is refused.
+void keep_file(const std::string& path, const std::string& text, mode_t mode) {
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode) && ::unlink(path.c_str()) != 0)
+        throw std::runtime_error("cannot replace the symlink " + path + ": " + std::strerror(errno));
+    write_private_file_atomically(path, text);  // made 0600 before a byte is written
+    if (mode != 0600 && ::chmod(path.c_str(), mode) != 0)
+        throw std::runtime_error("cannot make " + path + " readable: " + std::strerror(errno));
+}
+
 [[noreturn]] void cannot_keep(const std::string& folder, const std::string& why) {
     throw std::runtime_error("cannot keep the lesson's certificate in " + folder + " (" + why +
                              "); set XDG_DATA_HOME to a folder you can write to");
@@ -272,8 +287,8 @@ Certificate lesson_certificate(const std::string& folder, const std::vector<std:
 
     const Made made = make_certificate(wanted);
     try {
-        write_private_file_atomically(out.key_path, made.key_pem);
-        write_file_atomically(out.cert_path, made.cert_pem);
+        keep_file(out.key_path, made.key_pem, 0600);
+        keep_file(out.cert_path, made.cert_pem, 0644);
     } catch (const std::exception& e) {
         cannot_keep(folder, e.what());
     }
