@@ -259,6 +259,18 @@ TEST_CASE("lesson from the browser teacher: the quiz asks and reveals without th
     CHECK(lesson_question_messages(st).empty());
 }
 
+namespace {
+
+// The Controls' starter, for lessons on loopback serving `site`.
+LessonStarter loopback_starter(const TempSite& site) {
+    app::LessonSettings settings;
+    settings.bind = "127.0.0.1";
+    settings.site = site.path.string();
+    return app::lesson_starter(settings);
+}
+
+}  // namespace
+
 TEST_CASE("lesson from the Controls: the port field's value starts it, a value that is no port is refused", "[lesson][gui]") {
     AppState st;
     computed(st);
@@ -288,10 +300,7 @@ TEST_CASE("lesson from the Controls: the port field's value starts it, a value t
 
 TEST_CASE("lesson from the Controls: a port in use is named in one line, SIGINT and SIGTERM close the window", "[lesson][gui]") {
     const TempSite site("headsplit-controls");
-    app::LessonSettings settings;
-    settings.bind = "127.0.0.1";
-    settings.site = site.path.string();
-    const LessonStarter start = app::lesson_starter(settings);
+    const LessonStarter start = loopback_starter(site);
 
     // Another server holds a port: the Controls' lesson on it says so, naming the port and the field.
     lesson::ServerOptions other;
@@ -338,6 +347,32 @@ TEST_CASE("lesson from the Controls: a port in use is named in one line, SIGINT 
     CHECK(st.lesson.said == "the lesson has ended; every student was told");
     CHECK(handler_of(SIGINT) == note_test_signal);
     CHECK(handler_of(SIGTERM) == note_test_signal);
+    ::sigaction(SIGINT, &before_int, nullptr);
+    ::sigaction(SIGTERM, &before_term, nullptr);
+}
+
+TEST_CASE("lesson command: its window still closes on SIGINT and SIGTERM after the lesson ends", "[lesson][gui]") {
+    const TempSite site("headsplit-ended");
+    const LessonStarter start = loopback_starter(site);
+    struct sigaction before_int {}, before_term {};
+    ::sigaction(SIGINT, nullptr, &before_int);
+    ::sigaction(SIGTERM, nullptr, &before_term);
+    app::close_window_on_signals();  // as `headsplit lesson` does before its window opens
+    AppState st;
+    computed(st);
+    std::shared_ptr<LessonLink> link;
+    st.lesson.port = 0;
+    st.lesson.start_requested = true;
+    lesson_frame(st, link, start, 1.0);
+    REQUIRE(link);
+    st.lesson.stop_requested = true;  // "end the lesson"
+    lesson_frame(st, link, start, 2.0);
+    CHECK_FALSE(link);
+    if (!app::lesson_interrupted()) CHECK_FALSE(st.lesson.close_window);  // (the flag outlives a case)
+    std::raise(SIGTERM);  // noted, not the default action: the window must act on it
+    CHECK(app::lesson_interrupted());
+    lesson_frame(st, link, start, 3.0);
+    CHECK(st.lesson.close_window);
     ::sigaction(SIGINT, &before_int, nullptr);
     ::sigaction(SIGTERM, &before_term, nullptr);
 }

@@ -158,6 +158,7 @@ gui::LessonStart start_lesson(const LessonSettings& s, const std::string& query)
     out.qr_size = qr.size;
     out.qr = qr.modules;
     out.link = std::move(link);
+    out.interrupted = lesson_interrupted;
     return out;
 }
 

@@ -36,9 +36,10 @@ std::vector<std::string> lan_addresses();
 gui::LessonStart start_lesson(const LessonSettings& s, const std::string& query);
 
 // From now on SIGINT and SIGTERM make every link start_lesson made say interrupted(): the
-// window closes and the lesson ends as when it is closed. While a link lives this holds
-// anyway (a lesson started from the Controls); when the last one is gone, the handlers it
-// replaced come back.
+// window closes and the lesson ends as when it is closed; after its lesson has ended, the
+// window still closes (its LessonStart::interrupted). While a link lives this holds anyway (a
+// lesson started from the Controls); when the last one is gone, the handlers it replaced come
+// back.
 void close_window_on_signals();
 // Whether SIGINT or SIGTERM came while a lesson's link held them.
 bool lesson_interrupted();

@@ -135,6 +135,7 @@ void lesson_adopt(AppState& st, std::shared_ptr<LessonLink>& link, const LessonS
     v.can_start = can_start;
     v.port = port;
     v.on = true;
+    v.interrupted = started.interrupted;
     v.student_url = started.student_url;
     v.join_code = started.join_code;
     v.other_addresses = started.other_addresses;
@@ -163,8 +164,8 @@ void lesson_frame(AppState& st, std::shared_ptr<LessonLink>& link, const LessonS
         if (!problem.empty()) v.said = problem;
         else if (!link && start) lesson_adopt(st, link, start(lesson_query_now(st), v.port));
     }
+    if ((link && link->interrupted()) || (v.interrupted && v.interrupted())) v.close_window = true;
     if (!link) return;
-    if (link->interrupted()) v.close_window = true;
     for (const std::string& m : lesson_messages(st, now)) link->post(m);
     auto [version, text] = link->stats();
     if (version != v.stats_version && take_lesson_stats(v, text)) v.stats_version = version;

@@ -59,6 +59,9 @@ struct LessonStart {
     std::string certificate;
     int qr_size = 0;                           // the student URL's QR code: qr_size x qr_size
     std::vector<std::uint8_t> qr;              // modules, row by row, 1 dark (no quiet zone)
+    // Whether the terminal's SIGINT or SIGTERM asked the window to close, while this lesson runs
+    // and after it ends (the `lesson` command's window keeps the signals after its lesson).
+    std::function<bool()> interrupted;
 };
 // Starts a lesson whose first state is `query`, listening on `port` (0: any free port).
 using LessonStarter = std::function<LessonStart(const std::string& query, int port)>;
@@ -75,6 +78,7 @@ struct LessonView {
     bool paused = false, locked = false;
     bool start_requested = false, stop_requested = false;
     bool close_window = false;  // the lesson was interrupted from the terminal: the window closes
+    std::function<bool()> interrupted;  // the last lesson's LessonStart::interrupted, kept after it ends
     int port = kLessonPort;     // the Controls' port field: where "start a live lesson" listens
     // A student's page following a teacher who locks exploring: its own stepping and changing
     // input (keys, clicks) is dropped before the frame sees it; `ignored` counts what was.
