@@ -158,9 +158,16 @@ def expected_ops(c, f):
         for h in range(c["heads"]):
             ops += [("concat_back", h)] + [(op, h) for op in attention] + [("project_back", h)]
         return ops
-    ops += [("merge_back", None), ("transpose_back_grad", None)] + [(op, None) for op in attention]
-    if c["kv_heads"] != c["heads"]:
-        ops.append(("repeat_kv_back", None))
+    ops += [("merge_back", None), ("transpose_back_grad", None)]
+    if c["mode"] == "flash":
+        blk, T, S = c["block"], f.T, f.S
+        qb, kb = -(-T // blk), -(-S // blk)
+        runs = lambda i, j: not c["causal"] or j * blk <= min((i + 1) * blk, T) - 1
+        ops += [("flash_back_rows", None)] + [("tile_back", None) for j in range(kb) for i in range(qb) if runs(i, j)]
+    else:
+        ops += [(op, None) for op in attention]
+        if c["kv_heads"] != c["heads"]:
+            ops.append(("repeat_kv_back", None))
     ops += [("transpose_grad", None), ("view_back", None)]
     if c["mode"] == "fused":
         ops.append(("split_back", None))
@@ -204,6 +211,22 @@ class Expect:
             out["d_x"] = q_part + kv_part
         return out
 
+    def tile_window(self, step, name):
+        """Flash: a tile's p, and the sums dq, dk, dv hold once the tiles so far (key blocks
+        outer) have added theirs: prefixes of autograd's products."""
+        f = self.f
+        q0, k0 = step["rows"][0], step["keys"][0]
+        q1, k1 = q0 + step["rows"][1], k0 + step["keys"][1]
+        d_raw = grad(f.chain[0][1])  # the gradient of q @ k^T, before any scale or mask
+        group = lambda t: t.view(f.B, f.G, f.r, *t.shape[2:]).sum(2)
+        if name == "tile_probs":
+            return f.w_att.detach()[:, :, q0:q1, k0:k1]
+        if name == "d_queries":
+            return d_raw[:, :, q0:q1, :k1] @ f.k_h.detach()[:, :, :k1]
+        if name == "d_keys":
+            return group(d_raw[:, :, :q1, k0:k1].transpose(-2, -1) @ f.q_h.detach()[:, :, :q1])
+        return group(f.w_att.detach()[:, :, :q1, k0:k1].transpose(-2, -1) @ grad(f.ctx)[:, :, :q1])
+
     def tensor(self, step, name):
         f, c, op, h = self.f, self.c, step["op"], step.get("head")
         hd = f.hd
@@ -229,6 +252,12 @@ class Expect:
             return per(self.chain_grads[op])
         if op == "scores_back":
             return per(grad(f.q_h)) if name == "d_queries" else per(grad(f.k_h))
+        if op == "flash_back_rows":
+            if name == "lse":
+                return torch.logsumexp(f.chain[-1][1].detach(), dim=-1)
+            return (grad(f.ctx) * f.ctx.detach()).sum(-1)
+        if op == "tile_back":
+            return self.tile_window(step, name)
         if op == "repeat_kv_back":
             return grad(f.k_g) if name == "d_keys" else grad(f.v_g)
         if op == "transpose_grad":

@@ -43,6 +43,11 @@ configs=(
   "--preset journey"
   "--preset tiny-trained --layer 1"
   "--tokens 24 --d-in 32 --d-out 64 --heads 4"
+  "--mode flash --text 'the cat sleeps on a mat'"
+  "--mode flash --no-causal --block 3 --text 'a b c d e f g'"
+  "--mode flash --heads 4 --d-out 8 --kv-heads 2 --text 'the cat sleeps' --text 'a dog' --qkv-bias"
+  "--mode flash --context 'le chat noir dort' --heads 3 --kv-heads 1 --scale-first"
+  "--mode flash --tokens 40 --d-in 16 --d-out 32 --heads 4 --block 8 --no-out-proj"
 )
 files=()
 i=0
@@ -69,7 +74,6 @@ refused() {
   grep -q -- "$want" "$work/err" || fail "$*: expected '$want' in: $(cat "$work/err")"
 }
 refused "drop --backward or --decode-from" trace --backward --decode-from 2 --backend "$backend"
-refused "use --mode split with --backward" trace --backward --mode flash --backend "$backend"
 refused "add --backward" trace --dout ones
 refused "use seeded or ones" trace --backward --dout twos
 refused "trace --backward computes" export --backward --python "$work/x.py"

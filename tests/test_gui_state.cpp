@@ -552,7 +552,7 @@ TEST_CASE("presenter mode's live changes say what changed and what followed", "[
     CHECK(st.live.caption.find("T 3 -> 5") != std::string::npos);
 }
 
-TEST_CASE("G turns the backward pass on and off live; flash and decoding have none", "[gui][live][backward]") {
+TEST_CASE("G turns the backward pass on and off live; decoding has none", "[gui][live][backward]") {
     AppState st = make_state();
     recompute(st);
     settle(st);
@@ -564,15 +564,21 @@ TEST_CASE("G turns the backward pass on and off live; flash and decoding have no
     REQUIRE(st.trace->config.backward);
     CHECK(st.trace->steps.size() == forward + 11);  // out_proj_back .. project_back
     CHECK(is_backward(st.trace->steps.back().op));
-    // M goes round loop, split, fused: flash has no backward pass yet.
+    // M goes on to flash, whose backward recomputes each tile: lse and delta, then 3 tiles.
     set_mode(st.config, Mode::Fused);
     CHECK(live_change(st, LiveChange::NextMode));
     settle(st);
-    CHECK(st.config.mode == Mode::Loop);
+    REQUIRE(st.trace->config.mode == Mode::Flash);
+    int tiles = 0;
+    for (const Step& s : st.trace->steps) tiles += s.op == Op::TileBack ? 1 : 0;
+    CHECK(tiles == st.trace->config.tiles_run());  // one tile_back a tile the forward ran
+    CHECK(tiles >= 3);
     CHECK(live_change(st, LiveChange::Backward));  // off again
     settle(st);
     CHECK_FALSE(st.trace->config.backward);
-    set_mode(st.config, Mode::Flash);
+    // Decoding is inference: G is refused, saying why.
+    set_mode(st.config, Mode::Split);
+    set_decoding(st.config, true);
     CHECK_FALSE(live_change(st, LiveChange::Backward));
-    CHECK(st.live.caption.rfind("backward pass stays off: flash", 0) == 0);
+    CHECK(st.live.caption.rfind("backward pass stays off: decoding", 0) == 0);
 }

@@ -90,9 +90,7 @@ std::string apply(Config& c, LiveChange change) {
         case LiveChange::NextMode: {
             const Mode order[] = {Mode::Loop, Mode::Split, Mode::Fused, Mode::Flash};
             const auto at = std::find(std::begin(order), std::end(order), c.mode) - std::begin(order);
-            // Flash has no backward pass yet: with it on, loop -> split -> fused -> loop.
-            const Mode next = order[(at + 1) % 4];
-            set_mode(c, next == Mode::Flash && c.backward ? Mode::Loop : next);
+            set_mode(c, order[(at + 1) % 4]);
             return "";
         }
         case LiveChange::Causal:
@@ -101,7 +99,6 @@ std::string apply(Config& c, LiveChange change) {
             return "";
         case LiveChange::Backward:
             if (!c.backward && c.decoding()) return "decoding with a KV cache is inference, where no gradient flows back";
-            if (!c.backward && c.mode == Mode::Flash) return "flash mode's backward pass is not built yet; press M for split";
             c.backward = !c.backward;
             return "";
     }

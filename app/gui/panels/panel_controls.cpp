@@ -241,8 +241,8 @@ bool draw_attention(Config& c, bool checkpoint) {
     ImGui::BeginDisabled(checkpoint);  // GPT-2 has them
     changed |= ImGui::Checkbox("Q/K/V bias", &c.qkv_bias);
     ImGui::EndDisabled();
-    // The backward pass: not for decoding (inference) or flash (not built yet).
-    ImGui::BeginDisabled(c.decoding() || c.mode == Mode::Flash);
+    // The backward pass: not for decoding (inference).
+    ImGui::BeginDisabled(c.decoding());
     changed |= ImGui::Checkbox("backward pass (G)", &c.backward);
     ImGui::EndDisabled();
     int seed = static_cast<int>(c.seed);
@@ -250,7 +250,7 @@ bool draw_attention(Config& c, bool checkpoint) {
         c.seed = static_cast<std::uint64_t>(std::max(0, seed));
         changed = true;
     }
-    if (c.backward && (c.mode == Mode::Flash || c.decoding())) c.backward = false;  // neither has one yet
+    if (c.backward && c.decoding()) c.backward = false;  // inference: no gradient flows back
     return changed;
 }
 

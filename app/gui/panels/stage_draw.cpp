@@ -321,7 +321,7 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
         const std::vector<float>& values = rec.values();
         const float scale_max = tl.colour_scale;
         // A gradient's numbers times 10^k (gradient_exponent), filled on a diverging scale.
-        const bool gradient = is_backward(s.op);
+        const bool gradient = is_gradient(s, rec);
         const float factor = std::pow(10.0f, static_cast<float>(gradient_exponent(s, rec)));
         // One number format for every cell of the tensor on screen, or none.
         std::vector<float> shown_values;
@@ -483,7 +483,7 @@ float draw_memory_strip(const AppState& st, Canvas& cv, float y_mem) {
     const float label_h = ImGui::GetTextLineHeight();
     const std::vector<float>& values = rec.values();
     // A gradient's cells filled as on the stage: diverging over its largest magnitude.
-    const bool gradient = is_backward(cv.s.op);
+    const bool gradient = is_gradient(cv.s, rec);
     float most = 0;
     for (float v : values) most = std::max(most, std::fabs(v));
     for (std::int64_t row = 0; row < k.rows; ++row) {

@@ -53,8 +53,12 @@ ImU32 diverging_color(float v) {
         {white.x + (end.x - white.x) * t, white.y + (end.y - white.y) * t, white.z + (end.z - white.z) * t, 1});
 }
 
+bool is_gradient(const Step& s, const TensorRecord& t) {
+    return is_backward(s.op) && (t.name.rfind("d_", 0) == 0 || t.name.rfind("dW_", 0) == 0 || t.name.rfind("db_", 0) == 0);
+}
+
 int gradient_exponent(const Step& s, const TensorRecord& t) {
-    if (!is_backward(s.op) || !t.has_values()) return 0;
+    if (!is_gradient(s, t) || !t.has_values()) return 0;
     const std::vector<float>& v = t.values();
     float most = 0;
     for (float x : v) most = std::max(most, std::fabs(x));

@@ -173,6 +173,9 @@ std::string parameter_line(const Config& c);
 // reads .40 where one decimal would show .0; its name then says so ("d_queries x100").
 // 0 for a forward step's tensor, or one of zeros.
 int gradient_exponent(const Step& s, const TensorRecord& t);
+// Whether `t` is a gradient: a backward step's d_..., dW_..., db_... (not flash's tile_probs,
+// lse or delta).
+bool is_gradient(const Step& s, const TensorRecord& t);
 std::string shown_name(const Step& s, const TensorRecord& t);
 // A gradient cell's fill: diverging (blue negative, red positive) over its tensor's largest
 // magnitude `most` (the shown numbers'), -inf never: a gradient is finite.

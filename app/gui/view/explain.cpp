@@ -600,6 +600,8 @@ Explanation explain_cell(const Trace& tr, int step, int tensor, std::int64_t ind
         case Op::ViewBack:
         case Op::SplitBack:
         case Op::ProjectBack:
+        case Op::FlashBackRows:
+        case Op::TileBack:
             e.lines.push_back("a gradient: how much L = sum(d_output * output) moves per unit change of this number");
             break;
         case Op::Count: break;

@@ -11,6 +11,7 @@
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnoalias.hpp>
 #include <xtensor/xview.hpp>
+#include "cpu_flash_back.hpp"
 #include "cpu_rows.hpp"
 #include "sgemm.hpp"
 #include "headsplit/base/slices.hpp"
@@ -499,6 +500,17 @@ public:
             for (std::int64_t j = 0; j < cols; ++j)
                 if ((causal && j > r % rows) || (mb && mb[j * key_mask->strides[1]] != 0.0f)) row[j * sc] = 0.0f;
         }
+    }
+
+    void flash_backward(const FlashBackArgs& a) override {
+        ++stats_.dispatches;
+        auto in = [&](const TensorDesc& t) -> const float* { return buffers_.at(t.buffer).data() + t.offset; };
+        auto at = [&](const TensorDesc& t) { return buffers_.at(t.buffer).data() + t.offset; };
+        const cpu::FlashBackData d{in(a.q),   in(a.k),   in(a.v),  in(a.out), in(a.d_out),
+                                   in(a.m),   in(a.l),   a.key_mask ? in(*a.key_mask) : nullptr,
+                                   at(a.lse), at(a.delta), at(a.dq), at(a.dk), at(a.dv),
+                                   a.tile.buffer >= 0 ? at(a.tile) : nullptr};
+        cpu::flash_backward(a, d);
     }
 
     BackendStats take_stats() override {

@@ -72,6 +72,7 @@ public:
         rows_ = ComputeProgram("attn_rows.comp", source("attn_rows.comp"));
         elementwise_ = ComputeProgram("elementwise.comp", source("elementwise.comp"));
         flash_ = ComputeProgram("flash.comp", source("flash.comp"));
+        flash_back_ = ComputeProgram("flash_back.comp", source("flash_back.comp"));
         placeholder_ = Buffer(1);  // bound where a kernel's optional operand is absent
         check("compiling the kernels");
         warm_up();
@@ -274,6 +275,51 @@ public:
         rows(RowsMode::SoftmaxBack, 1.0f, weights, d_scores, "the softmax's backward");
     }
     void softmax(const TensorDesc& in, const TensorDesc& out) override { rows(RowsMode::Softmax, 1.0f, in, out, "softmax"); }
+
+    // shaders/flash_back.comp's passes: the rows (and dk, dv zeroed), or dq by query rows and
+    // dk, dv by key rows. m, l, lse and delta must be windows of one buffer.
+    void flash_backward(const FlashBackArgs& a) override {
+        current();
+        if (a.m.buffer != a.l.buffer || a.lse.buffer != a.m.buffer || a.delta.buffer != a.m.buffer)
+            throw std::invalid_argument("flash_backward: m, l, lse and delta must share one buffer on GL");
+        ComputeProgram& p = flash_back_;
+        glUseProgram(p.id());
+        const auto i = [](std::int64_t v) { return static_cast<GLint>(v); };
+        const std::int64_t B = a.q.shape[0], H = a.q.shape[1], T = a.q.shape[2], G = a.k.shape[1], S = a.k.shape[2];
+        glUniform4i(p.uniform("dims"), i(B), i(H), i(T), i(a.q.shape[3]));
+        glUniform2i(p.uniform("kv_dims"), i(G), i(S));
+        for (const auto& [name, t] : {std::pair<const char*, const TensorDesc*>{"q_strides", &a.q}, {"k_strides", &a.k},
+                                      {"v_strides", &a.v}, {"g_strides", &a.d_out}, {"o_strides", &a.out}})
+            glUniform4i(p.uniform(name), i(t->strides[0]), i(t->strides[1]), i(t->strides[2]), i(t->strides[3]));
+        glUniform4i(p.uniform("offsets"), i(a.q.offset), i(a.k.offset), i(a.v.offset), i(a.d_out.offset));
+        glUniform1i(p.uniform("o_offset"), i(a.out.offset));
+        glUniform4i(p.uniform("stats"), i(a.m.offset), i(a.l.offset), i(a.lse.offset), i(a.delta.offset));
+        glUniform4i(p.uniform("ranges"), i(a.q_begin), i(a.q_end), i(a.k_begin), i(a.k_end));
+        glUniform1i(p.uniform("block"), i(std::max<std::int64_t>(a.block, 1)));
+        glUniform1i(p.uniform("causal"), a.causal ? 1 : 0);
+        glUniform1i(p.uniform("keep_tile"), a.tile.buffer >= 0 ? 1 : 0);
+        glUniform1f(p.uniform("factor"), a.factor);
+        glUniform1i(p.uniform("use_mask"), a.key_mask ? 1 : 0);
+        glUniform3i(p.uniform("mask_layout"), a.key_mask ? i(a.key_mask->offset) : 0,
+                    a.key_mask ? i(a.key_mask->strides[0]) : 0, a.key_mask ? i(a.key_mask->strides[1]) : 0);
+        int binding = 0;
+        for (const TensorDesc* t : {&a.q, &a.k, &a.v, &a.d_out, &a.out, &a.m, &a.dq, &a.dk, &a.dv}) bind(binding++, *t);
+        glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 9, a.tile.buffer >= 0 ? buffers_.at(a.tile.buffer).id() : placeholder_.id());
+        glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 10, a.key_mask ? buffers_.at(a.key_mask->buffer).id() : placeholder_.id());
+        const auto pass = [&](int mode, std::int64_t n, const char* what) {
+            glUniform1i(p.uniform("mode"), mode);
+            dispatch_linear(n, 64, what);
+            glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+        };
+        if (a.rows) {
+            pass(0, B * H * T, "flash backward: the rows");
+            pass(1, B * G * S, "flash backward: dk, dv zeroed");
+            return;
+        }
+        if (a.q_end <= a.q_begin || a.k_end <= a.k_begin) return;
+        pass(2, B * H * (a.q_end - a.q_begin), "flash backward: dq");
+        pass(3, B * G * (a.k_end - a.k_begin), "flash backward: dk, dv");
+    }
 
     // One query row per invocation, 64 rows of one head per workgroup (shaders/flash.comp);
     // on a software renderer, by chunks of keys where the layouts allow (flash_by_chunks).
@@ -610,7 +656,7 @@ private:
     MatmulKernel kernel_;
     bool tiled_vec4_ = false;
     std::int64_t max_elements_ = 0;
-    ComputeProgram plain_, blocked_, rowdot_, tiled_, rows_, elementwise_, flash_;
+    ComputeProgram plain_, blocked_, rowdot_, tiled_, rows_, elementwise_, flash_, flash_back_;
     std::map<int, ComputeProgram> flash_chunks_;  // flash_chunk.comp by head size / 4
     static constexpr std::int64_t kChunkBytes = 4 * kFlashChunkFloats;  // llvmpipe's largest uniform block
     std::array<int, 2> scratch_{-1, -1};                // flash_by_chunks's K and V copies

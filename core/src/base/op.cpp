@@ -10,7 +10,7 @@ const char* const kOpNames[] = {
     "transpose_back",     "merge",          "concat", "out_proj", "assemble",
     "out_proj_back", "merge_back", "concat_back", "transpose_back_grad", "context_back", "dropout_back",
     "softmax_back", "scale_back", "mask_back", "pad_mask_back", "scores_back", "repeat_kv_back",
-    "transpose_grad", "view_back", "split_back", "project_back",
+    "transpose_grad", "view_back", "split_back", "project_back", "flash_back_rows", "tile_back",
 };
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == kOpCount,
               "kOpNames must name every Op exactly once");

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "backward_flash.hpp"
 #include "forward_steps.hpp"
 
 namespace headsplit::detail {
@@ -32,8 +33,13 @@ public:
         }
         // [B, T, D_out] -> [B, T, H, hd] -> [B, H, T, hd]: views
         d_ctx = transpose_back_grad(merge_back(d_ctx));
-        Qkv d = attention_back(tp_.heads.front(), d_ctx);  // d queries [B, H, T, hd]; d keys, d values [B, H, S, hd]
-        if (c_.grouped()) d = repeat_kv_back(d);           // d keys, d values [B, G, S, hd]
+        Qkv d;
+        if (c_.mode == Mode::Flash) {  // the rows' lse and delta, then tile by tile: [B, H, T, hd]; [B, G, S, hd]
+            d = flash_back(c_, be_, buf_, *this, tp_, d_ctx, scale());
+        } else {
+            d = attention_back(tp_.heads.front(), d_ctx);  // d queries [B, H, T, hd]; d keys, d values [B, H, S, hd]
+            if (c_.grouped()) d = repeat_kv_back(d);       // d keys, d values [B, G, S, hd]
+        }
         d = view_back(transpose_grad(d));                  // [B, T, H, hd] views, then copies [B, T, D_out]
         if (c_.mode == Mode::Fused) project_back_fused(split_back(d));
         else project_back_split(d);
@@ -165,9 +171,9 @@ private:
     }
     // ---- attn_scores = attn_scores / sqrt(head_dim): the same factor
     Val scale_back(const Val& d, int head) {
-        const float factor = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
-        return in_place(Op::ScaleBack, d, head, [&] { be_.scale(d.t, factor); });
+        return in_place(Op::ScaleBack, d, head, [&] { be_.scale(d.t, scale()); });
     }
+    float scale() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))); }
     // ---- attn_scores.masked_fill_(causal, -inf): 0 where it masked
     Val mask_back(const Val& d, int head) {
         return in_place(Op::MaskBack, d, head, [&] { be_.mask_gradient(d.t, true, nullptr); });

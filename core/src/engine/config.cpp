@@ -394,9 +394,6 @@ void validate_backward(const Config& c) {
     if (c.decoding())
         throw ConfigError("decoding with a KV cache is inference, where no gradient flows back; drop --backward or "
                           "--decode-from");
-    if (c.mode == Mode::Flash)
-        throw ConfigError("the backward pass runs in loop, split and fused modes; flash's (recomputing each tile from "
-                          "the log-sum-exp) is not built yet: use --mode split with --backward");
 }
 
 // A preset's fixed embeddings: one sentence, T x D_in numbers.

@@ -55,7 +55,9 @@ public:
             Qkv qkv = heads_view(tape_.rows, T, S);  // q [B, T, D_out] -> [B, H, T, hd]; k, v [B, G, S, hd]
             if (c_.mode == Mode::Flash) {
                 // tiles of [B, H, blk, blk], then acc / l [B, H, T, hd]
-                ctx = flash_tiles(c_, be_, buf_, *this, qkv, key_mask(), scale_factor());
+                tape_.heads.push_back({-1, qkv, qkv, {}, {}, {}});
+                ctx = tape_.flash_out = flash_tiles(c_, be_, buf_, *this, qkv, key_mask(), scale_factor(), &tape_.flash_m,
+                                                    &tape_.flash_l);
             } else {
                 tape_.heads.push_back({-1, qkv, qkv, {}, {}, {}});
                 if (c_.grouped()) qkv = tape_.heads.back().qkv = repeat_kv(qkv);  // k, v [B, G, S, hd] -> [B, H, S, hd]

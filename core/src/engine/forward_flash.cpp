@@ -35,9 +35,11 @@ public:
     // Recording nothing, the first tile step runs every tile and the division in one pass
     // (the others keep their steps, with no compute); recording, the tiles whose values are
     // kept run one by one, and the first tile left out runs the rest.
-    Val run(const Qkv& t, const Val* key_mask, float factor) {
+    Val run(const Qkv& t, const Val* key_mask, float factor, TensorDesc* m_out, TensorDesc* l_out) {
         const std::int64_t blk = c_.flash_block();
         const TensorDesc m = buf_.fresh({B, H, T}), l = buf_.fresh({B, H, T}), acc = buf_.fresh({B, H, T, hd});
+        if (m_out) *m_out = m;
+        if (l_out) *l_out = l;
         FlashWalk w;
         w.tile = buf_.fresh({B, H, blk, blk});
         const TensorDesc keys_mask =
@@ -161,8 +163,8 @@ private:
 }  // namespace
 
 Val flash_tiles(const Config& c, Backend& backend, Buffers& buffers, Steps& steps, const Qkv& t, const Val* key_mask,
-                float factor) {
-    return FlashTiles(c, backend, buffers, steps).run(t, key_mask, factor);
+                float factor, TensorDesc* m, TensorDesc* l) {
+    return FlashTiles(c, backend, buffers, steps).run(t, key_mask, factor, m, l);
 }
 
 }  // namespace headsplit::detail

@@ -40,6 +40,7 @@ public:
     void add(const TensorDesc&, const TensorDesc&, const TensorDesc&) override {}
     void softmax_backward(const TensorDesc&, const TensorDesc&, const TensorDesc&) override {}
     void mask_gradient(const TensorDesc&, bool, const TensorDesc*) override {}
+    void flash_backward(const FlashBackArgs&) override {}
     BackendStats take_stats() override { return {}; }
 
     std::int64_t elements_ = 0;  // all buffers created

@@ -28,6 +28,8 @@ struct Tape {
     Qkv rows;                      // split, fused: Q, K, V as rows [B, n, D] (the view's input)
     std::vector<HeadTape> heads;
     Val merged;                    // context_vec [B, T, D_out], the output projection's input
+    Val flash_out;                 // flash: context_vec [B, H, T, hd] (acc / l), its rows' final
+    TensorDesc flash_m, flash_l;   // max and sum [B, H, T]: all flash's backward keeps of the grid
     Linear w_out;                  // with the output projection
 };
 

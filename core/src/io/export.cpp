@@ -248,6 +248,8 @@ std::vector<std::string> statements(const Step& s, const Config& c, ScriptKind k
         case Op::ViewBack:
         case Op::SplitBack:
         case Op::ProjectBack:
+        case Op::FlashBackRows:
+        case Op::TileBack:
         case Op::Count: break;
     }
     throw std::invalid_argument(std::string("export: no script line for op ") + op_name(s.op));

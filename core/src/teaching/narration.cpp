@@ -362,6 +362,26 @@ Narration narrate_backward_compute(const StepContext& x) {
     }
 }
 
+// Flash's backward: the two numbers a row keeps, then each tile recomputed.
+Narration narrate_flash_back(const StepContext& x) {
+    const Config& c = x.c;
+    const Step& s = x.s;
+    if (s.op == Op::FlashBackRows)
+        return {"lse = m + torch.log(l); delta = (d_context_vec * context_vec).sum(-1)",
+                "Flash kept no weights, only each row's max m and sum l: lse = m + log l gives any weight again as "
+                "exp(score - lse). delta, each row's dot product of the output with its gradient, is the softmax "
+                "backward's row sum, computed once here instead of from the weights."};
+    const std::int64_t q0 = s.rows.first, nq = s.rows.count, k0 = s.keys.first, nk = s.keys.count;
+    const std::string q = "queries[:, :, " + slice(q0, nq) + "]", k = "keys[:, :, " + slice(k0, nk) + "]";
+    return {"p = torch.exp(" + q + " @ " + k + ".transpose(-2, -1) * scale - lse); d_values[" + slice(k0, nk) +
+                "] += p.T @ d_context_vec; d_queries[" + slice(q0, nq) + "] += ds @ " + k + " * scale",
+            "Tile (" + n(s.tile_q) + ", " + n(s.tile_k) + "): the " + by(nq, nk) +
+                " weights of " + span("query", "queries", q0, nq) + " and " + span("key", "keys", k0, nk) +
+                " are computed again from lse, never read back; with delta they give ds = p * (d_context_vec @ v^T - "
+                "delta), and the tile adds its share to d_queries, d_keys and d_values" +
+                (c.grouped() ? " (a shared key/value head gathers all its query heads' shares)" : "") + "."};
+}
+
 }  // namespace
 
 Narration narrate(const Step& s, const Config& c) {
@@ -404,6 +424,8 @@ Narration narrate(const Step& s, const Config& c) {
         case Op::PadMaskBack:
         case Op::ScoresBack:
         case Op::ProjectBack: return narrate_backward_compute(x);
+        case Op::FlashBackRows:
+        case Op::TileBack: return narrate_flash_back(x);
         case Op::Count: break;
     }
     return {};

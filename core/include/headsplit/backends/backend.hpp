@@ -54,6 +54,32 @@ struct FlashArgs {
     std::int64_t q_begin = 0, q_end = 0, k_begin = 0, k_end = 0;
 };
 
+// Flash attention's backward (FlashAttention-2): from what the forward kept, its output `out`
+// and each row's m and l, never a score grid. With `rows`, each query row first:
+//   lse = m + log l;  delta = rowsum(d_out * out);  and dq, dk, dv zeroed.
+// Otherwise, for every tile (query block in [q_begin, q_end), key block in [k_begin, k_end),
+// both in `block`s, skipped as Config::tile_runs skips it), every batch element and head:
+//   s = q_blk @ k_blk^T * factor, masked as the forward's;  p = exp(s - lse) (0 where masked)
+//   dv_blk += p^T @ d_out_blk;  dp = d_out_blk @ v_blk^T;  ds = p * (dp - delta)
+//   dq_blk += ds @ k_blk * factor;  dk_blk += ds^T @ q_blk * factor
+// Query head h adds to key/value head h / (H / G)'s dk and dv. With `tile` (buffer >= 0, one
+// tile in range), that tile's p is written there, [B, H, block, block].
+struct FlashBackArgs {
+    TensorDesc q, k, v;       // [B, H, T, hd]; [B, G, S, hd]
+    TensorDesc out, d_out;    // [B, H, T, hd], any strides
+    TensorDesc m, l;          // [B, H, T], contiguous: the forward's
+    TensorDesc lse, delta;    // [B, H, T], contiguous
+    TensorDesc dq;            // [B, H, T, hd], contiguous
+    TensorDesc dk, dv;        // [B, G, S, hd], contiguous
+    TensorDesc tile;          // [B, H, block, block], contiguous, or buffer < 0
+    const TensorDesc* key_mask = nullptr;  // [B, S], or none
+    float factor = 1.0f;
+    bool causal = false;
+    bool rows = false;
+    std::int64_t block = 1;
+    std::int64_t q_begin = 0, q_end = 0, k_begin = 0, k_end = 0;
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -135,6 +161,8 @@ public:
     // key_mask[b, j] != 0 when key_mask is given ([B, S], any strides). A masked score had no
     // effect on the output, so its gradient is 0, never NaN.
     virtual void mask_gradient(const TensorDesc& grad, bool causal, const TensorDesc* key_mask) = 0;
+    // FlashBackArgs above.
+    virtual void flash_backward(const FlashBackArgs& args) = 0;
 
     // Blocks until all submitted work is done, so that a step's time is its compute time.
     virtual void finish() {}

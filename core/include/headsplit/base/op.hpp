@@ -44,6 +44,8 @@ enum class Op {
     ViewBack,           // [B,T,H,hd] -> [B,T,D_out]: .contiguous() first   copy
     SplitBack,          // fused only: d qkv, the three copies side by side in one buffer   view
     ProjectBack,        // dW = d Q^T @ x (one matmul per weight); d x = d Q @ W_q + d K @ W_k + d V @ W_v
+    FlashBackRows,      // flash: lse = m + log l, delta = rowsum(d context * context), per query row
+    TileBack,           // flash: one tile recomputed from lse, its dq, dk, dv added (FlashAttention-2)
     Count
 };
 
