@@ -314,6 +314,14 @@ rc=$?
 check_refused 2 "--repeat 0 is out of range" bench --repeat 0
 check_refused 2 "--tokens \"1 2\" is not a whole number" bench --preset gpt2-small --tokens "1 2" --repeat 5
 check_refused 2 "--modes: \"split flash\" is not a mode" bench --modes "split flash" --repeat 5
+# A list's empty last item is refused as an empty one inside it is.
+check_refused 2 "--tokens \"\" is not a whole number" bench --preset gpt2-small --tokens 1,2, --repeat 5
+check_refused 2 "--modes: \"\" is not a mode" bench --modes split, --repeat 5
+# Many stray arguments: the first three named, the rest counted, in one short line.
+check_refused 2 "and 17 more" trace $(seq 1 20)
+# The table's header cuts a long text between characters, never inside one.
+out=$("$bin" trace --text "$(printf '%055d \303\251\303\251\303\251 b' 0 | tr 0 a)" | head -1)
+case $out in *'\x'*) fail "the table's header cuts a character: $out" ;; esac
 check_refused 2 "--dropout abc is not a number" bench --preset cat-sleeps --dropout abc
 check_refused 2 "dropout" bench --preset cat-sleeps --dropout 1.5
 check_refused 2 "--repeat -2 is out of range" bench --repeat -2

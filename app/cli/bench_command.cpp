@@ -71,6 +71,7 @@ std::vector<std::string> split_list(const std::string& list) {
         const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
         out.push_back(first == std::string::npos ? "" : item.substr(first, last - first + 1));
     }
+    if (!list.empty() && list.back() == ',') out.emplace_back();  // "1,2,": its empty last item is refused like "1,,2"'s
     return out;
 }
 

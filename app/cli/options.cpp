@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
+#include <vector>
 
 #include "headsplit/io/terminal.hpp"
 #include "headsplit/teaching/narration.hpp"
@@ -270,6 +272,15 @@ std::string one_line(std::string s) {
 
 std::string command_line_problem(const CLI::ParseError& e, const std::string& hint) {
     std::string msg = e.what();
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {  // name the first three extras, count the rest
+        const auto colon = msg.find(": ");
+        std::istringstream in(colon == std::string::npos ? "" : msg.substr(colon + 2));
+        std::vector<std::string> extra;
+        for (std::string w; in >> w;) extra.push_back(w.size() > 40 ? w.substr(0, 40) + "..." : w);
+        if (extra.size() > 3)
+            msg = msg.substr(0, colon + 2) + extra[0] + " " + extra[1] + " " + extra[2] + " and " +
+                  std::to_string(extra.size() - 3) + " more";
+    }
     // CLI11 says "--heads: 1 required TEXT missing"; say it plainly.
     const auto colon = msg.find(':');
     if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && msg.rfind("--", 0) == 0 && colon != std::string::npos &&

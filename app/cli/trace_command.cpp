@@ -30,7 +30,11 @@ std::string tensor_names(const Step& s) {
 std::string quoted_text(const Config& c) {
     std::string text;
     for (const auto& t : c.tokens) text += (text.empty() ? "" : " ") + t;
-    if (text.size() > 60) text = text.substr(0, 57) + "...";
+    if (text.size() > 60) {
+        std::size_t cut = 57;  // never inside a character: back to the byte that starts one
+        while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+        text = text.substr(0, cut) + "...";
+    }
     return "\"" + terminal_text(text) + "\"";
 }
 
