@@ -93,4 +93,9 @@ PY
 [ $? = 0 ] || exit 1
 out=$("$bin" bench --preset gpt2-small --modes split,sideways 2>&1)
 [ $? = 2 ] && grep -q "\"sideways\" is not a mode" <<<"$out" || { echo "FAIL: bench --modes sideways: $out"; exit 1; }
-echo "bench: token lists, mode lists and refusals"
+# --backward: the forward stages time forward and backward together; flash holds less.
+out=$("$bin" bench --preset gpt2-small --tokens 16 --backward --backend cpu --modes split,flash --repeat 5 2>&1) ||
+  { echo "FAIL: bench --backward: $out"; exit 1; }
+grep -q "on cpu, forward + backward" <<<"$out" && grep -q "x3 with their gradients" <<<"$out" &&
+  grep -qE "^backend memory: split [0-9.]+ [KM]iB, flash" <<<"$out" || { echo "FAIL: bench --backward said: $out"; exit 1; }
+echo "bench: token lists, mode lists refusals and --backward"

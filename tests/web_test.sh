@@ -40,6 +40,9 @@ cases=(
   "padded|--text 'the cat sleeps' --text 'a dog runs in the park' --d-out 8 --heads 2"
   "decode|--text 'the cat sleeps on the mat' --d-out 8 --heads 2 --decode-from 3"
   "two-threads|--tokens 64 --d-in 8 --d-out 256 --heads 2"
+  "backward|--backward"
+  "backward-loop|--backward --text 'the cat sleeps' --text 'a dog' --d-out 8 --heads 4 --kv-heads 2 --mode loop"
+  "backward-flash|--backward --text 'the cat sleeps on the mat now' --d-out 8 --heads 2 --mode flash --block 3"
 )
 bpe_strings=("don't stop: we're   here" "naïve café Straße" "Москва 東京 ελληνικά" "emoji 🙂 and 👩‍💻 x²" $'tabs\tand\nnewlines  and 3.14159')
 
@@ -142,6 +145,11 @@ for c in "${cases[@]}"; do
   echo "$name: $out"
   job=$((job + 1))
 done
+# The page's backward against PyTorch autograd, as the desktop's (tests/oracle_backward.py).
+backward_pages=()
+for c in "${cases[@]}"; do [[ ${c%%|*} == backward* ]] && backward_pages+=("$work/page-${c%%|*}.json"); done
+out=$("$py" "$here/oracle_backward.py" "${backward_pages[@]}") || bad "the page's gradients: $out"
+echo "$out"
 for i in $(seq 0 $((${#bpe_strings[@]} - 1))); do
   ids() { "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["config"].get("token_ids"))' "$1" 2>/dev/null; }
   p=$(ids "$work/page-bpe$i.json") d=$(ids "$work/desk-bpe$i.json")

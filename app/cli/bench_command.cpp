@@ -77,7 +77,7 @@ std::vector<std::string> split_list(const std::string& list) {
 
 // Runs the embedded PyTorch script; returns its JSON lines as a JSON array ("" on failure,
 // with the reason in `why`).
-std::string run_torch(int repeat, const std::vector<std::string>& specs, std::string* why) {
+std::string run_torch(int repeat, const std::vector<std::string>& specs, bool backward, std::string* why) {
     char path[] = "/tmp/headsplit_torch_XXXXXX.py";
     const int fd = mkstemps(path, 3);
     if (fd < 0) {
@@ -87,7 +87,7 @@ std::string run_torch(int repeat, const std::vector<std::string>& specs, std::st
     const std::string_view script = embedded_asset("torch_mha_bench.py");
     const bool wrote = ::write(fd, script.data(), script.size()) == static_cast<ssize_t>(script.size());
     ::close(fd);
-    std::string cmd = "/usr/bin/python3 " + std::string(path) + " " + std::to_string(repeat) + " 2";
+    std::string cmd = "/usr/bin/python3 " + std::string(path) + " " + std::to_string(repeat) + " 2" + (backward ? " --backward" : "");
     for (const auto& s : specs) cmd += " " + s;
     cmd += " 2>&1";
     std::string out, line;
@@ -237,7 +237,7 @@ std::vector<BenchResult> bench_table(const Shape3& shape, const Inputs& in, cons
     const Config& c = shape.config;
     std::cout << "\n" << shape.label << ": T=" << c.num_tokens() << " D_in=" << c.d_in << " D_out=" << c.d_out
               << " heads=" << c.heads << " kv_heads=" << c.kv_head_count() << " head_dim=" << c.head_dim()
-              << " on " << backend_name(kind)
+              << " on " << backend_name(kind) << (c.backward ? ", forward + backward" : "")
               << " (median of " << plan.reps << " runs)\n";
     std::cout << std::left << std::setw(16) << "stage" << std::setw(7) << "mode" << std::right << std::setw(11)
               << "median ms" << std::setw(10) << "min ms" << std::setw(10) << "max ms" << std::setw(9) << "matmuls"
@@ -265,11 +265,23 @@ std::vector<BenchResult> bench_table(const Shape3& shape, const Inputs& in, cons
         }
     progress(plan.done, plan.total, "");
     print_ratios(here);
+    // What each mode holds on the backend (the memory estimate, which equals what a run
+    // allocates): flash's backward holds no T x T grid.
+    std::string held;
+    for (Mode mode : plan.modes) {
+        const Config cm = config_for(c, mode, plan.flash_block);
+        try {
+            held += std::string(held.empty() ? "" : ", ") + mode_name(mode) + " " +
+                    human_bytes(check_config(cm, kNoWords).memory.backend_bytes);
+        } catch (const ConfigError&) {
+        }
+    }
+    if (!held.empty()) std::cout << "backend memory: " << held << "\n";
     if (const GemmLimit lim = gemm_limit(results); !lim.forward_fraction.empty()) {
         const double need = necessary_flops(c);
         std::cout << "GEMM limit: " << (need >= 1e8 ? fixed(need / 1e9, 2) + " GFLOP" : fixed(need / 1e6, 4) + " MFLOP")
                   << " necessary (Q, K, V, out" << (c.causal ? ", half of QK^T and P@V" : ", QK^T, P@V")
-                  << "), SGEMM " << fixed(lim.sgemm_gflops, 1) << " GFLOP/s (the projections, this run); forward at";
+                  << (c.backward ? "; x3 with their gradients" : "") << "), SGEMM " << fixed(lim.sgemm_gflops, 1) << " GFLOP/s (the projections, this run); forward at";
         for (const auto& [mode, f] : lim.forward_fraction) std::cout << " " << mode_name(mode) << " " << fixed(100 * f, 0) << "%";
         std::cout << " of it\n";
     }
@@ -296,15 +308,17 @@ std::string compare_with_torch(const std::vector<TorchRow>& vs, int reps) {
         rows.push_back(r);
     }
     std::string why, torch_json;
+    const bool backward = !rows.empty() && rows.front().config.backward;
     if (specs.empty()) why = "no CPU shape of this run is plain causal self-attention with batch 1";
-    else torch_json = run_torch(reps, specs, &why);
+    else torch_json = run_torch(reps, specs, backward, &why);
     if (torch_json.empty()) {
         std::cerr << "headsplit: --vs-torch: " << why << "\n";
         return torch_json;
     }
     std::vector<double> torch_ms;
     for (const auto& r : nlohmann::json::parse(torch_json)) torch_ms.push_back(r.at("median_ms").get<double>());
-    std::cout << "\nvs PyTorch nn.MultiheadAttention (CPU, 2 threads, causal, same shapes, same run; medians):\n";
+    std::cout << "\nvs PyTorch nn.MultiheadAttention" << (backward ? ", forward + autograd's backward" : "")
+              << " (CPU, 2 threads, causal, same shapes, same run; medians):\n";
     std::cout << std::left << std::setw(22) << "shape" << std::right << std::setw(8) << "T" << std::setw(11) << "split ms"
               << std::setw(11) << "flash ms" << std::setw(11) << "torch ms" << std::setw(16) << "fastest/torch"
               << "\n";
@@ -338,6 +352,9 @@ void BenchCommand::add_to(CLI::App& parent) {
                     "key/value heads for every shape (grouped-query attention); must divide each shape's heads");
     cmd->add_option("--repeat", repeat, "timed runs after a warm-up; the median is reported (at least 5, default 5)");
     needs_a_path(cmd->add_option("--json", json_path, "write the results as JSON (format headsplit-bench v1)"));
+    cmd->add_flag("--backward", backward,
+                  "time the forward and the backward pass together (the forward stages), from a seeded d_output; "
+                  "--vs-torch then times PyTorch's autograd the same way");
     cmd->add_flag("--vs-torch", vs_torch,
                   "also time PyTorch's nn.MultiheadAttention (2 threads, causal) at each shape, beside the fastest CPU "
                   "forward of split and flash");
@@ -353,6 +370,8 @@ int BenchCommand::run() const {
         check_block_needs_flash(flash_block, mode_list.front(), "add flash to --modes");
     if (!dropout.empty())
         for (Shape3& s : shapes) s.config.dropout = parse_real("--dropout", dropout);
+    if (backward)
+        for (Shape3& s : shapes) s.config.backward = true;
     if (!kv_heads.empty())
         for (Shape3& s : shapes) {
             s.config.kv_heads = parse_count("--kv-heads", kv_heads, 1, kMaxDim);

@@ -11,6 +11,7 @@ struct BenchCommand {
     std::string preset, tokens, backend = "all", repeat = "5", json_path, dropout, kv_heads, modes = "loop,split,fused,flash",
                 block;
     bool vs_torch = false;
+    bool backward = false;
 
     void add_to(CLI::App& parent);
     int run() const;

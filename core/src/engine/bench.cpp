@@ -77,7 +77,9 @@ double necessary_flops(const Config& c) {
     double flops = 2 * B * T * d(c.d_in) * d(c.d_out) + 2 * 2 * B * S * d(c.key_dim()) * d(c.kv_width());
     if (c.out_proj) flops += 2 * B * T * d(c.d_out) * d(c.d_out);
     const double attention = 2 * 2 * B * d(c.heads) * T * S * d(c.head_dim());
-    return flops + (c.causal ? attention / 2 : attention);
+    const double forward = flops + (c.causal ? attention / 2 : attention);
+    // The backward's: each product's two gradients, each as costly as the product.
+    return c.backward ? 3 * forward : forward;
 }
 
 GemmLimit gemm_limit(const std::vector<BenchResult>& one_shape) {
