@@ -561,7 +561,7 @@ print("flash's tiles: %d cells of %.0f px or more, every row named; the stage na
 PY
 # The backward pass of the default example at 1024x768 presenter, text 1.5 (steps 12 to 22,
 # out_proj_back to project_back): every stage number shown with digits of 2.5% of the height;
-# a gradient's name says how its numbers are scaled, its cells hold no value over 1; the
+# a gradient's name says how its numbers are scaled (its largest brought to .1 or more); the
 # projections' backward shows dW_query alone, its row blocks named by head.
 for step in 12 13 14 15 16 17 18 19 20 21 22; do
   "$bin" --screenshot "$work/b$step.png" --layout-report "$work/b$step.json" --window 1024x768 --font-scale 1.5 \
@@ -579,6 +579,8 @@ for step in range(12, 23):
     labels = [i["text"] for i in items if i["panel"] == "stage" and i["kind"] == "label"]
     if step == 16:  # the softmax's backward: d attn_scores of about .06, shown times 10
         assert any(l.startswith("d_attn_scores x10") for l in labels), labels
+    if step == 12:  # the gradient arriving, alone: the next step shows where it goes
+        assert {c["tensor"] for c in cells} == {"d_output"} and len(cells) == 18, {c["tensor"] for c in cells}
     if step == 22:
         assert {c["tensor"] for c in cells} == {"dW_query"} and len(cells) == 36, {c["tensor"] for c in cells}
         assert {"h0", "h1"} <= set(labels), labels

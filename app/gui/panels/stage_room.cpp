@@ -24,9 +24,11 @@ const StepLayout& layout_of(const AppState& st, const std::shared_ptr<const Trac
     lim.batch = std::clamp<std::int64_t>(batch, 1, 4);
     lim.batch0 = std::clamp<std::int64_t>(batch0, 0, 0xff);
     // Presenter mode and a handout draw one of several tensors viewed together, as large as it
-    // goes; and the projections' backward its dW_query alone (the weight split in reverse).
+    // goes; and the projections' backward its dW_query alone (the weight split in reverse), the
+    // output projection's the gradient that arrives, d_output (the next step shows where it goes).
     const Step& s = tr->steps[static_cast<std::size_t>(step)];
-    lim.first_only = (st.presenting || st.document || alone) && (s.views() || s.op == Op::ProjectBack);
+    lim.first_only = (st.presenting || st.document || alone) &&
+                     (s.views() || s.op == Op::ProjectBack || s.op == Op::OutProjBack);
     // Negative, so never a step: variant 8 bits, token0 16, col0 16, head0 11, batch 3, batch0 8.
     static_assert(kLayoutVariants - kPageVariant <= 256, "the variant's 8 bits");
     const std::int64_t key = -1 - (static_cast<std::int64_t>(variant - kPageVariant) | lim.token0 << 8 | lim.col0 << 24 |
@@ -81,7 +83,7 @@ float cell_cap_of(const Step& s, float font, float number_min) {
     const float cap = kMaxCellFonts * font;
     if (number_min <= 0 || s.numbers() > kWholeNumbers) return cap;
     ValueRange range;
-    for (const TensorRecord& t : s.tensors) range.add(value_range(t.values().data(), t.values().size()));
+    for (const TensorRecord& t : s.tensors) range.add(shown_range(s, t));
     float widest = 0;
     for (const std::string& text : widest_cell_texts(range, 1))
         widest = std::max(widest, cell_font()->CalcTextSizeA(number_min, FLT_MAX, 0.0f, text.c_str()).x);
@@ -301,7 +303,7 @@ float legible_cell(const Room& room) {
 bool numbers_show(const Step& s, std::size_t count, float cell, float number_min) {
     for (std::size_t i = 0; i < std::min(count, s.tensors.size()); ++i) {
         const TensorRecord& t = s.tensors[i];
-        if (!cell_text(value_range(t.values().data(), t.values().size()), cell - 2, cell - 2, "", 0, number_min).shown)
+        if (!cell_text(shown_range(s, t), cell - 2, cell - 2, "", 0, number_min).shown)
             return false;
     }
     return true;
@@ -439,7 +441,7 @@ std::vector<int> shared_decimals(const AppState& st, const std::vector<Room>& ro
                     if (t.name != s.tensors[ti].name) continue;
                     // Not shown even at one decimal there: that step may show one (in more room
                     // than measured) or none, so one at most.
-                    const CellText text = cell_text(t.values(), cell - 2, cell - 2, "", 0, number_min);
+                    const CellText text = cell_text(shown_range(other, t), cell - 2, cell - 2, "", 0, number_min);
                     most[ti] = std::min(most[ti], text.shown ? text.decimals : 1);
                 }
         }

@@ -73,6 +73,13 @@ std::string shown_name(const Step& s, const TensorRecord& t) {
     return t.name + (k <= 4 ? " x" + std::string("1") + std::string(static_cast<std::size_t>(k), '0') : " x1e" + std::to_string(k));
 }
 
+ValueRange shown_range(const Step& s, const TensorRecord& t) {
+    ValueRange r = value_range(t.values().data(), t.values().size());
+    const float f = std::pow(10.0f, static_cast<float>(gradient_exponent(s, t)));
+    r.lo *= f, r.hi *= f;
+    return r;
+}
+
 ImU32 gradient_fill(float v, float most) { return diverging_color(most > 0 ? v / most : 0); }
 
 ImU32 sequential_color(float v) {

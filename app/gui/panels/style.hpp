@@ -170,13 +170,16 @@ std::string parameter_line(const Config& c);
 
 // A gradient's numbers as the stage shows them (a backward step's tensors): times 10^k, the
 // least k >= 0 that brings its largest magnitude to 0.1 or more, so that a gradient of .004
-// reads .40 where one decimal would show .0; its name then says so ("d_queries x100").
+// reads .40 where one decimal would show .0; its name then says so ("d_queries x100"). (Not
+// to 1 or more: "-4.3" is a character wider than "-.4", and a projector's cells hold three.)
 // 0 for a forward step's tensor, or one of zeros.
 int gradient_exponent(const Step& s, const TensorRecord& t);
 // Whether `t` is a gradient: a backward step's d_..., dW_..., db_... (not flash's tile_probs,
 // lse or delta).
 bool is_gradient(const Step& s, const TensorRecord& t);
 std::string shown_name(const Step& s, const TensorRecord& t);
+// The range of t's numbers as shown (a gradient's times 10^k), for measuring their cells.
+ValueRange shown_range(const Step& s, const TensorRecord& t);
 // A gradient cell's fill: diverging (blue negative, red positive) over its tensor's largest
 // magnitude `most` (the shown numbers'), -inf never: a gradient is finite.
 ImU32 gradient_fill(float v, float most);

@@ -40,6 +40,8 @@ StepLayout layout_step(const Step& s, std::int64_t heads, std::int64_t head_dim,
 }
 
 int HeadColours::of_column(std::int64_t col) const {
+    // dW_query's rows (all heads at once): head_dim rows a head, whatever D_in is.
+    if (weight_rows && step_head < 0 && !kv_cols && !qkv_cols) return head_dim > 0 ? static_cast<int>(col / head_dim) : -1;
     if (kv_cols) return static_cast<int>((col % kv_width) / head_dim * group);
     if (qkv_cols) return static_cast<int>(col < D ? col / head_dim : ((col - D) % kv_width) / head_dim * group);
     if (by_head) return static_cast<int>((col % D) / head_dim);
@@ -71,7 +73,7 @@ std::string row_name(const Config& c, const TensorLayout& tl, std::int64_t b, st
         const int h = tl.colours.of_column(pos);
         return h >= 0 && (pos == 0 || tl.colours.of_column(pos - 1) != h) ? "h" + std::to_string(h) : "";
     }
-    if (tl.batch_rows) return "s" + std::to_string(r);
+    if (tl.batch_rows) return tl.axes.size() == 1 ? "" : "s" + std::to_string(r);  // a bias's one row: none
     const std::int64_t pos = tl.row_offset + r;
     if (tl.key_rows) {
         if (b >= c.batch || c.tokens.empty()) return "";
@@ -99,8 +101,11 @@ TensorLayout frame_tensor(const Step& s, const TensorRecord& t, const LayoutLimi
     TensorLayout tl;
     tl.name = t.name;
     tl.axes = layout_axes(t);
-    // A flash tile's m and l, [B, H, rows], lie out as [B, H, rows, 1]: a column per head panel.
-    e.shape = tl.axes.size() == 4 && t.shape.size() == 3 ? Shape{t.shape[0], t.shape[1], t.shape[2], 1} : t.shape;
+    // A flash tile's m and l, [B, H, rows], lie out as [B, H, rows, 1]: a column per head panel;
+    // a bias's gradient [N] as one row [1, N].
+    e.shape = tl.axes.size() == 4 && t.shape.size() == 3 ? Shape{t.shape[0], t.shape[1], t.shape[2], 1}
+              : t.shape.size() == 1                     ? Shape{1, t.shape[0]}
+                                                        : t.shape;
     const Shape& shape = e.shape;
     tl.key_rows = t.key_rows();
     tl.batch_rows = shape.size() == 2;
