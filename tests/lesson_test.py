@@ -16,6 +16,12 @@ test makes, then
   - SIGINT tells every student {"type":"ended"}; the server exits 0 having printed two lines;
   - the command line's refusals (port in use, no site, no display without --no-window, a bad --bind).
 
+  - a second lesson with the default seats per address (issue 65), clients from other loopback
+    addresses (127.0.0.2 and on): an address's 61st student is refused while another address
+    joins; a page from another origin is refused naming it, the page's own origin joins; wrong
+    codes from one address lock it, the right code too, until a try is due, while another
+    address joins; each refusal counted for the teacher.
+
   - the server driven from another thread (tests/lesson_post_check.cpp, as the teacher
     window will drive it): posted changes reach every student in order; posts racing the
     stop are dropped.
@@ -197,7 +203,7 @@ async def run(headsplit, base):
     log = open(log_path, "w")
     proc = await asyncio.create_subprocess_exec(
         headsplit, "lesson", "--no-window", "--bind", "127.0.0.1", "--port", "0", "--site", site,
-        "--max-students", str(STUDENTS), stdout=asyncio.subprocess.PIPE, stderr=log)
+        "--max-students", str(STUDENTS), "--seats-per-address", str(STUDENTS), stdout=asyncio.subprocess.PIPE, stderr=log)
     try:
         await asyncio.wait_for(scenario(headsplit, proc, site), 150)
     except (Failed, asyncio.TimeoutError, OSError, websockets.WebSocketException) as e:
@@ -345,7 +351,7 @@ async def scenario(headsplit, proc, site):
     await driver.send({"type": "answer", "choice": 0})  # after the reveal
     await driver.wait("two more refusals", lambda c: len([m for m in c.messages if m["type"] == "refused"]) == 4)
     want = {"wrong_code": 2, "driving": 2, "too_big": 1, "binary": 1, "malformed": 1, "rate_limited": 1, "full": 1,
-            "unknown": 1, "bad_value": 1}
+            "unknown": 1, "bad_value": 1, "too_many_tries": 0, "address_full": 0, "origin": 0}
     await teacher.wait("the refusals counted", lambda c: stats_of(c).get("refused") == want)
     print("lesson_test: refused and counted: %s" % ", ".join("%s %d" % kv for kv in want.items()), flush=True)
 
@@ -441,6 +447,84 @@ async def check_posts(post_check, site):
             await proc.wait()
 
 
+async def connect_from(address, url, **kw):
+    """A WebSocket whose connection comes from `address` (any of 127.0.0.0/8 on Linux)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind((address, 0))
+    port = urllib.parse.urlsplit(url).port
+    await asyncio.get_running_loop().run_in_executor(None, sock.connect, ("127.0.0.1", port))
+    return await connect(url, sock=sock, **kw)
+
+
+async def refused_with(what, client, reason, code):
+    await client.wait(what, lambda c: c.closed is not None, 10)
+    got = client.last("refused") or {}
+    check(got.get("reason") == reason and client.closed == code and got.get("message"),
+          "%s: got %s, closed %s" % (what, client.messages, client.closed))
+    return got
+
+
+async def check_guards(headsplit, site):
+    """The seats, the origin and the wrong codes of one address (lesson/guard.hpp)."""
+    proc = await asyncio.create_subprocess_exec(
+        headsplit, "lesson", "--no-window", "--bind", "127.0.0.1", "--port", "0", "--site", site,
+        "--max-students", "100", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        port, teacher_query, student_query = await read_urls(proc)
+        base = "ws://127.0.0.1:%d/lesson?" % port
+        teacher = await connect(base + teacher_query)
+        await teacher.wait("the teacher's stats", lambda c: c.last("stats"))
+        # The default seats per address: 60 from one address, then refused; another joins.
+        seated = await asyncio.gather(*(connect_from("127.0.0.2", base + student_query) for _ in range(60)))
+        await asyncio.gather(*(c.wait("a seat", lambda c: c.states()) for c in seated))
+        extra = await connect_from("127.0.0.2", base + student_query)
+        said = await refused_with("the 61st from one address", extra, "address_full", 1013)
+        check("60 students from 127.0.0.2" in said["message"] and "--seats-per-address" in said["message"],
+              "the seats' refusal: %s" % said["message"])
+        other = await connect_from("127.0.0.3", base + student_query)
+        await other.wait("another address's seat", lambda c: c.states())
+        await seated[0].ws.close()
+        await teacher.wait("a seat given back", lambda c: stats_of(c).get("connected") == 60)
+        again = await connect_from("127.0.0.2", base + student_query)
+        await again.wait("the seat given back, taken", lambda c: c.states())
+        # A page from another origin; the page's own origin.
+        foreign = await connect(base + student_query, origin="http://evil.example")
+        said = await refused_with("another origin", foreign, "origin", 1008)
+        check("http://evil.example" in said["message"] and "127.0.0.1:%d" % port in said["message"],
+              "the origin's refusal: %s" % said["message"])
+        own = await connect_from("127.0.0.4", base + student_query, origin="http://127.0.0.1:%d" % port)
+        await own.wait("the page's own origin", lambda c: c.states())
+        # Wrong codes from one address until it is locked; then its right code waits too.
+        t0 = time.monotonic()
+        wrong = 0
+        while True:
+            c = await connect_from("127.0.0.5", base + "lesson=ZZZZZZ")
+            await c.wait("a wrong code's answer", lambda c: c.closed is not None, 10)
+            if c.last("refused")["reason"] == "too_many_tries":
+                break
+            wrong += 1
+            check(wrong <= 40, "40 wrong codes from one address and none refused as too many")
+        took = time.monotonic() - t0
+        locked = await connect_from("127.0.0.5", base + student_query)
+        said = await refused_with("the right code from a locked address", locked, "too_many_tries", 1008)
+        check(0 < said.get("retry_after", 0) <= 3 and "127.0.0.5" in said["message"], "the lock's refusal: %s" % said)
+        check(wrong >= 20, "only %d wrong codes before the lock" % wrong)
+        free = await connect_from("127.0.0.6", base + student_query)
+        await free.wait("another address during the lock", lambda c: c.states())
+        want = {"address_full": 1, "origin": 1, "too_many_tries": 2, "wrong_code": wrong}
+        await teacher.wait("the guards' refusals counted",
+                           lambda c: all(stats_of(c).get("refused", {}).get(k) == v for k, v in want.items()))
+        for c in seated + [other, again, own, free, teacher]:
+            c.task.cancel()
+            c.ws.transport.abort()
+        return ("an address's 61st student refused, another address seated; another origin refused; %d wrong codes "
+                "in %.2f s, then the address locked, its right code too" % (wrong, took))
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+
+
 def check_command_line(headsplit, site):
     """The refusals of the command line: one line on stderr, a non-zero exit, nothing on stdout."""
     holder = socket.socket()
@@ -456,6 +540,7 @@ def check_command_line(headsplit, site):
         (["--no-window", "--bind", "192.0.2.1", "--port", "0", "--site", site], "not an address of this machine"),
         (["--no-window", "--port", "70000", "--site", site], "--port"),
         (["--no-window", "--port", "0", "--max-students", "0", "--site", site], "--max-students"),
+        (["--no-window", "--port", "0", "--seats-per-address", "0", "--site", site], "--seats-per-address"),
         (["--bind", "127.0.0.1", "--port", "0", "--site", site], "--no-window"),
         # A link-local address needs its interface: not a port's fault (it advised another port).
         (["--no-window", "--bind", "fe80::1", "--port", "0", "--site", site], "a link-local address (fe80::/10)"),
@@ -485,6 +570,8 @@ def main():
             asyncio.run(run(headsplit, base))
             posts = asyncio.run(check_posts(post_check, os.path.join(base, "site")))
             print("lesson_test: posted from another thread, 20 students got 10 changes in order; " + posts, flush=True)
+            guards = asyncio.run(check_guards(headsplit, os.path.join(base, "site")))
+            print("lesson_test: " + guards, flush=True)
             refused = check_command_line(headsplit, os.path.join(base, "site"))
         except Failed as e:
             print("lesson_test: FAIL: %s" % e, flush=True)

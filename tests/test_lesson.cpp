@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "lesson/guard.hpp"
 #include "lesson/protocol.hpp"
 #include "lesson/site.hpp"
 
@@ -40,6 +41,94 @@ TEST_CASE("the token bucket takes 20 at once, then 20 a second", "[lesson]") {
     CHECK(taken == 20);
     // A clock that goes back gives nothing.
     CHECK_FALSE(bucket.take(999.0));
+}
+
+TEST_CASE("the token bucket says how long until its next token, taking nothing", "[lesson]") {
+    TokenBucket bucket(0.5, 2);  // one every 2 s
+    CHECK(bucket.wait_s(10.0) == 0);
+    CHECK(bucket.full(10.0));
+    REQUIRE(bucket.take(10.0));
+    CHECK_FALSE(bucket.full(10.0));
+    REQUIRE(bucket.take(10.0));
+    CHECK(bucket.wait_s(10.0) == Approx(2.0));
+    CHECK(bucket.wait_s(11.5) == Approx(0.5));
+    CHECK(bucket.wait_s(11.5) == Approx(0.5));  // asking took nothing
+    CHECK(bucket.wait_s(12.0) == 0);
+    CHECK(bucket.full(14.0));
+}
+
+TEST_CASE("wrong codes from one address lock it, right codes and all, until a try is due", "[lesson]") {
+    AddressGuard guard(3);
+    const std::string a = "192.0.2.7", b = "192.0.2.8";
+    const int burst = static_cast<int>(kWrongCodesBurst);
+    for (int i = 0; i < burst; ++i) {
+        REQUIRE(guard.locked_for(a, 100.0) == 0);
+        guard.wrong_code(a, 100.0);
+    }
+    // The next try, whatever its code, waits for one to be due: kWrongCodeSeconds.
+    CHECK(guard.locked_for(a, 100.0) == Approx(kWrongCodeSeconds));
+    CHECK(guard.locked_for(a, 100.0 + kWrongCodeSeconds / 2) == Approx(kWrongCodeSeconds / 2));
+    CHECK(guard.locked_for(b, 100.0) == 0);  // another address is not held
+    CHECK(guard.locked_for(a, 100.0 + kWrongCodeSeconds) == 0);
+    guard.wrong_code(a, 100.0 + kWrongCodeSeconds);
+    CHECK(guard.locked_for(a, 100.0 + kWrongCodeSeconds) > 0);
+    // A guesser's rate, then: one code every kWrongCodeSeconds.
+    int tries = 0;
+    for (double t = 200.0; t < 200.0 + 60; t += 0.05)
+        if (guard.locked_for(a, t) == 0) {
+            guard.wrong_code(a, t);
+            ++tries;
+        }
+    CHECK(tries <= burst + static_cast<int>(60 / kWrongCodeSeconds) + 1);
+    CHECK(tries >= static_cast<int>(60 / kWrongCodeSeconds));
+}
+
+TEST_CASE("wrong codes from many addresses are forgotten once their tries are due again", "[lesson]") {
+    AddressGuard guard;
+    for (int i = 0; i < 5000; ++i) guard.wrong_code("10.0." + std::to_string(i / 256) + "." + std::to_string(i % 256), i * 0.01);
+    // 5000 addresses, one wrong code each, 10 ms apart: at most the last 1024 are remembered
+    // whole, with those whose try was not due yet when the others were forgotten.
+    CHECK(guard.remembered() <= 1024 + static_cast<std::size_t>(kWrongCodeSeconds / 0.01) + 1);
+    CHECK(guard.locked_for("10.0.19.135", 50.0) == 0);
+}
+
+TEST_CASE("each address holds at most its share of the class's seats", "[lesson]") {
+    AddressGuard guard(2);
+    CHECK(guard.take_seat("198.51.100.1"));
+    CHECK(guard.take_seat("198.51.100.1"));
+    CHECK_FALSE(guard.take_seat("198.51.100.1"));
+    CHECK(guard.take_seat("198.51.100.2"));
+    CHECK(guard.seats("198.51.100.1") == 2);
+    guard.leave_seat("198.51.100.1");
+    CHECK(guard.seats("198.51.100.1") == 1);
+    CHECK(guard.take_seat("198.51.100.1"));
+    guard.leave_seat("203.0.113.9");  // never seated: nothing
+    CHECK(guard.seats("203.0.113.9") == 0);
+    CHECK(AddressGuard().seats_per_address() == kDefaultSeatsPerAddress);
+}
+
+TEST_CASE("a browser's page must come from the address it reached the lesson at", "[lesson]") {
+    CHECK(origin_problem("http://192.168.1.20:8080", "192.168.1.20:8080", false).empty());
+    CHECK(origin_problem("HTTP://Teacher.LOCAL:8080", "teacher.local:8080", false).empty());
+    CHECK(origin_problem("http://192.168.1.20", "192.168.1.20:80", false).empty());
+    CHECK(origin_problem("https://192.168.1.20:8443", "192.168.1.20:8443", true).empty());
+    CHECK(origin_problem("https://[fe80::1]", "[fe80::1]:443", true).empty());
+    // Another site, another port, another scheme, a file or a sandbox (null), no Host.
+    const std::string other = origin_problem("https://evil.example", "192.168.1.20:8080", false);
+    CHECK(other == "a page from https://evil.example cannot join the lesson at http://192.168.1.20:8080; open the "
+                   "student address the teacher gave (http://192.168.1.20:8080/?lesson=CODE)");
+    CHECK_FALSE(origin_problem("http://192.168.1.20:8081", "192.168.1.20:8080", false).empty());
+    CHECK_FALSE(origin_problem("http://192.168.1.20:8080", "192.168.1.20:8080", true).empty());
+    CHECK_FALSE(origin_problem("https://192.168.1.20:8080", "192.168.1.20:8080", false).empty());
+    CHECK_FALSE(origin_problem("null", "192.168.1.20:8080", false).empty());
+    CHECK_FALSE(origin_problem("file://", "192.168.1.20:8080", false).empty());
+    CHECK_FALSE(origin_problem("http://192.168.1.20:8080", "", false).empty());
+    CHECK_FALSE(origin_problem("http://192.168.1.20:8080.evil.example", "192.168.1.20:8080", false).empty());
+    // What is not printable is shown escaped, and a long origin cut.
+    const std::string escaped = origin_problem("http://a\x1b]0;x\x07" "b", "h:1", false);
+    CHECK(escaped.find('\x1b') == std::string::npos);
+    CHECK(escaped.find("a\\x1b]0;x\\x07b") != std::string::npos);
+    CHECK(origin_problem("http://" + std::string(500, 'a'), "h:1", false).size() < 400);
 }
 
 TEST_CASE("join codes and teacher secrets are random and spelled plainly", "[lesson]") {
@@ -209,6 +298,13 @@ TEST_CASE("refusals are counted for the teacher by kind", "[lesson]") {
     CHECK(stats["refused"].size() == kRefusalCount);
     CHECK(stats["dropped_slow"] == 1);
     CHECK(json::parse(refused_json(Refusal::TooBig))["reason"] == "too_big");
+    const json locked = json::parse(refused_json(Refusal::TooManyTries, "wait", 2.2));
+    CHECK(locked["reason"] == "too_many_tries");
+    CHECK(locked["message"] == "wait");
+    CHECK(locked["retry_after"] == 3);
+    CHECK(json::parse(refused_json(Refusal::Origin, "elsewhere"))["reason"] == "origin");
+    CHECK_FALSE(json::parse(refused_json(Refusal::AddressFull, "x")).contains("retry_after"));
+    for (Refusal r : {Refusal::TooManyTries, Refusal::AddressFull, Refusal::Origin}) CHECK(refusal_closes(r));
     CHECK(json::parse(full_json(30))["type"] == "full");
     CHECK(json::parse(ended_json())["type"] == "ended");
 }

@@ -28,6 +28,8 @@ void LessonCommand::add_to(CLI::App& parent) {
     cmd->add_option("--port", port, "the port to listen on (default 8080; 0: any free port)");
     cmd->add_option("--bind", bind, "listen on this address of the machine only (default: every interface)");
     cmd->add_option("--max-students", max_students, "the class's size; the next student is told it is full (default 300)");
+    cmd->add_option("--seats-per-address", seats_per_address,
+                    "students from one network address, at most (default 60: a classroom behind one NAT shares one)");
     cmd->add_option("--site", site, "the page's site folder to serve (default: build-web/site from make web, or the installed one)");
     cmd->add_flag("--https", https,
                   "serve HTTPS and wss:// with a self-signed certificate kept in the user's data folder: students' "
@@ -42,6 +44,7 @@ int LessonCommand::run() {
     LessonSettings settings;
     settings.port = static_cast<int>(parse_count("--port", port, 0, 65535));
     settings.max_students = static_cast<int>(parse_count("--max-students", max_students, 1, 10000));
+    settings.seats_per_address = static_cast<int>(parse_count("--seats-per-address", seats_per_address, 1, 10000));
     settings.bind = bind;
     settings.site = site;
     settings.https = https;

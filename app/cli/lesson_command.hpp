@@ -11,7 +11,7 @@
 namespace headsplit::app {
 
 struct LessonCommand {
-    std::string port = "8080", bind, max_students = "300", site;
+    std::string port = "8080", bind, max_students = "300", seats_per_address = "60", site;
     bool no_window = false;
     bool https = false;
     GuiCommand window;  // the teacher window's options

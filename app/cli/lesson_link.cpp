@@ -125,6 +125,7 @@ gui::LessonStart start_lesson(const LessonSettings& s, const std::string& query)
     lesson::ServerOptions o;
     o.port = s.port;
     o.max_students = s.max_students;
+    o.seats_per_address = s.seats_per_address;
     o.bind = every_interface(s.bind) ? std::string() : s.bind;
     o.site = find_site(s.site);
     o.query = query;

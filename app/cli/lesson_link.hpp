@@ -12,6 +12,7 @@ struct LessonSettings {
     std::string bind;  // empty, 0.0.0.0 or ::: every interface
     int port = 8080;   // 0: any free port
     int max_students = 300;
+    int seats_per_address = 60;  // a student's seats from one network address, at most
     std::string site;  // --site as given ("": the page's build, or the installed one)
     // HTTPS and wss:// with the lesson's own certificate (lesson/certificate.hpp), kept in
     // `certificate_folder` ("": the user's data folder).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -13,7 +14,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kRefusalNames[] = {"wrong_code", "driving", "too_big", "binary", "malformed",
-                                         "rate_limited", "unknown", "bad_value", "full"};
+                                         "rate_limited", "unknown", "bad_value", "full",
+                                         "too_many_tries", "address_full", "origin"};
 static_assert(std::size(kRefusalNames) == kRefusalCount, "one name per Refusal");
 
 // The teacher's message types; a student sending one is driving.
@@ -60,12 +62,21 @@ bool refusal_closes(Refusal r) {
 TokenBucket::TokenBucket(double rate, double burst) : rate_(rate), burst_(burst), tokens_(burst) {}
 
 bool TokenBucket::take(double now_s) {
-    if (started_ && now_s > last_s_) tokens_ = std::min(burst_, tokens_ + (now_s - last_s_) * rate_);
+    tokens_ = tokens_at(now_s);
     if (!started_ || now_s > last_s_) last_s_ = now_s;
     started_ = true;
     if (tokens_ < 1) return false;
     tokens_ -= 1;
     return true;
+}
+
+double TokenBucket::tokens_at(double now_s) const {
+    return started_ && now_s > last_s_ ? std::min(burst_, tokens_ + (now_s - last_s_) * rate_) : tokens_;
+}
+
+double TokenBucket::wait_s(double now_s) const {
+    const double tokens = tokens_at(now_s);
+    return tokens >= 1 ? 0 : (1 - tokens) / rate_;
 }
 
 std::string make_join_code() { return random_text(kJoinCodeAlphabet, kJoinCodeLength); }
@@ -242,6 +253,12 @@ std::string Lesson::stats_json(int max_students) const {
 }
 
 std::string refused_json(Refusal r) { return json{{"type", "refused"}, {"reason", refusal_name(r)}}.dump(); }
+
+std::string refused_json(Refusal r, const std::string& message, double retry_after_s) {
+    json doc = {{"type", "refused"}, {"reason", refusal_name(r)}, {"message", message}};
+    if (retry_after_s > 0) doc["retry_after"] = std::ceil(retry_after_s);
+    return doc.dump();
+}
 
 std::string full_json(int max_students) {
     return json{{"type", "full"}, {"max_students", max_students}, {"message", "the class is full"}}.dump();

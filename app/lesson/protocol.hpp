@@ -50,6 +50,9 @@ enum class Refusal {
     Unknown,      // a "type" no one sends: refused, kept
     BadValue,     // a known message with a value out of range (an answer with no question): kept
     Full,         // the class is full: closed
+    TooManyTries, // the address sent too many wrong codes lately (lesson/guard.hpp): closed
+    AddressFull,  // the address holds its share of the class's seats already: closed
+    Origin,       // a browser's page from another origin: closed
     Count
 };
 constexpr std::size_t kRefusalCount = static_cast<std::size_t>(Refusal::Count);
@@ -63,8 +66,13 @@ class TokenBucket {
 public:
     TokenBucket(double rate, double burst);
     bool take(double now_s);
+    // What take() would find at `now_s`, taking nothing: the seconds until a token is there
+    // (0: one is), and whether the bucket is full again.
+    double wait_s(double now_s) const;
+    bool full(double now_s) const { return tokens_at(now_s) >= burst_; }
 
 private:
+    double tokens_at(double now_s) const;
     double rate_, burst_, tokens_, last_s_ = 0;
     bool started_ = false;
 };
@@ -158,6 +166,8 @@ private:
 };
 
 std::string refused_json(Refusal r);
+// With a line for the person at the page, and for TooManyTries the seconds until a try is due.
+std::string refused_json(Refusal r, const std::string& message, double retry_after_s = 0);
 std::string full_json(int max_students);
 std::string ended_json();
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 
 #include <libwebsockets.h>
 
+#include "lesson/guard.hpp"
 #include "lesson/protocol.hpp"
 #include "lesson/site.hpp"
 
@@ -39,7 +41,8 @@ struct Session {
     std::uint64_t id = 0;
     lws* wsi = nullptr;
     std::optional<Role> role;
-    bool student_counted = false;  // counted in the class (and so left from it on close)
+    std::string address;           // the peer's IP address
+    bool student_counted = false;  // counted in the class and its address's seats (left on close)
     std::deque<Message> out;
     bool stats_dirty = false;
     bool closing = false;  // send what is queued, then close with close_status
@@ -58,6 +61,16 @@ struct Command {
     enum class Kind { TeacherMessage, Stop } kind;
     std::string text;
 };
+
+// A request header as sent (at most 512 bytes), or empty when it was not sent.
+std::optional<std::string> header(lws* wsi, lws_token_indexes token) {
+    const int n = lws_hdr_total_length(wsi, token);
+    if (n <= 0) return std::nullopt;
+    char buf[513];
+    if (n >= static_cast<int>(sizeof buf)) return std::string(512, '?');
+    const int got = lws_hdr_copy(wsi, buf, sizeof buf, token);
+    return std::string(buf, got > 0 ? static_cast<std::size_t>(got) : 0);
+}
 
 // Why the port could not be had, by binding it ourselves (libwebsockets only says it failed),
 // with `advice` on choosing another; empty when it can be had.
@@ -132,11 +145,13 @@ struct Server::Impl {
 
     // Only the service thread touches what follows.
     Lesson lesson;
+    AddressGuard guard;
     std::unordered_map<std::uint64_t, std::unique_ptr<Session>> sessions;
     std::uint64_t next_id = 1;
     bool stopping = false;
 
-    explicit Impl(ServerOptions o) : options(std::move(o)), lesson(options.query) {}
+    explicit Impl(ServerOptions o)
+        : options(std::move(o)), lesson(options.query), guard(options.seats_per_address) {}
 
     static int callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, std::size_t len);
     int on_event(lws* wsi, lws_callback_reasons reason, PerSession* ps, void* in, std::size_t len);
@@ -148,7 +163,9 @@ struct Server::Impl {
     void close_session(Session& s);
 
     void enqueue(Session& s, Message m);
-    int refuse(Session& s, Refusal r);  // 0, for the callback to return
+    // 0, for the callback to return; `message`: the refusal's line for the page.
+    int refuse(Session& s, Refusal r, const std::string& message = {}, double retry_after_s = 0);
+    bool admit_address(Session& s);
     void broadcast_state();
     void mark_stats();
     void publish_stats();
@@ -248,8 +265,10 @@ void Server::Impl::open_session(lws* wsi, PerSession* ps) {
         s.close_status = LWS_CLOSE_STATUS_GOINGAWAY;
         return;
     }
+    if (!admit_address(s)) return;
     const Admission a = admit(params, join_code, teacher_secret);
     if (!a.role) {
+        guard.wrong_code(s.address, now_s());
         refuse(s, Refusal::WrongCode);
         return;
     }
@@ -260,6 +279,12 @@ void Server::Impl::open_session(lws* wsi, PerSession* ps) {
         s.closing = true;
         s.close_status = static_cast<lws_close_status>(1013);  // "try again later" (RFC 6455 registry)
         lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, 3);
+        return;
+    }
+    if (*a.role == Role::Student && !guard.take_seat(s.address)) {
+        refuse(s, Refusal::AddressFull,
+               "the class already has " + std::to_string(guard.seats_per_address()) + " students from " + s.address +
+                   ", the most one address may have; the teacher can allow more with --seats-per-address N");
         return;
     }
     s.role = a.role;
@@ -276,6 +301,30 @@ void Server::Impl::open_session(lws* wsi, PerSession* ps) {
         mark_stats();
     }
     enqueue(s, std::make_shared<const std::string>(lesson.state_json()));
+}
+
+// Before the code is read: the handshake's Origin, and the address's wrong codes so far.
+bool Server::Impl::admit_address(Session& s) {
+    char peer[128] = "";
+    lws_get_peer_simple(s.wsi, peer, sizeof peer);
+    s.address = peer;
+    if (const auto origin = header(s.wsi, WSI_TOKEN_ORIGIN)) {
+        const std::string host = header(s.wsi, WSI_TOKEN_HOST).value_or("");
+        const std::string problem = origin_problem(*origin, host, !options.tls_cert.empty());
+        if (!problem.empty()) {
+            refuse(s, Refusal::Origin, problem);
+            return false;
+        }
+    }
+    if (const double wait = guard.locked_for(s.address, now_s()); wait > 0) {
+        const long seconds = static_cast<long>(std::ceil(wait));
+        refuse(s, Refusal::TooManyTries,
+               "too many wrong codes from " + s.address + " lately; the next try is taken in " + std::to_string(seconds) +
+                   " s",
+               wait);
+        return false;
+    }
+    return true;
 }
 
 int Server::Impl::receive(Session& s, const void* in, std::size_t len) {
@@ -311,15 +360,17 @@ int Server::Impl::handle(Session& s, const std::string& text) {
     return 0;
 }
 
-int Server::Impl::refuse(Session& s, Refusal r) {
+int Server::Impl::refuse(Session& s, Refusal r, const std::string& message, double retry_after_s) {
     lesson.refuse(r);
     mark_stats();
-    enqueue(s, std::make_shared<const std::string>(refused_json(r)));
+    enqueue(s, std::make_shared<const std::string>(message.empty() ? refused_json(r)
+                                                                   : refused_json(r, message, retry_after_s)));
     if (!refusal_closes(r)) return 0;
     s.closing = true;
-    s.close_status = r == Refusal::TooBig   ? LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE
-                     : r == Refusal::Binary ? LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE
-                                            : LWS_CLOSE_STATUS_POLICY_VIOLATION;
+    s.close_status = r == Refusal::TooBig        ? LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE
+                     : r == Refusal::Binary      ? LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE
+                     : r == Refusal::AddressFull ? static_cast<lws_close_status>(1013)
+                                                 : LWS_CLOSE_STATUS_POLICY_VIOLATION;
     s.rx.clear();
     s.rx.shrink_to_fit();
     lws_set_timeout(s.wsi, PENDING_TIMEOUT_CLOSE_SEND, 3);
@@ -391,6 +442,7 @@ int Server::Impl::write(Session& s) {
 void Server::Impl::close_session(Session& s) {
     if (s.student_counted) {
         lesson.student_left(s.id);
+        guard.leave_seat(s.address);
         mark_stats();
     }
     sessions.erase(s.id);

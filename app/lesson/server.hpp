@@ -13,10 +13,16 @@
 // A connection's outgoing messages wait in its own queue; one that holds more than
 // max_backlog messages belongs to a client that stopped reading, and that connection is
 // dropped (counted as dropped_slow) so that it holds no memory and no one waits for it.
+//
+// Before the code is read, a handshake whose Origin is not the page's own is refused, and so
+// is an address locked for its wrong codes; a student past its address's seats is refused
+// after the class's limit (lesson/guard.hpp). Each refusal says why in one line.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include "lesson/guard.hpp"
 
 namespace headsplit::lesson {
 
@@ -24,6 +30,8 @@ struct ServerOptions {
     std::string bind;         // an address of this machine; empty: every interface
     int port = 8080;          // 0: any free port
     int max_students = 300;
+    // A student's seats from one network address, at most (lesson/guard.hpp).
+    int seats_per_address = kDefaultSeatsPerAddress;
     std::string site;         // the site folder (site_root() of it)
     std::string query;        // the lesson's first state: a page address's query
     std::size_t max_backlog = 256;
