@@ -29,6 +29,7 @@ test makes, then
 Every wait has a timeout. Usage: lesson_test.py HEADSPLIT LESSON_POST_CHECK
 """
 import asyncio
+import base64
 import json
 import os
 import re
@@ -128,10 +129,13 @@ def make_site(base):
     return site
 
 
-def http_get(port, target, extra=b"", timeout=10):
-    """Sends one raw GET (the path exactly as given) and returns (status, whole reply)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall(b"GET " + target.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra + b"Connection: close\r\n\r\n")
+def raw_exchange(port, data, timeout, source="127.0.0.1"):
+    """Sends `data` and reads until the server closes or `timeout` passes; the bytes read."""
+    with socket.socket() as s:
+        s.bind((source, 0))
+        s.settimeout(timeout)
+        s.connect(("127.0.0.1", port))
+        s.sendall(data)
         reply = b""
         try:
             while True:
@@ -141,8 +145,43 @@ def http_get(port, target, extra=b"", timeout=10):
                 reply += chunk
         except (ConnectionResetError, socket.timeout):
             pass
+    return reply
+
+
+def http_get(port, target, extra=b"", timeout=10):
+    """Sends one raw GET (the path exactly as given) and returns (status, whole reply)."""
+    reply = raw_exchange(port, b"GET " + target.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra +
+                         b"Connection: close\r\n\r\n", timeout)
     m = re.match(rb"HTTP/1\.[01] (\d{3})", reply)
     return (int(m.group(1)) if m else None), reply
+
+
+def flood_frames(port, query, source, first, frame, seconds):
+    """A WebSocket (its handshake by hand) that sends `first`, then `frame` over and over, never
+    reading its answers, until the server cuts it or `seconds` pass; the seconds it lasted, or None."""
+    with socket.socket() as s:
+        s.bind((source, 0))
+        s.settimeout(5)
+        s.connect(("127.0.0.1", port))
+        s.sendall(("GET /lesson?%s HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                   "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                   % (query, base64.b64encode(os.urandom(16)).decode())).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = s.recv(4096)
+            check(chunk, "the flood's handshake was refused")
+            head += chunk
+        check(head.startswith(b"HTTP/1.1 101"), "the flood's handshake: %r" % head[:80])
+        t0 = time.monotonic()
+        s.settimeout(1)
+        batch = frame * 200
+        try:
+            s.sendall(first)
+            while time.monotonic() - t0 < seconds:
+                s.sendall(batch)
+        except (BrokenPipeError, ConnectionResetError, socket.timeout):
+            return time.monotonic() - t0
+    return None
 
 
 def check_http(port, site):
@@ -171,6 +210,13 @@ def check_http(port, site):
             check(status != 200, "GET %s was served (status %s)" % (target, status))
         elif status == 200:
             check(reply.split(b"\r\n\r\n", 1)[1] in site_files, "GET %s served something else" % target)
+    # CONNECT (which libwebsockets hands over as a raw socket): answered 405 and closed at once
+    # (it was held for good, and 300 of them starved every join).
+    for request in (b"CONNECT x:1 HTTP/1.1\r\nHost: x:1\r\n\r\n", b"CONNECT 127.0.0.1:22 HTTP/1.0\r\n\r\n"):
+        t0 = time.monotonic()
+        reply = raw_exchange(port, request, 5)
+        check(reply.startswith(b"HTTP/1.1 405 ") and b"CONNECT is not served" in reply and time.monotonic() - t0 < 3,
+              "%r got %r after %.1f s" % (request, reply[:120], time.monotonic() - t0))
     # A header far over the server's limit: refused, and the server still serves.
     status, reply = http_get(port, "/", extra=b"X-Huge: " + b"a" * 65536 + b"\r\n")
     check(status != 200, "a 64 KiB header was answered with 200")
@@ -511,14 +557,23 @@ async def check_guards(headsplit, site):
         check(wrong >= 20, "only %d wrong codes before the lock" % wrong)
         free = await connect_from("127.0.0.6", base + student_query)
         await free.wait("another address during the lock", lambda c: c.states())
-        want = {"address_full": 1, "origin": 1, "too_many_tries": 2, "wrong_code": wrong}
+        # Floods of frames that carry no message: pings (answered by libwebsockets, never
+        # seen by the lesson but in its bytes) and empty continuation frames, each masked as
+        # a client's must be. Each is cut within a second or two (pings were answered forever).
+        ping, empty = bytes([0x89, 0x80, 1, 2, 3, 4]), bytes([0x00, 0x80, 1, 2, 3, 4])
+        loop = asyncio.get_running_loop()
+        for source, frame, first in (("127.0.0.7", ping, b""), ("127.0.0.8", empty, bytes([0x01, 0x81, 0, 0, 0, 0]) + b"{")):
+            lasted = await loop.run_in_executor(None, flood_frames, port, student_query, source, first, frame, 8)
+            check(lasted is not None and lasted < 4, "a flood from %s lasted %s s" % (source, lasted))
+        want = {"address_full": 1, "origin": 1, "too_many_tries": 2, "wrong_code": wrong, "rate_limited": 2}
         await teacher.wait("the guards' refusals counted",
                            lambda c: all(stats_of(c).get("refused", {}).get(k) == v for k, v in want.items()))
         for c in seated + [other, again, own, free, teacher]:
             c.task.cancel()
             c.ws.transport.abort()
         return ("an address's 61st student refused, another address seated; another origin refused; %d wrong codes "
-                "in %.2f s, then the address locked, its right code too" % (wrong, took))
+                "in %.2f s, then the address locked, its right code too; a ping flood and an empty-frame flood cut"
+                % (wrong, took))
     finally:
         if proc.returncode is None:
             proc.kill()

@@ -55,6 +55,11 @@ TEST_CASE("the token bucket says how long until its next token, taking nothing",
     CHECK(bucket.wait_s(11.5) == Approx(0.5));  // asking took nothing
     CHECK(bucket.wait_s(12.0) == 0);
     CHECK(bucket.full(14.0));
+    // Many at once (bytes): all or none.
+    CHECK_FALSE(bucket.take(14.0, 2.5));
+    CHECK(bucket.full(14.0));
+    CHECK(bucket.take(14.0, 1.5));
+    CHECK(bucket.wait_s(14.0) == Approx(1.0));
 }
 
 TEST_CASE("wrong codes from one address lock it, right codes and all, until a try is due", "[lesson]") {

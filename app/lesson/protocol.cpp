@@ -61,12 +61,12 @@ bool refusal_closes(Refusal r) {
 
 TokenBucket::TokenBucket(double rate, double burst) : rate_(rate), burst_(burst), tokens_(burst) {}
 
-bool TokenBucket::take(double now_s) {
+bool TokenBucket::take(double now_s, double n) {
     tokens_ = tokens_at(now_s);
     if (!started_ || now_s > last_s_) last_s_ = now_s;
     started_ = true;
-    if (tokens_ < 1) return false;
-    tokens_ -= 1;
+    if (tokens_ < n) return false;
+    tokens_ -= n;
     return true;
 }
 

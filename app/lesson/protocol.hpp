@@ -65,7 +65,8 @@ bool refusal_closes(Refusal r);
 class TokenBucket {
 public:
     TokenBucket(double rate, double burst);
-    bool take(double now_s);
+    // Takes `n` tokens (false, taking none, when fewer are there).
+    bool take(double now_s, double n = 1);
     // What take() would find at `now_s`, taking nothing: the seconds until a token is there
     // (0: one is), and whether the bucket is full again.
     double wait_s(double now_s) const;

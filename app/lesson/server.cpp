@@ -1,6 +1,7 @@
 #include "lesson/server.hpp"
 
 #include <arpa/inet.h>
+#include <linux/tcp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -31,6 +32,22 @@ namespace {
 using Message = std::shared_ptr<const std::string>;
 
 constexpr int kSocketSendBuffer = 64 * 1024;
+// What a connection may send, counted in the kernel's bytes received (TCP_INFO): control
+// frames (pings) never reach the callback, so only these bytes bound them. A student's page
+// sends a few short messages a minute; the teacher's up to 200 a second, each under 4 KiB.
+constexpr double kStudentBytesPerSecond = 32 * 1024, kStudentBytesBurst = 128 * 1024;
+constexpr double kTeacherBytesPerSecond = 1024 * 1024, kTeacherBytesBurst = 2 * 1024 * 1024;
+constexpr double kBytesCheckSeconds = 0.2;
+
+std::uint64_t bytes_received(lws* wsi) {
+    tcp_info ti{};
+    socklen_t len = sizeof ti;
+    if (::getsockopt(lws_get_socket_fd(wsi), IPPROTO_TCP, TCP_INFO, &ti, &len) != 0) return 0;
+    return ti.tcpi_bytes_received;
+}
+
+// A browser sends each message as one frame, which may reach the callback in a few pieces.
+constexpr double kFramesPerMessage = 4;
 
 double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -49,7 +66,12 @@ struct Session {
     lws_close_status close_status = LWS_CLOSE_STATUS_NORMAL;
     std::string rx;  // the message being received, fragment by fragment
     TokenBucket bucket{kStudentMessagesPerSecond, kStudentMessagesPerSecond};
+    // Every frame, or piece of one, the callback is given: empty continuation frames carry no
+    // message yet cost as much to take.
+    TokenBucket frames{kFramesPerMessage * kStudentMessagesPerSecond, kFramesPerMessage * kStudentMessagesPerSecond};
     std::vector<unsigned char> scratch;  // LWS_PRE + the message being written
+    std::uint64_t bytes_seen = 0;        // the kernel's count of bytes received, when last looked at
+    TokenBucket bytes{kStudentBytesPerSecond, kStudentBytesBurst};
 };
 
 // What libwebsockets keeps per connection (HTTP or WebSocket): a pointer to our session.
@@ -70,6 +92,17 @@ std::optional<std::string> header(lws* wsi, lws_token_indexes token) {
     if (n >= static_cast<int>(sizeof buf)) return std::string(512, '?');
     const int got = lws_hdr_copy(wsi, buf, sizeof buf, token);
     return std::string(buf, got > 0 ? static_cast<std::size_t>(got) : 0);
+}
+
+// The answer to a CONNECT, written at once (a few hundred bytes fit any socket's buffer).
+void refuse_connect(lws* wsi) {
+    static const std::string body = "the lesson serves its page with GET and HEAD only; CONNECT is not served\n";
+    const std::string reply = "HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD\r\nContent-Type: text/plain; "
+                              "charset=utf-8\r\nContent-Length: " +
+                              std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    std::vector<unsigned char> buf(LWS_PRE + reply.size());
+    std::memcpy(buf.data() + LWS_PRE, reply.data(), reply.size());
+    lws_write(wsi, buf.data() + LWS_PRE, reply.size(), LWS_WRITE_RAW);
 }
 
 // Why the port could not be had, by binding it ourselves (libwebsockets only says it failed),
@@ -149,6 +182,7 @@ struct Server::Impl {
     std::unordered_map<std::uint64_t, std::unique_ptr<Session>> sessions;
     std::uint64_t next_id = 1;
     bool stopping = false;
+    double bytes_checked_s = 0;
 
     explicit Impl(ServerOptions o)
         : options(std::move(o)), lesson(options.query), guard(options.seats_per_address) {}
@@ -170,6 +204,7 @@ struct Server::Impl {
     void mark_stats();
     void publish_stats();
     void run_commands();
+    void check_bytes();
     void run();
 };
 
@@ -205,6 +240,12 @@ int Server::Impl::on_event(lws* wsi, lws_callback_reasons reason, PerSession* ps
             ps->session = nullptr;
         }
         return 0;
+    case LWS_CALLBACK_RAW_ADOPT:
+        // A CONNECT request, handed over as a raw socket: a lesson is no proxy. Said, then closed.
+        refuse_connect(wsi);
+        return -1;
+    case LWS_CALLBACK_RAW_RX:
+        return -1;
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
         run_commands();
         return 0;
@@ -288,12 +329,15 @@ void Server::Impl::open_session(lws* wsi, PerSession* ps) {
         return;
     }
     s.role = a.role;
+    s.bytes_seen = bytes_received(wsi);  // the handshake is not counted
     // A fixed send buffer (no autotuning) bounds what the kernel holds for a client that stops
     // reading, so that its backlog reaches max_backlog in our queue and is dropped there.
     const int send_buffer = kSocketSendBuffer;
     ::setsockopt(lws_get_socket_fd(wsi), SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof send_buffer);
     if (*a.role == Role::Teacher) {
         s.bucket = TokenBucket(kTeacherMessagesPerSecond, kTeacherMessagesPerSecond);
+        s.frames = TokenBucket(kFramesPerMessage * kTeacherMessagesPerSecond, kFramesPerMessage * kTeacherMessagesPerSecond);
+        s.bytes = TokenBucket(kTeacherBytesPerSecond, kTeacherBytesBurst);
         s.stats_dirty = true;
     } else {
         lesson.student_joined();
@@ -329,6 +373,7 @@ bool Server::Impl::admit_address(Session& s) {
 
 int Server::Impl::receive(Session& s, const void* in, std::size_t len) {
     if (s.closing) return 0;  // its refusal is on the way; what follows is not read
+    if (!s.frames.take(now_s())) return refuse(s, Refusal::RateLimited);
     if (lws_frame_is_binary(s.wsi)) return refuse(s, Refusal::Binary);
     if (s.rx.size() + len > kMaxMessageBytes) return refuse(s, Refusal::TooBig);
     s.rx.append(static_cast<const char*>(in), len);
@@ -474,10 +519,32 @@ void Server::Impl::run_commands() {
     }
 }
 
+// Every kBytesCheckSeconds at most: a connection that sent more than its bytes allow is
+// refused as rate-limited (a flood of pings or of empty frames among them).
+void Server::Impl::check_bytes() {
+    const double now = now_s();
+    if (now - bytes_checked_s < kBytesCheckSeconds) return;
+    bytes_checked_s = now;
+    for (auto& [id, s] : sessions) {
+        if (!s->role || s->closing) continue;
+        const std::uint64_t seen = bytes_received(s->wsi);
+        if (seen < s->bytes_seen) continue;
+        const double sent = static_cast<double>(seen - s->bytes_seen);
+        s->bytes_seen = seen;
+        if (s->bytes.take(now, sent)) continue;
+        // Closed at once: while pings keep coming, libwebsockets answers them before it
+        // would let the refusal be written.
+        refuse(*s, Refusal::RateLimited);
+        lws_set_timeout(s->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
+    }
+}
+
 void Server::Impl::run() {
     // Until stopped and every connection told and closed (each closes within its timeout).
-    while (lws_service(context, 0) >= 0)
+    while (lws_service(context, 0) >= 0) {
         if (stopping && sessions.empty()) break;
+        check_bytes();
+    }
 }
 
 Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
