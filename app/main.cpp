@@ -31,6 +31,7 @@
 #include "cli/options.hpp"
 #include "cli/standard_output.hpp"
 #include "cli/kernels_command.hpp"
+#include "cli/train_command.hpp"
 #include "cli/lesson_command.hpp"
 #include "cli/lesson_link.hpp"
 #include "cli/trace_command.hpp"
@@ -124,6 +125,8 @@ int run_main(int argc, char** argv) {
     handout.add_to(cli);
     app::LessonCommand lesson;
     lesson.add_to(cli);
+    app::TrainCommand train;
+    train.add_to(cli);
     // No subcommand: the visualizer, on the same OPTIONS (GL backend unless told otherwise).
     app::GuiCommand gui;
     gui.add_to(cli);
@@ -136,6 +139,7 @@ int run_main(int argc, char** argv) {
         if (cli.got_subcommand("export")) return export_script.run();
         if (cli.got_subcommand("handout")) return handout.run();
         if (cli.got_subcommand("lesson")) return lesson.run();
+        if (cli.got_subcommand("train")) return train.run();
         gui::GuiOptions options = gui.options();
         // A window with someone at it can start a live lesson; the unattended runs cannot.
         if (options.screenshot.empty() && options.drive_frames == 0 && options.layout_audit.empty())

@@ -28,14 +28,15 @@ GROUPS = [
     # Core, each folder a rank of its own: tensor and op descriptions; the backends; the
     # engine; the words read into a trace after the run; the file formats (the checks before
     # a named file is read, GPT-2's vocabulary and BPE); the model (presets, checkpoints, which
-    # read their files through the formats); io on top (the trace JSON and the take-home
+    # read their files through the formats); training (a tiny model trained on a task through the
+    # engine's backward pass, saved as a checkpoint); io on top (the trace JSON and the take-home
     # scripts, files written whole, a configuration as options, which names a preset).
     {
         "name": "core",
         "roots": ("core/include/headsplit", "core/src"),
         "include_prefix": "headsplit/",
         "private_root": "core/src",  # its sources include private headers as "folder/file.hpp"
-        "order": ("base", "backends", "engine", "teaching", "formats", "model", "io"),
+        "order": ("base", "backends", "engine", "teaching", "formats", "model", "training", "io"),
     },
     # The app: the GL loader and PNG; what the stage draws where (and the seam the panels tell
     # a frame through); the window-free state; the panels; the unattended runs (the frame's

@@ -49,15 +49,6 @@ std::vector<Shape3> default_shapes() {
     return out;
 }
 
-void progress(int done, int total, const std::string& what) {
-    if (!isatty(STDERR_FILENO)) return;
-    const int width = 30, filled = total ? done * width / total : width;
-    std::fprintf(stderr, "\r[%s%s] %d/%d %-50s", std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
-                 done, total, what.c_str());
-    if (done == total) std::fprintf(stderr, "\r%*s\r", width + 70, "");
-    std::fflush(stderr);
-}
-
 std::string fixed(double v, int digits = 2) { return format_fixed(v, digits); }
 
 // "128,512, 1024" -> {"128", "512", "1024"}: the items of a comma-separated list, each

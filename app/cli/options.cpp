@@ -9,7 +9,9 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <sstream>
 #include <vector>
 
@@ -138,6 +140,16 @@ void add_config_options(CLI::App& cmd, ConfigOptions& o) {
         cmd.get_option(name)->check(
             [](const std::string& v) { return v.empty() ? std::string("the value is empty") : std::string(); });
     }
+}
+
+void progress(std::int64_t done, std::int64_t total, const std::string& what) {
+    if (!isatty(STDERR_FILENO)) return;
+    const std::int64_t width = 30, filled = total ? done * width / total : width;
+    std::fprintf(stderr, "\r[%s%s] %lld/%lld %-50s", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                 std::string(static_cast<std::size_t>(width - filled), '.').c_str(), static_cast<long long>(done),
+                 static_cast<long long>(total), what.c_str());
+    if (done == total) std::fprintf(stderr, "\r%*s\r", static_cast<int>(width) + 70, "");
+    std::fflush(stderr);
 }
 
 CLI::Option* needs_a_path(CLI::Option* option) {

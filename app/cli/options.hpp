@@ -29,6 +29,10 @@ struct ConfigOptions {
 // --d-context --decode-from --seed --causal/--no-causal --mode --block --backend --dropout
 // --no-out-proj --scale-first --qkv-bias --backward --dout --memory-budget --time-budget to `cmd`.
 void add_config_options(CLI::App& cmd, ConfigOptions& o);
+// A progress bar on stderr when it is a terminal ("[####....] 3/8 what"), wiped at the end;
+// nothing otherwise.
+void progress(std::int64_t done, std::int64_t total, const std::string& what);
+
 // Refuses an empty value of an option that names a file or a folder (`--json ""` would
 // otherwise write nothing and say nothing); returns the option.
 CLI::Option* needs_a_path(CLI::Option* option);

@@ -20,6 +20,8 @@ namespace headsplit::detail {
 struct Resources {
     std::vector<int> constants, activations;
     std::size_t next_constant = 0, next_activation = 0;
+    // The next run writes every constant again from where it is (Runner::reload).
+    bool reload = false;
     void rewind() { next_constant = next_activation = 0; }
     std::vector<int> all() const {
         std::vector<int> ids(constants);
@@ -42,7 +44,14 @@ public:
     // walk, which needs only its size). `make` returns the values, or a reference to them.
     template <class Make>
     int upload_made(std::int64_t elements, Make make) {
-        if (res_.next_constant < res_.constants.size()) return res_.constants[res_.next_constant++];
+        if (res_.next_constant < res_.constants.size()) {
+            const int id = res_.constants[res_.next_constant++];
+            if (res_.reload && work_ == Work::Compute) {
+                const std::vector<float>& data = make();
+                be_.write(id, data);
+            }
+            return id;
+        }
         const int id = be_.create_buffer(elements);
         if (work_ == Work::Compute) {
             const std::vector<float>& data = make();  // a temporary lives to the end of the block

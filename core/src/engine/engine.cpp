@@ -104,7 +104,74 @@ Trace Runner::run(const RunOptions& options) {
         out.data = gather(buffer, TensorDesc{out.buffer, out.offset, out.shape, out.strides});
     }
     if (!options.projections_only && !trace.steps.empty()) require_finite(trace.steps.back().tensors.back());
+    st.resources.reload = false;
     return trace;
+}
+
+void Runner::reload() { state_->resources.reload = true; }
+
+namespace {
+
+// The last record named `name` in the steps of `pass` (backward or not), or nullptr.
+const TensorRecord* last_record(const Trace& trace, const std::string& name, bool backward) {
+    for (auto s = trace.steps.rbegin(); s != trace.steps.rend(); ++s) {
+        if (is_backward(s->op) != backward) continue;
+        for (auto t = s->tensors.rbegin(); t != s->tensors.rend(); ++t)
+            if (t->name == name) return &*t;
+    }
+    return nullptr;
+}
+
+// The first `count` values of the buffer that `t` lies in: a gradient that heads fill in row
+// blocks (loop mode) is recorded block by block, each a window on the whole.
+std::vector<float> whole_buffer(const TensorRecord* t, std::int64_t count, Backend& backend) {
+    if (t == nullptr) return {};
+    std::vector<float> buffer;
+    backend.read(t->buffer, buffer);
+    if (static_cast<std::int64_t>(buffer.size()) < count) throw std::logic_error("a gradient's buffer is too small: " + t->name);
+    buffer.resize(static_cast<std::size_t>(count));
+    return buffer;
+}
+
+}  // namespace
+
+Gradients read_gradients(const Trace& trace, Backend& backend) {
+    const Config& c = trace.config;
+    if (!c.backward) throw std::logic_error("read_gradients: the trace has no backward pass");
+    const std::int64_t D = c.d_out, Di = c.d_in, Dk = c.key_dim(), KV = c.kv_width();
+    const auto grad = [&](const char* name, std::int64_t count) {
+        return whole_buffer(last_record(trace, name, true), count, backend);
+    };
+    Gradients g;
+    Weights& w = g.weights;
+    if (c.mode == Mode::Fused) {
+        const std::vector<float> qkv = grad("dW_qkv", (D + 2 * KV) * Di);
+        const auto rows = [&](const std::vector<float>& all, std::int64_t first, std::int64_t n, std::int64_t width) {
+            return std::vector<float>(all.begin() + first * width, all.begin() + (first + n) * width);
+        };
+        w.w_query = rows(qkv, 0, D, Di), w.w_key = rows(qkv, D, KV, Di), w.w_value = rows(qkv, D + KV, KV, Di);
+        if (c.qkv_bias) {
+            const std::vector<float> b = grad("db_qkv", D + 2 * KV);
+            w.b_query = rows(b, 0, D, 1), w.b_key = rows(b, D, KV, 1), w.b_value = rows(b, D + KV, KV, 1);
+        }
+    } else {
+        w.w_query = grad("dW_query", D * Di), w.w_key = grad("dW_key", KV * Dk), w.w_value = grad("dW_value", KV * Dk);
+        if (c.qkv_bias) w.b_query = grad("db_query", D), w.b_key = grad("db_key", KV), w.b_value = grad("db_value", KV);
+    }
+    if (c.out_proj) w.w_out = grad("dW_out", D * D), w.b_out = grad("db_out", D);
+    g.dx = grad("d_x", c.batch * c.num_tokens() * Di);
+    if (c.cross()) g.d_context = grad("d_context", c.batch * c.num_keys() * Dk);
+    return g;
+}
+
+std::vector<float> read_tensor(const Trace& trace, const std::string& name, Backend& backend) {
+    const TensorRecord* t = last_record(trace, name, false);
+    if (t == nullptr) t = last_record(trace, name, true);
+    if (t == nullptr) return {};
+    if (t->has_values()) return t->values();
+    std::vector<float> buffer;
+    backend.read(t->buffer, buffer);
+    return gather(buffer, TensorDesc{t->buffer, t->offset, t->shape, t->strides});
 }
 
 Trace run(const CheckedConfig& config, const Inputs& inputs, const Weights& weights, Backend& backend,

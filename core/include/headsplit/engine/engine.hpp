@@ -115,11 +115,30 @@ public:
     Runner& operator=(const Runner&) = delete;
 
     Trace run(const RunOptions& options = {});
+    // The next run uploads the inputs and the weights again from the references it keeps: for
+    // a caller that changed their values (a training step), not their sizes.
+    void reload();
 
 private:
     struct State;
     std::unique_ptr<State> state_;
 };
+
+// The gradients a backward run gave (config.backward), read back from `backend` by their
+// names in `trace`, whatever the mode: in nn.Linear layout as Weights holds the weights
+// (fused mode's dW_qkv split into its three), each empty where the configuration has no such
+// weight; dx [B, T, D_in] and, with cross-attention, d_context [B, S, D_context].
+struct Gradients {
+    Weights weights;
+    std::vector<float> dx, d_context;
+};
+// Reads them from the buffers that `trace`'s records name, which must still be `backend`'s
+// (before the runner that made them runs again or ends). std::logic_error for a trace with no
+// backward pass.
+Gradients read_gradients(const Trace& trace, Backend& backend);
+// Reads the values of the last record named `name` in `trace` (whole, as its record's shape
+// says), from `backend`'s buffer; empty when no step recorded it.
+std::vector<float> read_tensor(const Trace& trace, const std::string& name, Backend& backend);
 
 // Runs multi-head self-attention as config.mode says (loop | split | fused) on `backend`
 // and records every step, each tensor linked to what it was made from. The steps' words are
