@@ -217,6 +217,10 @@ def check_http(port, site):
         reply = raw_exchange(port, request, 5)
         check(reply.startswith(b"HTTP/1.1 405 ") and b"CONNECT is not served" in reply and time.monotonic() - t0 < 3,
               "%r got %r after %.1f s" % (request, reply[:120], time.monotonic() - t0))
+    # A shared link of 10,000 bytes reaches the page, whose own checks answer it (it was closed
+    # with no answer past about 4 KB).
+    status, reply = http_get(port, "/?text=" + "a" * 10000)
+    check(status == 200 and b"the page" in reply, "a 10,000-byte link gave %s: %r" % (status, reply[:80]))
     # A header far over the server's limit: refused, and the server still serves.
     status, reply = http_get(port, "/", extra=b"X-Huge: " + b"a" * 65536 + b"\r\n")
     check(status != 200, "a 64 KiB header was answered with 200")

@@ -32,6 +32,7 @@ namespace {
 using Message = std::shared_ptr<const std::string>;
 
 constexpr int kSocketSendBuffer = 64 * 1024;
+constexpr unsigned short kMaxRequestHeadBytes = 16 * 1024;
 // What a connection may send, counted in the kernel's bytes received (TCP_INFO): control
 // frames (pings) never reach the callback, so only these bytes bound them. A student's page
 // sends a few short messages a minute; the teacher's up to 200 a second, each under 4 KiB.
@@ -564,6 +565,9 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
     lws_context_creation_info info{};
     info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | (tls ? LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT : 0);
     info.user = &d;
+    // A request's line and headers, at most (libwebsockets reads it per context, not per vhost):
+    // a shared link of some kilobytes reaches the page, whose own checks then answer it.
+    info.max_http_header_data = kMaxRequestHeadBytes;
     // libwebsockets waits for an address that is not (yet) this machine's; a lesson refuses it.
     if (!d.options.bind.empty()) {
         const std::string problem = listen_problem(d.options.bind, 0, d.options.port_advice);
@@ -577,7 +581,6 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
     vinfo.iface = d.options.bind.empty() ? nullptr : d.options.bind.c_str();
     vinfo.protocols = d.protocols;
     vinfo.vhost_name = "headsplit";
-    vinfo.max_http_header_data = 4096;
     if (!d.options.bind.empty() && d.options.bind.find(':') == std::string::npos)
         vinfo.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
     if (tls) {
