@@ -21,7 +21,9 @@ teacher window drives the server) and pages in headless Chromium over the DevToo
     the answers and shows the revealed counts; its own step (a key press) reaches the
     students; its Q and the next step ask the class the lesson's question (the class stays on
     the step before), its key 1 reveals the counts;
-  - a fourth student is told the class is full, a dropped connection comes back and catches
+  - a fourth student is told the class is full; a student's page left for another gives back
+    its seat, even kept in the back/forward cache, so the fourth's reload joins, and the first
+    page shown again by "back" follows again; a dropped connection comes back and catches
     up, and SIGINT tells every page the lesson has ended; each page stays usable on its own.
 
 Timing: a student's address must follow the teacher within max(1 s, 10 frames of that page),
@@ -423,6 +425,26 @@ async def run(headsplit, site, base):
         pages.append(extra)
         await extra.wait("full, and usable", "document.body.dataset.lesson === 'full' && document.body.dataset.settled !== undefined")
         await extra.shot("full")
+
+        # A student who leaves keeps no seat (issue 65): a page left for another closes its
+        # connection, though the browser may keep it whole (its back/forward cache) to show it
+        # again; then the fourth student's reload joins. Back on the first page (the same
+        # document, the marker set before it was left still there) it connects again and follows.
+        leaver = students[0]
+        origin = "http://127.0.0.1:%d" % port
+        await leaver.eval("window.headsplitKept = 1")
+        await leaver.dt.send("Page.navigate", {"url": origin + "/sw.js"})
+        await teacher.wait("the left page's seat given back", lambda t: t.stats["connected"] == 2, 10)
+        await extra.dt.send("Page.reload")
+        await extra.wait("the reload joined", "document.body.dataset.lesson === 'following'")
+        await extra.dt.send("Page.navigate", {"url": origin + "/sw.js"})
+        await teacher.wait("the fourth student gone", lambda t: t.stats["connected"] == 2, 10)
+        await leaver.eval("history.back()")
+        await leaver.wait("back, and following", "document.body.dataset.lesson === 'following'")
+        kept = await leaver.eval("window.headsplitKept === 1")
+        await teacher.wait("the page shown again, seated", lambda t: t.stats["connected"] == 3, 10)
+        print("a page left gave back its seat, a reload took it, and back %s it followed again"
+              % ("(from the back/forward cache)" if kept else "(reloaded)"))
 
         # A dropped connection comes back and catches up.
         await follower.eval("headsplitLesson.ws.close()")

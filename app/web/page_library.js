@@ -135,7 +135,12 @@ mergeInto(LibraryManager.library, {
   // came from (ws://, or wss:// for an https page), at /lesson with the address's code (and
   // the teacher's secret). A lost connection is tried again after 0.5 s, doubling to 8 s, and
   // catches up from the state the server sends on connecting; "full", "ended" and a refused
-  // code end the tries, and the page goes on as a page of its own.
+  // code end the tries, and the page goes on as a page of its own; so do another origin and an
+  // address past its seats, in the server's own words. An address locked for its wrong codes
+  // tries again when the server says a try is due.
+  // A page that is left (pagehide: another page opened in the tab, or the tab closed) closes
+  // its connection, giving back its seat: the browser may keep a left page whole, connection
+  // and all, to show it again on "back". Shown again (pageshow), it connects again.
   // What it shows (#lesson, over the canvas): the mark (following, exploring, paused, ...),
   // "explore on my own" / "back to the teacher", the question and its answers; the body's
   // data-lesson holds the mark's word, for tests.
@@ -145,6 +150,8 @@ mergeInto(LibraryManager.library, {
     L.secret = UTF8ToString(secretC);
     L.teacher = L.secret !== "";
     L.adopt = !!adopt;
+    window.addEventListener("pagehide", L.leave);
+    window.addEventListener("pageshow", L.back);
     L.connect();
   },
   headsplit_lesson_start__deps: ["$headsplitLesson"],
@@ -192,10 +199,12 @@ mergeInto(LibraryManager.library, {
   $headsplitLesson: {
     ws: null, backoff: 0.5, state: null, stats: null, exploring: false, done: "", problem: "",
     applied: null, choice: null, own: null, sent: null, sendTimer: 0, lastSend: 0, tries: 0,
-    outbox: [], ignored: 0, ignoredTimer: 0,
+    outbox: [], ignored: 0, ignoredTimer: 0, away: false, retryTimer: 0, retryAfter: 0, said: "",
 
     connect: function () {
       var L = headsplitLesson;
+      L.retryTimer = 0;
+      if (L.away || L.ws || L.done) return;
       var query = "lesson=" + encodeURIComponent(L.code) + (L.teacher ? "&teacher=" + encodeURIComponent(L.secret) : "");
       var ws;
       try {
@@ -214,16 +223,34 @@ mergeInto(LibraryManager.library, {
         if (L.done) return L.render();
         L.tries++;
         L.render();
-        setTimeout(L.connect, L.backoff * 1000);
+        L.retryTimer = setTimeout(L.connect, Math.max(L.backoff, L.retryAfter) * 1000);
         L.backoff = Math.min(8, L.backoff * 2);
+        L.retryAfter = 0;
       };
       L.render();
+    },
+
+    leave: function () {
+      var L = headsplitLesson, ws = L.ws;
+      L.away = true;
+      clearTimeout(L.retryTimer);
+      L.retryTimer = 0;
+      L.ws = null;
+      if (ws) ws.close(1000);
+    },
+    back: function () {
+      var L = headsplitLesson;
+      if (!L.away) return;
+      L.away = false;
+      L.backoff = 0.5;
+      L.connect();
     },
 
     receive: function (text) {
       var L = headsplitLesson, msg;
       try { msg = JSON.parse(text); } catch (e) { return; }
       if (msg.type === "state") {
+        L.said = "";
         L.backoff = 0.5;
         L.tries = 0;
         var first = L.state === null;
@@ -244,8 +271,12 @@ mergeInto(LibraryManager.library, {
         L.stats = msg;
       } else if (msg.type === "full" || msg.type === "ended") {
         L.done = msg.type;
-      } else if (msg.type === "refused" && msg.reason === "wrong_code") {
+      } else if (msg.type === "refused" && (msg.reason === "wrong_code" || msg.reason === "origin" || msg.reason === "address_full")) {
         L.done = "refused";
+        L.said = msg.message || "";
+      } else if (msg.type === "refused" && msg.reason === "too_many_tries") {
+        L.retryAfter = Number(msg.retry_after) || 8;
+        L.said = msg.message || "";
       } else if (msg.type === "refused") {
         console.warn("the lesson refused a message: " + msg.reason);
       }
@@ -315,10 +346,11 @@ mergeInto(LibraryManager.library, {
         exploring: "exploring on my own",
         full: "the class is full: this page works on its own",
         ended: "the lesson has ended: this page works on its own",
-        refused: (L.teacher ? "the teacher's secret" : "the lesson's code") + " was not accepted: this page works on its own",
+        refused: (L.said || (L.teacher ? "the teacher's secret" : "the lesson's code") + " was not accepted") + ": this page works on its own",
         unreachable: "the lesson cannot be reached from this page",
       };
       var line = words[mode] || "";
+      if (mode === "reconnecting" && L.said) line = L.said + " (the page works on its own meanwhile)";
       if (mode === "teaching") {
         var st = L.stats;
         line = "teaching: " + (st ? st.connected : 0) + " connected" + (s && s.question ? ", " + (st ? st.answered : 0) + " answered" : "");
