@@ -210,3 +210,19 @@ TEST_CASE("bad training settings are refused in one line naming them", "[trainin
     refused(bad, "--mode flash");
     CHECK_THROWS_AS(parse_task("copyy"), ConfigError);
 }
+
+TEST_CASE("the loss cliff is where the curve falls the most", "[training]") {
+    // 3.0 for 100 steps, a fall to 0.5 over steps 101 to 110, then 0.5.
+    std::vector<double> curve;
+    for (int i = 0; i < 100; ++i) curve.push_back(3.0);
+    for (int i = 0; i < 10; ++i) curve.push_back(3.0 - 0.25 * (i + 1));
+    for (int i = 0; i < 100; ++i) curve.push_back(0.5);
+    const std::int64_t cliff = loss_cliff(curve, 20);
+    CHECK(cliff >= 101);
+    CHECK(cliff <= 110);
+    CHECK(loss_cliff(std::vector<double>(200, 2.0), 20) == 0);      // flat: none
+    CHECK(loss_cliff(std::vector<double>(30, 2.0), 20) == 0);       // too short to say
+    std::vector<double> slow;
+    for (int i = 0; i < 200; ++i) slow.push_back(3.0 - 0.001 * i);  // a slope, no cliff
+    CHECK(loss_cliff(slow, 20) == 0);
+}

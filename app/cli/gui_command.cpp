@@ -55,7 +55,7 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 // --tab's values: the bottom panel's tabs, and the views of the two that have several.
-const std::vector<std::string> kTabs{"heatmaps", "weights", "weights-matmuls", "weights-kv", "why", "why-sweep", "why-kv"};
+const std::vector<std::string> kTabs{"heatmaps", "weights", "weights-matmuls", "weights-kv", "why", "why-sweep", "why-kv", "train"};
 
 }  // namespace
 
@@ -72,7 +72,8 @@ void GuiCommand::add_to(CLI::App& cli) {
     cli.add_option("--heatmap", f.heatmap_head, "heatmaps: head N large, every head as a thumbnail beside it (a click on its map; [ and ] step through)");
     cli.add_option("--zoom", f.zoom, "the stage's zoom, 1 to 8 (the mouse wheel's; default 1: fit the panel)");
     cli.add_option("--pan", f.pan, "TOKEN,COLUMN,HEAD: where the stage's window starts in a tensor too large to draw whole (a drag's)");
-    cli.add_option("--tab", f.tab, "bottom panel to show: heatmaps | weights | weights-matmuls | weights-kv | why | why-sweep | why-kv (the weight split tab's W_query, its matmul counts, its shared keys and values; the why tab's modes, its T sweep, its KV cache; the first two measure the shape at once)");
+    cli.add_option("--tab", f.tab, "bottom panel to show: heatmaps | weights | weights-matmuls | weights-kv | why | why-sweep | why-kv | train (the weight split tab's W_query, its matmul counts, its shared keys and values; the why tab's modes, its T sweep, its KV cache; the first two measure the shape at once; train: the Train view, N)");
+    cli.add_option("--train-steps", f.train_steps, "with --tab train: train this many steps of the induction task before the first frame");
     cli.add_option("--window", f.window_size, "window size WxH, e.g. 1920x1080 (default 1600x900)");
     cli.add_option("--drive", f.drive, "drive the app for N frames of random changes, keys and resizes (a soak)");
     needs_a_path(cli.add_option("--drive-report", f.drive_report, "where --drive writes its JSON report (default headsplit-drive.json)"));
@@ -168,3 +169,7 @@ gui::GuiOptions GuiCommand::options() {
 }
 
 }  // namespace headsplit::app
+    if (!f.train_steps.empty()) {
+        if (f.tab != "train") throw ConfigError("--train-steps needs --tab train: the steps are the Train view's");
+        g.train_steps = app::parse_count("--train-steps", f.train_steps, 0, 1000000);
+    }

@@ -34,6 +34,7 @@ struct GuiOptions {
     std::vector<float> audit_fonts;                  // the sweep's font scales
     std::vector<std::string> audit_cases;            // the sweep's configurations by name (empty: all)
     LessonStarter lesson_starter;  // set: the Controls panel can start a live lesson
+    std::int64_t train_steps = 0;  // with tab "train": steps trained before the first frame
     int lesson_port = kLessonPort;  // the Controls' lesson port field at first
     LessonStart lesson;            // a lesson already started (`headsplit lesson`): the window is its console
 };

@@ -12,6 +12,7 @@
 #include "gui/model/compute.hpp"
 #include "gui/model/lesson.hpp"
 #include "gui/model/live.hpp"
+#include "gui/model/training.hpp"
 #include "gui/model/why.hpp"
 #include "headsplit/engine/config.hpp"
 #include "headsplit/engine/config_edit.hpp"
@@ -159,6 +160,7 @@ struct AppState {
     struct Splits {
         float left = 0.2f, right = 0.25f, stage = 0.55f, code = 0.3f;
     };
+    TrainView training;       // N: a tiny model learning, in the panels' place
     Splits splits;
     bool screenshot_requested = false;
     bool handout_requested = false;  // "save handout": drawn after this frame, offscreen

@@ -31,6 +31,7 @@ CodeNeed MeasureCode(const AppState& st, float panel_w, bool window_titled);
 void DrawInspector(const AppState& st);           // panel_inspector.cpp
 void DrawWeightSplit(AppState& st);               // panel_weights.cpp
 void DrawWhy(AppState& st);                       // panel_why.cpp
+void DrawTrain(AppState& st);                     // panel_train.cpp: the Train view (N), the whole window
 void DrawCaption(AppState& st);                   // panel_caption.cpp (presenter mode)
 // panel_caption.cpp: the caption's height in a window `width` px wide inside its padding, as
 // DrawCaption lays it out, measured before it is placed (a live lesson's answers after a

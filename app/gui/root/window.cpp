@@ -111,9 +111,33 @@ void handle_live_keys(AppState& st) {
         if (ImGui::IsKeyPressed(k.key)) st.presenter_side = st.presenter_side == k.side ? Side::Heads : k.side;
 }
 
+// The Train view's keys: Space trains or pauses, S one step, Home again from step 0, Left and
+// Right scrub the filmstrip; N leaves (and opens it, from anywhere).
+bool handle_train_keys(AppState& st) {
+    TrainView& v = st.training;
+    if (ImGui::IsKeyPressed(GLFW_KEY_N)) {
+        v.shown = !v.shown;
+        if (v.shown && !v.trainer) start_training(v, TrainConfig{});
+        return true;
+    }
+    if (!v.shown) return false;
+    auto pressed = [](ImGuiKey k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k)); };
+    if (pressed(ImGuiKey_Space)) v.running = !v.running;
+    if (ImGui::IsKeyPressed(GLFW_KEY_S)) train_some(v, 1, 1e9);
+    if (pressed(ImGuiKey_Home)) start_training(v, v.config);
+    const int last = static_cast<int>(v.film.size()) - 1, at = v.shown_snapshot < 0 ? last : v.shown_snapshot;
+    if (pressed(ImGuiKey_LeftArrow)) v.shown_snapshot = std::max(0, at - 1), v.running = false;
+    if (pressed(ImGuiKey_RightArrow)) v.shown_snapshot = at + 1 >= last ? -1 : at + 1;
+    if (ImGui::IsKeyPressed(GLFW_KEY_B) || ImGui::IsKeyPressed(GLFW_KEY_PERIOD)) st.blank = !st.blank;
+    if (ImGui::IsKeyPressed(GLFW_KEY_F11)) st.fullscreen = !st.fullscreen;
+    if (ImGui::IsKeyPressed(GLFW_KEY_F12)) st.screenshot_requested = true;
+    return true;
+}
+
 void handle_keys(AppState& st, GLFWwindow* win, double now) {
     ImGuiIO& io = ImGui::GetIO();
     if (io.WantTextInput) return;
+    if (handle_train_keys(st)) return;
     auto pressed = [](ImGuiKey k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k)); };
     // A presentation clicker sends Page Down / Page Up (and B or . to blank the screen).
     if (pressed(ImGuiKey_RightArrow) || pressed(ImGuiKey_PageDown)) go_to_step(st, st.step + 1, now);
@@ -360,6 +384,11 @@ void set_up_state(AppState& st, const GuiOptions& o) {
                                            : AppState::WhyView::Modes;
         if (st.why_view != AppState::WhyView::KvCache) st.why = start_why(st.config);  // measured at once
     }
+    if (o.tab == "train") {
+        st.training.shown = true;
+        start_training(st.training, TrainConfig{});
+        train_some(st.training, o.train_steps, 1e12);
+    }
     if (o.tab.rfind("weights", 0) == 0) {  // weights, weights-matmuls, weights-kv: the tab and its view
         st.open_weights = true;
         st.weights_view = o.tab == "weights-matmuls" ? AppState::WeightsView::Matmuls
@@ -422,6 +451,8 @@ public:
         const double now = now_seconds();
         take_result(st_, now);
         play(st_, now);
+        // Training takes a share of each frame (12 ms), so that the window keeps drawing.
+        if (st_.training.running) train_some(st_.training, 1000000, 12);
         if (st_.font_dirty) load_fonts(st_);
         if (shown_.dark != st_.dark) {
             apply_theme(st_.dark);
@@ -441,7 +472,8 @@ public:
         ImGui::NewFrame();
         begin_audit_frame(st_);
         handle_keys(st_, win_, now);
-        DrawPanels(st_, now);
+        if (st_.training.shown && !st_.blank) DrawTrain(st_);
+        else DrawPanels(st_, now);
         if (st_.lesson.on && !st_.blank) DrawLesson(st_);
         lesson_frame(st_, lesson_, lesson_starter_, now);
         if (st_.lesson.close_window) glfwSetWindowShouldClose(win_, GLFW_TRUE);

@@ -137,37 +137,41 @@ std::string score_name(Task t, std::int64_t layer) {
     return "";
 }
 
+std::vector<std::int64_t> job_keys(Task t, const TaskBatch& batch, std::int64_t layer, std::int64_t b, std::int64_t p) {
+    switch (t) {
+        case Task::Copy:
+        case Task::Reverse:
+            if (p >= kCopyLength && p < 2 * kCopyLength) return {copy_source(t, p)};
+            return {};
+        case Task::Induction:
+            if (layer == 0) return p >= 1 ? std::vector<std::int64_t>{p - 1} : std::vector<std::int64_t>{};
+            if (batch.target(b, p) < 0) return {};
+            return {p - batch.lag[static_cast<std::size_t>(b)] + 1};
+        case Task::Sort: {
+            if (p < kSortLength - 1) return {};
+            std::vector<std::int64_t> keys;
+            for (std::int64_t j = 0; j < kSortLength; ++j)
+                if (batch.id(b, j) == batch.target(b, p)) keys.push_back(j);
+            return keys;
+        }
+    }
+    return {};
+}
+
 double head_score(Task t, const TaskBatch& batch, std::int64_t layer, std::int64_t heads, std::int64_t head,
                   const std::vector<float>& weights) {
     const std::int64_t B = batch.batch, T = batch.tokens;
     if (static_cast<std::int64_t>(weights.size()) != B * heads * T * T)
         throw std::logic_error("head_score: the weights are not [B, H, T, T]");
-    const auto at = [&](std::int64_t b, std::int64_t i, std::int64_t j) {
-        return static_cast<double>(weights[static_cast<std::size_t>(((b * heads + head) * T + i) * T + j)]);
-    };
     double sum = 0;
     std::int64_t rows = 0;
-    for (std::int64_t b = 0; b < B; ++b) {
-        switch (t) {
-            case Task::Copy:
-            case Task::Reverse:
-                for (std::int64_t p = kCopyLength; p < 2 * kCopyLength; ++p, ++rows) sum += at(b, p, copy_source(t, p));
-                break;
-            case Task::Induction:
-                for (std::int64_t p = 1; p < T; ++p) {
-                    if (layer == 0) sum += at(b, p, p - 1), ++rows;
-                    else if (batch.target(b, p) >= 0) sum += at(b, p, p - batch.lag[static_cast<std::size_t>(b)] + 1), ++rows;
-                }
-                break;
-            case Task::Sort:
-                for (std::int64_t p = kSortLength - 1; p < T; ++p, ++rows) {
-                    const int want = batch.target(b, p);
-                    for (std::int64_t j = 0; j < kSortLength; ++j)
-                        if (batch.id(b, j) == want) sum += at(b, p, j);
-                }
-                break;
+    for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t p = 0; p < T; ++p) {
+            const std::vector<std::int64_t> keys = job_keys(t, batch, layer, b, p);
+            if (keys.empty()) continue;  // a row the task does not score (sort's targets are always among its inputs)
+            ++rows;
+            for (std::int64_t j : keys) sum += weights[static_cast<std::size_t>(((b * heads + head) * T + p) * T + j)];
         }
-    }
     return rows > 0 ? sum / static_cast<double>(rows) : 0.0;
 }
 

@@ -95,6 +95,23 @@ void validate(const TrainConfig& c) {
                           human_bytes(static_cast<double>(c.memory_budget)) + "; give a smaller --batch or --d-model");
 }
 
+std::int64_t loss_cliff(const std::vector<double>& losses, std::int64_t window) {
+    const std::int64_t n = static_cast<std::int64_t>(losses.size());
+    if (window < 1 || n < 2 * window) return 0;
+    std::vector<double> sums(static_cast<std::size_t>(n + 1), 0.0);  // sums[i]: losses[0 .. i-1]
+    for (std::int64_t i = 0; i < n; ++i) sums[static_cast<std::size_t>(i + 1)] = sums[static_cast<std::size_t>(i)] + losses[static_cast<std::size_t>(i)];
+    const auto mean = [&](std::int64_t from, std::int64_t to) {
+        return (sums[static_cast<std::size_t>(to)] - sums[static_cast<std::size_t>(from)]) / static_cast<double>(to - from);
+    };
+    std::int64_t best = 0;
+    double fall = 0;
+    for (std::int64_t i = window; i + window <= n; ++i) {
+        const double f = mean(i - window, i) - mean(i, i + window);
+        if (f > fall) fall = f, best = i;
+    }
+    return fall >= 0.25 * mean(0, window) ? best + 1 : 0;  // steps count from 1
+}
+
 std::vector<std::pair<std::string, std::vector<float>*>> TinyModel::parameters() {
     std::vector<std::pair<std::string, std::vector<float>*>> out{{"embed", &embed}, {"position", &position}};
     for (std::size_t l = 0; l < attention.size(); ++l) {

@@ -48,6 +48,10 @@ TaskBatch make_batch(Task t, std::int64_t batch, Rng& rng);
 // inputs equal to the next sorted number for sort).
 double head_score(Task t, const TaskBatch& batch, std::int64_t layer, std::int64_t heads, std::int64_t head,
                   const std::vector<float>& weights);
+// The key positions row p of sequence b should look at for head_score (where a head that
+// does its job puts its weight), in layer `layer`; none for a row the score does not count.
+std::vector<std::int64_t> job_keys(Task t, const TaskBatch& batch, std::int64_t layer, std::int64_t b, std::int64_t p);
+
 // What head_score measures in layer `layer`, for people ("weight on the source position").
 std::string score_name(Task t, std::int64_t layer);
 

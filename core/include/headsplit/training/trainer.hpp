@@ -59,6 +59,11 @@ struct TinyModel {
 // unembedding uniform in [-1, 1) / sqrt(d_model) from their own streams.
 TinyModel init_model(const TrainConfig& c);
 
+// Where a loss curve (one loss a step, from step 1) falls off its cliff: the step i whose
+// `window` steps before it average the most above the `window` steps from it, when that fall
+// is at least a quarter of the first window's mean; 0 where there is none (yet).
+std::int64_t loss_cliff(const std::vector<double>& losses, std::int64_t window = 20);
+
 // One step's outcome.
 struct StepResult {
     double loss = 0;      // mean cross-entropy over the counted positions

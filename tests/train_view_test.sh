@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The Train view (N, --tab train) as the back row sees it: at 1024x768 presenter, text 1.5,
+# after 600 steps of the induction task, and at 1920x1080 after 150. Every label whole, inside
+# the window and apart from the others, at least 2.5% of the window's height; each head's map
+# named with its score; the loss's cliff marked; layer 1's heads at their job (>= 0.8).
+# Usage: train_view_test.sh PATH/TO/headsplit PATH/TO/python3   (under xvfb-run)
+set -u
+bin=$1
+python=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+shot() {  # name steps WxH [more options]
+  local name=$1 steps=$2 size=$3
+  shift 3
+  "$bin" --tab train --train-steps "$steps" --window "$size" --font-scale 1.5 "$@" \
+    --screenshot "$work/$name.png" --layout-report "$work/$name.json" 2>"$work/stderr" ||
+    fail "$name: exited $?: $(cat "$work/stderr")"
+}
+shot projector 600 1024x768 --present
+shot wide 150 1920x1080
+
+"$python" - "$work/projector.json" "$work/wide.json" <<'PY' || exit 1
+import json, re, sys
+for path, steps in ((sys.argv[1], 600), (sys.argv[2], 150)):
+    d = json.load(open(path))
+    W, H = d["window"]
+    items = [i for i in d["items"] if i["panel"] == "Train"]
+    texts = [i["text"] for i in items]
+    assert not d["cut"], (path, d["cut"])
+    for i in items:
+        assert i["x"] >= 0 and i["y"] >= 0 and i["x"] + i["w"] <= W + 0.5 and i["y"] + i["h"] <= H + 0.5, (path, i)
+        assert i["h"] >= 0.025 * H, (path, "a label under 2.5% of the height", i)
+    for a in range(len(items)):
+        for b in range(a + 1, len(items)):
+            p, q = items[a], items[b]
+            apart = p["x"] + p["w"] <= q["x"] or q["x"] + q["w"] <= p["x"] or p["y"] + p["h"] <= q["y"] or q["y"] + q["h"] <= p["y"]
+            assert apart, (path, "labels overlap", p["text"], q["text"])
+    assert any(t.startswith("Train: induction, 2 layers x 2 heads. Step %d of 600" % steps) for t in texts), (path, texts)
+    scores = {}
+    for t in texts:
+        m = re.match(r"^(L\dH\d) +(?:score )?([01]\.\d\d)$", t)
+        if m:
+            scores[m.group(1)] = float(m.group(2))
+    assert sorted(scores) == ["L0H0", "L0H1", "L1H0", "L1H1"], (path, texts)
+    assert sum(t.startswith("grad") for t in texts) == 4, (path, texts)
+    assert any(re.match(r"^cliff: step \d+$", t) for t in texts), (path, "no cliff marked", texts)
+    if steps == 600:
+        assert max(scores["L1H0"], scores["L1H1"]) >= 0.8, (path, scores)
+print("ok: the Train view at 1024x768 presenter and 1920x1080, text 1.5")
+PY
+"$bin" --train-steps 5 --screenshot "$work/x.png" 2>"$work/stderr" && fail "--train-steps without --tab train ran"
+grep -qF -- "--train-steps needs --tab train" "$work/stderr" || fail "the refusal: $(cat "$work/stderr")"
+echo "all Train view checks passed"
