@@ -488,6 +488,18 @@ assert all(min(l["w"], l["h"]) >= 0.025 * 768 - 0.5 for l in keys), [(l["text"],
 assert min(c["w"] for c in cells) >= 33, min(c["w"] for c in cells)
 print("the sleeping dog at 1024x768: 10 keys of 19 px or more under 33 px cells or more")
 PY
+# A live change is a fresh start: presenter mode at 1024x768, text 1.5, the sleeping dog with
+# 4 heads and D_out 8. After H then Shift+H (back to 4 heads) the transpose's 80 cells were
+# colour only: the change line took a line of the stage's room, and then the explanation the
+# rest. Each frame after --keys must show the numbers a fresh start at the configuration the
+# keys lead to shows (the change line takes the caption's free line, or the strip's place).
+sd="--text '$sleeping' --d-in 8 --d-out 8"
+/usr/bin/python3 "$(dirname "$0")/layout_audit_keys.py" "$bin" "$work" --present --window 1024x768 --font-scale 1.5 -- \
+  "$sd --heads 4 --step 3|H,shift+H|$sd --heads 4" \
+  "$sd --heads 4 --step 3|shift+D|--text '$sleeping' --d-in 8 --d-out 4 --heads 4" \
+  "$sd --heads 4 --step 7|C|$sd --heads 4 --no-causal" \
+  "$sd --heads 4 --step 2|T,type:the cat sat on the mat|--text 'the cat sat on the mat' --d-in 8 --d-out 8 --heads 4" \
+  || fail "the numbers after live keys differ from a fresh start's"
 # At 1920x1080 with text 1 the cells stopped at 4.2 text heights (80 px), where the queries'
 # "-1.1" at presenter mode's 27 px digits needs 82: the queries drew no number (and no cell
 # the audit could see) beside numbered keys and values. The largest cell now shows the step's
@@ -589,6 +601,11 @@ PY
 # Without --screenshot the report has no frame to describe: refused in one line.
 "$bin" --layout-report "$work/x.json" 2>"$work/err"
 [ $? = 2 ] && grep -q -- "--layout-report needs --screenshot" "$work/err" || fail "--layout-report alone: $(cat "$work/err")"
+# --keys likewise, and a name that is no key.
+"$bin" --keys H 2>"$work/err"
+[ $? = 2 ] && grep -q -- "--keys needs --screenshot" "$work/err" || fail "--keys alone: $(cat "$work/err")"
+"$bin" --screenshot "$work/x.png" --keys "H,shift+Q2" 2>"$work/err"
+[ $? = 2 ] && grep -q -- '--keys: shift+Q2 is not a key' "$work/err" || fail "--keys shift+Q2: $(cat "$work/err")"
 
 if [ "$failures" -gt 0 ]; then
   exit 1

@@ -1,10 +1,14 @@
 #include "cli/gui_command.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <tuple>
 #include <utility>
 #include <vector>
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
 
 #include "gui/runs/audit_sweep.hpp"
 #include "headsplit/io/terminal.hpp"
@@ -54,6 +58,43 @@ std::vector<std::string> split_list(const std::string& text) {
     return out;
 }
 
+// --keys: "H,shift+H,right,T,type:the cat sat" -> the presses, each named as a key's label
+// reads (letters, digits, [ ] ., right, left, up, down, home, end, pageup, pagedown, space,
+// enter, escape, f1 to f12), "shift+" before it for Shift held; "type:TEXT" types TEXT into
+// the text box T opens and presses Enter.
+std::vector<gui::KeyPress> parse_keys(const std::string& text) {
+    static const std::vector<std::pair<std::string, int>> named{
+        {"right", GLFW_KEY_RIGHT}, {"left", GLFW_KEY_LEFT},       {"up", GLFW_KEY_UP},         {"down", GLFW_KEY_DOWN},
+        {"home", GLFW_KEY_HOME},   {"end", GLFW_KEY_END},         {"pageup", GLFW_KEY_PAGE_UP}, {"pagedown", GLFW_KEY_PAGE_DOWN},
+        {"space", GLFW_KEY_SPACE}, {"enter", GLFW_KEY_ENTER},     {"escape", GLFW_KEY_ESCAPE}, {"[", GLFW_KEY_LEFT_BRACKET},
+        {"]", GLFW_KEY_RIGHT_BRACKET}, {".", GLFW_KEY_PERIOD}};
+    std::vector<gui::KeyPress> out;
+    for (const std::string& item : split_list(text)) {
+        gui::KeyPress k;
+        if (item.rfind("type:", 0) == 0 && item.size() > 5) {
+            k.typed = item.substr(5);
+            out.push_back(k);
+            continue;
+        }
+        std::string name;
+        for (char ch : item) name += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (name.rfind("shift+", 0) == 0) k.shift = true, name = name.substr(6);
+        if (name.size() == 1 && name[0] >= 'a' && name[0] <= 'z') k.key = GLFW_KEY_A + (name[0] - 'a');
+        else if (name.size() == 1 && name[0] >= '0' && name[0] <= '9') k.key = GLFW_KEY_0 + (name[0] - '0');
+        else if (name.size() >= 2 && name.size() <= 3 && name[0] == 'f' && name.find_first_not_of("0123456789", 1) == std::string::npos &&
+                 std::stoi(name.substr(1)) >= 1 && std::stoi(name.substr(1)) <= 12)
+            k.key = GLFW_KEY_F1 + std::stoi(name.substr(1)) - 1;
+        for (const auto& [n, key] : named)
+            if (n == name) k.key = key;
+        if (k.key == 0)
+            throw ConfigError("--keys: " + shown_value(item) + " is not a key; use a letter, a digit, [ ] ., right, left, up, "
+                              "down, home, end, pageup, pagedown, space, enter, escape, f1 to f12, shift+ before one, "
+                              "or type:TEXT, comma-separated, e.g. H,shift+H");
+        out.push_back(k);
+    }
+    return out;
+}
+
 // --tab's values: the bottom panel's tabs, and the views of the two that have several.
 const std::vector<std::string> kTabs{"heatmaps", "weights", "weights-matmuls", "weights-kv", "why", "why-sweep", "why-kv", "train"};
 
@@ -79,6 +120,9 @@ void GuiCommand::add_to(CLI::App& cli) {
     needs_a_path(cli.add_option("--drive-report", f.drive_report, "where --drive writes its JSON report (default headsplit-drive.json)"));
     needs_a_path(cli.add_option("--layout-report", f.layout_report,
                    "with --screenshot: also write every panel, label and cell of that frame as JSON (headsplit-layout)"));
+    cli.add_option("--keys", f.keys, "with --screenshot: press these keys at --step as the window takes them, each once the "
+                   "one before took effect, e.g. H,shift+H (a letter, a digit, [ ] ., right, left, home, end, pageup, pagedown, "
+                   "space, enter, escape, f1 to f12, shift+KEY; type:TEXT types into the box T opens, then Enter)");
     needs_a_path(cli.add_option("--layout-audit", f.layout_audit,
                    "render every step of the audit configurations at each --audit-windows size and --audit-fonts scale, "
                    "check each frame's layout, write the problems as JSON to FILE; exit 1 when there are any"));
@@ -140,10 +184,18 @@ gui::GuiOptions GuiCommand::options() {
         throw ConfigError("--tab " + shown_value(f.tab) + " is not a panel; use " + use);
     }
     g.tab = f.tab;
+    if (!f.train_steps.empty()) {
+        if (f.tab != "train") throw ConfigError("--train-steps needs --tab train: the steps are the Train view's");
+        g.train_steps = app::parse_count("--train-steps", f.train_steps, 0, 1000000);
+    }
     g.layout_report = f.layout_report;
     g.layout_audit = f.layout_audit;
     if (!f.layout_report.empty() && f.screenshot.empty())
         throw ConfigError("--layout-report needs --screenshot: the report describes the saved frame");
+    if (!f.keys.empty()) {
+        if (f.screenshot.empty()) throw ConfigError("--keys needs --screenshot: the keys are pressed before the saved frame");
+        g.keys = parse_keys(f.keys);
+    }
     for (const std::string& size : split_list(f.audit_windows)) g.audit_windows.push_back(parse_size("--audit-windows", size));
     for (const std::string& a : split_list(f.audit_fonts)) g.audit_fonts.push_back(parse_font_scale("--audit-fonts", a));
     // (Only when asked: building the cases reads the shipped checkpoint.)
@@ -169,7 +221,3 @@ gui::GuiOptions GuiCommand::options() {
 }
 
 }  // namespace headsplit::app
-    if (!f.train_steps.empty()) {
-        if (f.tab != "train") throw ConfigError("--train-steps needs --tab train: the steps are the Train view's");
-        g.train_steps = app::parse_count("--train-steps", f.train_steps, 0, 1000000);
-    }

@@ -19,6 +19,7 @@ struct GuiFlags {
     bool light = false, present = false, quiz = false, compare_masks = false;
     std::string heatmap_head, zoom, pan;
     std::string drive, drive_report = "headsplit-drive.json", window_size, tab = "heatmaps";
+    std::string keys;  // --keys: pressed before the screenshot's frame
     std::string layout_report, layout_audit, audit_windows = "1024x768,1280x800,1366x768,1920x1080,2560x1440,3840x2160",
                 audit_fonts = "1,1.25,1.5,1.75,2", audit_cases;
 };

@@ -110,6 +110,7 @@ void ask(AppState& st, const Config& before, std::string what) {
     st.live.what = std::move(what);
     st.live.waiting = true;
     st.live.caption = st.live.what + ": computing ...";
+    st.live.caption_short.clear();
     fit_to_text(st.config);
     recompute(st);
 }
@@ -122,6 +123,7 @@ bool live_change(AppState& st, LiveChange change) {
     const std::string name = setting_of(change);
     if (!why.empty()) {
         st.live.caption = name + " stays " + value_of(before, name) + ": " + why;
+        st.live.caption_short.clear();
         st.live.waiting = false;
         return false;
     }

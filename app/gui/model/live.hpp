@@ -29,6 +29,7 @@ struct LiveState {
     std::string what;      // "heads 2 -> 3"
     bool waiting = false;  // asked for, its trace not in yet
     std::string caption;   // the line under the code: what changed and what followed
+    std::string caption_short;  // the same without the step's result (the caption's step line shows it); "" when none
     bool typing = false;   // the sentence box is open (T)
     char text[512] = {};
 };

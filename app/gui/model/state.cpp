@@ -33,6 +33,7 @@ void go_to_step(AppState& st, int s, double now) {
     st.anim_start = now;
     st.step = s;
     st.live.caption.clear();  // it told the step it was made at
+    st.live.caption_short.clear();
     ask_current(st);
 }
 
@@ -94,6 +95,7 @@ void apply_result(AppState& st, ComputeResult r, double now) {
         st.error = r.error;
         if (st.live.waiting) {  // a live change the configuration refuses: say why, keep the model shown
             st.live.caption = st.live.what + ": refused, " + r.error;
+            st.live.caption_short.clear();
             st.config = st.live.before;
             st.live.waiting = false;
         }
@@ -122,6 +124,7 @@ void apply_result(AppState& st, ComputeResult r, double now) {
     st.step = std::clamp(step, 0, static_cast<int>(st.trace->steps.size()) - 1);
     if (st.live.waiting) {
         st.live.caption = live_caption(st.live.what, st.live.before, st.trace->config, st.current());
+        st.live.caption_short = live_caption(st.live.what, st.live.before, st.trace->config, nullptr);
         st.live.waiting = false;
     }
     // New shapes: the step on screen stays shown unless it was waiting for an answer, which

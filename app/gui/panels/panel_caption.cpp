@@ -180,11 +180,57 @@ int lines_of(const std::vector<float>& items, float width, float gap) {
     return lines;
 }
 
+// The live strip's height in `width` px: the sentence box where it is open, else "live:" at a
+// frame's height, then the buttons (a line of text tall each further line).
+float strip_h(const AppState& st, float width) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    if (st.live.typing) return ImGui::GetFrameHeightWithSpacing();
+    std::vector<float> widths{ImGui::CalcTextSize("live:").x};
+    for (const StripButton& b : strip_buttons(st.config)) widths.push_back(button_width(b.label.c_str()));
+    const int lines = lines_of(widths, width, style.ItemSpacing.x);
+    return ImGui::GetFrameHeight() + style.ItemSpacing.y + static_cast<float>(lines - 1) * (ImGui::GetTextLineHeight() + style.ItemSpacing.y);
+}
+
+// The line on the last change, broken at its spaces, in `free_h` px the caption keeps free
+// under this step's lines (the tallest step's leave it) or, where `strip_room` > 0, in those
+// and the strip's place; true when it took the strip's place. The line takes no room of its
+// own, so the stage keeps what a fresh start at the new configuration gives it: the whole
+// line where it fits the free room, else without the step's result (the step line above
+// shows it); else in the strip's place (its keys still work, a click on the line brings the
+// strip back), the last line cut where even the short one does not fit.
+bool draw_change_line(AppState& st, float free_h, float strip_room) {
+    const float line = ImGui::GetTextLineHeightWithSpacing(), width = ImGui::GetContentRegionAvail().x;
+    const auto measure = [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; };
+    const auto lines_in = [&](float h) { return static_cast<std::size_t>(std::max((h + 0.5f) / line, 0.0f)); };
+    std::vector<std::string> lines;
+    bool in_strip = false;
+    for (const float room : {free_h, free_h + strip_room}) {
+        for (const std::string* text : {&st.live.caption, &st.live.caption_short}) {
+            if (text->empty() || !lines.empty()) continue;
+            std::vector<std::string> wrapped = lines_at_spaces(*text, width, measure);
+            if (wrapped.size() <= lines_in(room)) lines = std::move(wrapped), in_strip = room > free_h;
+        }
+        if (strip_room <= 0) break;
+    }
+    if (lines.empty() && strip_room > 0) {  // cut to the room there is
+        const std::string& text = st.live.caption_short.empty() ? st.live.caption : st.live.caption_short;
+        lines = lines_at_spaces(text, width, measure);
+        lines.resize(std::max<std::size_t>(lines_in(free_h + strip_room), 1));
+        lines.back() = fit_text(lines.back() + " ...", width);
+        in_strip = true;
+    }
+    for (const std::string& l : lines) {
+        ImGui::TextColored(live_ink(), "%s", l.c_str());
+        audit_last_item(l);
+        if (in_strip && ImGui::IsItemClicked()) st.live.caption.clear(), st.live.caption_short.clear();
+    }
+    return in_strip;
+}
+
 }  // namespace
 
 float MeasureCaption(const AppState& st, float width) {
-    const ImGuiStyle& style = ImGui::GetStyle();
-    const float pad = 2 * style.WindowPadding.y, line = ImGui::GetTextLineHeightWithSpacing();
+    const float pad = 2 * ImGui::GetStyle().WindowPadding.y, line = ImGui::GetTextLineHeightWithSpacing();
     const Step* s = st.current();
     if (!s) return pad + line;
     const StepLines here = step_lines(st, *s, width, quiz_hides(st, s->index));
@@ -202,17 +248,8 @@ float MeasureCaption(const AppState& st, float width) {
     }
     float h = pad + here_h + std::max(spare, keys_h);
     if (quiz_waiting(st)) return h;
-    if (st.live.typing) {
-        h += ImGui::GetFrameHeightWithSpacing();
-    } else {
-        // "live:" at a frame's height, then the buttons (a line of text tall each further line).
-        std::vector<float> widths{ImGui::CalcTextSize("live:").x};
-        for (const StripButton& b : strip_buttons(st.config)) widths.push_back(button_width(b.label.c_str()));
-        const int lines = lines_of(widths, width, style.ItemSpacing.x);
-        h += ImGui::GetFrameHeight() + style.ItemSpacing.y + static_cast<float>(lines - 1) * (ImGui::GetTextLineHeight() + style.ItemSpacing.y);
-    }
-    if (!st.live.caption.empty()) h += line;
-    return h;
+    // (The line on the last change takes no room of its own: draw_change_line.)
+    return h + strip_h(st, width);
 }
 
 void DrawCaption(AppState& st) {
@@ -283,15 +320,20 @@ void DrawCaption(AppState& st) {
         audit_last_item(listed[shown]);
     }
     st.panels.f1_listed = f1_beside || (!quiz_waiting(st) && shown >= 2);  // "F1: keys" is the second
-    if (ImGui::GetCursorPosY() < keys_top + spare) ImGui::SetCursorPosY(keys_top + spare);
-    if (quiz_waiting(st)) return;  // the question first
-    // A live lesson's answers after a reveal take the strip's line while they show (its keys
-    // still work); the sentence box, when open, keeps it.
-    if (st.live.typing || !DrawLessonAnswers(st)) draw_live_strip(st);
-    if (!st.live.caption.empty()) {
-        ImGui::TextColored(live_ink(), "%s", st.live.caption.c_str());
-        audit_last_item(st.live.caption);
+    if (quiz_waiting(st)) {  // the question first
+        if (ImGui::GetCursorPosY() < keys_top + spare) ImGui::SetCursorPosY(keys_top + spare);
+        return;
     }
+    // A live lesson's answers after a reveal take the strip's line while they show (its keys
+    // still work); the sentence box, when open, keeps it; the line on the last change takes
+    // the room left above it, or the strip's place.
+    const bool answers = !st.live.typing && LessonAnswersShown(st);
+    const bool in_strip = !st.live.caption.empty() &&
+                          draw_change_line(st, keys_top + spare - ImGui::GetCursorPosY(),
+                                           st.live.typing || answers ? 0.0f : strip_h(st, width));
+    if (ImGui::GetCursorPosY() < keys_top + spare) ImGui::SetCursorPosY(keys_top + spare);
+    if (answers) DrawLessonAnswers(st);
+    else if (!in_strip) draw_live_strip(st);
 }
 
 }  // namespace headsplit::gui

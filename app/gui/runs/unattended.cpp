@@ -21,7 +21,7 @@ std::unique_ptr<UnattendedRun> make_unattended_run(const GuiOptions& o) {
         return std::make_unique<AuditSweep>(o.audit_windows, o.audit_fonts, std::move(cases), o.layout_audit);
     }
     if (o.drive_frames > 0) return std::make_unique<Driver>(o.drive_frames, o.drive_report);
-    if (!o.screenshot.empty()) return std::make_unique<ScreenshotRun>(o.screenshot, o.step, o.layout_report);
+    if (!o.screenshot.empty()) return std::make_unique<ScreenshotRun>(o.screenshot, o.step, o.layout_report, o.keys);
     return nullptr;
 }
 
