@@ -20,6 +20,8 @@ runs=(
   "induction loop 1"
   "sort split 2"
   "reverse fused 4 identical"
+  "copy split 5 unscaled"
+  "induction loop 6 head_dim"
 )
 files=()
 i=0

@@ -226,3 +226,15 @@ TEST_CASE("the loss cliff is where the curve falls the most", "[training]") {
     for (int i = 0; i < 200; ++i) slow.push_back(3.0 - 0.001 * i);  // a slope, no cliff
     CHECK(loss_cliff(slow, 20) == 0);
 }
+
+TEST_CASE("the scores' scale: 1/sqrt(head_dim), 1/head_dim or none", "[training]") {
+    Config c;
+    c.d_out = 32;
+    c.heads = 2;  // head_dim 16
+    CHECK(c.scale_factor() == 0.25f);
+    c.scale = Scale::HeadDim;
+    CHECK(c.scale_factor() == 0.0625f);
+    c.scale = Scale::None;
+    CHECK(c.scale_factor() == 1.0f);
+    CHECK(std::string(scale_name(Scale::HeadDim)) == "head_dim");
+}

@@ -40,6 +40,18 @@ for x, y in zip(a, b):
     assert abs(x["loss"] - y["loss"]) <= 1e-3 * max(1, abs(y["loss"])), (x["loss"], y["loss"])
 PY
 
+# 2b. An experiment side by side: the three scales on one seed, a table row each; identical
+#     heads stay alike (a spread of 0).
+out=$("$bin" train --task copy --steps 30 --compare scale --json "$work/cmp.json") || fail "--compare scale exited $?"
+for run in "scale sqrt" "scale head_dim" "scale none"; do
+  grep -qE "^$run +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ " <<<"$out" || fail "no row for $run: $out"
+done
+"$python" -c "import json,sys; d=json.load(open(sys.argv[1])); assert [r['scale'] for r in d['runs']] == ['sqrt', 'head_dim', 'none'], d.keys()" "$work/cmp.json" ||
+  fail "the comparison's JSON"
+out=$("$bin" train --task copy --steps 30 --compare init) || fail "--compare init exited $?"
+grep -qE '^identical heads .* 0[.]000$' <<<"$out" || fail "identical heads drifted apart: $out"
+grep -qE '^independent heads .* 0[.]0[0-9][1-9]|^independent heads .* 0[.][1-9]' <<<"$out" || fail "independent heads are alike: $out"
+
 # 3. Bad values: one line, exit 2, no log written.
 refused=0
 check_refused() {  # substring args...
@@ -64,6 +76,8 @@ check_refused "--steps 0 is out of range; use a whole number from 1 to 1000000" 
 check_refused "--mode flash: training runs loop, split or fused" --mode flash
 check_refused "over the memory budget" --batch 4096 --d-model 1024 --task induction
 check_refused "--backend tpu is not a backend" --backend tpu
+check_refused "--scale 2 is not a scale; use sqrt (1/sqrt(head_dim)), head_dim (1/head_dim) or none" --scale 2
+check_refused "--compare lr is not an experiment; use scale, init or heads" --compare lr
 rm -f "$work/out.json"
 "$bin" train --steps 1 --json /nonexistent/folder/log.json >/dev/null 2>"$work/stderr"
 [ $? != 0 ] && [ "$(wc -l <"$work/stderr")" = 1 ] && grep -qF "/nonexistent/folder/log.json" "$work/stderr" ||

@@ -1,6 +1,6 @@
 // Ten training steps of a tiny model written out for tests/oracle_train.py: the parameters
 // before them, each step's batch, loss and gradients (before Adam's update), and the
-// parameters after. Usage: train_dump TASK cpu|gl MODE SEED [identical] > steps.json
+// parameters after. Usage: train_dump TASK cpu|gl MODE SEED [identical|unscaled|head_dim] > steps.json
 #include <iostream>
 #include <string>
 
@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
         if (!backend_from_name(argv[2], &c.backend) || !mode_from_name(argv[3], &c.mode)) throw ConfigError("backend or mode");
         c.seed = std::stoull(argv[4]);
         c.identical_heads = argc > 5 && std::string(argv[5]) == "identical";
+        if (argc > 5 && std::string(argv[5]) == "unscaled") c.scale = Scale::None;
+        if (argc > 5 && std::string(argv[5]) == "head_dim") c.scale = Scale::HeadDim;
         c.batch = 8;
         c.steps = 10;
         BackendRequest request;
@@ -43,7 +45,8 @@ int main(int argc, char** argv) {
         const TrainConfig& used = trainer.config();
         nlohmann::json doc = {{"task", argv[1]}, {"layers", used.layers}, {"heads", used.heads},
                               {"d_model", used.d_model}, {"lr", used.lr}, {"vocab", trainer.model().vocab},
-                              {"tokens", trainer.model().tokens}, {"before", parameters(trainer.model())}};
+                              {"tokens", trainer.model().tokens}, {"scale", scale_name(used.scale)},
+                              {"before", parameters(trainer.model())}};
         nlohmann::json steps = nlohmann::json::array();
         for (int s = 0; s < 10; ++s) {
             const StepResult r = trainer.step();

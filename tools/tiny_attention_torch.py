@@ -14,8 +14,9 @@ import time
 import torch
 
 
-def attention(x, w, heads):
-    """Multi-head self-attention with weight splits, causal, as the teaching code writes it."""
+def attention(x, w, heads, scale="sqrt"):
+    """Multi-head self-attention with weight splits, causal, as the teaching code writes it;
+    the scores divided by sqrt(head_dim), head_dim ("head_dim") or nothing ("none")."""
     b, t, d = x.shape
     hd = d // heads
     q = (x @ w["w_query"].T).view(b, t, heads, hd).transpose(1, 2)
@@ -23,7 +24,7 @@ def attention(x, w, heads):
     v = (x @ w["w_value"].T).view(b, t, heads, hd).transpose(1, 2)
     scores = q @ k.transpose(2, 3)
     mask = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
-    scores = scores.masked_fill(mask, -torch.inf) / math.sqrt(hd)
+    scores = scores.masked_fill(mask, -torch.inf) / {"sqrt": math.sqrt(hd), "head_dim": hd, "none": 1}[scale]
     ctx = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).contiguous().view(b, t, d)
     return ctx @ w["w_out"].T + w["b_out"]
 
@@ -34,7 +35,7 @@ def loss_of(p, doc, ids, targets):
     for l in range(layers):
         pre = "layers.%d." % l
         w = {k: p[pre + k] for k in ("w_query", "w_key", "w_value", "w_out", "b_out")}
-        h = h + attention(h, w, doc["heads"])
+        h = h + attention(h, w, doc["heads"], doc.get("scale", "sqrt"))
     logits = h @ p["unembed"].T
     return torch.nn.functional.cross_entropy(logits.reshape(-1, doc["vocab"]), targets.reshape(-1), ignore_index=-1)
 

@@ -10,7 +10,7 @@ namespace headsplit::app {
 
 struct TrainCommand {
     std::string task = "induction", steps, seed = "1", lr, batch, layers, heads, d_model, mode = "split",
-                backend = "cpu", log_every = "10", json;
+                backend = "cpu", scale = "sqrt", compare, log_every = "10", json;
     bool identical_heads = false;
 
     void add_to(CLI::App& parent);

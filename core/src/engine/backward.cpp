@@ -173,7 +173,7 @@ private:
     Val scale_back(const Val& d, int head) {
         return in_place(Op::ScaleBack, d, head, [&] { be_.scale(d.t, scale()); });
     }
-    float scale() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))); }
+    float scale() const { return c_.scale_factor(); }
     // ---- attn_scores.masked_fill_(causal, -inf): 0 where it masked
     Val mask_back(const Val& d, int head) {
         return in_place(Op::MaskBack, d, head, [&] { be_.mask_gradient(d.t, true, nullptr); });

@@ -45,6 +45,25 @@ std::int64_t Config::tiles_run() const {
     return n;
 }
 
+const char* scale_name(Scale s) {
+    switch (s) {
+        case Scale::SqrtHeadDim: return "sqrt";
+        case Scale::HeadDim: return "head_dim";
+        case Scale::None: return "none";
+    }
+    return "?";
+}
+
+float Config::scale_factor() const {
+    const double hd = static_cast<double>(head_dim());
+    switch (scale) {
+        case Scale::SqrtHeadDim: return static_cast<float>(1.0 / std::sqrt(hd));
+        case Scale::HeadDim: return static_cast<float>(1.0 / hd);
+        case Scale::None: break;
+    }
+    return 1.0f;
+}
+
 std::int64_t Config::num_tokens() const {
     std::size_t t = tokens.size();
     for (const auto& s : batch_tokens) t = std::max(t, s.size());

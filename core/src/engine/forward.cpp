@@ -301,7 +301,7 @@ private:
         return scores;
     }
 
-    float scale_factor() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd))); }
+    float scale_factor() const { return c_.scale_factor(); }
 
     // ---- scale, causal mask, key padding: attn_scores [..., Tq, Tk] changed in place by
     // `change`, unless `fused` (the softmax step's one pass does it then). `also`: what the

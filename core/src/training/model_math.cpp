@@ -98,6 +98,17 @@ void embed_backward(const TinyModel& m, const TaskBatch& batch, const std::vecto
         }
 }
 
+double row_entropy(const std::vector<float>& weights, std::int64_t B, std::int64_t H, std::int64_t head, std::int64_t T) {
+    double sum = 0;
+    for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t i = 0; i < T; ++i)
+            for (std::int64_t j = 0; j < T; ++j) {
+                const double p = weights[static_cast<std::size_t>(((b * H + head) * T + i) * T + j)];
+                if (p > 0) sum -= p * std::log(p);
+            }
+    return sum / static_cast<double>(B * T);
+}
+
 double block_norm(const std::vector<float>& w, std::int64_t head, std::int64_t hd, std::int64_t width) {
     double sum = 0;
     for (std::int64_t i = head * hd * width; i < (head + 1) * hd * width; ++i)

@@ -25,6 +25,8 @@ std::vector<float> unembed_backward(const TinyModel& m, const std::vector<float>
 // d embed[id] += d h[b, t]; d position[t] += d h[b, t], over every (b, t).
 void embed_backward(const TinyModel& m, const TaskBatch& batch, const std::vector<float>& dh,
                     std::vector<float>& d_embed, std::vector<float>& d_position);
+// The mean entropy (nats) of head `head`'s rows in attention weights [B, H, T, T].
+double row_entropy(const std::vector<float>& weights, std::int64_t B, std::int64_t H, std::int64_t head, std::int64_t T);
 // The L2 norm of rows head*hd .. (head+1)*hd-1 of a [*, width] matrix.
 double block_norm(const std::vector<float>& w, std::int64_t head, std::int64_t hd, std::int64_t width);
 

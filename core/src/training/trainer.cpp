@@ -29,6 +29,7 @@ Config layer_config(const TrainConfig& c, std::int64_t tokens, std::int64_t batc
     a.backend = c.backend;
     a.seed = c.seed * 1000 + static_cast<std::uint64_t>(layer);
     a.out_proj = true;
+    a.scale = c.scale;
     a.backward = backward;
     a.memory_budget = c.memory_budget;
     return a;
@@ -283,6 +284,7 @@ Probe Trainer::probe() {
             r.name = "L" + std::to_string(l) + "H" + std::to_string(head);
             r.score = head_score(c.task, p.batch, l, c.heads, head, p.weights.back());
             if (wq < s.grads.size()) r.grad_norm = block_norm(s.grads[wq], head, c.d_model / c.heads, c.d_model);
+            r.entropy = row_entropy(p.weights.back(), c.probe, c.heads, head, s.model.tokens);
             p.heads.push_back(std::move(r));
         }
     }

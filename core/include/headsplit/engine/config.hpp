@@ -14,6 +14,13 @@ namespace headsplit {
 
 enum class Mode { Loop, Split, Fused, Flash };
 
+// What the scores are scaled by: 1/sqrt(head_dim) (the teaching code's, and every model's),
+// 1/head_dim (the softmax nearly uniform), or nothing (at a large head_dim it saturates). The
+// others than the first are for the training experiments: the window, the trace and the
+// scripts show 1/sqrt(head_dim).
+enum class Scale { SqrtHeadDim, HeadDim, None };
+const char* scale_name(Scale s);  // "sqrt" | "head_dim" | "none"
+
 const char* mode_name(Mode m);            // "loop" | "split" | "fused" | "flash"
 
 // A user-facing problem with the configuration; what() is one line.
@@ -82,6 +89,7 @@ struct Config {
     bool out_proj = true;
     bool qkv_bias = false;     // the teaching material uses bias=False for W_query/W_key/W_value
     bool scale_first = false;  // false: mask then scale (as the seeds); true: scale then mask (nanoGPT)
+    Scale scale = Scale::SqrtHeadDim;
     // The backward pass after the forward: from a gradient dout [B, T, D_out] arriving at the
     // output (out.backward(dout)) back to every weight, x and the context, step by step.
     bool backward = false;
@@ -93,6 +101,8 @@ struct Config {
     // T: the longest sentence (every sentence is padded to it).
     std::int64_t num_tokens() const;
     std::int64_t head_dim() const { return heads > 0 ? d_out / heads : 0; }
+    // The factor the scores are multiplied by (Scale).
+    float scale_factor() const;
 
     // Every sentence (batch_tokens, or just `tokens`).
     std::vector<std::vector<std::string>> sentences() const;

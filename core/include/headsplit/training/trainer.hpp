@@ -26,6 +26,7 @@ struct TrainConfig {
     BackendKind backend = BackendKind::Cpu;
     // Every head of a layer starts from the same weights (the symmetry that is never broken).
     bool identical_heads = false;
+    Scale scale = Scale::SqrtHeadDim;  // what the scores are scaled by (the scale experiment)
     std::int64_t probe = 32;  // sequences of the probe batch the heads are scored on
     std::uint64_t memory_budget = kDefaultMemoryBudget;
 };
@@ -75,6 +76,9 @@ struct StepResult {
 struct HeadReport {
     std::string name;
     double score = 0, grad_norm = 0;
+    // The mean entropy of its rows (nats): near log(row length) for a head that spreads its
+    // weight evenly, near 0 for one that saturates on a single key.
+    double entropy = 0;
 };
 struct Probe {
     TaskBatch batch;
