@@ -238,3 +238,26 @@ TEST_CASE("the scores' scale: 1/sqrt(head_dim), 1/head_dim or none", "[training]
     CHECK(c.scale_factor() == 1.0f);
     CHECK(std::string(scale_name(Scale::HeadDim)) == "head_dim");
 }
+
+TEST_CASE("an ablated head writes nothing from its step on, and the loss jumps", "[training]") {
+    auto cpu = make_cpu_backend();
+    TrainConfig c;
+    c.task = Task::Copy;
+    c.ablate_at = 41, c.ablate_layer = 0, c.ablate_head = 1;
+    Trainer t(c, *cpu);
+    double before = 0, after = 0;
+    for (int s = 1; s <= 60; ++s) {
+        const double loss = t.step().loss;
+        if (s == 40) before = loss;
+        if (s == 41) after = loss;
+    }
+    CHECK(after > before);  // the head the copy used is gone
+    const std::vector<float>& w = t.model().attention[0].w_out;
+    const std::int64_t d = 32, hd = 16;
+    double ablated = 0, kept = 0;
+    for (std::int64_t r = 0; r < d; ++r)
+        for (std::int64_t j = 0; j < d; ++j)
+            (j >= hd ? ablated : kept) += std::fabs(w[static_cast<std::size_t>(r * d + j)]);
+    CHECK(ablated == 0.0);
+    CHECK(kept > 0.0);
+}

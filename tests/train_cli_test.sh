@@ -52,6 +52,10 @@ out=$("$bin" train --task copy --steps 30 --compare init) || fail "--compare ini
 grep -qE '^identical heads .* 0[.]000$' <<<"$out" || fail "identical heads drifted apart: $out"
 grep -qE '^independent heads .* 0[.]0[0-9][1-9]|^independent heads .* 0[.][1-9]' <<<"$out" || fail "independent heads are alike: $out"
 
+out=$("$bin" train --task copy --steps 60 --compare ablate) || fail "--compare ablate exited $?"
+grep -qE '^L0H0 ablated at step 31: loss [0-9.]+ before, [0-9.]+ at worst in the 50 steps after, [0-9.]+ at the end$' <<<"$out" ||
+  fail "no ablation line: $out"
+
 # 3. Bad values: one line, exit 2, no log written.
 refused=0
 check_refused() {  # substring args...
@@ -77,7 +81,7 @@ check_refused "--mode flash: training runs loop, split or fused" --mode flash
 check_refused "over the memory budget" --batch 4096 --d-model 1024 --task induction
 check_refused "--backend tpu is not a backend" --backend tpu
 check_refused "--scale 2 is not a scale; use sqrt (1/sqrt(head_dim)), head_dim (1/head_dim) or none" --scale 2
-check_refused "--compare lr is not an experiment; use scale, init or heads" --compare lr
+check_refused "--compare lr is not an experiment; use scale, init, heads or ablate" --compare lr
 rm -f "$work/out.json"
 "$bin" train --steps 1 --json /nonexistent/folder/log.json >/dev/null 2>"$work/stderr"
 [ $? != 0 ] && [ "$(wc -l <"$work/stderr")" = 1 ] && grep -qF "/nonexistent/folder/log.json" "$work/stderr" ||

@@ -68,13 +68,20 @@ std::vector<std::pair<std::string, TrainConfig>> variants(const TrainConfig& c, 
             v.identical_heads = same;
             out.push_back({same ? "identical heads" : "independent heads", v});
         }
+    } else if (compare == "ablate") {
+        // The last layer's best head at the half-way step is the one its job needs most; head 0
+        // of the last layer stands for it (the same seed gives the same heads).
+        out.push_back({"all heads", c});
+        TrainConfig v = c;
+        v.ablate_at = c.steps / 2 + 1, v.ablate_layer = c.layers - 1, v.ablate_head = 0;
+        out.push_back({"L" + std::to_string(v.ablate_layer) + "H0 ablated", v});
     } else if (compare == "heads") {
         TrainConfig one = c;
         one.heads = 1;
         out.push_back({"1 head", one});
         out.push_back({std::to_string(c.heads) + " heads", c});
     } else {
-        throw ConfigError("--compare " + shown_value(compare) + " is not an experiment; use scale, init or heads");
+        throw ConfigError("--compare " + shown_value(compare) + " is not an experiment; use scale, init, heads or ablate");
     }
     for (auto& [name, v] : out) validate(v);
     return out;
@@ -164,6 +171,21 @@ void print_comparison(const std::vector<std::pair<std::string, TrainConfig>>& vs
     }
 }
 
+// The loss just before the ablation, the worst of the 50 steps after it, and at the end.
+void print_ablation(const TrainConfig& c, const Run& run) {
+    double before = 0, after = 0, end = 0;
+    for (const auto& e : run.log) {
+        const std::int64_t step = e["step"];
+        const double loss = e["loss"];
+        if (step < c.ablate_at) before = loss;
+        if (step >= c.ablate_at && step < c.ablate_at + 50) after = std::max(after, loss);
+        end = loss;
+    }
+    std::cout << "L" << c.ablate_layer << "H" << c.ablate_head << " ablated at step " << c.ablate_at << ": loss "
+              << format_fixed(before, 4) << " before, " << format_fixed(after, 4) << " at worst in the 50 steps after, "
+              << format_fixed(end, 4) << " at the end\n";
+}
+
 }  // namespace
 
 void TrainCommand::add_to(CLI::App& parent) {
@@ -181,8 +203,9 @@ void TrainCommand::add_to(CLI::App& parent) {
     cmd->add_option("--mode", mode, "loop | split | fused: how each layer runs (the same numbers; default split)");
     cmd->add_option("--backend", backend, "cpu | gl (default cpu)");
     cmd->add_option("--scale", scale, "sqrt | head_dim | none: the scores times 1/sqrt(head_dim) (default), 1/head_dim or 1");
-    cmd->add_option("--compare", compare, "scale | init | heads: runs side by side on the same seed, one thing changed "
-                                          "(the three scales; independent vs identical heads; 1 head vs --heads), and a table");
+    cmd->add_option("--compare", compare, "scale | init | heads | ablate: runs side by side on the same seed, one thing changed "
+                                          "(the three scales; independent vs identical heads; 1 head vs --heads; the last layer's head 0 "
+                                          "ablated half-way), and a table");
     cmd->add_option("--log-every", log_every, "steps between log lines (default 10)");
     needs_a_path(cmd->add_option("--json", json, "write the log as JSON to this file"));
     cmd->add_flag("--identical-heads", identical_heads, "start every head of a layer from the same weights");
@@ -216,6 +239,7 @@ int TrainCommand::run() const {
     std::cout << done << " steps in " << format_fixed(seconds, 2) << " s of training ("
               << format_fixed(done / std::max(seconds, 1e-9), 1) << " steps/s)\n";
     if (!compare.empty()) print_comparison(vs, runs);
+    if (compare == "ablate") print_ablation(vs[1].second, runs[1]);
     std::string stopped;
     for (std::size_t i = 0; i < runs.size(); ++i)
         if (!runs[i].stopped.empty() && stopped.empty()) stopped = (vs[i].first.empty() ? "" : vs[i].first + ": ") + runs[i].stopped;

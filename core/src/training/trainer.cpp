@@ -85,6 +85,10 @@ void validate(const TrainConfig& c) {
         throw ConfigError("--heads " + std::to_string(c.heads) + " does not divide --d-model " + std::to_string(c.d_model) +
                           ": each head takes d_model / heads features");
     range("--probe", c.probe, 1, 4096);
+    if (c.ablate_at > 0) {
+        range("the ablated layer", c.ablate_layer, 0, c.layers - 1);
+        range("the ablated head", c.ablate_head, 0, c.heads - 1);
+    }
     if (c.mode == Mode::Flash) throw ConfigError("--mode flash: training runs loop, split or fused");
     // Each layer keeps a forward runner and a forward-and-backward one on the backend.
     const std::int64_t T = task_shape(c.task).tokens;
@@ -176,6 +180,13 @@ struct Trainer::State {
         }
     }
 
+    // The ablated head's columns of a [D, D] W_out (or of its gradient) set to 0.
+    void silence(std::vector<float>& w_out) const {
+        const std::int64_t d = c.d_model, hd = d / c.heads;
+        for (std::int64_t r = 0; r < d; ++r)
+            std::fill_n(w_out.begin() + r * d + c.ablate_head * hd, hd, 0.0f);
+    }
+
     // Loss, accuracy and (with `backward`) every gradient of `batch`, which has c.batch rows.
     StepResult pass(const TaskBatch& batch, bool backward) {
         RunOptions quiet;
@@ -224,6 +235,7 @@ Trainer::~Trainer() = default;
 StepResult Trainer::step() {
     State& s = *st_;
     Rng rng((s.c.seed ^ kDataStream) + static_cast<std::uint64_t>(s.step) * 0x9E3779B97F4A7C15ull);
+    if (s.c.ablate_at > 0 && s.step + 1 >= s.c.ablate_at) s.silence(s.model.attention[static_cast<std::size_t>(s.c.ablate_layer)].w_out);
     s.last_batch = make_batch(s.c.task, s.c.batch, rng);
     const StepResult r = s.pass(s.last_batch, true);
     for (std::size_t i = 0; i < s.grads.size(); ++i)
@@ -232,11 +244,14 @@ StepResult Trainer::step() {
                 throw std::runtime_error("step " + std::to_string(s.step + 1) + ": a gradient of " +
                                          s.model.parameters()[i].first + " is " + format_number(v) +
                                          "; the model is kept as it was before this step");
+    if (s.c.ablate_at > 0 && s.step + 1 >= s.c.ablate_at) s.silence(s.grads[2 + 5 * static_cast<std::size_t>(s.c.ablate_layer) + 3]);
     std::vector<std::vector<float>*> params;
     std::vector<const std::vector<float>*> grads;
     for (auto& p : s.model.parameters()) params.push_back(p.second);
     for (const auto& g : s.grads) grads.push_back(&g);
     s.adam.update(params, grads);
+    // Adam's moments from before the ablation would still move the zeroed columns.
+    if (s.c.ablate_at > 0 && s.step + 1 >= s.c.ablate_at) s.silence(s.model.attention[static_cast<std::size_t>(s.c.ablate_layer)].w_out);
     ++s.step;
     return r;
 }

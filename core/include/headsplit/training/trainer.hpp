@@ -27,6 +27,10 @@ struct TrainConfig {
     // Every head of a layer starts from the same weights (the symmetry that is never broken).
     bool identical_heads = false;
     Scale scale = Scale::SqrtHeadDim;  // what the scores are scaled by (the scale experiment)
+    // Ablation: from step `ablate_at` (> 0) on, head `ablate_head` of layer `ablate_layer`
+    // writes nothing: its columns of W_out are zeroed and kept at zero (no gradient reaches
+    // them), so the layer's output no longer reads the head's context.
+    std::int64_t ablate_at = 0, ablate_layer = 0, ablate_head = 0;
     std::int64_t probe = 32;  // sequences of the probe batch the heads are scored on
     std::uint64_t memory_budget = kDefaultMemoryBudget;
 };
