@@ -3,9 +3,10 @@
 a function of at most 100.
 
 A function here is a definition that starts at the first column (the code does not indent
-namespaces) with a line ending in "{" after a ")" (or a TEST_CASE / SECTION macro's), and ends
-at the next line that starts with "}". Lambdas and class members defined inside a class are
-counted with what holds them.
+namespaces) with a line ending in "{" after a ")" (or a TEST_CASE / SECTION macro's), or with
+a signature wrapped over indented lines of which the last ends so, and ends at the next line
+that starts with "}". Lambdas and class members defined inside a class are counted with what
+holds them.
 
 Prints one line per file or function over its size, FILE:LINE: what and how long; exit 1 when
 there is any.
@@ -27,14 +28,42 @@ START = re.compile(r"^[A-Za-z_].*\)\s*(const)?\s*(noexcept)?\s*(override)?\s*(->
 NOT_FUNCTION = re.compile(r"^(namespace|struct|class|enum|union|extern|typedef|using)\b")
 
 
+WRAPPED_LINES = 8  # the most lines a signature may wrap over
+
+
+def signature_end(lines, i):
+    """The index of the line that ends the signature starting at lines[i] with its "{", or -1:
+    lines[i] itself, or the first of the indented lines after it to end in "{", when the
+    signature they make together reads as a function's."""
+    line = lines[i]
+    if not re.match(r"^[A-Za-z_]", line) or NOT_FUNCTION.match(line):
+        return -1
+    if START.match(line):
+        return i
+    if line.rstrip().endswith((";", "{", "}")) or "(" not in line:
+        return -1
+    joined = line.rstrip()
+    for j in range(i + 1, min(i + WRAPPED_LINES, len(lines))):
+        nxt = lines[j]
+        if not nxt.startswith((" ", "\t")):
+            return -1
+        joined += " " + nxt.strip()
+        if nxt.rstrip().endswith(";"):
+            return -1
+        if nxt.rstrip().endswith("{"):
+            return j if START.match(joined) else -1
+    return -1
+
+
 def functions(lines):
     """(first line number, length in lines, first line) of each function in `lines`."""
     out = []
     i = 0
     while i < len(lines):
         line = lines[i]
-        if START.match(line) and not NOT_FUNCTION.match(line):
-            j = i + 1
+        end = signature_end(lines, i)
+        if end >= 0:
+            j = end + 1
             while j < len(lines) and not lines[j].startswith("}"):
                 j += 1
             out.append((i + 1, j - i + 1, line.strip()))
@@ -82,6 +111,12 @@ def self_test():
         found = problems(root)
         if len(found) != 1 or "101 lines" not in found[0]:
             return "a 101-line function was not reported as one: %s" % found
+        # A signature wrapped over two lines starts the function at its first.
+        with open(path, "w") as fh:
+            fh.write("int f(int x,\n      int y) {\n" + "    x += y;\n" * 98 + "}\n")
+        found = problems(root)
+        if len(found) != 1 or "101 lines" not in found[0] or "a.cpp:1:" not in found[0]:
+            return "a 101-line function with a wrapped signature was not reported as one: %s" % found
         write(98, MAX_FILE - 100)
         if problems(root):
             return "a %d-line file was reported: %s" % (MAX_FILE, problems(root))

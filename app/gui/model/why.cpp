@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -63,6 +64,136 @@ std::string timing_note(const Config& shown, const Config& timed) {
            " is too quick";
 }
 
+namespace {
+
+// What measure_why's parts share: the clock since it began, and a check that throws once the
+// measurement is no longer wanted.
+struct WhyRun {
+    std::function<double()> elapsed;
+    std::function<void()> stopped;
+};
+
+// Each mode timed in kWhyRounds rounds, the modes taking turns, each round its share of
+// `seconds`: out.modes, out.rounds, out.round_best.
+void time_modes(WhyResult& out, const Config& config, int repeat, Backend& be, const Inputs& in, const Weights& w,
+                std::atomic<int>& done, const std::atomic<bool>* cancel, double seconds, const WhyRun& run) {
+    const Config& timed = out.timed;
+    const auto& elapsed = run.elapsed;
+    const auto& stopped = run.stopped;
+    struct Timing {
+        Config config;
+        std::vector<BenchResult> rounds;  // the first: `repeat` runs, for the time a run takes
+        double spent = 0;                 // seconds, warm-ups included
+        std::vector<double> best_in_round = std::vector<double>(kWhyRounds, 0.0);
+    };
+    std::vector<Timing> timings;
+    for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused, Mode::Flash}) {
+        Config in_mode = timed;
+        in_mode.mode = m;
+        // The block on screen at the length on screen; at a longer one, the default.
+        in_mode.block = m == Mode::Flash && timed.num_tokens() == config.num_tokens() ? config.block : 0;
+        try {  // a mode the configuration cannot take (fused cross-attention, loop decoding) is left out
+            validate(in_mode);
+        } catch (const ConfigError& e) {
+            out.notice += std::string(out.notice.empty() ? "" : "; ") + mode_name(m) + " left out: " + e.what();
+            done += kWhyRounds;
+            continue;
+        }
+        timings.push_back({in_mode, {}, 0});
+    }
+    const double share = seconds / 8;  // a mode's time, every round
+    for (int round = 0; round < kWhyRounds; ++round)
+        for (Timing& t : timings) {
+            stopped();
+            const double left = share - t.spent;
+            if (round > 0 && left <= 0) {
+                ++done;
+                continue;
+            }
+            int runs = repeat;
+            if (round > 0) {
+                const double run_s = std::max(1e-7, t.rounds.front().median_ms / 1e3);
+                runs = static_cast<int>(std::clamp(kWhyModeSeconds / kWhyRounds / run_s, 1.0, 1e6));
+            }
+            const double round_started = elapsed();
+            t.rounds.push_back(bench_one(t.config, in, w, t.config.mode, Stage::Forward, be, runs, cancel, left));
+            t.best_in_round[static_cast<std::size_t>(round)] = t.rounds.back().min_ms;
+            t.spent += elapsed() - round_started;
+            ++done;
+        }
+    for (const Timing& t : timings) {
+        out.round_best.push_back(t.best_in_round);
+        BenchResult b = t.rounds.back();
+        std::vector<double> best, gemm;
+        b.runs = 0;
+        for (const BenchResult& r : t.rounds) {
+            best.push_back(r.min_ms), gemm.push_back(r.gemm_median_ms);
+            b.min_ms = std::min(b.min_ms, r.min_ms), b.max_ms = std::max(b.max_ms, r.max_ms);
+            b.runs += r.runs;
+        }
+        // One round: the median of its runs. More: the median of their fastest runs.
+        if (t.rounds.size() > 1) b.median_ms = spread(best).median;
+        b.gemm_median_ms = spread(gemm).median;
+        out.modes.push_back(b);
+        out.rounds.push_back(static_cast<int>(t.rounds.size()));
+    }
+}
+
+// The sweep's lengths, split and flash at each, until the next would pass `seconds`:
+// out.sweep and, where it stopped early, out.sweep_end.
+void time_sweep(WhyResult& out, const Config& config, const std::vector<std::int64_t>& sweep, int repeat,
+                Backend& be, std::atomic<int>& done, std::atomic<int>& total, const std::atomic<bool>* cancel,
+                double seconds, const WhyRun& run) {
+    const auto& elapsed = run.elapsed;
+    const auto& stopped = run.stopped;
+    double last_cost = 0, last_flops = 0;  // the length before: its seconds, its FLOPs
+    for (std::int64_t t : sweep) {
+        stopped();
+        const Config c = at_length(config, t);
+        const double flops = necessary_flops(c);
+        const double predicted = last_flops > 0 ? last_cost * flops / last_flops : 0;
+        if (!out.sweep.empty() && elapsed() + predicted > seconds) {
+            char why[160];
+            // Its time as a reader takes it in: whole seconds, a tenth under 10 s, ms under
+            // a tenth of a second, two figures under 10 ms (a short measurement's next length).
+            // (Each bound where the figure rounds up to the next form: 9.96 s is "10 s".)
+            const double ms = predicted * 1e3;
+            const int digits = predicted >= 9.95 ? 0 : 1;
+            if (ms >= 99.5)
+                std::snprintf(why, sizeof why, "T >= %lld left out: %.*f s more", static_cast<long long>(t), digits, predicted);
+            else
+                std::snprintf(why, sizeof why, ms < 9.95 ? "T >= %lld left out: %.2g ms more" : "T >= %lld left out: %.0f ms more",
+                              static_cast<long long>(t), ms);
+            out.sweep_end = why;
+            total = done.load();
+            break;
+        }
+        const double length_started = elapsed();
+        const Inputs ti = make_inputs(c);
+        const Weights tw = load_weights(c);
+        const BenchResult r = bench_one(c, ti, tw, Mode::Split, Stage::Forward, be, repeat, cancel);
+        ++done;
+        // Flash at the same length (its default block), where it can run (not with dropout).
+        Config f = c;
+        f.mode = Mode::Flash;
+        f.block = 0;
+        const double blk = static_cast<double>(f.flash_block());
+        SweepPoint p{t, 4.0 * c.heads * t * t, r.median_ms, 4.0 * c.heads * (blk * blk + 2.0 * t), 0};
+        bool flash_runs = true;
+        try {
+            validate(f);
+        } catch (const ConfigError&) {
+            flash_runs = false;
+        }
+        if (flash_runs) p.flash_ms = bench_one(f, ti, tw, Mode::Flash, Stage::Forward, be, repeat, cancel).median_ms;
+        ++done;
+        out.sweep.push_back(p);
+        last_cost = elapsed() - length_started, last_flops = flops;
+    }
+}
+
+}  // namespace
+
 WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, std::atomic<int>& total,
                       const std::atomic<bool>* cancel, double seconds) {
     const auto started = std::chrono::steady_clock::now();
@@ -99,107 +230,9 @@ WhyResult measure_why(const Config& config, int repeat, std::atomic<int>& done, 
         const auto stopped = [&] {
             if (cancel && *cancel) throw std::runtime_error("stopped: the measurement was no longer wanted");
         };
-        struct Timing {
-            Config config;
-            std::vector<BenchResult> rounds;  // the first: `repeat` runs, for the time a run takes
-            double spent = 0;                 // seconds, warm-ups included
-            std::vector<double> best_in_round = std::vector<double>(kWhyRounds, 0.0);
-        };
-        std::vector<Timing> timings;
-        for (Mode m : {Mode::Loop, Mode::Split, Mode::Fused, Mode::Flash}) {
-            Config in_mode = timed;
-            in_mode.mode = m;
-            // The block on screen at the length on screen; at a longer one, the default.
-            in_mode.block = m == Mode::Flash && timed.num_tokens() == config.num_tokens() ? config.block : 0;
-            try {  // a mode the configuration cannot take (fused cross-attention, loop decoding) is left out
-                validate(in_mode);
-            } catch (const ConfigError& e) {
-                out.notice += std::string(out.notice.empty() ? "" : "; ") + mode_name(m) + " left out: " + e.what();
-                done += kWhyRounds;
-                continue;
-            }
-            timings.push_back({in_mode, {}, 0});
-        }
-        const double share = seconds / 8;  // a mode's time, every round
-        for (int round = 0; round < kWhyRounds; ++round)
-            for (Timing& t : timings) {
-                stopped();
-                const double left = share - t.spent;
-                if (round > 0 && left <= 0) {
-                    ++done;
-                    continue;
-                }
-                int runs = repeat;
-                if (round > 0) {
-                    const double run_s = std::max(1e-7, t.rounds.front().median_ms / 1e3);
-                    runs = static_cast<int>(std::clamp(kWhyModeSeconds / kWhyRounds / run_s, 1.0, 1e6));
-                }
-                const double round_started = elapsed();
-                t.rounds.push_back(bench_one(t.config, in, w, t.config.mode, Stage::Forward, *be, runs, cancel, left));
-                t.best_in_round[static_cast<std::size_t>(round)] = t.rounds.back().min_ms;
-                t.spent += elapsed() - round_started;
-                ++done;
-            }
-        for (const Timing& t : timings) {
-            out.round_best.push_back(t.best_in_round);
-            BenchResult b = t.rounds.back();
-            std::vector<double> best, gemm;
-            b.runs = 0;
-            for (const BenchResult& r : t.rounds) {
-                best.push_back(r.min_ms), gemm.push_back(r.gemm_median_ms);
-                b.min_ms = std::min(b.min_ms, r.min_ms), b.max_ms = std::max(b.max_ms, r.max_ms);
-                b.runs += r.runs;
-            }
-            // One round: the median of its runs. More: the median of their fastest runs.
-            if (t.rounds.size() > 1) b.median_ms = spread(best).median;
-            b.gemm_median_ms = spread(gemm).median;
-            out.modes.push_back(b);
-            out.rounds.push_back(static_cast<int>(t.rounds.size()));
-        }
-        double last_cost = 0, last_flops = 0;  // the length before: its seconds, its FLOPs
-        for (std::int64_t t : sweep) {
-            stopped();
-            const Config c = at_length(config, t);
-            const double flops = necessary_flops(c);
-            const double predicted = last_flops > 0 ? last_cost * flops / last_flops : 0;
-            if (!out.sweep.empty() && elapsed() + predicted > seconds) {
-                char why[160];
-                // Its time as a reader takes it in: whole seconds, a tenth under 10 s, ms under
-                // a tenth of a second, two figures under 10 ms (a short measurement's next length).
-                // (Each bound where the figure rounds up to the next form: 9.96 s is "10 s".)
-                const double ms = predicted * 1e3;
-                const int digits = predicted >= 9.95 ? 0 : 1;
-                if (ms >= 99.5)
-                    std::snprintf(why, sizeof why, "T >= %lld left out: %.*f s more", static_cast<long long>(t), digits, predicted);
-                else
-                    std::snprintf(why, sizeof why, ms < 9.95 ? "T >= %lld left out: %.2g ms more" : "T >= %lld left out: %.0f ms more",
-                                  static_cast<long long>(t), ms);
-                out.sweep_end = why;
-                total = done.load();
-                break;
-            }
-            const double length_started = elapsed();
-            const Inputs ti = make_inputs(c);
-            const Weights tw = load_weights(c);
-            const BenchResult r = bench_one(c, ti, tw, Mode::Split, Stage::Forward, *be, repeat, cancel);
-            ++done;
-            // Flash at the same length (its default block), where it can run (not with dropout).
-            Config f = c;
-            f.mode = Mode::Flash;
-            f.block = 0;
-            const double blk = static_cast<double>(f.flash_block());
-            SweepPoint p{t, 4.0 * c.heads * t * t, r.median_ms, 4.0 * c.heads * (blk * blk + 2.0 * t), 0};
-            bool flash_runs = true;
-            try {
-                validate(f);
-            } catch (const ConfigError&) {
-                flash_runs = false;
-            }
-            if (flash_runs) p.flash_ms = bench_one(f, ti, tw, Mode::Flash, Stage::Forward, *be, repeat, cancel).median_ms;
-            ++done;
-            out.sweep.push_back(p);
-            last_cost = elapsed() - length_started, last_flops = flops;
-        }
+        const WhyRun run{elapsed, stopped};
+        time_modes(out, config, repeat, *be, in, w, done, cancel, seconds, run);
+        time_sweep(out, config, sweep, repeat, *be, done, total, cancel, seconds, run);
     } catch (const std::exception& e) {
         out.error = e.what();
     }
