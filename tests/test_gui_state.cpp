@@ -187,9 +187,9 @@ TEST_CASE("large traces compute off the UI thread; gpt3 shows shapes only", "[gu
     go_to_step(st, 3, 1.0);
     REQUIRE(quiz_waiting(st));
     CHECK(st.quiz.pending->answer == Shape{1, 96, 4, 128});
-    quiz_answer(st, {1, 4, 96, 128}, 2.0);  // the view's shape: as if nothing changed
-    CHECK(st.quiz.verdict.find("Not quite: [1, 4, 96, 128] is as if the step changed no shape") == 0);
-    CHECK(st.quiz.verdict.find("the step gives [1, 96 heads, 4 tokens, 128 features]") != std::string::npos);
+    quiz_answer(st, {1, 4, 96, 128}, 2.0);  // the view's shape: the transpose left out
+    CHECK(st.quiz.verdict.find("Not quite: [1, 4, 96, 128] is the view's shape: the transpose was left out") == 0);
+    CHECK(st.quiz.verdict.find("The step gives queries [1, 96 heads, 4 tokens, 128 features].") != std::string::npos);
 }
 
 TEST_CASE("the window's traces hold the inputs and weights they ran on", "[gui]") {

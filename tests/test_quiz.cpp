@@ -1,10 +1,14 @@
 // Predict the shape: every question's options come from the trace, hold the recorded shape
 // exactly once among four distinct shapes, and typed answers are read in the usual forms.
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "headsplit/model/presets.hpp"
+#include "headsplit/teaching/narration.hpp"
 #include "headsplit/teaching/quiz.hpp"
 #include "helpers.hpp"
 
@@ -148,7 +152,91 @@ TEST_CASE("the variants' steps are asked too, with their own slips", "[quiz][var
     CHECK(make_question(test::run_cpu(batch), 0, 1).answer == Shape{2, 3, 8});
     // repeat_kv offers the key/value heads left unrepeated; a round's append offers the new
     // row alone; cross-attention's scores offer the square grid.
-    CHECK(slips.count("the key/value heads left at 2 (repeat_interleave makes one per query head)") == 1);
-    CHECK(slips.count("only the new token, not the cache so far") == 1);
-    CHECK(slips.count("a square T x T grid, but the keys are the context's S tokens") == 1);
+    CHECK(slips.count("the shape before repeat_kv: the key/value heads were left at 2, where repeat_interleave makes one per "
+                      "query head") == 1);
+    CHECK(slips.count("the new token alone: the cache so far is kept as well") == 1);
+    CHECK(slips.count("a square T x T grid: the keys are the context's 6 tokens") == 1);
+}
+
+namespace {
+
+// The twelve configurations the quiz is checked over: heads 1, 2, 3, 4, 6 (head_dim 1) and 6
+// (head_dim 2), grouped-query and multi-query attention, cross-attention, a padded batch, the
+// loop and fused modes, and the backward pass.
+std::vector<std::pair<std::string, Config>> quiz_configs() {
+    std::vector<std::pair<std::string, Config>> out;
+    const auto with = [&](const std::string& name, std::int64_t d, std::int64_t heads) {
+        Config c;
+        c.d_in = c.d_out = d;
+        c.heads = heads;
+        out.emplace_back(name, c);
+        return &out.back().second;
+    };
+    with("heads 1", 6, 1);
+    with("heads 2", 6, 2);
+    with("heads 3", 6, 3);
+    with("heads 4", 8, 4)->tokens = split_words("the quick brown fox jumps over");
+    with("heads 6, head_dim 1", 6, 6);
+    with("heads 6, head_dim 2", 12, 6);
+    with("grouped-query", 8, 4)->kv_heads = 2;
+    with("multi-query", 8, 4)->kv_heads = 1;
+    Config* cross = with("cross-attention", 8, 4);
+    cross->context = {split_words("le chat dort sur le tapis")};
+    cross->causal = false;
+    with("a batch", 6, 2)->set_sentences({split_words("the cat sleeps"), split_words("a dog")});
+    with("loop mode", 6, 3)->mode = Mode::Loop;
+    Config* fused = with("fused mode, backward", 8, 4);
+    fused->mode = Mode::Fused;
+    fused->backward = true;
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("twelve configurations: distractors are the step's slips, never the answer or one another", "[quiz]") {
+    int asked = 0, fillers = 0;
+    for (const auto& [name, c] : quiz_configs()) {
+        const Trace tr = test::run_cpu(c);
+        for (const Step& s : tr.steps) {
+            INFO(name << ", step " << s.index << " " << op_name(s.op));
+            const QuizQuestion q = make_question(tr, s.index, 5);
+            const TensorRecord& out = s.lead();
+            REQUIRE(q.options.size() == 4);
+            CHECK(q.answer == out.shape);
+            std::set<Shape> distinct;
+            for (const QuizOption& o : q.options) {
+                INFO(shape_str(o.shape) << ": " << o.mistake);
+                distinct.insert(o.shape);
+                CHECK(o.mistake.empty() == (o.shape == out.shape));
+                // A batch of another size is no slip of any step.
+                if (!out.axes.empty() && out.axes[0] == Axis::Batch) CHECK((!o.shape.empty() && o.shape[0] == out.shape[0]));
+                const std::string verdict = quiz_verdict(q, o.shape);
+                if (o.mistake.empty()) {
+                    CHECK(verdict == "Right: " + q.tensor + " is " + named_shape(out) + ".");
+                } else {
+                    // Whole sentences: the option, the mistake it stands for, then the answer.
+                    CHECK(verdict == "Not quite: " + shape_str(o.shape) + " is " + o.mistake + ". The step gives " + q.tensor +
+                                         " " + named_shape(out) + ".");
+                    fillers += o.mistake.find("counted") != std::string::npos;
+                }
+            }
+            CHECK(distinct.size() == 4);
+            // The transpose's first slip: the view's shape, the transpose left out.
+            if (s.op == Op::Transpose && q.input != q.answer) {
+                bool named = false;
+                for (const QuizOption& o : q.options)
+                    named |= o.shape == q.input && o.mistake.find("the transpose was left out") != std::string::npos;
+                CHECK(named);
+            }
+            ++asked;
+        }
+    }
+    CHECK(asked > 150);
+    // The sizes counted over fill in only where a small example leaves too few slips apart:
+    // these twelve need none.
+    CHECK(fillers == 0);
+    // A typed shape no option stands for is still answered whole.
+    const Trace tr = test::run_cpu(Config{});
+    CHECK(quiz_verdict(make_question(tr, 3, 1), {1, 9}) ==
+          "Not quite: [1, 9] is not what this step gives. The step gives queries [1, 2 heads, 3 tokens, 3 features].");
 }

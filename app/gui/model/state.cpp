@@ -73,16 +73,10 @@ void quiz_answer(AppState& st, Shape given, double now) {
     q.answered_step = question.step;
     q.answered_right = right;
     q.shown_upto = std::max(q.shown_upto, question.step);
-    // One line: the stage draws the answer and its heading explains the step.
-    if (right) {
-        q.verdict = q.verdict_short = "Right: " + question.tensor + " is " + question.answer_named + ".";
-    } else {
-        std::string slip = "is not what this step gives";
-        for (const QuizOption& o : question.options)
-            if (o.shape == given) slip = "is " + o.mistake;
-        q.verdict = "Not quite: " + shape_str(given) + " " + slip + "; the step gives " + question.answer_named + ".";
-        q.verdict_short = "Not quite: it gives " + question.answer_named + ".";
-    }
+    // Whole sentences above the step, which the stage draws with its heading's explanation;
+    // the answer alone where the line is narrow.
+    q.verdict = quiz_verdict(question, given);
+    q.verdict_short = right ? q.verdict : "Not quite: it gives " + question.answer_named + ".";
     st.anim_start = now;  // now the step is drawn, moving in from the one before
     st.last_advance = now;  // playing shows it (and the verdict) a whole step's time
 }

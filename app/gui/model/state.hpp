@@ -116,6 +116,14 @@ struct PanelState {
         std::vector<int> most;
     };
     RunDecimals stage_decimals;
+    // The decimals the stage (0) and the heatmaps (1) would draw a step's tensor at, by
+    // "attn_scores at step 4", and the frame each said so: one value drawn by both reads alike
+    // (shared_decimals).
+    struct DecimalsWanted {
+        int frame[2] = {-9, -9};
+        int decimals[2] = {2, 2};
+    };
+    mutable std::map<std::string, DecimalsWanted> decimals_wanted;
 };
 
 struct AppState {
@@ -153,6 +161,7 @@ struct AppState {
     // allows, and nothing before the step that computes it.
     bool document = false;
     bool presenting = false;  // presenter mode (F5, --present): stage + heatmaps, a caption, keys only
+    TrainView training;       // N: a tiny model learning, in the panels' place
 
     // The panel layout, as fractions of the window: the controls column, the code column,
     // the stage's share of the middle, the code's share of the right. Dragged with the
@@ -160,7 +169,6 @@ struct AppState {
     struct Splits {
         float left = 0.2f, right = 0.25f, stage = 0.55f, code = 0.3f;
     };
-    TrainView training;       // N: a tiny model learning, in the panels' place
     Splits splits;
     bool screenshot_requested = false;
     bool handout_requested = false;  // "save handout": drawn after this frame, offscreen

@@ -352,6 +352,22 @@ void dim_line(const std::string& text) {
 }
 }  // namespace
 
+namespace {
+
+// A grid tensor's number format in cells `cell` px wide, from every block of it, shown or not;
+// where the stage shows the same values with fewer decimals, with those (shared_decimals).
+CellText grid_format(const AppState& st, const Map& m, float cell) {
+    ValueRange whole;
+    for (const ValueRange& r : block_ranges(st, m)) whole.add(r);
+    const float least = number_size_min(st.presenting, st.document);
+    CellText t = cell_text(whole, cell - 1, cell - 1, "", number_size_max(), least);
+    if (t.shown && m.mine && shared_decimals(st, 1, m.t->name + " at step " + std::to_string(m.step->index), t.decimals) < t.decimals)
+        t = cell_text(whole, cell - 1, cell - 1, "", number_size_max(), least, 1);
+    return t;
+}
+
+}  // namespace
+
 void DrawHeatmaps(AppState& st) {
     // Before the weights exist (or after they were used), a line on the tabs' row where it
     // fits there, so that the panel is its tabs alone; else under them.
@@ -421,11 +437,7 @@ void DrawHeatmaps(AppState& st) {
     std::map<const TensorRecord*, CellText> formats;
     auto format_of = [&](const Map& m) {
         auto it = formats.find(m.t);
-        if (it == formats.end()) {
-            ValueRange whole;  // every block of the tensor, shown or not
-            for (const ValueRange& r : block_ranges(st, m)) whole.add(r);
-            it = formats.emplace(m.t, cell_text(whole, cv.cell - 1, cv.cell - 1, "", number_size_max(), number_size_min(st.presenting, st.document))).first;
-        }
+        if (it == formats.end()) it = formats.emplace(m.t, grid_format(st, m, cv.cell)).first;
         CellText text = it->second;
         text.tensor = m.title;
         if (m.mine && frame_watch().watching()) text.values_of = m.t->name + " at step " + std::to_string(m.step->index);

@@ -106,4 +106,11 @@ bool DrawLessonAnswers(const AppState& st);
 // panel_lesson.cpp: whether the class's answers show in the caption now.
 bool LessonAnswersShown(const AppState& st);
 
+// style.cpp: one rounding rule for a value two panels draw (the stage's cell and the
+// heatmap's). Panel `panel` (0 the stage, 1 the heatmaps), drawing `key`'s numbers
+// ("attn_scores at step 4") that would show at `own` decimals, draws them at the fewer of
+// those and the other panel's of this frame or the one before: where the stage has room for
+// -.9 alone, the heatmap's -.86 reads -.9 too.
+int shared_decimals(const AppState& st, int panel, const std::string& key, int own);
+
 }  // namespace headsplit::gui

@@ -333,7 +333,11 @@ void draw_cells(AppState& st, const Canvas& cv, const Motion& m) {
             }
         CellText text = cell_text(shown_values, cell - 2, cell - 2, rec.name, cv.number_max, cv.number_min,
                                   ti < cv.decimals.size() ? cv.decimals[ti] : 2);
-        if (frame_watch().watching()) text.values_of = rec.name + " at step " + std::to_string(s.index);
+        const std::string values_of = rec.name + " at step " + std::to_string(s.index);
+        // A gradient's numbers are scaled (no panel beside shows them): their own format.
+        if (text.shown && !gradient && shared_decimals(st, 0, values_of, text.decimals) < text.decimals)
+            text = cell_text(shown_values, cell - 2, cell - 2, rec.name, cv.number_max, cv.number_min, 1);
+        if (frame_watch().watching()) text.values_of = values_of;
         for (const Cell& cell_at : tl.cells) {
             const auto i = static_cast<std::size_t>(cell_at.index);
             if (i >= values.size()) break;

@@ -1,5 +1,7 @@
 #include "gui/panels/style.hpp"
 
+#include "gui/panels/panels.hpp"
+
 #include "gui/view/layout.hpp"
 
 #include <algorithm>
@@ -422,6 +424,17 @@ CellText cell_text(const ValueRange& range, float cell_w, float cell_h, std::str
     }
     if (!t.shown) t.size = base;
     return t;
+}
+
+int shared_decimals(const AppState& st, int panel, const std::string& key, int own) {
+    auto& wanted = st.panels.decimals_wanted;
+    const int frame = ImGui::GetFrameCount();
+    if (wanted.size() > 64 && !wanted.count(key)) wanted.clear();  // the steps left behind
+    PanelState::DecimalsWanted& w = wanted[key];
+    w.frame[panel] = frame;
+    w.decimals[panel] = own;
+    const int other = 1 - panel;
+    return w.frame[other] >= frame - 1 ? std::min(own, w.decimals[other]) : own;
 }
 
 bool cell_value(ImDrawList* dl, ImVec2 p0, ImVec2 p1, ImU32 color, float value, const CellText& t, bool heatmap,

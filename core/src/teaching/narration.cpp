@@ -499,9 +499,6 @@ std::string loop_header() { return "for h in range(self.num_heads):"; }
 
 std::string module_return(const Config& c) { return std::string("return ") + (c.out_proj ? "output" : "context_vec"); }
 
-namespace {
-
-// What a size along axis `a` counts, in the plural ("" for the batch, a plain number).
 std::string axis_words(Axis a) {
     switch (a) {
         case Axis::Batch: return "";
@@ -514,6 +511,9 @@ std::string axis_words(Axis a) {
     return "";
 }
 
+namespace {
+
+// What a size along axis `a` counts, in the plural ("" for the batch, a plain number).
 std::string counted(std::int64_t n, Axis a) {
     std::string what = axis_words(a);
     if (n == 1 && !what.empty()) what.pop_back();  // "1 head"
@@ -541,8 +541,12 @@ std::vector<Collision> collisions(const TensorRecord& t) {
 
 std::string named_shape(const TensorRecord& t) {
     std::string out = "[";
-    for (std::size_t i = 0; i < t.shape.size(); ++i)
-        out += (i ? ", " : "") + (i < t.axes.size() ? counted(t.shape[i], t.axes[i]) : std::to_string(t.shape[i]));
+    for (std::size_t i = 0; i < t.shape.size(); ++i) {
+        // The keys' positions are "keys" as a grid's columns; as the rows of keys or values
+        // (the context's in cross-attention) they are tokens.
+        const bool rows = i + 1 < t.shape.size() && i < t.axes.size() && t.axes[i] == Axis::Key;
+        out += (i ? ", " : "") + (i < t.axes.size() ? counted(t.shape[i], rows ? Axis::Token : t.axes[i]) : std::to_string(t.shape[i]));
+    }
     return out + "]";
 }
 

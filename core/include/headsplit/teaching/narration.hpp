@@ -33,8 +33,11 @@ std::size_t narration_bytes(const Step& s, const Config& c);
 
 // A tensor's shape with each size named by its axis, for a class that must tell equal sizes
 // apart: "[1, 2 heads, 3 tokens, 3 keys]" (the batch a plain number, a score grid's columns
-// its keys, "1 head" for one).
+// its keys, the rows of keys and values tokens, "1 head" for one).
 std::string named_shape(const TensorRecord& t);
+// An axis's name in those words, plural: "heads", "kv heads", "tokens", "keys", "features";
+// "" for the batch.
+std::string axis_words(Axis a);
 
 // On the first step whose tensor (Step::lead) has two axes of one size that no step before it
 // showed at that size ("3 tokens" and "3 features"), a line saying so; "" on every other step.

@@ -1,9 +1,10 @@
 #pragma once
 // Predict the shape: a question per step of a trace. The right answer is the shape the trace
 // recorded for the step's result; the wrong ones are what students get when they make the
-// usual mistakes (dimensions swapped, heads not split, the transpose forgotten, head_dim and
-// heads confused, the T x T grid taken for T x D). Nothing here is a table of answers: every
-// option is derived from the trace's own shapes and configuration.
+// usual mistakes of the step (the transpose left out, axes swapped, heads not split, head_dim
+// and heads confused, the T x T grid taken for T x head_dim), read from the result's named
+// axes: never a different batch size, never the answer, never one another. Nothing here is a
+// table of answers: every option is derived from the trace's own shapes and configuration.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,6 +31,13 @@ struct QuizQuestion {
 
 // The question for `step` of `tr`; `seed` orders the options (the same seed, the same order).
 QuizQuestion make_question(const Trace& tr, int step, std::uint64_t seed);
+
+// The verdict on `given`, one or more whole sentences (a panel wraps them, never shortens
+// them): "Right: queries is [1, 2 heads, 3 tokens, 3 features]."; for a wrong option the
+// mistake it stands for and the answer: "Not quite: [1, 3, 2, 3] is the view's shape: the
+// transpose was left out, so tokens still come before heads. The step gives queries [1, 2
+// heads, 3 tokens, 3 features]."
+std::string quiz_verdict(const QuizQuestion& q, const Shape& given);
 
 // A typed answer: "[1, 3, 2, 3]", "1,3,2,3", "(1, 3, 2, 3)", "1x3x2x3" (spaces anywhere).
 // Nothing when it is not a list of whole numbers.
