@@ -366,7 +366,7 @@ check_refused_gui "--window width 0 is out of range" --window 0x0
 check_refused_gui "--window abc is not a size" --window abc
 check_refused_gui "--window height 99999 is out of range" --window 1024x99999
 check_refused_gui "--window width 16384 is out of range; use a whole number from 320 to 7680" --window 16384x16384
-check_refused_gui "--tab foo is not a panel; use heatmaps, weights, weights-matmuls, weights-kv, why, why-sweep or why-kv" --tab foo
+check_refused_gui "--tab foo is not a panel; use heatmaps, weights, weights-matmuls, weights-kv, why, why-sweep, why-kv or train" --tab foo
 check_refused_gui "--step 10000 does not exist; this trace has steps 0 to 11" --step 10000
 check_refused_gui "--zoom 9 is not a zoom from 1 to 8" --zoom 9
 check_refused_gui "--zoom abc is not a zoom" --zoom abc

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Train view (N, --tab train) as the back row sees it: at 1024x768 presenter, text 1.5,
-# after 600 steps of the induction task, and at 1920x1080 after 150. Every label whole, inside
+# after 600 steps of the induction task (alone, and beside the same run with a head ablated
+# half-way), and at 1920x1080 after 150. Every label whole, inside
 # the window and apart from the others, at least 2.5% of the window's height; each head's map
 # named with its score; the loss's cliff marked; layer 1's heads at their job (>= 0.8).
 # Usage: train_view_test.sh PATH/TO/headsplit PATH/TO/python3   (under xvfb-run)
@@ -20,10 +21,11 @@ shot() {  # name steps WxH [more options]
 }
 shot projector 600 1024x768 --present
 shot wide 150 1920x1080
+shot ablate 600 1024x768 --present --train-compare ablate
 
-"$python" - "$work/projector.json" "$work/wide.json" <<'PY' || exit 1
+"$python" - "$work/projector.json" "$work/wide.json" "$work/ablate.json" <<'PY' || exit 1
 import json, re, sys
-for path, steps in ((sys.argv[1], 600), (sys.argv[2], 150)):
+for path, steps in ((sys.argv[1], 600), (sys.argv[2], 150), (sys.argv[3], 600)):
     d = json.load(open(path))
     W, H = d["window"]
     items = [i for i in d["items"] if i["panel"] == "Train"]
@@ -48,8 +50,13 @@ for path, steps in ((sys.argv[1], 600), (sys.argv[2], 150)):
     assert any(re.match(r"^cliff: step \d+$", t) for t in texts), (path, "no cliff marked", texts)
     if steps == 600:
         assert max(scores["L1H0"], scores["L1H1"]) >= 0.8, (path, scores)
+    if "ablate" in path:  # the experiment's two runs named on the loss chart
+        assert "all heads" in texts and "L1H0 ablated" in texts, (path, texts)
 print("ok: the Train view at 1024x768 presenter and 1920x1080, text 1.5")
 PY
 "$bin" --train-steps 5 --screenshot "$work/x.png" 2>"$work/stderr" && fail "--train-steps without --tab train ran"
 grep -qF -- "--train-steps needs --tab train" "$work/stderr" || fail "the refusal: $(cat "$work/stderr")"
+"$bin" --tab train --train-compare lr --screenshot "$work/x.png" 2>"$work/stderr" && fail "--train-compare lr ran"
+grep -qF -- "--train-compare lr is not an experiment; use scale, init, heads or ablate" "$work/stderr" ||
+  fail "the refusal: $(cat "$work/stderr")"
 echo "all Train view checks passed"

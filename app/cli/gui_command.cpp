@@ -13,6 +13,7 @@
 #include "gui/runs/audit_sweep.hpp"
 #include "headsplit/io/terminal.hpp"
 #include "headsplit/io/writing.hpp"
+#include "headsplit/training/trainer.hpp"
 
 namespace headsplit::app {
 
@@ -115,6 +116,7 @@ void GuiCommand::add_to(CLI::App& cli) {
     cli.add_option("--pan", f.pan, "TOKEN,COLUMN,HEAD: where the stage's window starts in a tensor too large to draw whole (a drag's)");
     cli.add_option("--tab", f.tab, "bottom panel to show: heatmaps | weights | weights-matmuls | weights-kv | why | why-sweep | why-kv | train (the weight split tab's W_query, its matmul counts, its shared keys and values; the why tab's modes, its T sweep, its KV cache; the first two measure the shape at once; train: the Train view, N)");
     cli.add_option("--train-steps", f.train_steps, "with --tab train: train this many steps of the induction task before the first frame");
+    cli.add_option("--train-compare", f.train_compare, "with --tab train: scale | init | heads | ablate, the experiment's runs side by side (the Train view's compare buttons)");
     cli.add_option("--window", f.window_size, "window size WxH, e.g. 1920x1080 (default 1600x900)");
     cli.add_option("--drive", f.drive, "drive the app for N frames of random changes, keys and resizes (a soak)");
     needs_a_path(cli.add_option("--drive-report", f.drive_report, "where --drive writes its JSON report (default headsplit-drive.json)"));
@@ -187,6 +189,14 @@ gui::GuiOptions GuiCommand::options() {
     if (!f.train_steps.empty()) {
         if (f.tab != "train") throw ConfigError("--train-steps needs --tab train: the steps are the Train view's");
         g.train_steps = app::parse_count("--train-steps", f.train_steps, 0, 1000000);
+    }
+    if (!f.train_compare.empty()) {
+        if (f.tab != "train") throw ConfigError("--train-compare needs --tab train: the runs are the Train view's");
+        const std::vector<std::string>& names = experiments();
+        if (std::find(names.begin(), names.end(), f.train_compare) == names.end())
+            throw ConfigError("--train-compare " + shown_value(f.train_compare) +
+                              " is not an experiment; use scale, init, heads or ablate");
+        g.train_compare = f.train_compare;
     }
     g.layout_report = f.layout_report;
     g.layout_audit = f.layout_audit;

@@ -13,7 +13,8 @@ namespace headsplit::app {
 
 // The visualizer's own options, as typed.
 struct GuiFlags {
-    std::string train_steps;  // --train-steps
+    std::string train_steps;    // --train-steps
+    std::string train_compare;  // --train-compare
     ConfigOptions config;
     std::string screenshot, step, font_scale;
     bool light = false, present = false, quiz = false, compare_masks = false;

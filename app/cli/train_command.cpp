@@ -52,41 +52,6 @@ TrainConfig parse(const TrainCommand& o) {
     return c;
 }
 
-// The runs a comparison makes of `c`, each with its name: the same seed, one thing changed.
-std::vector<std::pair<std::string, TrainConfig>> variants(const TrainConfig& c, const std::string& compare) {
-    std::vector<std::pair<std::string, TrainConfig>> out;
-    if (compare.empty()) return {{"", c}};
-    if (compare == "scale") {
-        for (Scale s : {Scale::SqrtHeadDim, Scale::HeadDim, Scale::None}) {
-            TrainConfig v = c;
-            v.scale = s;
-            out.push_back({std::string("scale ") + scale_name(s), v});
-        }
-    } else if (compare == "init") {
-        for (bool same : {false, true}) {
-            TrainConfig v = c;
-            v.identical_heads = same;
-            out.push_back({same ? "identical heads" : "independent heads", v});
-        }
-    } else if (compare == "ablate") {
-        // The last layer's best head at the half-way step is the one its job needs most; head 0
-        // of the last layer stands for it (the same seed gives the same heads).
-        out.push_back({"all heads", c});
-        TrainConfig v = c;
-        v.ablate_at = c.steps / 2 + 1, v.ablate_layer = c.layers - 1, v.ablate_head = 0;
-        out.push_back({"L" + std::to_string(v.ablate_layer) + "H0 ablated", v});
-    } else if (compare == "heads") {
-        TrainConfig one = c;
-        one.heads = 1;
-        out.push_back({"1 head", one});
-        out.push_back({std::to_string(c.heads) + " heads", c});
-    } else {
-        throw ConfigError("--compare " + shown_value(compare) + " is not an experiment; use scale, init, heads or ablate");
-    }
-    for (auto& [name, v] : out) validate(v);
-    return out;
-}
-
 nlohmann::json log_entry(std::int64_t step, const StepResult& train, const Probe& p) {
     nlohmann::json scores = nlohmann::json::object(), norms = nlohmann::json::object(),
                    entropy = nlohmann::json::object();
@@ -214,7 +179,7 @@ void TrainCommand::add_to(CLI::App& parent) {
 int TrainCommand::run() const {
     const TrainConfig c = parse(*this);
     const std::int64_t every = parse_count("--log-every", log_every, 1, 1000000);
-    const std::vector<std::pair<std::string, TrainConfig>> vs = variants(c, compare);
+    const std::vector<std::pair<std::string, TrainConfig>> vs = experiment_runs(c, compare);
     if (!json.empty()) check_writable(json);
     BackendRequest request;
     request.kind = c.backend;

@@ -35,6 +35,7 @@ struct GuiOptions {
     float zoom = 1.0f;           // the stage's zoom (the wheel's), 1 to 8
     std::int64_t pan[3] = {0, 0, 0};  // the stage window's first token, column, head (a drag's)
     std::int64_t train_steps = 0;  // with tab "train": steps trained before the first frame
+    std::string train_compare;     // with tab "train": an experiment's runs side by side
     std::string tab = "heatmaps";  // heatmaps | weights | why (why also starts measuring)
     int drive_frames = 0;      // > 0: drive the app for this many frames (see driver.hpp)
     std::string drive_report;  // where the driver writes its JSON report

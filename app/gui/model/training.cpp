@@ -24,12 +24,17 @@ TrainSnapshot snapshot(Trainer& t, double loss, double accuracy) {
 
 }  // namespace
 
-void start_training(TrainView& v, const TrainConfig& config) {
-    const TrainConfig c = with_defaults(config);
-    validate(c);
+void start_training(TrainView& v, const TrainConfig& config, const std::string& experiment) {
+    const std::vector<std::pair<std::string, TrainConfig>> runs = experiment_runs(with_defaults(config), experiment);
+    v.base = with_defaults(config);
     if (!v.backend) v.backend = make_cpu_backend();
     v.trainer.reset();
-    v.trainer = std::make_unique<Trainer>(c, *v.backend);
+    v.beside.clear();
+    v.trainer = std::make_unique<Trainer>(runs.front().second, *v.backend);
+    v.experiment = experiment;
+    v.name = runs.front().first;
+    for (std::size_t i = 1; i < runs.size(); ++i)
+        v.beside.push_back({runs[i].first, std::make_unique<Trainer>(runs[i].second, *v.backend), {}});
     v.config = v.trainer->config();
     v.losses.clear();
     v.film.clear();
@@ -63,6 +68,13 @@ std::int64_t train_some(TrainView& v, std::int64_t steps, double budget_ms) {
         }
         ++done;
         v.losses.push_back(r.loss);
+        for (TrainView::Beside& b : v.beside) {
+            if (b.losses.size() >= v.losses.size()) continue;  // one that stopped stays stopped
+            try {
+                b.losses.push_back(b.trainer->step().loss);
+            } catch (const std::runtime_error&) {
+            }
+        }
         if (v.trainer->steps_done() % kSnapshotEvery == 0 || v.trainer->steps_done() == v.config.steps)
             v.film.push_back(snapshot(*v.trainer, r.loss, r.accuracy));
         if (std::chrono::duration<double, std::milli>(clock::now() - start).count() >= budget_ms) break;

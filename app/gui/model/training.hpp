@@ -24,7 +24,8 @@ struct TrainSnapshot {
 struct TrainView {
     bool shown = false;    // N: the Train view in the panels' place
     bool running = false;  // Space: training a few steps each frame
-    TrainConfig config;    // the run's (task, seed, ...), with its defaults
+    TrainConfig base;      // what was asked for (task, seed, ...), with its defaults
+    TrainConfig config;    // the run's on screen: `base`, or an experiment's first run
     std::unique_ptr<Backend> backend;
     std::unique_ptr<Trainer> trainer;
     std::vector<double> losses;        // every step's training loss, from step 1
@@ -34,14 +35,25 @@ struct TrainView {
     double steps_per_second = 0;       // over the last frame that trained
     std::int64_t cliff = 0;            // loss_cliff() of `losses`, 0: none yet
     std::string stopped;               // why training stopped (a loss that overflowed), or ""
+    // An experiment (experiments(): "scale", ...), or "": its other runs train beside this one in
+    // step, the same seed with one thing changed; the loss chart draws each.
+    std::string experiment;
+    struct Beside {
+        std::string name;
+        std::unique_ptr<Trainer> trainer;
+        std::vector<double> losses;
+    };
+    std::string name;                  // this run's name in the experiment ("" without one)
+    std::vector<Beside> beside;
 };
 
 // Steps between snapshots.
 constexpr std::int64_t kSnapshotEvery = 10;
 
-// A fresh run of `config` (its defaults filled in): the model at step 0, its first snapshot.
-// ConfigError for settings the Trainer refuses.
-void start_training(TrainView& v, const TrainConfig& config);
+// A fresh run of `config` (its defaults filled in): the model at step 0, its first snapshot;
+// with `experiment`, its first run is this one and the others train beside it. ConfigError for
+// settings the Trainer refuses.
+void start_training(TrainView& v, const TrainConfig& config, const std::string& experiment = "");
 // Trains until `steps` more are done or `budget_ms` has passed (one frame's share), taking a
 // snapshot every kSnapshotEvery steps; stops at the run's last step or at a step that does not
 // train (`stopped` says why). Returns the steps done.

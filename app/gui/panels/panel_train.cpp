@@ -58,6 +58,23 @@ void loss_chart(const TrainView& v, ImVec2 p0, ImVec2 p1, bool dark) {
     for (std::size_t i = 0; i < v.losses.size(); i += stride) pts.push_back({static_cast<double>(i + 1), v.losses[i]});
     if (!v.film.empty()) pts.insert(pts.begin(), {0.0, v.film.front().loss});
     polyline(dl, a, b, pts, steps, top, ImGui::ColorConvertFloat4ToU32(accent_color()), 3.0f);
+    // An experiment's other runs, each in its colour, named at the chart's top right.
+    float legend_y = a.y + 4;
+    const auto name_line = [&](const std::string& name, ImU32 col) {
+        if (name.empty()) return;
+        const std::string shown = fit_text(name, (b.x - a.x) / 2);
+        draw_label(dl, {b.x - ImGui::CalcTextSize(shown.c_str()).x - 4, legend_y}, col, shown);
+        legend_y += ImGui::GetTextLineHeight();
+    };
+    name_line(v.name, ImGui::ColorConvertFloat4ToU32(accent_color()));
+    for (std::size_t k = 0; k < v.beside.size(); ++k) {
+        std::vector<std::pair<double, double>> other;
+        const std::vector<double>& ls = v.beside[k].losses;
+        for (std::size_t i = 0; i < ls.size(); i += stride) other.push_back({static_cast<double>(i + 1), ls[i]});
+        const ImU32 col = head_color(static_cast<int>(k) + 2);
+        polyline(dl, a, b, other, steps, top, col, 2.5f);
+        name_line(v.beside[k].name, col);
+    }
     y_labels(dl, a, b, top, 2);
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     const std::string x = "step " + std::to_string(v.config.steps);
@@ -100,7 +117,9 @@ void head_map(const TrainView& v, const TrainSnapshot& s, std::int64_t l, std::i
     const HeadReport& r = s.heads[static_cast<std::size_t>(l * H + h)];
     const std::string score = format_fixed(r.score, 2), grad_norm = format_number(r.grad_norm, 2);
     const std::string title = first_fitting({r.name + "  score " + score, r.name + " " + score}, side);
-    const std::string grad = first_fitting({"gradient " + grad_norm, "grad " + grad_norm}, side);
+    // One word for every map: the long one where it fits with the widest number.
+    const std::string word = ImGui::CalcTextSize("gradient 0.0000").x <= side ? "gradient " : "grad ";
+    const std::string grad = fit_text(word + grad_norm, side);
     const float line = ImGui::GetTextLineHeightWithSpacing();
     draw_label(dl, p0, head_ink(static_cast<int>(l * H + h)), title);
     draw_label(dl, {p0.x, p0.y + line}, ImGui::GetColorU32(ImGuiCol_Text), grad);
@@ -128,22 +147,28 @@ void header(AppState& st, TrainView& v) {
                        " heads. Step " + std::to_string(v.trainer ? v.trainer->steps_done() : 0) + " of " +
                        std::to_string(v.config.steps);
     if (v.steps_per_second > 0) line += ", " + format_fixed(v.steps_per_second, 0) + " steps/s";
-    if (s) line += ".  Loss " + format_fixed(s->loss, 3) + ", accuracy " + format_fixed(100 * s->accuracy, 0) + "%.";
+    if (s) line += ".  Loss " + format_fixed(s->loss, 4) + ", accuracy " + format_fixed(100 * s->accuracy, 0) + "%.";
     text_at_spaces(line);
     const char* run = v.running ? "pause (Space)" : "train (Space)";
     if (ImGui::Button(run)) v.running = !v.running;
     same_line_if_fits(button_width("one step (S)"));
     if (ImGui::Button("one step (S)")) train_some(v, 1, 1e9);
     same_line_if_fits(button_width("again (Home)"));
-    if (ImGui::Button("again (Home)")) start_training(v, v.config);
+    if (ImGui::Button("again (Home)")) start_training(v, v.base, v.experiment);
     for (Task t : all_tasks()) {
         same_line_if_fits(toggle_width(task_name(t)));
         if (ImGui::RadioButton(task_name(t), v.config.task == t) && v.config.task != t) {
             TrainConfig c;
             c.task = t;
-            c.seed = v.config.seed;
-            start_training(v, c);
+            c.seed = v.base.seed;
+            start_training(v, c, v.experiment);
         }
+    }
+    // The experiments: the same seed again beside this run, one thing changed.
+    for (const std::string& e : std::vector<std::string>{"", "scale", "init", "heads", "ablate"}) {
+        const std::string label = e.empty() ? "one run" : "compare " + e;
+        same_line_if_fits(toggle_width(label.c_str()));
+        if (ImGui::RadioButton(label.c_str(), v.experiment == e) && v.experiment != e) start_training(v, v.base, e);
     }
     same_line_if_fits(button_width("close (N)"));
     if (ImGui::Button("close (N)")) v.shown = false;

@@ -124,7 +124,7 @@ bool handle_train_keys(AppState& st) {
     auto pressed = [](ImGuiKey k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k)); };
     if (pressed(ImGuiKey_Space)) v.running = !v.running;
     if (ImGui::IsKeyPressed(GLFW_KEY_S)) train_some(v, 1, 1e9);
-    if (pressed(ImGuiKey_Home)) start_training(v, v.config);
+    if (pressed(ImGuiKey_Home)) start_training(v, v.base, v.experiment);
     const int last = static_cast<int>(v.film.size()) - 1, at = v.shown_snapshot < 0 ? last : v.shown_snapshot;
     if (pressed(ImGuiKey_LeftArrow)) v.shown_snapshot = std::max(0, at - 1), v.running = false;
     if (pressed(ImGuiKey_RightArrow)) v.shown_snapshot = at + 1 >= last ? -1 : at + 1;
@@ -386,7 +386,7 @@ void set_up_state(AppState& st, const GuiOptions& o) {
     }
     if (o.tab == "train") {
         st.training.shown = true;
-        start_training(st.training, TrainConfig{});
+        start_training(st.training, TrainConfig{}, o.train_compare);
         train_some(st.training, o.train_steps, 1e12);
     }
     if (o.tab.rfind("weights", 0) == 0) {  // weights, weights-matmuls, weights-kv: the tab and its view

@@ -117,6 +117,43 @@ std::int64_t loss_cliff(const std::vector<double>& losses, std::int64_t window) 
     return fall >= 0.25 * mean(0, window) ? best + 1 : 0;  // steps count from 1
 }
 
+const std::vector<std::string>& experiments() {
+    static const std::vector<std::string> names{"scale", "init", "heads", "ablate"};
+    return names;
+}
+
+std::vector<std::pair<std::string, TrainConfig>> experiment_runs(const TrainConfig& c, const std::string& experiment) {
+    std::vector<std::pair<std::string, TrainConfig>> out;
+    if (experiment.empty()) return {{"", c}};
+    if (experiment == "scale") {
+        for (Scale s : {Scale::SqrtHeadDim, Scale::HeadDim, Scale::None}) {
+            TrainConfig v = c;
+            v.scale = s;
+            out.push_back({std::string("scale ") + scale_name(s), v});
+        }
+    } else if (experiment == "init") {
+        for (bool same : {false, true}) {
+            TrainConfig v = c;
+            v.identical_heads = same;
+            out.push_back({same ? "identical heads" : "independent heads", v});
+        }
+    } else if (experiment == "heads") {
+        TrainConfig one = c;
+        one.heads = 1;
+        out.push_back({std::to_string(c.heads) + " heads", c});
+        out.push_back({"1 head", one});
+    } else if (experiment == "ablate") {
+        out.push_back({"all heads", c});
+        TrainConfig v = c;
+        v.ablate_at = c.steps / 2 + 1, v.ablate_layer = c.layers - 1, v.ablate_head = 0;
+        out.push_back({"L" + std::to_string(v.ablate_layer) + "H0 ablated", v});
+    } else {
+        throw ConfigError("--compare " + experiment + " is not an experiment; use scale, init, heads or ablate");
+    }
+    for (auto& run : out) validate(run.second);
+    return out;
+}
+
 std::vector<std::pair<std::string, std::vector<float>*>> TinyModel::parameters() {
     std::vector<std::pair<std::string, std::vector<float>*>> out{{"embed", &embed}, {"position", &position}};
     for (std::size_t l = 0; l < attention.size(); ++l) {

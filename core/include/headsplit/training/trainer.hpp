@@ -69,6 +69,14 @@ TinyModel init_model(const TrainConfig& c);
 // is at least a quarter of the first window's mean; 0 where there is none (yet).
 std::int64_t loss_cliff(const std::vector<double>& losses, std::int64_t window = 20);
 
+// The runs an experiment makes of `c` (its defaults filled in), each with its name, the same
+// seed with one thing changed, c itself first: "scale" (1/sqrt(head_dim), 1/head_dim, none),
+// "init" (independent, identical heads), "heads" (c.heads, 1 head), "ablate" (every head; the last
+// layer's head 0 silenced from the step after half of c.steps). "": c alone, unnamed.
+// ConfigError for another name or a run that validate() refuses.
+std::vector<std::pair<std::string, TrainConfig>> experiment_runs(const TrainConfig& c, const std::string& experiment);
+const std::vector<std::string>& experiments();  // "scale", "init", "heads", "ablate"
+
 // One step's outcome.
 struct StepResult {
     double loss = 0;      // mean cross-entropy over the counted positions
