@@ -13,7 +13,9 @@
 #  - served by a host that cannot send the COOP/COEP headers, the page's service worker adds
 #    them and the page starts;
 #  - bad address values show the same one-line refusal as the command line, never a blank page;
-#  - the address follows the configuration and the step (the journey preset's too).
+#  - the address follows the configuration and the step (the journey preset's too);
+#  - the Train view (?tab=train): the loss at step 100 equal to the desktop's within 1e-3, and
+#    600 steps' speed on the threaded and the single-threaded page.
 # Usage: web_test.sh HEADSPLIT SITE_DIR PNG_STATS PYTHON3
 set -u
 headsplit=$1 site=$2 png_stats=$3 py=$4
@@ -130,6 +132,12 @@ add_job "{\"url\": \"$base?present&step=2\", \"address\": true, \"actions\": [{\
 for k in w y i b; do
   add_job "{\"url\": \"$base?present&step=4&layout-report=1\", \"actions\": [{\"tap\": \"$k\"}, {\"wait\": 1500}],
     \"texts\": {\"layout-report\": \"$work/present-key-$k.json\"}}"
+done
+# The Train view: 100 steps of the induction task (the loss equal to the desktop's), then 600
+# (their speed, in the view's header).
+for n in 100 600; do
+  add_job "{\"url\": \"$base?tab=train&train-steps=$n&layout-report=1\", \"width\": 1024, \"height\": 768, \"timeout\": 180,
+    \"texts\": {\"layout-report\": \"$work/train-$n.json\"}}"
 done
 echo "$jobs" >"$work/jobs.json"
 
@@ -307,6 +315,21 @@ for k in w y i b; do
   esac
   [ "$panels" = "$want" ] || bad "presenter mode, key $k at step 4: panels '$panels', expected '$want'"
 done
+# The page's training: its loss at step 100 within 1e-3 (relative) of the desktop's (Eigen's
+# products and OpenBLAS's differ in the last bits, which 100 steps of Adam carry on), and the
+# 600 steps' speed.
+desk_loss=$("$headsplit" train --task induction --steps 100 --log-every 100 | sed -n 's/^ *100  loss \([0-9.]*\) .*/\1/p')
+train_header() { "$py" -c 'import json,sys; print(next(i["text"] for i in json.load(open(sys.argv[1]))["items"] if i["text"].startswith("Train: ")))' "$1" 2>&1; }
+for n in 100 600; do
+  header=$(train_header "$work/train-$n.json")
+  echo "page, Train view after $n steps: $header"
+  case $header in "Train: induction, 2 layers x 2 heads. Step $n of 600, "*" steps/s.  Loss "*) ;; *) bad "the Train view's header: $header" ;; esac
+  job=$((job + 1))
+done
+page_loss=$(train_header "$work/train-100.json" | sed -n 's/.*Loss \([0-9.]*\),.*/\1/p')
+"$py" -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if abs(a - b) <= 1e-3 * max(1, abs(b)) + 1e-4 else 1)" \
+  "${page_loss:-nan}" "${desk_loss:-nan}" || bad "the page's loss at step 100 is $page_loss, the desktop's $desk_loss"
+echo "training: the page's loss at step 100 $page_loss, the desktop's $desk_loss"
 
 # The single-threaded page: plain http:// on a host other than localhost is not a secure
 # context (a LAN address, as a live lesson serves the page), so the browser gives no shared
@@ -314,16 +337,21 @@ done
 # trace equals the desktop's. (Its large traces, computed between frames: web_single_test.sh.)
 lan=${base/127.0.0.1/lan.test}
 nine=$(query --text 'a small cat sat on the warm mat today' --d-in 8 --d-out 12 --heads 3)
-echo "[{\"url\": \"$lan?$nine&json=1\", \"texts\": {\"trace-json\": \"$work/single-nine.json\"}}]" >"$work/single.json"
+echo "[{\"url\": \"$lan?$nine&json=1\", \"texts\": {\"trace-json\": \"$work/single-nine.json\"}},
+  {\"url\": \"$lan?tab=train&train-steps=600&layout-report=1\", \"width\": 1024, \"height\": 768, \"timeout\": 180,
+   \"texts\": {\"layout-report\": \"$work/single-train.json\"}}]" >"$work/single.json"
 PROBE_HOST_RULES="MAP lan.test 127.0.0.1" "$py" "$tools/page_probe.py" "$work/single.json" "$work/single-results.json" ||
   bad "the single-threaded page: the probe failed"
 single() { "$py" -c 'import json,sys; r=json.load(open(sys.argv[1]))[int(sys.argv[2])]; v=r.get(sys.argv[3]); print("" if v is None else v)' "$work/single-results.json" "$1" "$2"; }
-for j in 0; do
+for j in 0 1; do
   [ "$(single $j build)" = app-single ] && [ -z "$(single $j error)" ] ||
     bad "not a secure context: loaded '$(single $j build)', $(single $j error) $(single $j console)"
 done
 out=$("$py" "$here/web_compare.py" "$work/single-nine.json" "$work/desk-nine-words.json" 1e-5) || bad "single-threaded nine-words: $out"
 echo "single-threaded page: nine-words $out"
+header=$(train_header "$work/single-train.json")
+echo "single-threaded page, Train view after 600 steps: $header"
+case $header in "Train: induction, 2 layers x 2 heads. Step 600 of 600, "*" steps/s.  Loss "*) ;; *) bad "the single-threaded Train view: $header" ;; esac
 
 [ $fail = 0 ] && echo "PASS: the page"
 exit $fail

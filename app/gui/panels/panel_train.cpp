@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <imgui.h>
@@ -48,7 +49,8 @@ void y_labels(ImDrawList* dl, ImVec2 a, ImVec2 b, double top, int digits) {
 // The loss of every step, its cliff marked, and the step on screen.
 void loss_chart(const TrainView& v, ImVec2 p0, ImVec2 p1, bool dark) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const auto [a, b] = chart_frame(dl, p0, p1, fit_text("loss", p1.x - p0.x), dark);
+    const std::pair<ImVec2, ImVec2> area = chart_frame(dl, p0, p1, fit_text("loss", p1.x - p0.x), dark);
+    const ImVec2 a = area.first, b = area.second;  // not a structured binding: a lambda below reads them
     const double steps = static_cast<double>(std::max<std::int64_t>(v.config.steps, 1));
     double top = 0.1;
     for (const TrainSnapshot& s : v.film) top = std::max(top, s.loss);
@@ -96,7 +98,8 @@ void loss_chart(const TrainView& v, ImVec2 p0, ImVec2 p1, bool dark) {
 // Each head's score at its job against the step, one line a head in its colour; 0.8 dashed.
 void score_chart(const TrainView& v, ImVec2 p0, ImVec2 p1, bool dark) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const auto [a, b] = chart_frame(dl, p0, p1, fit_text("each head's score (0.8 dashed)", p1.x - p0.x), dark);
+    const std::pair<ImVec2, ImVec2> area = chart_frame(dl, p0, p1, fit_text("each head's score (0.8 dashed)", p1.x - p0.x), dark);
+    const ImVec2 a = area.first, b = area.second;  // not a structured binding: a lambda below reads them
     const double steps = static_cast<double>(std::max<std::int64_t>(v.config.steps, 1));
     const float y8 = b.y - 0.8f * (b.y - a.y);
     for (float x = a.x; x < b.x; x += 12) dl->AddLine({x, y8}, {std::min(x + 6, b.x), y8}, neutral_color(dark, 0.7f), 1.5f);
