@@ -143,7 +143,7 @@ void head_map(const TrainView& v, const TrainSnapshot& s, std::int64_t l, std::i
     dl->AddRect({p0.x, top}, {p0.x + side, top + side}, neutral_color(dark, 0.5f));
 }
 
-void header(AppState& st, TrainView& v) {
+void header(TrainView& v) {
     const TrainSnapshot* s = shown_snapshot(v);
     std::string line = std::string("Train: ") + task_name(v.config.task) + ", " + std::to_string(v.config.layers) +
                        (v.config.layers > 1 ? " layers" : " layer") + " x " + std::to_string(v.config.heads) +
@@ -176,7 +176,6 @@ void header(AppState& st, TrainView& v) {
     same_line_if_fits(button_width("close (N)"));
     if (ImGui::Button("close (N)")) v.shown = false;
     if (!v.stopped.empty()) ImGui::TextColored(error_ink(), "stopped: %s", v.stopped.c_str());
-    (void)st;
 }
 
 }  // namespace
@@ -190,7 +189,7 @@ void DrawTrain(AppState& st) {
                  ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                      ImGuiWindowFlags_NoBringToFrontOnFocus);
     audit_panel("Train");
-    header(st, v);
+    header(v);
     const TrainSnapshot* s = shown_snapshot(v);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float pad = ImGui::GetStyle().WindowPadding.x;

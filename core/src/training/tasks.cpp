@@ -61,7 +61,6 @@ TaskShape task_shape(Task t) {
             s.tokens = 2 * kCopyLength + 1;
             s.steps = 200;
             s.lr = 1e-2;
-            s.job = t == Task::Copy ? "looks at the symbol it copies" : "looks at the symbol it writes, read backwards";
             break;
         case Task::Induction:
             s.vocab = 32;
@@ -69,7 +68,6 @@ TaskShape task_shape(Task t) {
             s.layers = 2;
             s.steps = 600;
             s.lr = 1e-2;
-            s.job = "layer 0: looks at the previous token; layer 1: at the token after the earlier copy of this one";
             break;
         case Task::Sort:
             s.vocab = kSortDigits;
@@ -77,7 +75,6 @@ TaskShape task_shape(Task t) {
             s.layers = 2;
             s.steps = 300;
             s.lr = 1e-2;
-            s.job = "looks at the inputs equal to the next number of the sorted list";
             break;
     }
     return s;

@@ -217,8 +217,10 @@ struct Trainer::State {
         }
     }
 
-    // The ablated head's columns of a [D, D] W_out (or of its gradient) set to 0.
-    void silence(std::vector<float>& w_out) const {
+    // From the ablation's step on: the ablated head's columns of its layer's W_out set to 0.
+    void silence_ablated() {
+        if (c.ablate_at <= 0 || step + 1 < c.ablate_at) return;
+        std::vector<float>& w_out = model.attention[static_cast<std::size_t>(c.ablate_layer)].w_out;
         const std::int64_t d = c.d_model, hd = d / c.heads;
         for (std::int64_t r = 0; r < d; ++r)
             std::fill_n(w_out.begin() + r * d + c.ablate_head * hd, hd, 0.0f);
@@ -272,7 +274,7 @@ Trainer::~Trainer() = default;
 StepResult Trainer::step() {
     State& s = *st_;
     Rng rng((s.c.seed ^ kDataStream) + static_cast<std::uint64_t>(s.step) * 0x9E3779B97F4A7C15ull);
-    if (s.c.ablate_at > 0 && s.step + 1 >= s.c.ablate_at) s.silence(s.model.attention[static_cast<std::size_t>(s.c.ablate_layer)].w_out);
+    s.silence_ablated();
     s.last_batch = make_batch(s.c.task, s.c.batch, rng);
     const StepResult r = s.pass(s.last_batch, true);
     for (std::size_t i = 0; i < s.grads.size(); ++i)
@@ -281,14 +283,13 @@ StepResult Trainer::step() {
                 throw std::runtime_error("step " + std::to_string(s.step + 1) + ": a gradient of " +
                                          s.model.parameters()[i].first + " is " + format_number(v) +
                                          "; the model is kept as it was before this step");
-    if (s.c.ablate_at > 0 && s.step + 1 >= s.c.ablate_at) s.silence(s.grads[2 + 5 * static_cast<std::size_t>(s.c.ablate_layer) + 3]);
     std::vector<std::vector<float>*> params;
     std::vector<const std::vector<float>*> grads;
     for (auto& p : s.model.parameters()) params.push_back(p.second);
     for (const auto& g : s.grads) grads.push_back(&g);
     s.adam.update(params, grads);
     // Adam's moments from before the ablation would still move the zeroed columns.
-    if (s.c.ablate_at > 0 && s.step + 1 >= s.c.ablate_at) s.silence(s.model.attention[static_cast<std::size_t>(s.c.ablate_layer)].w_out);
+    s.silence_ablated();
     ++s.step;
     return r;
 }
@@ -307,11 +308,6 @@ void Trainer::set_parameter(const std::string& name, const std::vector<float>& v
         return;
     }
     throw std::logic_error("set_parameter: no parameter " + name);
-}
-
-StepResult Trainer::evaluate(const TaskBatch& batch, bool with_gradients) {
-    if (batch.batch != st_->c.batch) throw std::logic_error("Trainer::evaluate: a batch of --batch sequences");
-    return st_->pass(batch, with_gradients);
 }
 
 Probe Trainer::probe() {

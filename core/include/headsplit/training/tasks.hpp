@@ -23,7 +23,6 @@ struct TaskShape {
     // The model and the run it trains with by default.
     std::int64_t layers = 1, heads = 2, d_model = 32, batch = 64, steps = 200;
     double lr = 1e-2;
-    std::string job;  // what a head that found its job does, for people
 };
 TaskShape task_shape(Task t);
 

@@ -28,8 +28,8 @@ struct TrainConfig {
     bool identical_heads = false;
     Scale scale = Scale::SqrtHeadDim;  // what the scores are scaled by (the scale experiment)
     // Ablation: from step `ablate_at` (> 0) on, head `ablate_head` of layer `ablate_layer`
-    // writes nothing: its columns of W_out are zeroed and kept at zero (no gradient reaches
-    // them), so the layer's output no longer reads the head's context.
+    // writes nothing: its columns of W_out are zeroed before that step's pass and again after
+    // every update, so the layer's output no longer reads the head's context.
     std::int64_t ablate_at = 0, ablate_layer = 0, ablate_head = 0;
     std::int64_t probe = 32;  // sequences of the probe batch the heads are scored on
     std::uint64_t memory_budget = kDefaultMemoryBudget;
@@ -122,9 +122,6 @@ public:
     // Replaces a parameter's values (a checkpoint's, a test's): std::logic_error for a name
     // parameters() does not give or another size.
     void set_parameter(const std::string& name, const std::vector<float>& values);
-    // The loss and accuracy of `batch` under the current model, and the gradients of the
-    // loss, without an update (what a test compares with autograd).
-    StepResult evaluate(const TaskBatch& batch, bool with_gradients);
 
 private:
     struct State;
